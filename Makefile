@@ -1,0 +1,42 @@
+# Set-up and everyday commands. `make demo` and `make test` install first.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.abeq-installed
+# llama.cpp is compiled from source on the first install (~14 min on 2 cores; pip caches the
+# wheel afterwards). Skip the parts abeq does not use.
+LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+                    -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF
+PORT ?= 8501
+
+.PHONY: install test test-fast demo bench browser clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade "pip==25.3"
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install -q -e ".[local,test]"
+	touch $(STAMP)
+
+## every test: unit, integration over loopback HTTP, the real embedded model, and the browser
+test: install
+	$(PY) -m pytest
+
+## the quick loop: no embedded model, no browser
+test-fast: install
+	$(PY) -m pytest -m "not slow and not e2e"
+
+## the review desk on the bundled example with the embedded model, on http://127.0.0.1:$(PORT)
+demo: install
+	$(VENV)/bin/abeq app --port $(PORT)
+
+bench: install
+	$(PY) bench/run_all.py
+
+## Debian's Chromium for the end-to-end tests (needs root)
+browser:
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

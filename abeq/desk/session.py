@@ -1,0 +1,147 @@
+"""Where a desk session's state lives: the session holds ids and choices, sqlite holds the data.
+
+`state` is any mutable mapping (st.session_state in the app, a dict in tests).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import MutableMapping, Optional
+
+from .. import transferset
+from ..documents import check_document_text, detect_variant, load_document
+from ..errors import InputError
+from ..models import DEFAULT_MODEL, ModelSpec
+from ..store import Store, db_path
+from . import queries
+
+EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "examples" / "release-notes"
+EXAMPLE_REVIEW = "example"
+EXAMPLE_CANDIDATES = {"lossy": "candidate-lossy.md", "faithful": "candidate-faithful.md"}
+
+EMBEDDED_NOTE = (
+    "The preselected embedded model (`local/smollm2`) is tiny (135M parameters): its verdicts are "
+    "for trying the desk, not for deciding anything. For real reviews put any litellm model string "
+    "in the model fields (`openai/<model>`, `anthropic/<model>`, …) with its API key in "
+    "the environment the desk was started from (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, …), or point "
+    "**API base** at a local server: Ollama (`ollama_chat/llama3.1`, `http://localhost:11434`), "
+    "vLLM or any OpenAI-compatible server (`openai/<model>`, `http://localhost:8000/v1`)."
+)
+
+
+def open_store() -> Store:
+    """A fresh connection for this rerun or thread (a shared one fails across sessions)."""
+    return Store(db_path())
+
+
+# ---------------------------------------------------------------- first start
+def load_example(store: Store, candidate: str = "lossy") -> int:
+    """The bundled release-notes example as review 'example': its transfer set stays unconfirmed."""
+    original = load_document(EXAMPLE_DIR / "SKILL.md", "original")
+    ts = transferset.load(EXAMPLE_DIR / "transfer-set.json")
+    oh = store.put_document(original.name, original.text)
+    tsh = store.put_transfer_set(ts)
+    rid = store.upsert_review(EXAMPLE_REVIEW, oh, tsh, detect_variant(original.name))
+    # Stored after the review so it is the review's default candidate until a run names one.
+    example_candidate(store, candidate)
+    return rid
+
+
+def example_candidate(store: Store, which: str) -> str:
+    doc = load_document(EXAMPLE_DIR / EXAMPLE_CANDIDATES[which], "candidate")
+    return store.put_document(doc.name, doc.text)
+
+
+def bootstrap(store: Store) -> Optional[int]:
+    """On a database with no review yet, load the example; returns its id when it did."""
+    if store.reviews():
+        return None
+    try:
+        return load_example(store)
+    except sqlite3.IntegrityError:  # another browser session loaded it at the same moment
+        return None
+
+
+# ---------------------------------------------------------------- reviews
+def create_review(store: Store, name: str) -> int:
+    """A new, empty review: its original and transfer set are loaded on the desk pages."""
+    name = name.strip()
+    if not name:
+        raise InputError("a review needs a name")
+    if store.review(name):
+        raise InputError(f"a review named '{name}' already exists", hint="Pick it in the list, or choose another name.")
+    return store.upsert_review(name, None, None, "skill")
+
+
+def current_review(store: Store, state: MutableMapping) -> Optional[dict]:
+    """The review this session works on: its pick, else the newest review."""
+    reviews = store.reviews()
+    for r in reviews:
+        if r["id"] == state.get("review_id"):
+            return r
+    return reviews[0] if reviews else None
+
+
+def _cand_key(review_id: int) -> str:
+    return f"candidate:{review_id}"
+
+
+def current_candidate(store: Store, review: dict, state: MutableMapping) -> Optional[dict]:
+    """The candidate document: this session's choice, else the review's latest one."""
+    h = state.get(_cand_key(review["id"]))
+    doc = store.document(h) if h else None
+    if doc is None:
+        h = queries.default_candidate(store, review)
+        doc = store.document(h) if h else None
+    return doc
+
+
+def set_candidate(store: Store, review: dict, state: MutableMapping, name: str, text: str) -> str:
+    check_document_text(text, name)
+    h = store.put_document(name, text)
+    state[_cand_key(review["id"])] = h
+    return h
+
+
+def set_original(store: Store, review: dict, name: str, text: str) -> str:
+    """Load the review's original; refused once runs exist (they were judged against the old one)."""
+    check_document_text(text, name)
+    if review["original_hash"] and store.runs(review["id"]):
+        raise InputError("this review already has runs against its original",
+                         hint="Create a new review (sidebar) to test a different original.")
+    h = store.put_document(name, text)
+    store.upsert_review(review["name"], h, review["transfer_set_hash"], detect_variant(name))
+    return h
+
+
+def set_transfer_set(store: Store, review: dict, ts) -> str:
+    h = store.put_transfer_set(ts)
+    store.upsert_review(review["name"], review["original_hash"], h, review["variant"])
+    return h
+
+
+# ---------------------------------------------------------------- models
+def model_spec(name: str, api_base: str = "") -> ModelSpec:
+    """The desk's model settings, with the same reply limits the CLI uses."""
+    name = (name or "").strip() or DEFAULT_MODEL
+    return ModelSpec(name=name, api_base=(api_base or "").strip() or None,
+                     max_tokens=700 if name.startswith("local/") else 2048)
+
+
+def next_step(store: Store, review: Optional[dict], state: MutableMapping) -> str:
+    """One line telling the reviewer what to do next on this review."""
+    if review is None:
+        return "Create a review in the sidebar."
+    if not review["original_hash"]:
+        return "Load the original document on **Documents**."
+    if current_candidate(store, review, state) is None:
+        return "Load a candidate (the rewritten document) on **Documents**."
+    ts = store.transfer_set(review["transfer_set_hash"]) if review["transfer_set_hash"] else None
+    if ts is None:
+        return "Add or import cases on **Transfer set**."
+    if not ts.user_confirmed:
+        return "Read the cases on **Transfer set**, then press **Confirm**; runs are refused until you do."
+    if not store.runs(review["id"]):
+        return "Start a run on **Run** (the scripted test model `scripted/rules` finishes in seconds)."
+    return "Read the cases side by side on **Review** and override any verdict you disagree with."

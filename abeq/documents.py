@@ -1,0 +1,152 @@
+"""Loading the documents under test: validation, content hash, sections, size and variant."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import InputError
+
+MAX_DOCUMENT_BYTES = 200_000  # ~50k tokens: far beyond any sane skill or instruction file.
+INSTRUCTION_FILE_NAMES = {"claude.md", "agents.md", "gemini.md", "copilot-instructions.md"}
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Document:
+    name: str
+    text: str
+
+    @property
+    def hash(self) -> str:
+        return sha256(self.text)
+
+
+def read_text_file(path: str | Path, *, what: str, max_bytes: int = MAX_DOCUMENT_BYTES) -> str:
+    """Read a user's text file or raise an InputError naming it and what to do."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{what} not found", path=str(p), hint="Check the path and try again.")
+    if p.is_dir():
+        raise InputError(f"{what} is a directory, not a file", path=str(p))
+    size = p.stat().st_size
+    if size > max_bytes:
+        raise InputError(
+            f"{what} is {size:,} bytes; the limit is {max_bytes:,} bytes",
+            path=str(p),
+            hint="Split the file or pass a smaller one.",
+        )
+    data = p.read_bytes()
+    if b"\x00" in data:
+        raise InputError(f"{what} looks binary (it contains NUL bytes)", path=str(p), hint="Pass a UTF-8 text file.")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(
+            f"{what} is not valid UTF-8 (byte {e.start})", path=str(p), hint="Re-save the file as UTF-8."
+        ) from None
+    if not text.strip():
+        raise InputError(f"{what} is empty", path=str(p), hint="Pass a file with content.")
+    return text
+
+
+def check_document_text(text: str, name: str) -> None:
+    """The same rules as read_text_file, for text that arrives without a file (upload, paste)."""
+    if "\x00" in text:
+        raise InputError("document looks binary (it contains NUL bytes)", path=name)
+    if len(text.encode("utf-8")) > MAX_DOCUMENT_BYTES:
+        raise InputError(f"document is over the {MAX_DOCUMENT_BYTES:,}-byte limit", path=name)
+    if not text.strip():
+        raise InputError("document is empty", path=name)
+
+
+def load_document(path: str | Path, what: str = "document") -> Document:
+    p = Path(path)
+    return Document(name=p.name, text=read_text_file(p, what=what))
+
+
+def detect_variant(name: str) -> str:
+    """Always-loaded agent instruction files get the instruction-file runner; anything else is a skill."""
+    n = name.replace("\\", "/").lower()
+    base = n.rsplit("/", 1)[-1]
+    if base in INSTRUCTION_FILE_NAMES or "/.cursor/rules/" in f"/{n}" or n.endswith(".mdc"):
+        return "instruction-file"
+    return "skill"
+
+
+def sections(text: str) -> list[str]:
+    """Section titles in document order.
+
+    Markdown headings outside code fences. A document without headings is split into
+    paragraphs, each named by its first words: coverage then counts paragraphs.
+    """
+    found: list[str] = []
+    in_fence = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        m = _HEADING.match(line)
+        if m:
+            title = m.group(2).strip()
+            if title not in found:
+                found.append(title)
+    if found:
+        return found
+    paras = [p.strip() for p in re.split(r"\n\s*\n", strip_front_matter(text)) if p.strip()]
+    return [paragraph_name(p) for p in paras]
+
+
+def paragraph_name(p: str) -> str:
+    words = p.split()
+    return "¶ " + " ".join(words[:6]) + (" …" if len(words) > 6 else "")
+
+
+def strip_front_matter(text: str) -> str:
+    if text.startswith("---"):
+        end = text.find("\n---", 3)
+        if end != -1:
+            return text[end + 4 :]
+    return text
+
+
+@dataclass(frozen=True)
+class SizeStats:
+    characters: int
+    tokens: int
+    lines: int
+    tokens_exact: bool  # False: an estimate (no tokenizer available offline)
+
+
+def estimate_tokens(text: str) -> tuple[int, bool]:
+    # tiktoken works offline only once litellm has put its files in place; avoid importing
+    # litellm just for a count, and say the figure is an estimate.
+    try:
+        import tiktoken  # noqa: F401  (only if already importable cheaply)
+        import sys
+
+        if "litellm" in sys.modules:
+            enc = tiktoken.get_encoding("cl100k_base")
+            return len(enc.encode(text)), True
+    except Exception:
+        pass
+    return max(1, round(len(text) / 4)), False
+
+
+def size_stats(text: str) -> SizeStats:
+    tokens, exact = estimate_tokens(text)
+    return SizeStats(characters=len(text), tokens=tokens, lines=len(text.splitlines()), tokens_exact=exact)
+
+
+def compression_ratio(original: str, candidate: str) -> float:
+    """Candidate size over original size in characters (0.6 = 40% shorter)."""
+    return round(len(candidate) / max(1, len(original)), 4)

@@ -1,0 +1,43 @@
+"""The errors a user should read. The CLI prints them in a line or two and exits with `exit_code`."""
+
+
+class AbeqError(Exception):
+    """Base of every error abeq reports to a user."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, path: str | None = None, hint: str | None = None):
+        self.message = message
+        self.path = path
+        self.hint = hint
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        head = f"{self.path}: {self.message}" if self.path else self.message
+        return f"{head}\n  {self.hint}" if self.hint else head
+
+
+class InputError(AbeqError):
+    """A file or argument the user gave is missing, malformed or refused."""
+
+
+class NotConfirmedError(InputError):
+    """A run was asked for before a person confirmed the transfer set."""
+
+
+class ThinSetError(InputError):
+    """The transfer set is below the minimum and the reviewer did not accept a thin set."""
+
+
+class ModelCallError(AbeqError):
+    """A model call failed after its retries; recorded as an error for that case, never a verdict."""
+
+    exit_code = 3
+
+
+class MissingTypesError(InputError):
+    """Imported cases whose source format has no case type; a person must supply them."""
+
+    def __init__(self, message: str, *, case_ids: list[str], path: str | None = None, hint: str | None = None):
+        self.case_ids = list(case_ids)
+        super().__init__(message, path=path, hint=hint)

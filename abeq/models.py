@@ -1,0 +1,206 @@
+"""The one call path to every model: litellm (imported lazily) plus our retry and accounting.
+
+Built-in providers (`local/…` embedded llama.cpp, `scripted/…` test double) are litellm custom
+providers, so they travel exactly the path a hosted model does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from .errors import ModelCallError
+
+DEFAULT_MODEL = "local/smollm2"
+RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+_litellm = None
+_lock = threading.Lock()
+
+
+def offline_env() -> None:
+    """litellm reaches for the network at import unless told not to."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+
+
+def litellm():
+    """Import litellm once, offline, quiet, with abeq's providers registered."""
+    global _litellm
+    if _litellm is not None:
+        return _litellm
+    with _lock:
+        if _litellm is None:
+            offline_env()
+            import litellm as ll
+
+            ll.suppress_debug_info = True
+            ll.telemetry = False
+            from .providers import register_all
+
+            register_all(ll)
+            _litellm = ll
+    return _litellm
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model and everything about calling it that changes its output."""
+
+    name: str = DEFAULT_MODEL
+    api_base: Optional[str] = None
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    seed: Optional[int] = 0
+    timeout: float = 120.0
+
+    def sampling(self) -> dict:
+        """The parts that belong in a cache key (api_base does not change what a model says)."""
+        out = {"model": self.name, "temperature": self.temperature, "max_tokens": self.max_tokens, "seed": self.seed}
+        if self.name.startswith("local/"):
+            from .providers.local import PROVIDER_VERSION
+
+            out["provider"] = PROVIDER_VERSION  # its decoding settings change what it says
+        return out
+
+    @property
+    def is_local(self) -> bool:
+        return self.name.split("/", 1)[0] in ("local", "scripted")
+
+
+@dataclass
+class Completion:
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: Optional[float] = None  # None: the model has no known price
+    latency: float = 0.0
+    attempts: int = 1
+
+
+@dataclass
+class CallPolicy:
+    max_retries: int = 4
+    backoff_base: float = 0.5
+    backoff_cap: float = 8.0
+    semaphore: Optional[asyncio.Semaphore] = None
+    sleep: Any = field(default=asyncio.sleep)
+
+
+def _status_of(exc: BaseException) -> Optional[int]:
+    for attr in ("status_code", "code"):
+        v = getattr(exc, attr, None)
+        if isinstance(v, int):
+            return v
+    return None
+
+
+def is_retryable(exc: BaseException) -> bool:
+    name = type(exc).__name__
+    if name in ("Timeout", "APITimeoutError", "APIConnectionError", "RateLimitError",
+                "InternalServerError", "ServiceUnavailableError", "TimeoutError"):
+        return True
+    if isinstance(exc, (asyncio.TimeoutError, ConnectionError)):
+        return True
+    status = _status_of(exc)
+    return status in RETRYABLE_STATUS
+
+
+_NOT_PORTABLE = ("minLength", "maxLength", "minItems", "maxItems", "default")
+
+
+def _strip(schema, keys):
+    if isinstance(schema, dict):
+        return {k: _strip(v, keys) for k, v in schema.items() if k not in keys}
+    if isinstance(schema, list):
+        return [_strip(x, keys) for x in schema]
+    return schema
+
+
+def response_format(model_cls, *, portable: bool) -> dict:
+    """The JSON schema a model is asked to follow, derived from the pydantic class.
+
+    Hosted providers' strict modes reject some length keywords, so those are left out for them
+    (pydantic still enforces every rule on the reply); local grammars get the full schema.
+    """
+    schema = model_cls.model_json_schema()
+    schema = _strip(schema, _NOT_PORTABLE) if portable else schema
+    _close(schema)
+    return {"type": "json_schema", "json_schema": {"name": model_cls.__name__, "schema": schema, "strict": True}}
+
+
+def _close(schema) -> None:
+    """Strict JSON-schema modes want additionalProperties false and every property required."""
+    if isinstance(schema, dict):
+        if schema.get("type") == "object" and "properties" in schema:
+            schema["additionalProperties"] = False
+            schema["required"] = list(schema["properties"])
+        for v in schema.values():
+            _close(v)
+    elif isinstance(schema, list):
+        for x in schema:
+            _close(x)
+
+
+def redact(text: str) -> str:
+    """Keep API keys out of anything we store or print."""
+    for k, v in os.environ.items():
+        if v and len(v) >= 8 and ("KEY" in k or "TOKEN" in k or "SECRET" in k) and v in text:
+            text = text.replace(v, "[redacted]")
+    return text
+
+
+async def complete(spec: ModelSpec, messages: list[dict], response_model=None,
+                   policy: Optional[CallPolicy] = None) -> Completion:
+    """One model call with bounded retries on rate limits, server errors and timeouts."""
+    ll = litellm()
+    policy = policy or CallPolicy()
+    kwargs: dict = dict(model=spec.name, messages=messages, temperature=spec.temperature,
+                        max_tokens=spec.max_tokens, timeout=spec.timeout, num_retries=0)
+    if spec.seed is not None:
+        kwargs["seed"] = spec.seed
+    if spec.api_base:
+        kwargs["api_base"] = spec.api_base
+        if spec.name.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+            kwargs["api_key"] = "not-needed"  # the OpenAI client insists on some key
+    if response_model is not None:
+        kwargs["response_format"] = response_format(response_model, portable=not spec.is_local)
+    last: Optional[BaseException] = None
+    for attempt in range(policy.max_retries + 1):
+        t0 = time.perf_counter()
+        try:
+            if policy.semaphore is not None:
+                async with policy.semaphore:
+                    resp = await asyncio.wait_for(ll.acompletion(**kwargs), spec.timeout + 5)
+            else:
+                resp = await asyncio.wait_for(ll.acompletion(**kwargs), spec.timeout + 5)
+        except Exception as e:  # noqa: BLE001 — classified below
+            last = e
+            if not is_retryable(e) or attempt == policy.max_retries:
+                break
+            delay = min(policy.backoff_cap, policy.backoff_base * 2**attempt) * (0.5 + random.random() / 2)
+            await policy.sleep(delay)
+            continue
+        latency = time.perf_counter() - t0
+        text = resp.choices[0].message.content or ""
+        usage = getattr(resp, "usage", None)
+        return Completion(text=text,
+                          prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                          completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+                          cost=_cost(ll, resp, spec), latency=latency, attempts=attempt + 1)
+    kind = type(last).__name__
+    msg = redact(str(last))[:500]
+    raise ModelCallError(f"{spec.name}: {kind} after {attempt + 1} attempt(s): {msg}")
+
+
+def _cost(ll, resp, spec: ModelSpec) -> Optional[float]:
+    if spec.is_local:
+        return 0.0
+    try:
+        return float(ll.completion_cost(completion_response=resp))
+    except Exception:  # unknown price: say so rather than invent one
+        return None

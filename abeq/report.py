@@ -1,0 +1,170 @@
+"""From stored results to the SPEC §4 report (overrides applied), the run record, and gate profiles."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .schemas import CaseError, CaseVerdict, EfficiencySignal, Report, Summary
+from .store import Store
+
+
+@dataclass
+class CaseRow:
+    """Everything the desk and the exports need about one case of one run."""
+
+    case_id: str
+    status: str  # pending | judged | error
+    judge_verdict: Optional[str] = None
+    verdict: Optional[str] = None  # effective: the override when there is one
+    behaviour_delta: str = ""
+    original_directness: Optional[int] = None
+    candidate_directness: Optional[int] = None
+    interpretation_notes: str = ""
+    samples: list[str] = field(default_factory=list)
+    agreement: Optional[float] = None
+    uncertain: bool = False
+    gate_truncated: bool = False
+    aa_verdict: Optional[str] = None
+    override: Optional[dict] = None
+    error_stage: Optional[str] = None
+    error: Optional[str] = None
+    teacher_key: Optional[str] = None
+    candidate_key: Optional[str] = None
+
+
+@dataclass
+class RunReport:
+    run: dict
+    rows: list[CaseRow]
+    report: dict  # exactly SPEC §4
+    errors: list[dict]
+    overridden: int
+
+    @property
+    def passed(self) -> bool:
+        return self.report["summary"]["pass"]
+
+    def with_errors(self) -> dict:
+        """The report plus a top-level `errors` list beside the schema (and which cases were overridden)."""
+        out = dict(self.report)
+        out["errors"] = self.errors
+        if self.overridden:
+            out["overrides"] = [{"case_id": r.case_id, "judge_verdict": r.judge_verdict, "verdict": r.verdict,
+                                 "reason": r.override["reason"], "reviewer": r.override["reviewer"],
+                                 "at": r.override["created_at"]} for r in self.rows if r.override]
+        return out
+
+
+def case_rows(store: Store, run_id: int) -> list[CaseRow]:
+    overrides = store.overrides(run_id)
+    rows = []
+    judgements = {}
+    rc = store.run_cases(run_id)
+    keys = [k for r in rc if r["judge_keys"] for k in json.loads(r["judge_keys"])]
+    for i in range(0, len(keys), 500):
+        chunk = keys[i:i + 500]
+        for j in store.all(f"select * from judgements where key in ({','.join('?' * len(chunk))})", chunk):
+            judgements[j["key"]] = j
+    for r in rc:
+        row = CaseRow(case_id=r["case_id"], status=r["status"], gate_truncated=bool(r["gate_truncated"]),
+                      aa_verdict=r["aa_verdict"], error_stage=r["error_stage"], error=r["error"],
+                      teacher_key=r["teacher_key"], candidate_key=r["candidate_key"])
+        if r["status"] == "judged":
+            js = [judgements[k] for k in json.loads(r["judge_keys"]) if k in judgements]
+            row.samples = [j["verdict"] for j in js]
+            row.judge_verdict = r["verdict"]
+            row.agreement, row.uncertain = r["agreement"], bool(r["uncertain"])
+            rep = next(j for j in js if j["verdict"] == r["verdict"])
+            row.behaviour_delta = rep["behaviour_delta"]
+            row.original_directness = round(sum(j["original_directness"] for j in js) / len(js))
+            row.candidate_directness = round(sum(j["candidate_directness"] for j in js) / len(js))
+            row.interpretation_notes = rep["interpretation_notes"]
+            row.verdict = row.judge_verdict
+        ov = overrides.get(r["case_id"])
+        if ov and row.status == "judged":
+            row.override = ov
+            row.verdict = ov["verdict"]
+            if ov["verdict"] == "equivalent":
+                row.behaviour_delta = ""
+            elif ov["verdict"] != row.judge_verdict:
+                row.behaviour_delta = f"reviewer: {ov['reason']}"
+        rows.append(row)
+    return rows
+
+
+def summarise(rows: list[CaseRow]) -> tuple[dict, list[dict]]:
+    cases, errors = [], []
+    for r in rows:
+        if r.status == "judged":
+            cases.append(CaseVerdict(case_id=r.case_id, verdict=r.verdict, behaviour_delta=r.behaviour_delta,
+                                     efficiency_signal=EfficiencySignal(
+                                         original_directness=r.original_directness,
+                                         candidate_directness=r.candidate_directness,
+                                         interpretation_notes=r.interpretation_notes)))
+        else:
+            errors.append(CaseError(case_id=r.case_id, stage=r.error_stage or "not run",
+                                    error=r.error or "the case was never judged (interrupted or cancelled run)").model_dump())
+    n = {v: sum(1 for c in cases if c.verdict == v) for v in ("candidate-regressed", "candidate-diverged", "equivalent")}
+    # A case never judged is not a passing case.
+    summary = Summary(pass_=n["candidate-regressed"] == 0 and not errors, regressions=n["candidate-regressed"],
+                      divergences=n["candidate-diverged"], equivalents=n["equivalent"])
+    report = Report(cases=cases, summary=summary)
+    return report.model_dump(by_alias=True), errors
+
+
+def build_report(store: Store, run_id: int) -> RunReport:
+    rows = case_rows(store, run_id)
+    report, errors = summarise(rows)
+    return RunReport(run=store.run(run_id), rows=rows, report=report, errors=errors,
+                     overridden=sum(1 for r in rows if r.override))
+
+
+def exit_code(rr: RunReport, gate: str = "compress") -> int:
+    """0 pass; 1 a case regressed (or the gate's extra condition failed); 3 incomplete."""
+    if rr.errors:
+        return 3
+    return 0 if gate_result(rr, gate)["pass"] else 1
+
+
+def gate_result(rr: RunReport, gate: str = "compress") -> dict:
+    """SPEC §8 gate profiles over the effective verdicts."""
+    s = rr.report["summary"]
+    judged = [r for r in rr.rows if r.status == "judged"]
+    out = {"gate": gate, "pass": s["pass"], "regressions": s["regressions"], "errors": len(rr.errors)}
+    if gate == "directive-clarity":
+        if judged:
+            mo = sum(r.original_directness for r in judged) / len(judged)
+            mc = sum(r.candidate_directness for r in judged) / len(judged)
+        else:
+            mo = mc = 0.0
+        out.update({"mean_original_directness": round(mo, 3), "mean_candidate_directness": round(mc, 3),
+                    "per_case_delta": {r.case_id: r.candidate_directness - r.original_directness for r in judged},
+                    "pass": s["pass"] and mc > mo})
+    return out
+
+
+def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
+    """The full record: the SPEC §4 report unchanged, plus the run and per-case detail."""
+    run = dict(rr.run)
+    cfg = json.loads(run.pop("config") or "{}")
+    stats = store.call_stats(run["id"])
+    return {
+        "report": rr.report,
+        "errors": rr.errors,
+        "gate": gate_result(rr, gate),
+        "run": {"id": run["id"], "runner_model": run["runner_model"], "judge_model": run["judge_model"],
+                "variant": run["variant"], "prompts": cfg.get("prompts"), "judge_samples": cfg.get("judge_samples"),
+                "aa": cfg.get("aa"), "started_at": run["started_at"], "finished_at": run["finished_at"],
+                "status": run["status"], "thin_accepted": bool(run["thin_accepted"]),
+                "calls_made": stats["made"], "calls_cached": stats["cached"],
+                "prompt_tokens": stats["prompt_tokens"], "completion_tokens": stats["completion_tokens"],
+                "cost": stats["cost"], "cost_unpriced_calls": stats["unpriced"]},
+        "cases": [{"case_id": r.case_id, "status": r.status, "judge_verdict": r.judge_verdict, "verdict": r.verdict,
+                   "judge_samples": r.samples, "agreement": r.agreement, "uncertain": r.uncertain,
+                   "aa_verdict": r.aa_verdict, "gate_truncated": r.gate_truncated,
+                   "override": ({k: r.override[k] for k in ("verdict", "judge_verdict", "reason", "reviewer", "created_at")}
+                                if r.override else None),
+                   "error": r.error} for r in rr.rows],
+    }

@@ -1,0 +1,108 @@
+"""The runner: one document version applied to one case input → transcript + six-field self-report."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Optional
+
+from pydantic import ValidationError
+
+from .errors import ModelCallError
+from .models import CallPolicy, Completion, ModelSpec, complete
+from .prompts import Prompt, load_prompt, messages
+from .schemas import STOPPED, Case, RunnerReply
+
+MAX_ATTEMPTS = 3  # a reply that does not validate is re-asked this many times in all
+
+
+def runner_prompt(variant: str) -> Prompt:
+    return load_prompt("runner-instruction-file" if variant == "instruction-file" else "runner-skill")
+
+
+@dataclass
+class Outcome:
+    """A validated model reply and what producing it cost (summed over re-asks)."""
+
+    value: object
+    raw: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost: Optional[float]
+    latency: float
+    attempts: int
+
+
+def _fmt(e: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors(include_url=False)[:6])
+
+
+async def ask_validated(spec: ModelSpec, msgs: list[dict], model_cls, policy: CallPolicy, check=None,
+                        attempts: int = MAX_ATTEMPTS) -> Outcome:
+    """Call the model until its reply validates against model_cls (and `check`), then give up loudly.
+
+    A failed reply is shown back to the model with the validation errors, since re-asking the same
+    question at temperature 0 would only return the same reply.
+    """
+    convo = list(msgs)
+    pt = ct = 0
+    cost: Optional[float] = 0.0
+    latency = 0.0
+    problem = ""
+    for i in range(attempts):
+        c: Completion = await complete(spec, convo, model_cls, policy)
+        pt, ct, latency = pt + c.prompt_tokens, ct + c.completion_tokens, latency + c.latency
+        cost = None if (cost is None or c.cost is None) else cost + c.cost
+        try:
+            # strict=False: small local models put raw newlines inside JSON strings.
+            value = model_cls.model_validate(json.loads(_strip_fences(c.text), strict=False))
+            if check is not None:
+                check(value)
+            return Outcome(value, c.text, pt, ct, cost, latency, i + 1)
+        except ValidationError as e:
+            problem = _fmt(e)
+        except json.JSONDecodeError as e:
+            problem = f"not valid JSON ({e.msg} at character {e.pos})"
+        except ValueError as e:
+            problem = str(e)
+        convo = list(msgs) + [{"role": "assistant", "content": c.text[:4000]},
+                              {"role": "user", "content": f"That reply was not valid: {problem}. "
+                                                          "Reply again with the complete JSON object only."}]
+    raise ModelCallError(f"{spec.name}: no valid reply after {attempts} attempts: {problem[:400]}")
+
+
+def _strip_fences(text: str) -> str:
+    t = text.strip()
+    if t.startswith("```"):
+        t = t.split("\n", 1)[1] if "\n" in t else ""
+        if t.rstrip().endswith("```"):
+            t = t.rstrip()[:-3]
+    return t
+
+
+def runner_messages(document: str, case: Case, variant: str) -> list[dict]:
+    gates = [g.model_dump() for g in case.gate_responses]
+    label = "instruction_file" if variant == "instruction-file" else "skill"
+    return messages(runner_prompt(variant), [
+        ("document", document),
+        ("case_input", case.input),
+        ("gate_responses", json.dumps(gates, ensure_ascii=False, indent=1)),
+        ("document_kind", label),
+    ])
+
+
+async def run_document(document: str, case: Case, variant: str, spec: ModelSpec,
+                       policy: Optional[CallPolicy] = None) -> Outcome:
+    """Apply one document version to one case; the value is a validated RunnerReply."""
+    return await ask_validated(spec, runner_messages(document, case, variant), RunnerReply, policy or CallPolicy())
+
+
+def gate_state(reply: RunnerReply) -> tuple[bool, str]:
+    """(stopped at an unanswered gate, the section it was in)."""
+    for g in reply.self_report.gates_hit:
+        if g.response_used.strip().upper().startswith("STOPPED"):
+            return True, g.section
+    return False, ""
+
+
+__all__ = ["run_document", "gate_state", "ask_validated", "runner_prompt", "Outcome", "STOPPED"]

@@ -1,0 +1,91 @@
+"""Transfer set: edit the cases, import/export, read the coverage, and Confirm (the run gate)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from abeq import transferset
+from abeq.desk import editor, session
+from abeq.desk.render import md
+from abeq.errors import AbeqError
+from abeq.schemas import CASE_TYPES, TransferSet
+
+store = session.open_store()
+review = session.current_review(store, st.session_state)
+if review is None:
+    st.stop()
+st.title("Transfer set")
+original = store.document(review["original_hash"]) if review["original_hash"] else None
+if original is None:
+    st.warning("Load the original on Documents first: coverage is measured against it.")
+    st.stop()
+ts_hash = review["transfer_set_hash"]
+ts = (store.transfer_set(ts_hash) if ts_hash else None) or TransferSet(cases=[])
+
+with st.expander("Import / export a file", expanded=not ts.cases):
+    up = st.file_uploader("Transfer set (.json, .yaml, .csv, .jsonl)", type=["json", "yaml", "yml", "csv", "jsonl"])
+    if up is not None and st.button("Import (replaces the table)"):
+        try:
+            new = editor.import_text(up.getvalue().decode("utf-8-sig"), up.name, original["hash"])
+            session.set_transfer_set(store, review, new)
+            st.rerun()
+        except (AbeqError, UnicodeDecodeError) as e:
+            st.error(md(e.render() if isinstance(e, AbeqError) else f"{up.name}: not valid UTF-8"))
+    if ts.cases:
+        st.download_button("Export JSON", transferset.dump(ts), file_name="transfer-set.json", mime="application/json")
+
+if ts.user_confirmed:
+    st.success(md(f"Confirmed {ts.confirmation_timestamp} · set {transferset.set_hash(ts)[:12]}"), icon=":material/lock:")
+    st.info("Editing makes a new unconfirmed version: runs are refused until you confirm it again.")
+else:
+    st.warning("Not confirmed: no runner call happens until you read these cases and press Confirm.")
+
+edited = st.data_editor(
+    editor.to_frame(ts), num_rows="dynamic", hide_index=True, width="stretch", key=f"ts_editor_{ts_hash}",
+    column_config={
+        "id": st.column_config.TextColumn("id", required=True),
+        "type": st.column_config.SelectboxColumn("type", options=list(CASE_TYPES), required=True),
+        "input": st.column_config.TextColumn("input", width="large", required=True),
+        "exercises_sections": st.column_config.TextColumn("exercises_sections", help="Section titles, comma-separated"),
+        "gate_responses": st.column_config.TextColumn(
+            "gate_responses", help='JSON list: [{"gate_id": "", "gate_type": "", "pattern": "…", "response": "…"}]'),
+        "status": st.column_config.TextColumn("status", disabled=True),
+    })
+cases, problem = None, None
+try:
+    cases = editor.from_frame(edited, ts)
+except AbeqError as e:
+    problem = e.render()
+dirty = cases is not None and editor.changed(ts, cases)
+shown = ts.model_copy(update={"cases": cases}) if cases is not None else ts
+if problem and ts.cases:
+    st.error(md(problem))
+
+allow_thin = st.checkbox("Accept a thin set (fewer than 5 cases or a case type missing); the report records it",
+                         value=ts.thin_accepted, disabled=ts.user_confirmed and not dirty)
+c1, c2, _ = st.columns([1, 1, 4])
+if c1.button("Save edits", disabled=not dirty):
+    session.set_transfer_set(store, review, transferset.edit(ts, cases))
+    st.rerun()
+if c2.button("Confirm", type="primary", disabled=cases is None or (ts.user_confirmed and not dirty),
+             key="confirm", help="Freeze and hash this set; runs use exactly this version."):
+    base = transferset.edit(ts, cases) if dirty else ts
+    session.set_transfer_set(store, review, transferset.confirm(base, original["hash"], thin_accepted=allow_thin))
+    st.rerun()
+if dirty:
+    st.caption("Unsaved edits: Save keeps them unconfirmed; Confirm saves and freezes them.")
+
+st.subheader("Coverage")
+cov = transferset.coverage(original["content"], shown, allow_thin=allow_thin)
+m = st.columns(1 + len(CASE_TYPES))
+m[0].metric("Sections covered", f"{cov.coverage_pct:.0f}%",
+            f"{len(cov.sections_covered)} of {len(cov.sections_identified)}", delta_color="off")
+for col, t in zip(m[1:], CASE_TYPES):
+    col.metric(t, cov.per_type[t])
+for w in cov.warnings:
+    st.warning(md(w))
+uncovered = [s for s in cov.sections_identified if s not in cov.sections_covered]
+if uncovered:
+    st.markdown("**Sections no case exercises:** " + "; ".join(md(s) for s in uncovered))
+if not cov.runnable:
+    st.error("A run will be refused: this set is thin. Add cases, or tick “Accept a thin set” before confirming.")

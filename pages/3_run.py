@@ -1,0 +1,90 @@
+"""Run: pick the models and start a background run; live progress, cancel."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from abeq.desk import queries, session, worker
+from abeq.desk.render import md
+from abeq.documents import Document, detect_variant
+from abeq.engine import RunConfig, estimate_calls
+from abeq.errors import AbeqError
+from abeq.models import DEFAULT_MODEL
+from abeq.store import db_path
+
+store = session.open_store()
+review = session.current_review(store, st.session_state)
+if review is None:
+    st.stop()
+st.title("Run")
+original = store.document(review["original_hash"]) if review["original_hash"] else None
+candidate = session.current_candidate(store, review, st.session_state)
+ts = store.transfer_set(review["transfer_set_hash"]) if review["transfer_set_hash"] else None
+if not (original and candidate and ts):
+    st.warning("This review needs an original and a candidate (Documents) and a transfer set (Transfer set).")
+    st.stop()
+st.info(session.EMBEDDED_NOTE, icon=":material/info:")
+
+st.caption(md(f"Original {original['name']} → candidate {candidate['name']} · {len(ts.cases)} cases"))
+c1, c2 = st.columns(2)
+runner = c1.text_input("Runner model (any litellm model string)", DEFAULT_MODEL, key="runner_model")
+judge = c2.text_input("Judge model", DEFAULT_MODEL, key="judge_model")
+api_base = c1.text_input("API base (Ollama, vLLM, any OpenAI-compatible server; blank for hosted APIs)",
+                         key="api_base")
+variants = ["skill", "instruction-file"]
+variant = c2.selectbox("Variant", variants, index=variants.index(detect_variant(original["name"])), key="variant",
+                       help="Detected from the original's file name (CLAUDE.md, AGENTS.md, … are instruction files).")
+concurrency = c1.number_input("Concurrency (model calls in flight; 1 = one case after another)", 1, 64, 4,
+                              key="concurrency")
+samples = c2.number_input("Judge samples per case (more than 1 marks split verdicts as uncertain)", 1, 9, 1,
+                          key="judge_samples")
+est = estimate_calls(len(ts.cases), 1, int(samples))
+st.caption(f"At most {est['total']} model calls ({est['runner_calls']} runner, {est['judge_calls']} judge); "
+           "the original's cached transcripts are reused, so later rounds make fewer.")
+
+if not ts.user_confirmed:
+    st.error("The transfer set is not confirmed, so this run is refused: no runner call happens before a person "
+             "accepts the cases. Read them on **Transfer set** and press **Confirm**.", icon=":material/block:")
+if st.button("Start run", type="primary", key="start", disabled=not ts.user_confirmed):
+    cfg = RunConfig(runner=session.model_spec(runner, api_base), judge=session.model_spec(judge, api_base),
+                    variant=variant, concurrency=int(concurrency), judge_samples=int(samples),
+                    allow_thin=ts.thin_accepted, review=review["name"])
+    try:
+        st.session_state[f"run:{review['id']}"] = worker.start(
+            db_path(), Document(original["name"], original["content"]),
+            Document(candidate["name"], candidate["content"]), ts, cfg)
+    except AbeqError as e:
+        st.error(md(e.render()))
+
+run_id = st.session_state.get(f"run:{review['id']}") or (queries.latest_run(store, review["id"]) or {}).get("id")
+
+
+def progress_panel(run_id: int, ticking: bool) -> None:
+    p = queries.progress(session.open_store(), run_id)
+    live = worker.alive(run_id)
+    if ticking and not live:
+        st.rerun()  # finished: redraw the page once, without the timer
+    label = p.status if live or p.status != "running" else "not running here (interrupted?) — Start resumes it"
+    st.progress(p.fraction, text=f"Run {run_id}: {p.done}/{p.total} cases · {label}")
+    m = st.columns(6)
+    m[0].metric("Cases done", f"{p.done}/{p.total}")
+    m[1].metric("Cache hits", p.cache_hits)
+    m[2].metric("Errors", p.errors)
+    m[3].metric("Tokens", f"{p.tokens:,}")
+    m[4].metric("Cost", f"${p.cost:.4f}" + (f" (+{p.unpriced} unpriced)" if p.unpriced else ""))
+    m[5].metric("Elapsed", f"{p.elapsed:.0f} s")
+    if live:
+        st.button("Cancel run", key="cancel", on_click=worker.cancel, args=(run_id,),
+                  help="Calls in flight finish; no new call starts. Start again to resume.")
+        if p.done == 0:
+            st.caption("Starting: the first run in a fresh desk loads the model library (about 10 s).")
+    elif err := worker.error(run_id):
+        st.error(md(f"The run stopped: {err}"))
+    elif p.status == "finished":
+        st.page_link("pages/4_review.py", label="Read the verdicts on Review", icon=":material/rate_review:")
+
+
+if run_id:
+    st.subheader("Progress")
+    ticking = worker.alive(run_id)
+    st.fragment(progress_panel, run_every=1.0 if ticking else None)(run_id, ticking)

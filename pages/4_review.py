@@ -1,0 +1,148 @@
+"""Review: one case at a time, original and candidate side by side; override a verdict with a reason."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from abeq.desk import cases, queries, session
+from abeq.desk.render import VERDICT_COLOR, md, self_report_html
+from abeq.diff import side_by_side_html
+from abeq.errors import AbeqError
+from abeq.report import build_report, gate_result
+from abeq.schemas import VERDICTS
+
+PAGE = 25
+store = session.open_store()
+review = session.current_review(store, st.session_state)
+if review is None:
+    st.stop()
+st.title("Review")
+runs = store.runs(review["id"])[::-1]
+if not runs:
+    st.info("No run yet for this review: start one on Run.")
+    st.stop()
+
+q = st.query_params
+run_ids = [r["id"] for r in runs]
+if q.get("run", "").isdigit() and int(q["run"]) in run_ids and "review_run" not in st.session_state:
+    st.session_state["review_run"] = int(q["run"])
+if st.session_state.get("review_run") not in run_ids:
+    st.session_state["review_run"] = run_ids[0]
+by_run = {r["id"]: r for r in runs}
+run_id = st.selectbox("Run", run_ids, key="review_run", format_func=lambda i: (
+    f"run {i} · round {by_run[i]['round']} · {by_run[i]['runner_model']} / {by_run[i]['judge_model']} · "
+    f"{by_run[i]['status']}"))
+rr = build_report(store, run_id)
+
+# ---------------------------------------------------------------- summary and gate
+profile = st.radio("Gate", ["compress", "directive-clarity"], horizontal=True, key="gate_profile",
+                   help="compress: no regression. directive-clarity: no regression and higher candidate directness.")
+gate, s = gate_result(rr, profile), rr.report["summary"]
+head = st.columns([1.2, 1, 1, 1, 1, 1, 1.6])
+with head[0]:
+    st.badge("PASS" if gate["pass"] else "FAIL", color="green" if gate["pass"] else "red",
+             icon=":material/check:" if gate["pass"] else ":material/close:")
+    st.caption(f"{profile} gate, from effective verdicts")
+head[1].metric("Regressed", s["regressions"])
+head[2].metric("Diverged", s["divergences"])
+head[3].metric("Equivalent", s["equivalents"])
+head[4].metric("Errored", len(rr.errors))
+head[5].metric("Overridden", rr.overridden)
+head[6].download_button("Export report JSON", json.dumps(rr.with_errors(), indent=2, ensure_ascii=False),
+                        file_name=f"abeq-run-{run_id}.json", mime="application/json", icon=":material/download:")
+if rr.overridden:
+    st.caption(f"{rr.overridden} verdict(s) overridden by a reviewer; the summary, gate and export use them "
+               "(the judge's verdicts are kept and listed in the export).")
+
+# ---------------------------------------------------------------- case list
+n = cases.counts(rr.rows)
+which = st.segmented_control("Show", list(cases.FILTERS), key="review_filter", required=True, default="all",
+                             format_func=lambda k: f"{cases.FILTERS[k]} ({n[k]})") or "all"
+rows = cases.filter_rows(rr.rows, which)
+if not rows:
+    st.info("No case matches this filter.")
+    st.stop()
+ids = [r.case_id for r in rows]
+if q.get("case") in ids and "review_case" not in st.session_state:
+    st.session_state["review_case"] = q["case"]
+if st.session_state.get("review_case") not in ids:
+    st.session_state["review_case"] = ids[0]
+pos = ids.index(st.session_state["review_case"])
+with st.expander(f"Case list ({len(rows)})", expanded=False):
+    page = st.number_input("Page", 1, max(1, -(-len(rows) // PAGE)), pos // PAGE + 1, key=f"page_{which}_{run_id}")
+    st.dataframe(cases.table(rows[(page - 1) * PAGE: page * PAGE]), hide_index=True, width="stretch")
+
+
+def go(case_id):
+    st.session_state["review_case"] = case_id
+
+
+prev_id, next_id = cases.neighbours(ids, st.session_state["review_case"])
+nav = st.columns([1, 4, 1], vertical_alignment="bottom")
+nav[0].button("← Previous", on_click=go, args=(prev_id,), disabled=prev_id is None, key="prev", width="stretch")
+case_id = nav[1].selectbox(f"Case ({pos + 1} of {len(ids)})", ids, key="review_case")
+nav[2].button("Next →", on_click=go, args=(next_id,), disabled=next_id is None, key="next", width="stretch")
+row = next(r for r in rows if r.case_id == case_id)
+
+# ---------------------------------------------------------------- one case
+if row.status != "judged":
+    st.error(f"This case has no verdict: it errored at the **{md(row.error_stage or row.status)}** stage. "
+             "An errored case fails the gate; it is listed under `errors` in the export.", icon=":material/error:")
+    st.code(row.error or "the case was never judged (interrupted or cancelled run)", language=None, wrap_lines=True)
+    st.stop()
+
+badges = st.container(horizontal=True)
+with badges:
+    st.badge(row.verdict, color=VERDICT_COLOR[row.verdict])
+    if row.override:
+        st.badge(f"overridden (judge said {row.judge_verdict})", color="violet", icon=":material/edit:")
+    if row.uncertain:
+        st.badge(f"uncertain: judge samples split {' / '.join(row.samples)} (agreement {row.agreement:.0%})",
+                 color="yellow")
+    if row.gate_truncated:
+        st.badge("gate-truncated: judged up to the unanswered gate", color="gray")
+c1, c2 = st.columns([3, 1])
+with c1:
+    st.markdown("**Behaviour delta**")
+    st.text(row.behaviour_delta or "— (none: equivalent)")
+    st.markdown("**Interpretation notes**")
+    st.text(row.interpretation_notes or "—")
+c2.metric("Directness original → candidate", f"{row.original_directness} → {row.candidate_directness}",
+          row.candidate_directness - row.original_directness, help="5 = acted at once; 1 = heavy unpacking.")
+
+teacher, cand = cases.side(store, row.teacher_key), cases.side(store, row.candidate_key)
+if teacher and cand:
+    st.markdown("**Transcripts** (word diff: removed on the left, added on the right)")
+    st.html(side_by_side_html(teacher.transcript, cand.transcript, left_label="Original (teacher)",
+                              right_label="Candidate"))
+    st.markdown("**Self-reports**")
+    st.html(self_report_html(cases.self_report_rows(teacher.self_report, cand.self_report),
+                             "Original (teacher)", "Candidate"))
+else:
+    st.warning("The stored transcripts for this case are missing.")
+
+# ---------------------------------------------------------------- override
+st.subheader("Override")
+if msg := st.session_state.pop("override_flash", None):
+    st.success(msg)
+if st.session_state.get("ov_case") != (run_id, case_id):  # a fresh form for each case; the name stays
+    st.session_state.update(ov_case=(run_id, case_id), ov_verdict=row.verdict, ov_reason="")
+with st.form("override"):
+    verdict = st.selectbox("Verdict", list(VERDICTS), key="ov_verdict")
+    reason = st.text_area("Reason (required; stored with your name and the time)", key="ov_reason")
+    reviewer = st.text_input("Reviewer", key="ov_reviewer")
+    if st.form_submit_button("Save override", type="primary", key="ov_submit"):
+        try:
+            store.add_override(run_id, case_id, verdict, reason, reviewer.strip(), row.judge_verdict)
+            st.session_state["override_flash"] = f"Override saved: {case_id} → {verdict}."
+            st.session_state["ov_case"] = None
+            st.rerun()
+        except AbeqError as e:
+            st.error(md(e.render()))
+history = queries.override_history(store, run_id, case_id)
+if history:
+    st.caption("Audit trail (latest in effect)")
+    st.dataframe([{k: h[k] for k in ("created_at", "reviewer", "judge_verdict", "verdict", "reason")} for h in history],
+                 hide_index=True, width="stretch")

@@ -1,0 +1,57 @@
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "abeq" / "examples" / "release-notes"
+
+
+@pytest.fixture(autouse=True)
+def _scripted_clean():
+    from abeq.providers import scripted
+
+    scripted.reset()
+    yield
+    scripted.reset()
+
+
+@pytest.fixture
+def example():
+    """The bundled release-notes example: original, candidates and a confirmed transfer set."""
+    from abeq import transferset
+    from abeq.documents import load_document
+
+    original = load_document(EXAMPLE / "SKILL.md")
+    ts = transferset.confirm(transferset.load(EXAMPLE / "transfer-set.json"), original.hash)
+    return {
+        "original": original,
+        "faithful": load_document(EXAMPLE / "candidate-faithful.md"),
+        "lossy": load_document(EXAMPLE / "candidate-lossy.md"),
+        "ts": ts,
+        "dir": EXAMPLE,
+    }
+
+
+@pytest.fixture
+def store(tmp_path):
+    from abeq.store import Store
+
+    s = Store(str(tmp_path / "abeq.db"))
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def scripted_cfg():
+    from abeq.engine import RunConfig
+    from abeq.models import ModelSpec
+
+    def make(**kw):
+        spec = ModelSpec(name="scripted/rules")
+        return RunConfig(runner=kw.pop("runner", spec), judge=kw.pop("judge", spec), **kw)
+
+    return make

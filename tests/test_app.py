@@ -1,0 +1,154 @@
+"""The review desk through Streamlit's AppTest: every page, the confirm gate, a run, overrides, escaping."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from abeq.desk import worker
+from abeq.store import Store
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+from synthetic import synthetic_run  # noqa: E402
+
+PAGES = ["pages/1_documents.py", "pages/2_transfer_set.py", "pages/3_run.py", "pages/4_review.py",
+         "pages/5_history.py"]
+XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
+
+
+@pytest.fixture
+def db(tmp_path, monkeypatch):
+    path = str(tmp_path / "desk.db")
+    monkeypatch.setenv("ABEQ_DB", path)
+    return path
+
+
+@pytest.fixture
+def app(db):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def confirm_and_run(at: AppTest, db: str) -> int:
+    at.switch_page("pages/2_transfer_set.py").run()
+    at.button(key="confirm").click().run()
+    at.switch_page("pages/3_run.py").run()
+    at.text_input(key="runner_model").input("scripted/rules")
+    at.text_input(key="judge_model").input("scripted/rules")
+    at.button(key="start").click().run()
+    run_id = Store(db).runs()[0]["id"]
+    assert worker.wait(run_id, 120)
+    return run_id
+
+
+def metrics(at: AppTest) -> dict:
+    return {m.label: m.value for m in at.metric}
+
+
+def badges(at: AppTest) -> list[str]:
+    return [m.value for m in at.markdown if "-badge[" in m.value]
+
+
+def override(at: AppTest, reason: str, verdict: str = "equivalent", reviewer: str = "ana") -> None:
+    at.selectbox(key="ov_verdict").select(verdict)
+    at.text_area(key="ov_reason").input(reason)
+    at.text_input(key="ov_reviewer").input(reviewer)
+    at.button(key="ov_submit").click().run()
+
+
+def test_first_start_loads_the_example_and_says_what_to_do(app, db):
+    assert [r["name"] for r in Store(db).reviews()] == ["example"]
+    assert "Confirm" in app.info[0].value
+    assert any("135M" in c.value for c in app.sidebar.caption)
+    assert [s.label for s in app.metric] == ["Characters", "Tokens (est.)", "Lines", "Compression ratio"]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders(app, page):
+    app.switch_page(page).run()
+    assert not app.exception
+
+
+def test_run_is_refused_until_the_set_is_confirmed(app, db):
+    app.switch_page("pages/3_run.py").run()
+    assert "not confirmed" in app.error[0].value
+    assert app.button(key="start").disabled
+    assert any("135M" in i.value for i in app.info)
+    assert Store(db).runs() == []
+
+
+def test_confirming_then_running_the_scripted_model_judges_every_case(app, db):
+    run_id = confirm_and_run(app, db)
+    cases = Store(db).run_cases(run_id)
+    assert len(cases) == 7 and {c["status"] for c in cases} == {"judged"}
+    app.run()
+    assert metrics(app)["Cases done"] == "7/7"
+    app.switch_page("pages/4_review.py").run()
+    assert metrics(app)["Regressed"] == "7"
+    assert any("FAIL" in b for b in badges(app)) and ":red-badge[candidate-regressed]" in badges(app)
+
+
+def test_editing_a_confirmed_set_makes_an_unconfirmed_version(app, db):
+    app.switch_page("pages/2_transfer_set.py").run()
+    app.button(key="confirm").click().run()
+    review = Store(db).review("example")
+    key = f"ts_editor_{review['transfer_set_hash']}"
+    app.session_state[key] = {"edited_rows": {0: {"input": "A different request."}}, "added_rows": [],
+                              "deleted_rows": []}
+    app.run()
+    assert any("new unconfirmed version" in i.value for i in app.info)
+    app.button(key="confirm").click().run()  # re-confirming the edit is allowed
+    ts = Store(db).transfer_set(Store(db).review("example")["transfer_set_hash"])
+    assert ts.user_confirmed and ts.cases[0].input == "A different request."
+    assert ts.cases[0].status == "confirmed"
+
+
+def test_an_override_needs_a_reason_changes_the_summary_and_is_stored(app, db):
+    run_id = confirm_and_run(app, db)
+    app.switch_page("pages/4_review.py").run()
+    override(app, reason="")
+    assert any("needs a reason" in e.value for e in app.error)
+    assert Store(db).overrides(run_id) == {}
+
+    override(app, reason="The candidate still strips ticket ids; the judge misread the step.")
+    assert metrics(app)["Regressed"] == "6" and metrics(app)["Overridden"] == "1"
+    (row,) = Store(db).overrides(run_id).values()
+    assert row["reason"].startswith("The candidate still strips") and row["reviewer"] == "ana"
+    assert row["judge_verdict"] == "candidate-regressed" and row["verdict"] == "equivalent"
+
+
+def test_overriding_every_regression_turns_the_gate_to_pass(app, db):
+    confirm_and_run(app, db)
+    app.switch_page("pages/4_review.py").run()
+    assert any("FAIL" in b for b in badges(app))
+    for _ in range(7):
+        override(app, reason="reviewed by hand")
+        if not app.button(key="next").disabled:
+            app.button(key="next").click().run()
+    assert metrics(app)["Regressed"] == "0" and metrics(app)["Overridden"] == "7"
+    assert any("PASS" in b for b in badges(app))
+
+
+def test_a_script_in_a_transcript_is_escaped(app, db):
+    synthetic_run(Store(db), 3, review="xss", error_every=0, transcript=lambda i, side: f"Step one. {XSS} done")
+    app.run()
+    app.switch_page("pages/4_review.py").run()
+    bodies = " ".join(h.value for h in app.get("html"))
+    assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in bodies
+    assert "<script" not in bodies and "<img" not in bodies
+
+
+def test_an_errored_case_shows_its_error_and_no_verdict(app, db):
+    synthetic_run(Store(db), 4, review="errors", error_every=2)
+    app.run()
+    app.switch_page("pages/4_review.py").run()
+    app.segmented_control(key="review_filter").set_value("errored").run()
+    assert "no verdict" in app.error[0].value
+    assert "rate limited" in app.code[0].value
+    assert not any(b.label == "Save override" for b in app.button)

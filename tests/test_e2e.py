@@ -1,0 +1,151 @@
+"""The review desk in a real Chromium: confirm, run, override, check the database; XSS stays inert."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from abeq.store import Store
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+from synthetic import synthetic_run  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = ROOT / "test-artifacts"
+XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
+
+pytestmark = [
+    pytest.mark.e2e,
+    # Locally a missing browser skips; in CI (.ci/run installs it) a missing browser must fail.
+    pytest.mark.skipif(not Path(CHROMIUM).exists() and not os.environ.get("CI"),
+                       reason=f"{CHROMIUM} not installed (apt-get install -y chromium)"),
+]
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    return {**browser_type_launch_args, "executable_path": CHROMIUM,
+            "args": ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                     "--disable-sync", "--no-first-run", "--disable-quic"]}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    return {**browser_context_args, "viewport": {"width": 1440, "height": 1000}}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def desk(db: Path):
+    """`streamlit run app.py` on a free port and the given database, until the test ends."""
+    port = _free_port()
+    env = {**os.environ, "ABEQ_DB": str(db), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
+    log = open(db.with_suffix(".log"), "w")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                             "--server.address", "127.0.0.1", "--server.headless", "true"],
+                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"the desk did not start: {db.with_suffix('.log').read_text()[-2000:]}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def nav(page, title: str) -> None:
+    page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
+    page.get_by_role("heading", name=title).wait_for()
+
+
+def screenshot(page, path: Path) -> None:
+    """The whole page: Streamlit scrolls inside its main pane, so grow the viewport to fit it first."""
+    page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")
+    height = page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollHeight")
+    page.set_viewport_size({"width": 1440, "height": min(12_000, height + 40)})
+    page.wait_for_timeout(800)
+    path.parent.mkdir(exist_ok=True)
+    page.screenshot(path=str(path), full_page=True)
+
+
+def test_confirm_run_and_override_in_the_browser(page, tmp_path):
+    db = tmp_path / "desk.db"
+    with desk(db) as url:
+        page.goto(url)
+        page.get_by_role("heading", name="Documents").wait_for(timeout=30_000)
+        nav(page, "Transfer set")
+        page.get_by_role("button", name="Confirm", exact=True).click()
+        page.get_by_text("Confirmed 20").wait_for()
+
+        nav(page, "Run")
+        for label in ("Runner model (any litellm model string)", "Judge model"):
+            field = page.get_by_label(label)
+            field.fill("scripted/rules")
+            field.press("Enter")
+        page.wait_for_timeout(500)
+        page.get_by_role("button", name="Start run").click()
+        page.get_by_text("7/7 cases · finished").wait_for(timeout=120_000)
+
+        nav(page, "Review")
+        verdict = page.get_by_label("Verdict")  # a combobox: type to filter, then pick the option
+        verdict.click()
+        verdict.fill("equivalent")
+        verdict.press("ArrowDown")
+        verdict.press("Enter")
+        page.get_by_label("Reason (required; stored with your name and the time)").fill(
+            "Checked by hand: the ticket-id rule is kept.")
+        page.get_by_label("Reviewer").fill("e2e")
+        page.get_by_role("button", name="Save override").click()
+        page.get_by_text("Override saved").wait_for()
+        page.get_by_text("verdict(s) overridden by a reviewer").wait_for()
+        screenshot(page, ARTIFACTS / "review.png")
+
+    con = sqlite3.connect(db)
+    (reason, reviewer, verdict), = con.execute("select reason, reviewer, verdict from overrides").fetchall()
+    assert reason == "Checked by hand: the ticket-id rule is kept." and reviewer == "e2e" and verdict == "equivalent"
+    judged, = con.execute("select count(*) from run_cases where status = 'judged'").fetchone()
+    assert judged == 7
+
+
+def test_a_script_in_a_transcript_does_not_run(page, tmp_path):
+    db = tmp_path / "desk.db"
+    ends = {"teacher": "done", "candidate": "finished"}
+    run_id = synthetic_run(Store(str(db)), 2, review="xss", error_every=0,
+                           transcript=lambda i, side: f"Step one. {XSS} {ends[side]}")
+    with desk(db) as url:
+        page.goto(f"{url}/review?run={run_id}&case=case-0000")
+        page.get_by_role("heading", name="Review").wait_for(timeout=30_000)
+        page.get_by_text("window.__xss=1", exact=False).first.wait_for()
+        page.wait_for_timeout(1000)  # give an onerror handler every chance to fire
+        assert page.evaluate("() => window.__xss") is None
+        visible = page.get_by_text(XSS, exact=False).first.inner_text()
+        assert "<script>window.__xss=1</script>" in visible

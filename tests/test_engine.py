@@ -1,0 +1,222 @@
+"""The run engine on the scripted model: verdicts, the pass rule, caching, resume, errors."""
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from abeq.engine import Engine, judge_key, runner_key
+from abeq.errors import NotConfirmedError, ThinSetError
+from abeq.models import ModelSpec
+from abeq.providers import scripted
+from abeq.report import build_report, exit_code
+from abeq.schemas import Report
+from abeq import transferset
+
+
+def run(store, ex, cfg, candidate="lossy", ts=None, **kw):
+    eng = Engine(store, ex["original"], ex[candidate], ts or ex["ts"], cfg, **kw)
+    run_id = eng.run()
+    return build_report(store, run_id), store.call_stats(run_id)
+
+
+def test_lossy_candidate_regresses_and_fails(store, example, scripted_cfg):
+    rr, _ = run(store, example, scripted_cfg())
+    Report.model_validate(rr.report)
+    assert rr.report["summary"] == {"pass": False, "regressions": 7, "divergences": 0, "equivalents": 0}
+    assert all("ticket" in c["behaviour_delta"] for c in rr.report["cases"])
+    assert exit_code(rr) == 1
+
+
+def test_faithful_candidate_is_equivalent_and_passes(store, example, scripted_cfg):
+    rr, _ = run(store, example, scripted_cfg(), candidate="faithful")
+    assert rr.report["summary"] == {"pass": True, "regressions": 0, "divergences": 0, "equivalents": 7}
+    assert all(c["behaviour_delta"] == "" for c in rr.report["cases"])
+    assert exit_code(rr) == 0
+
+
+def test_round_two_makes_no_teacher_calls(store, example, scripted_cfg):
+    _, first = run(store, example, scripted_cfg())
+    assert first["teacher_made"] == 7
+    _, second = run(store, example, scripted_cfg(), candidate="faithful")
+    assert second["teacher_made"] == 0
+    assert second["made"] == 14  # 7 candidate runs + 7 judgements
+
+
+def test_identical_rerun_makes_no_model_calls(store, example, scripted_cfg):
+    run(store, example, scripted_cfg())
+    n = len(scripted.HISTORY)
+    rr, stats = run(store, example, scripted_cfg())
+    assert len(scripted.HISTORY) == n
+    assert stats["made"] == 0 and stats["cached"] == 21
+    assert rr.report["summary"]["regressions"] == 7
+
+
+def test_fresh_ignores_the_cache(store, example, scripted_cfg):
+    run(store, example, scripted_cfg())
+    _, stats = run(store, example, scripted_cfg(fresh=True))
+    assert stats["made"] == 21
+
+
+def _key_parts(example):
+    case = example["ts"].cases[0]
+    spec = ModelSpec(name="scripted/rules")
+    return dict(doc_hash=example["original"].hash, case=case, variant="skill", spec=spec,
+                ts_hash=transferset.set_hash(example["ts"]))
+
+
+@pytest.mark.parametrize("change", ["doc", "input", "gate", "model", "variant", "temperature", "max_tokens",
+                                    "seed", "set", "sample"])
+def test_every_part_of_the_runner_key_matters(example, change):
+    base = _key_parts(example)
+    k0 = runner_key(**base)
+    p = dict(base)
+    case = p["case"]
+    if change == "doc":
+        p["doc_hash"] = "0" * 64
+    elif change == "input":
+        p["case"] = case.model_copy(update={"input": case.input + " "})
+    elif change == "gate":
+        p["case"] = case.model_copy(update={"gate_responses": []})
+    elif change == "model":
+        p["spec"] = replace(p["spec"], name="scripted/other")
+    elif change == "variant":
+        p["variant"] = "instruction-file"
+    elif change in ("temperature", "max_tokens", "seed"):
+        p["spec"] = replace(p["spec"], **{change: {"temperature": 0.5, "max_tokens": 7, "seed": 9}[change]})
+    elif change == "set":
+        p["ts_hash"] = "1" * 64
+    elif change == "sample":
+        assert runner_key(**p, sample=1) != k0
+        return
+    assert runner_key(**p) != k0
+
+
+def test_api_base_and_case_status_do_not_change_the_key(example):
+    base = _key_parts(example)
+    k0 = runner_key(**base)
+    p = dict(base, spec=replace(base["spec"], api_base="http://127.0.0.1:1"),
+             case=base["case"].model_copy(update={"status": "user-modified"}))
+    assert runner_key(**p) == k0
+
+
+def test_judge_key_depends_on_both_runs_and_the_judge(example):
+    spec = ModelSpec(name="scripted/rules")
+    k = judge_key("a", "b", spec, 0, False)
+    assert k != judge_key("a", "c", spec, 0, False)
+    assert k != judge_key("a", "b", replace(spec, name="scripted/x"), 0, False)
+    assert k != judge_key("a", "b", spec, 1, False)
+
+
+def test_editing_a_case_misses_the_teacher_cache(store, example, scripted_cfg):
+    run(store, example, scripted_cfg())
+    cases = list(example["ts"].cases)
+    cases[0] = cases[0].model_copy(update={"input": cases[0].input + "\nAlso: one more change."})
+    edited = transferset.edit(example["ts"], cases)
+    assert not edited.user_confirmed
+    edited = transferset.confirm(edited, example["original"].hash)
+    _, stats = run(store, example, scripted_cfg(), ts=edited)
+    assert stats["teacher_made"] == 7  # the set hash is in the key: every teacher run is redone
+
+
+def test_unconfirmed_set_is_refused_before_any_call(store, example, scripted_cfg):
+    ts = example["ts"].model_copy(update={"user_confirmed": False})
+    with pytest.raises(NotConfirmedError):
+        Engine(store, example["original"], example["lossy"], ts, scripted_cfg()).run()
+    assert scripted.HISTORY == []
+    assert store.runs() == []
+
+
+def test_thin_set_is_refused_unless_accepted(store, example, scripted_cfg):
+    thin = example["ts"].model_copy(update={"cases": example["ts"].cases[:3]})
+    with pytest.raises(ThinSetError):
+        Engine(store, example["original"], example["lossy"], thin, scripted_cfg()).run()
+    rr, _ = run(store, example, scripted_cfg(allow_thin=True), ts=thin)
+    assert len(rr.report["cases"]) == 3
+    assert rr.run["thin_accepted"] == 1
+
+
+def test_missing_self_report_field_is_retried_then_an_error(store, example, scripted_cfg):
+    bad = json.dumps({"transcript": "did it", "self_report": {"output_produced": "x"}})
+    scripted.handler = lambda model, messages, schema: bad if "case_input" in messages[-1]["content"] or \
+        messages[-1]["content"].startswith("That reply") else None
+    rr, stats = run(store, example, scripted_cfg(concurrency=1))
+    assert rr.report["cases"] == []
+    assert len(rr.errors) == 7 and all(e["stage"] == "runner" for e in rr.errors)
+    assert "no valid reply after 3 attempts" in rr.errors[0]["error"]
+    assert rr.report["summary"]["pass"] is False
+    assert exit_code(rr) == 3
+    assert store.one("select count(*) n from runner_results")["n"] == 0  # errors are never cached
+
+
+def test_a_report_fixed_on_the_second_ask_is_used(store, example, scripted_cfg):
+    calls = {"n": 0}
+
+    def flaky(model, messages, schema):
+        if "document" in messages[-1]["content"] and calls["n"] == 0:
+            calls["n"] += 1
+            return '{"transcript": "x", "self_report": {}}'
+        return None
+
+    scripted.handler = flaky
+    rr, _ = run(store, example, scripted_cfg(concurrency=1))
+    assert rr.report["summary"]["regressions"] == 7 and not rr.errors
+    assert store.one("select max(attempts) a from runner_results")["a"] == 2
+
+
+def test_judge_equivalent_with_a_delta_is_not_accepted(store, example, scripted_cfg):
+    bogus = json.dumps({"verdict": "equivalent", "behaviour_delta": "lost the ticket rule",
+                        "original_directness": 3, "candidate_directness": 3, "interpretation_notes": "n"})
+    scripted.handler = lambda model, messages, schema: bogus if "original_run" in messages[1]["content"] else None
+    rr, _ = run(store, example, scripted_cfg())
+    assert rr.report["cases"] == [] and len(rr.errors) == 7
+    assert all(e["stage"] == "judge" for e in rr.errors)
+    assert "empty behaviour_delta" in rr.errors[0]["error"]
+
+
+def test_regressed_without_a_delta_is_not_accepted(store, example, scripted_cfg):
+    bogus = json.dumps({"verdict": "candidate-regressed", "behaviour_delta": " ",
+                        "original_directness": 3, "candidate_directness": 3, "interpretation_notes": "n"})
+    scripted.handler = lambda model, messages, schema: bogus if "original_run" in messages[1]["content"] else None
+    rr, _ = run(store, example, scripted_cfg())
+    assert len(rr.errors) == 7 and rr.report["summary"]["pass"] is False
+
+
+def test_resume_after_a_crash_repeats_nothing_finished(store, example, scripted_cfg):
+    done = {"n": 0}
+
+    def crash_after_four_judgements(model, messages, schema):
+        if "original_run" in messages[1]["content"]:
+            done["n"] += 1
+            if done["n"] > 4:
+                raise SystemExit("simulated crash")
+        return None
+
+    scripted.handler = crash_after_four_judgements
+    with pytest.raises(SystemExit):
+        run(store, example, scripted_cfg(concurrency=1))
+    first_calls = len(scripted.HISTORY)
+    scripted.reset()
+    rr, stats = run(store, example, scripted_cfg(concurrency=1))
+    # Four cases were complete (2 runs + 1 judge each) and the fifth had both runs cached, so the
+    # second attempt asks the fifth judgement and the last two cases only.
+    assert first_calls == 4 * 3 + 3
+    assert len(scripted.HISTORY) == 1 + 2 * 3
+    assert stats["cached"] == 4 * 3 + 2
+    assert rr.report["summary"]["regressions"] == 7
+    assert len(store.runs()) == 1  # the same run was resumed, not a second one made
+
+
+def test_concurrent_and_sequential_give_the_same_report(tmp_path, example, scripted_cfg):
+    from abeq.store import Store
+
+    a, b = Store(str(tmp_path / "a.db")), Store(str(tmp_path / "b.db"))
+    ra, _ = run(a, example, scripted_cfg(concurrency=1))
+    rb, _ = run(b, example, scripted_cfg(concurrency=8))
+    assert ra.report == rb.report
+
+
+def test_gate_truncated_case_is_marked(store, example, scripted_cfg):
+    rr, _ = run(store, example, scripted_cfg(), candidate="faithful")
+    truncated = {r.case_id for r in rr.rows if r.gate_truncated}
+    assert truncated == {"edge-2"}

@@ -1,0 +1,76 @@
+"""Integration: whole runs through a real OpenAI-compatible HTTP server on loopback."""
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from abeq.cli import main
+from conftest import EXAMPLE
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The loopback server in its own process, as a user's vLLM or proxy would be."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "abeq.loopback", "--port", str(port), "--latency", "0.01"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(100):
+        try:
+            if urllib.request.urlopen(url + "/health", timeout=1).status == 200:
+                break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        proc.kill()
+        pytest.fail("loopback server did not start")
+    yield url + "/v1"
+    proc.terminate()
+    proc.wait(10)
+
+
+def stats(url):
+    return json.loads(urllib.request.urlopen(url.rsplit("/v1", 1)[0] + "/stats").read())
+
+
+def test_cli_run_over_http_gives_the_report(tmp_path, server):
+    before = stats(server)["requests"]
+    out = tmp_path / "report.json"
+    code = main(["run", "--original", str(EXAMPLE / "SKILL.md"), "--candidate", str(EXAMPLE / "candidate-lossy.md"),
+                 "--transfer-set", str(EXAMPLE / "transfer-set.json"), "--runner-model", "openai/scripted",
+                 "--api-base", server, "--db", str(tmp_path / "abeq.db"), "--confirm", "--quiet", "--out", str(out)])
+    rep = json.loads(out.read_text())
+    assert code == 1 and rep["summary"]["regressions"] == 7 and rep["errors"] == []
+    assert stats(server)["requests"] - before == 21  # every call really crossed HTTP
+
+
+def test_round_two_over_http_sends_only_candidate_and_judge_calls(tmp_path, server):
+    base = ["--original", str(EXAMPLE / "SKILL.md"), "--transfer-set", str(EXAMPLE / "transfer-set.json"),
+            "--runner-model", "openai/scripted", "--api-base", server, "--db", str(tmp_path / "abeq.db"),
+            "--confirm", "--quiet", "--out", str(tmp_path / "r.json")]
+    main(["run", "--candidate", str(EXAMPLE / "candidate-lossy.md"), *base])
+    before = stats(server)["requests"]
+    assert main(["run", "--candidate", str(EXAMPLE / "candidate-faithful.md"), *base]) == 0
+    assert stats(server)["requests"] - before == 14
+
+
+def test_unreachable_server_is_an_error_not_a_verdict(tmp_path):
+    out = tmp_path / "r.json"
+    code = main(["run", "--original", str(EXAMPLE / "SKILL.md"), "--candidate", str(EXAMPLE / "candidate-lossy.md"),
+                 "--transfer-set", str(EXAMPLE / "transfer-set.json"), "--runner-model", "openai/x",
+                 "--api-base", f"http://127.0.0.1:{free_port()}/v1", "--db", str(tmp_path / "abeq.db"),
+                 "--confirm", "--quiet", "--out", str(out), "--timeout", "5"])
+    rep = json.loads(out.read_text())
+    assert code == 3
+    assert rep["cases"] == [] and len(rep["errors"]) == 7 and rep["summary"]["pass"] is False

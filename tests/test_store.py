@@ -1,0 +1,46 @@
+"""The sqlite store: migrations on a blank file, WAL, foreign keys, and the override audit trail."""
+
+import sqlite3
+
+import pytest
+
+from abeq.store import Store, migrations
+
+
+def test_blank_database_is_migrated_to_the_full_schema(tmp_path):
+    path = tmp_path / "new.db"
+    Store(str(path)).close()
+    conn = sqlite3.connect(path)
+    tables = {r[0] for r in conn.execute("select name from sqlite_master where type='table'")}
+    assert {"documents", "transfer_sets", "reviews", "runner_results", "judgements", "runs", "run_cases",
+            "overrides", "calls", "_sqlite_migrations"} <= tables
+    assert conn.execute("pragma journal_mode").fetchone()[0] == "wal"
+    applied = [r[0] for r in conn.execute("select name from _sqlite_migrations where migration_set = 'abeq'")]
+    assert applied == [m.name for m in migrations._migrations]
+
+
+def test_reopening_applies_nothing_twice(tmp_path):
+    path = str(tmp_path / "x.db")
+    Store(path).close()
+    Store(path).close()
+    n = sqlite3.connect(path).execute("select count(*) from _sqlite_migrations").fetchone()[0]
+    assert n == len(migrations._migrations)
+
+
+def test_documents_are_content_addressed(store):
+    h1 = store.put_document("a.md", "same text")
+    h2 = store.put_document("b.md", "same text")
+    assert h1 == h2 and store.one("select count(*) n from documents")["n"] == 1
+
+
+def test_foreign_keys_are_enforced(store):
+    with pytest.raises(sqlite3.IntegrityError):
+        store.add_override(run_id=999, case_id="x", verdict="equivalent", reason="r", reviewer="me",
+                           judge_verdict=None)
+
+
+def test_override_needs_a_reason(store):
+    from abeq.errors import InputError
+
+    with pytest.raises(InputError):
+        store.add_override(run_id=1, case_id="x", verdict="equivalent", reason="  ", reviewer="", judge_verdict=None)
