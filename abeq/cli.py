@@ -59,7 +59,7 @@ def _write(path: str | None, text: str) -> None:
 
 def cmd_run(args) -> int:
     from .documents import detect_variant, load_document
-    from .engine import Engine, RunConfig, estimate_calls
+    from .engine import Engine, RunConfig, estimate
     from .report import build_report, exit_code, run_record
     from .store import Store
     from . import transferset as tsm
@@ -92,22 +92,145 @@ def cmd_run(args) -> int:
     eng = Engine(store, original, candidate, ts, cfg, on_progress=_Bar(args.quiet))
     run_id = eng.prepare()
     if not args.quiet:
-        est = estimate_calls(len(ts.cases), 1, cfg.judge_samples, cfg.aa)
-        print(f"run {run_id}: {len(ts.cases)} cases, variant {variant}; at most {est['total']} model calls "
-              f"({est['runner_calls']} runner, {est['judge_calls']} judge), fewer when cached", file=sys.stderr)
+        rnd = (store.run(run_id) or {}).get("round") or 1
+        est = estimate(eng, rounds_so_far=rnd - 1)
+        cost = "unpriced model" if est["est_cost"] is None else f"~${est['est_cost']:.4f}"
+        print(f"run {run_id}: {len(ts.cases)} cases, variant {variant}, round {rnd}. Budget: at most "
+              f"{est['runner_calls']} runner calls ({est['teacher_cached']} teacher runs cached) + "
+              f"{est['judge_calls']} judge calls, ~{est['est_prompt_tokens'] + est['est_completion_tokens']:,} "
+              f"tokens (est.), {cost}; the review so far: N x (1 + rounds) = "
+              f"{est['review_budget_runner_calls']} runner calls", file=sys.stderr)
     eng.run()
     rr = build_report(store, run_id)
-    gate = getattr(args, "gate", "compress")
-    if args.record:
-        _write(args.record, json.dumps(run_record(store, rr, gate), indent=2, ensure_ascii=False))
+    gate = args.gate
+    write_exports(store, rr, args, gate)
     _write(args.out, json.dumps(rr.with_errors(), indent=2, ensure_ascii=False))
     if not args.quiet:
-        st = store.call_stats(run_id)
-        s = rr.report["summary"]
-        print(f"{'PASS' if rr.passed else 'FAIL'}: {s['equivalents']} equivalent, {s['divergences']} diverged, "
-              f"{s['regressions']} regressed, {len(rr.errors)} errored · {st['made']} calls made, "
-              f"{st['cached']} from cache", file=sys.stderr)
+        print_outcome(store, rr, gate)
     return exit_code(rr, gate)
+
+
+def write_exports(store, rr, args, gate: str) -> None:
+    from .exports import markdown, to_csv, to_junit
+    from .report import run_record
+
+    if getattr(args, "record", None):
+        _write(args.record, json.dumps(run_record(store, rr, gate), indent=2, ensure_ascii=False))
+    if getattr(args, "markdown", None):
+        _write(args.markdown, markdown(store, rr, gate))
+    if getattr(args, "csv", None):
+        _write(args.csv, to_csv(rr))
+    if getattr(args, "junit", None):
+        _write(args.junit, to_junit(rr, gate))
+
+
+def print_outcome(store, rr, gate: str) -> None:
+    from .agreement import aa_rates
+    from .report import gate_result
+
+    st = store.call_stats(rr.run["id"])
+    s = rr.report["summary"]
+    g = gate_result(rr, gate)
+    cost = "unknown cost" if st["unpriced"] else f"${st['cost']:.4f}"
+    print(f"{'PASS' if g['pass'] else 'FAIL'} ({gate}): {s['equivalents']} equivalent, {s['divergences']} diverged, "
+          f"{s['regressions']} regressed, {len(rr.errors)} errored"
+          + (f", {rr.overridden} overridden" if rr.overridden else "")
+          + f" · {st['made']} calls made ({st['teacher_made']} teacher), {st['cached']} from cache · "
+          f"{st['prompt_tokens'] + st['completion_tokens']} tokens · {cost}", file=sys.stderr)
+    if gate == "directive-clarity":
+        print(f"directness: original {g['mean_original_directness']} → candidate {g['mean_candidate_directness']}; "
+              "per case: " + ", ".join(f"{k} {v:+d}" for k, v in g["per_case_delta"].items()), file=sys.stderr)
+    uncertain = [r.case_id for r in rr.rows if r.uncertain]
+    if uncertain:
+        print(f"uncertain (judge samples disagree): {', '.join(uncertain)}", file=sys.stderr)
+    for a in aa_rates(store, rr.run["id"]):
+        print(f"A/A false-regression rate: {a['false_regression_rate']:.0%} of {a['cases']} cases "
+              f"({a['runner_model']} / {a['judge_model']})", file=sys.stderr)
+    for e in rr.errors:
+        print(f"error: case {e['case_id']} ({e['stage']}): {e['error'][:200]}", file=sys.stderr)
+
+
+def _existing_store(db):
+    from .errors import InputError
+    from .store import Store, db_path
+
+    if not Path(db_path(db)).exists():
+        raise InputError("no database here", path=db_path(db), hint="Pass --db, or run `abeq run` first.")
+    return Store(db)
+
+
+def cmd_history(args) -> int:
+    from .errors import InputError
+    from .history import review_history
+
+    store = _existing_store(args.db)
+    if store.review(args.name) is None:
+        names = ", ".join(r["name"] for r in store.reviews()) or "none yet"
+        raise InputError(f"no review named '{args.name}'", hint=f"Reviews in this database: {names}.")
+    rounds = review_history(store, args.name)
+    if args.json:
+        print(json.dumps(rounds, indent=2))
+        return EXIT_PASS
+    print(f"{'round':>5}  {'run':>4}  {'chars':>6}  {'ratio':>6}  {'equiv':>5}  {'div':>4}  {'regr':>4}  {'err':>4}"
+          f"  {'ovr':>4}  {'dir o→c':>9}  candidate")
+    for r in rounds:
+        d = f"{r['directness original']}→{r['directness candidate']}" if r["directness original"] else "-"
+        print(f"{r['round'] or '-':>5}  {r['run']:>4}  {r['characters']:>6}  {r['compression']:>6}  "
+              f"{r['equivalent']:>5}  {r['diverged']:>4}  {r['regressed']:>4}  {r['errored']:>4}  "
+              f"{r['overridden']:>4}  {d:>9}  {r['candidate']}")
+    return EXIT_PASS
+
+
+def cmd_stats(args) -> int:
+    from .agreement import aa_rates, judge_agreement
+
+    store = _existing_store(args.db)
+    agree, aa = judge_agreement(store), aa_rates(store)
+    if args.json:
+        print(json.dumps({"judge_agreement": agree, "aa": aa}, indent=2))
+        return EXIT_PASS
+    print("judge agreement with reviewers:" if agree else "no reviewed cases yet (overrides count as reviews)")
+    for a in agree:
+        k = "n/a" if a["kappa"] is None else f"{a['kappa']:.2f}"
+        print(f"  {a['judge_model']}: {a['reviewed']} reviewed, raw agreement {a['raw_agreement']:.0%}, "
+              f"Cohen's kappa {k}" + (f" ({a['note']})" if a["note"] else ""))
+    for a in aa:
+        print(f"A/A false-regression rate {a['runner_model']} / {a['judge_model']}: "
+              f"{a['false_regression_rate']:.0%} of {a['cases']} cases ({a['noisy_cases']} noisy)")
+    return EXIT_PASS
+
+
+def cmd_export(args) -> int:
+    from .errors import InputError
+    from .report import build_report
+
+    store = _existing_store(args.db)
+    if store.run(args.run_id) is None:
+        raise InputError(f"no run {args.run_id} in this database", path=store.path)
+    rr = build_report(store, args.run_id)
+    write_exports(store, rr, args, args.gate)
+    if args.out or not any((args.record, args.markdown, args.csv, args.junit)):
+        _write(args.out, json.dumps(rr.with_errors(), indent=2, ensure_ascii=False))
+    return EXIT_PASS
+
+
+def cmd_override(args) -> int:
+    from .errors import InputError
+    from .report import build_report
+
+    store = _existing_store(args.db)
+    if store.run(args.run_id) is None:
+        raise InputError(f"no run {args.run_id} in this database", path=store.path)
+    rows = {r.case_id: r for r in build_report(store, args.run_id).rows}
+    if args.case_id not in rows:
+        raise InputError(f"run {args.run_id} has no case '{args.case_id}'")
+    if rows[args.case_id].status != "judged":
+        raise InputError(f"case '{args.case_id}' errored: there is no verdict to override; re-run it")
+    store.add_override(args.run_id, args.case_id, args.verdict, args.reason, args.reviewer,
+                       rows[args.case_id].judge_verdict)
+    rr = build_report(store, args.run_id)
+    print(f"recorded; run {args.run_id} now {'PASSES' if rr.passed else 'FAILS'} with {rr.overridden} override(s)")
+    return EXIT_PASS
 
 
 def cmd_check_set(args) -> int:
@@ -167,8 +290,41 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--judge-samples", type=int, default=1, help="judge each case K times; majority verdict")
     r.add_argument("--aa", action="store_true", help="also replay the teacher and judge it against itself (noise floor)")
     r.add_argument("--review", default=None, help="name of a review to create or continue (rounds)")
+    r.add_argument("--gate", choices=["compress", "directive-clarity"], default="compress",
+                   help="compress: no regression; directive-clarity: no regression and a measured directness gain")
+    r.add_argument("--markdown", default=None, help="write a Markdown review report here")
+    r.add_argument("--csv", default=None, help="write one CSV row per case here")
+    r.add_argument("--junit", default=None, help="write JUnit XML (one testcase per case) here")
     r.add_argument("--quiet", action="store_true", help="no progress on stderr")
     r.set_defaults(fn=cmd_run)
+
+    h = sub.add_parser("history", help="the rounds of a review: size, ratio, verdicts, directness")
+    h.add_argument("name", help="review name (as given to run --review)")
+    h.add_argument("--db", default=None)
+    h.add_argument("--json", action="store_true")
+    h.set_defaults(fn=cmd_history)
+
+    st = sub.add_parser("stats", help="judge trust: agreement with reviewers (Cohen's kappa) and A/A noise")
+    st.add_argument("--db", default=None)
+    st.add_argument("--json", action="store_true")
+    st.set_defaults(fn=cmd_stats)
+
+    ex = sub.add_parser("export", help="re-export a stored run (overrides applied)")
+    ex.add_argument("run_id", type=int)
+    ex.add_argument("--db", default=None)
+    ex.add_argument("--gate", choices=["compress", "directive-clarity"], default="compress")
+    for flag in ("--out", "--record", "--markdown", "--csv", "--junit"):
+        ex.add_argument(flag, default=None)
+    ex.set_defaults(fn=cmd_export)
+
+    ov = sub.add_parser("override", help="record a reviewer's verdict for a case (a reason is required)")
+    ov.add_argument("run_id", type=int)
+    ov.add_argument("case_id")
+    ov.add_argument("--verdict", required=True, choices=["equivalent", "candidate-regressed", "candidate-diverged"])
+    ov.add_argument("--reason", required=True)
+    ov.add_argument("--reviewer", default=os.environ.get("USER", ""))
+    ov.add_argument("--db", default=None)
+    ov.set_defaults(fn=cmd_override)
 
     c = sub.add_parser("check-set", help="coverage of a transfer set against the original",
                        description="Exit 0 when the set is runnable, 2 when a run would be refused.")

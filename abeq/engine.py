@@ -273,6 +273,42 @@ def _now() -> str:
     return now()
 
 
+def estimate(engine: "Engine", rounds_so_far: int = 0) -> dict:
+    """What this run will cost at most: calls needed now (cache consulted), tokens and price."""
+    from .documents import estimate_tokens
+
+    cfg, n = engine.cfg, len(engine.ts.cases)
+    need_teacher = sum(1 for c in engine.ts.cases if cfg.fresh or not engine.store.runner_result(
+        runner_key(engine.original.hash, c, cfg.variant, cfg.runner, engine.ts_hash)))
+    base = estimate_calls(n, 1, cfg.judge_samples, cfg.aa)
+    runner_calls = need_teacher + n + (n if cfg.aa else 0)
+    judge_calls = base["judge_calls"]
+    sys_tokens = estimate_tokens(runner_prompt(cfg.variant).text)[0]
+    per_runner = sys_tokens + estimate_tokens(engine.original.text)[0] + 200
+    prompt_tokens = runner_calls * per_runner + judge_calls * (estimate_tokens(judge_prompt().text)[0] + 1200)
+    completion_tokens = (runner_calls + judge_calls) * 400
+    return {"runner_calls": runner_calls, "judge_calls": judge_calls, "teacher_cached": n - need_teacher,
+            "review_budget_runner_calls": n * (1 + rounds_so_far + 1),
+            "est_prompt_tokens": prompt_tokens, "est_completion_tokens": completion_tokens,
+            "est_cost": price(cfg.runner.name, prompt_tokens, completion_tokens)}
+
+
+def price(model: str, prompt_tokens: int, completion_tokens: int):
+    """Dollar estimate from litellm's offline price list; 0 for local models, None when unpriced."""
+    if model.split("/", 1)[0] in ("local", "scripted"):
+        return 0.0
+    try:
+        from .models import litellm
+
+        info = litellm().model_cost.get(model) or litellm().model_cost.get(model.split("/", 1)[-1])
+        if not info:
+            return None
+        return round(prompt_tokens * info.get("input_cost_per_token", 0)
+                     + completion_tokens * info.get("output_cost_per_token", 0), 6)
+    except Exception:
+        return None
+
+
 def estimate_calls(n_cases: int, rounds: int = 1, judge_samples: int = 1, aa: bool = False) -> dict:
     """Budget before a run: N × (1 + rounds) runner calls, plus judge calls (and A/A extras)."""
     runner = n_cases * (1 + rounds) + (n_cases if aa else 0)

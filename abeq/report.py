@@ -26,8 +26,10 @@ class CaseRow:
     agreement: Optional[float] = None
     uncertain: bool = False
     gate_truncated: bool = False
+    gate_section: str = ""
     aa_verdict: Optional[str] = None
     override: Optional[dict] = None
+    within_noise: bool = False  # regressed, but the judge also flagged the teacher's own replay
     error_stage: Optional[str] = None
     error: Optional[str] = None
     teacher_key: Optional[str] = None
@@ -82,6 +84,10 @@ def case_rows(store: Store, run_id: int) -> list[CaseRow]:
             row.candidate_directness = round(sum(j["candidate_directness"] for j in js) / len(js))
             row.interpretation_notes = rep["interpretation_notes"]
             row.verdict = row.judge_verdict
+            row.within_noise = row.verdict == "candidate-regressed" and row.aa_verdict not in (None, "equivalent")
+        if row.gate_truncated and row.teacher_key:
+            t = store.one("select gate_section from runner_results where key = ?", [row.teacher_key])
+            row.gate_section = (t or {}).get("gate_section") or ""
         ov = overrides.get(r["case_id"])
         if ov and row.status == "judged":
             row.override = ov
@@ -160,10 +166,13 @@ def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
                 "status": run["status"], "thin_accepted": bool(run["thin_accepted"]),
                 "calls_made": stats["made"], "calls_cached": stats["cached"],
                 "prompt_tokens": stats["prompt_tokens"], "completion_tokens": stats["completion_tokens"],
-                "cost": stats["cost"], "cost_unpriced_calls": stats["unpriced"]},
+                "cost": stats["cost"], "cost_unpriced_calls": stats["unpriced"],
+                "aa_false_regression_rate": (sum(r.aa_verdict == "candidate-regressed" for r in rr.rows if r.aa_verdict)
+                                             / max(1, sum(1 for r in rr.rows if r.aa_verdict)))
+                if cfg.get("aa") else None},
         "cases": [{"case_id": r.case_id, "status": r.status, "judge_verdict": r.judge_verdict, "verdict": r.verdict,
                    "judge_samples": r.samples, "agreement": r.agreement, "uncertain": r.uncertain,
-                   "aa_verdict": r.aa_verdict, "gate_truncated": r.gate_truncated,
+                   "aa_verdict": r.aa_verdict, "within_noise": r.within_noise, "gate_truncated": r.gate_truncated,
                    "override": ({k: r.override[k] for k in ("verdict", "judge_verdict", "reason", "reviewer", "created_at")}
                                 if r.override else None),
                    "error": r.error} for r in rr.rows],

@@ -1,0 +1,116 @@
+"""Rounds, budget, gate profiles and exports."""
+
+import csv
+import io
+import json
+from xml.etree import ElementTree as ET
+
+from abeq.cli import main
+from abeq.engine import Engine, estimate, estimate_calls
+from abeq.exports import CAVEAT, markdown, to_csv, to_junit
+from abeq.history import changed_verdicts, review_history
+from abeq.providers import scripted
+from abeq.report import build_report, exit_code, gate_result
+from conftest import EXAMPLE
+
+
+def _round(store, ex, cfg, cand):
+    return Engine(store, ex["original"], ex[cand], ex["ts"], cfg).run()
+
+
+def test_rounds_reuse_the_teacher_and_are_numbered(store, example, scripted_cfg):
+    cfg = scripted_cfg(review="compress-skill")
+    r1 = _round(store, example, cfg, "lossy")
+    r2 = _round(store, example, cfg, "faithful")
+    assert store.call_stats(r1)["teacher_made"] == 7 and store.call_stats(r2)["teacher_made"] == 0
+    hist = review_history(store, "compress-skill")
+    assert [h["round"] for h in hist] == [1, 2]
+    assert [h["regressed"] for h in hist] == [7, 0] and [h["equivalent"] for h in hist] == [0, 7]
+    assert hist[1]["compression"] < 1 and hist[1]["characters"] == len(example["faithful"].text)
+    changed = changed_verdicts(store, r1, r2)
+    assert len(changed) == 7 and changed[0]["before"] == "candidate-regressed" and changed[0]["after"] == "equivalent"
+
+
+def test_budget_arithmetic():
+    assert estimate_calls(10, rounds=1) == {"runner_calls": 20, "judge_calls": 10, "total": 30}
+    assert estimate_calls(10, rounds=3) == {"runner_calls": 40, "judge_calls": 30, "total": 70}
+    assert estimate_calls(10, rounds=1, judge_samples=3, aa=True) == {"runner_calls": 30, "judge_calls": 40,
+                                                                       "total": 70}
+
+
+def test_estimate_counts_cached_teacher_runs(store, example, scripted_cfg):
+    cfg = scripted_cfg(review="r")
+    _round(store, example, cfg, "lossy")
+    eng = Engine(store, example["original"], example["faithful"], example["ts"], cfg)
+    est = estimate(eng, rounds_so_far=1)
+    assert est["teacher_cached"] == 7 and est["runner_calls"] == 7 and est["judge_calls"] == 7
+    assert est["review_budget_runner_calls"] == 7 * 3 and est["est_cost"] == 0.0
+
+
+def _directness_judge(o, c):
+    def handler(model, messages, schema):
+        if "original_run" not in messages[1]["content"]:
+            return None
+        return json.dumps({"verdict": "equivalent", "behaviour_delta": "", "original_directness": o,
+                           "candidate_directness": c, "interpretation_notes": "read from the self-reports"})
+    return handler
+
+
+def test_directive_clarity_needs_a_measured_gain(store, example, scripted_cfg):
+    scripted.handler = _directness_judge(3, 3)
+    rr = build_report(store, _round(store, example, scripted_cfg(), "faithful"))
+    assert gate_result(rr, "compress")["pass"] and exit_code(rr, "compress") == 0
+    g = gate_result(rr, "directive-clarity")
+    assert not g["pass"] and exit_code(rr, "directive-clarity") == 1
+    assert g["mean_original_directness"] == 3 and set(g["per_case_delta"].values()) == {0}
+
+
+def test_directive_clarity_passes_with_a_gain_and_no_regression(store, example, scripted_cfg):
+    scripted.handler = _directness_judge(2, 4)
+    rr = build_report(store, _round(store, example, scripted_cfg(), "faithful"))
+    g = gate_result(rr, "directive-clarity")
+    assert g["pass"] and g["mean_candidate_directness"] == 4 and set(g["per_case_delta"].values()) == {2}
+
+
+def test_exports_apply_overrides_and_say_so(store, example, scripted_cfg):
+    run_id = _round(store, example, scripted_cfg(), "lossy")
+    store.add_override(run_id, "happy-1", "equivalent", "ticket ids never appear in this input", "ann",
+                       "candidate-regressed")
+    rr = build_report(store, run_id)
+    md = markdown(store, rr)
+    assert "Overrides applied: 1" in md and "ticket ids never appear in this input" in md
+    assert CAVEAT in md and "Compression ratio" in md and "coverage 100%" in md
+    assert "Gate-truncated cases" in md and "edge-2" in md
+    rows = list(csv.DictReader(io.StringIO(to_csv(rr))))
+    assert len(rows) == 7
+    h1 = next(r for r in rows if r["case_id"] == "happy-1")
+    assert h1["verdict"] == "equivalent" and h1["judge_verdict"] == "candidate-regressed" and h1["overridden"] == "True"
+    suite = ET.fromstring(to_junit(rr).encode())
+    assert suite.get("tests") == "7" and suite.get("failures") == "6"
+    failed = {tc.get("name") for tc in suite.iter("testcase") if tc.find("failure") is not None}
+    assert failed == {"adversarial-1", "adversarial-2", "composition-1", "edge-1", "edge-2", "happy-2"}
+
+
+def test_errored_cases_are_junit_errors(store, example, scripted_cfg):
+    scripted.handler = lambda m, msgs, s: "nonsense" if "original_run" in msgs[1]["content"] else None
+    rr = build_report(store, _round(store, example, scripted_cfg(), "faithful"))
+    suite = ET.fromstring(to_junit(rr).encode())
+    assert suite.get("errors") == "7" and len(list(suite.iter("error"))) == 7
+
+
+def test_cli_writes_every_export_and_history(tmp_path, capsys):
+    base = ["run", "--original", str(EXAMPLE / "SKILL.md"), "--transfer-set", str(EXAMPLE / "transfer-set.json"),
+            "--runner-model", "scripted/rules", "--db", str(tmp_path / "a.db"), "--confirm", "--quiet",
+            "--review", "rn", "--out", str(tmp_path / "r.json")]
+    assert main(base + ["--candidate", str(EXAMPLE / "candidate-lossy.md")]) == 1
+    assert main(base + ["--candidate", str(EXAMPLE / "candidate-faithful.md"), "--markdown", str(tmp_path / "r.md"),
+                        "--csv", str(tmp_path / "r.csv"), "--junit", str(tmp_path / "r.xml"),
+                        "--record", str(tmp_path / "rec.json")]) == 0
+    assert (tmp_path / "r.md").read_text().startswith("# abeq review")
+    ET.parse(tmp_path / "r.xml")
+    assert json.loads((tmp_path / "rec.json").read_text())["report"]["summary"]["pass"] is True
+    capsys.readouterr()
+    assert main(["history", "rn", "--db", str(tmp_path / "a.db"), "--json"]) == 0
+    hist = json.loads(capsys.readouterr().out)
+    assert [h["regressed"] for h in hist] == [7, 0]
+    assert main(["history", "nope", "--db", str(tmp_path / "a.db")]) == 2
