@@ -247,14 +247,20 @@ class Engine:
             self.prepare()
         policy = CallPolicy(max_retries=self.cfg.max_retries, semaphore=asyncio.Semaphore(max(1, self.cfg.concurrency)))
         self.store.update_run(self.run_id, status="running")
+        from .models import close_sessions, open_session
+
+        await open_session()
         self._emit()
-        if self.cfg.concurrency <= 1:
-            for i, case in enumerate(self.ts.cases):
-                if self.cancel.is_set():
-                    break
-                await self._case(i, case, policy)
-        else:
-            await asyncio.gather(*[self._case(i, c, policy) for i, c in enumerate(self.ts.cases)])
+        try:
+            if self.cfg.concurrency <= 1:
+                for i, case in enumerate(self.ts.cases):
+                    if self.cancel.is_set():
+                        break
+                    await self._case(i, case, policy)
+            else:
+                await asyncio.gather(*[self._case(i, c, policy) for i, c in enumerate(self.ts.cases)])
+        finally:
+            await close_sessions()
         status = "cancelled" if self.cancel.is_set() else "finished"
         from .report import build_report
 

@@ -7,6 +7,7 @@ providers, so they travel exactly the path a hosted model does.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import threading
@@ -102,7 +103,8 @@ def _status_of(exc: BaseException) -> Optional[int]:
 def is_retryable(exc: BaseException) -> bool:
     name = type(exc).__name__
     if name in ("Timeout", "APITimeoutError", "APIConnectionError", "RateLimitError",
-                "InternalServerError", "ServiceUnavailableError", "TimeoutError"):
+                "InternalServerError", "ServiceUnavailableError", "TimeoutError", "ClientConnectorError",
+                "ServerDisconnectedError", "ClientOSError", "ClientPayloadError", "ServerTimeoutError"):
         return True
     if isinstance(exc, (asyncio.TimeoutError, ConnectionError)):
         return True
@@ -154,11 +156,89 @@ def redact(text: str) -> str:
     return text
 
 
+FAST_PREFIXES = ("openai", "hosted_vllm")
+
+
+def uses_fast_path(spec: ModelSpec) -> bool:
+    """OpenAI-compatible endpoints get a lean HTTP transport; everything else goes through litellm.
+
+    litellm costs ~13 ms CPU per call here (its SDK stack, cost lookups and logging), which at
+    high concurrency stretches a run to ~1.9x its critical path. For `openai/…` or `hosted_vllm/…`
+    with an api_base the request and reply are plain OpenAI JSON, so abeq posts it itself, behind
+    the same retry, validation and accounting. ABEQ_TRANSPORT=litellm turns this off.
+    """
+    return (bool(spec.api_base) and spec.name.split("/", 1)[0] in FAST_PREFIXES
+            and os.environ.get("ABEQ_TRANSPORT", "fast").lower() != "litellm")
+
+
+class HTTPStatusError(Exception):
+    def __init__(self, status_code: int, body: str):
+        self.status_code = status_code
+        super().__init__(f"HTTP {status_code}: {body[:300]}")
+
+
+_sessions: dict = {}
+
+
+async def open_session() -> None:
+    """Keep one pooled HTTP session for this event loop until close_sessions (the engine does both)."""
+    import aiohttp
+
+    loop = asyncio.get_running_loop()
+    if loop not in _sessions or _sessions[loop].closed:
+        _sessions[loop] = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300))
+
+
+async def close_sessions() -> None:
+    """Close this event loop's HTTP session (the engine calls it when a run ends)."""
+    sess = _sessions.pop(asyncio.get_running_loop(), None)
+    if sess is not None:
+        await sess.close()
+
+
+async def _send_fast(spec: ModelSpec, kwargs: dict) -> tuple[str, int, int, Optional[float]]:
+    provider, model = spec.name.split("/", 1)
+    body = {"model": model, "messages": kwargs["messages"], "temperature": kwargs["temperature"],
+            "max_tokens": kwargs["max_tokens"]}
+    for k in ("seed", "response_format"):
+        if k in kwargs:
+            body[k] = kwargs[k]
+    headers = {"Content-Type": "application/json"}
+    key = os.environ.get("OPENAI_API_KEY") if provider == "openai" else os.environ.get("HOSTED_VLLM_API_KEY")
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    import aiohttp
+
+    pooled = _sessions.get(asyncio.get_running_loop())
+    sess = pooled if pooled is not None and not pooled.closed else aiohttp.ClientSession()
+    try:
+        async with sess.post(spec.api_base.rstrip("/") + "/chat/completions", json=body, headers=headers,
+                             timeout=aiohttp.ClientTimeout(total=spec.timeout)) as r:
+            text = await r.text()
+            if r.status >= 400:
+                raise HTTPStatusError(r.status, text)
+    finally:
+        if sess is not pooled:  # a one-off call outside a run
+            await sess.close()
+    data = json.loads(text)
+    usage = data.get("usage") or {}
+    content = ((data.get("choices") or [{}])[0].get("message") or {}).get("content") or ""
+    return content, usage.get("prompt_tokens", 0) or 0, usage.get("completion_tokens", 0) or 0, None
+
+
+async def _send_litellm(spec: ModelSpec, kwargs: dict) -> tuple[str, int, int, Optional[float]]:
+    ll = litellm()
+    resp = await ll.acompletion(**kwargs)
+    usage = getattr(resp, "usage", None)
+    return (resp.choices[0].message.content or "", getattr(usage, "prompt_tokens", 0) or 0,
+            getattr(usage, "completion_tokens", 0) or 0, _cost(ll, resp, spec))
+
+
 async def complete(spec: ModelSpec, messages: list[dict], response_model=None,
                    policy: Optional[CallPolicy] = None) -> Completion:
     """One model call with bounded retries on rate limits, server errors and timeouts."""
-    ll = litellm()
     policy = policy or CallPolicy()
+    fast = uses_fast_path(spec)
     kwargs: dict = dict(model=spec.name, messages=messages, temperature=spec.temperature,
                         max_tokens=spec.max_tokens, timeout=spec.timeout, num_retries=0)
     if spec.seed is not None:
@@ -169,15 +249,17 @@ async def complete(spec: ModelSpec, messages: list[dict], response_model=None,
             kwargs["api_key"] = "not-needed"  # the OpenAI client insists on some key
     if response_model is not None:
         kwargs["response_format"] = response_format(response_model, portable=not spec.is_local)
+    send = _send_fast if fast else _send_litellm
     last: Optional[BaseException] = None
     for attempt in range(policy.max_retries + 1):
         t0 = time.perf_counter()
         try:
             if policy.semaphore is not None:
                 async with policy.semaphore:
-                    resp = await asyncio.wait_for(ll.acompletion(**kwargs), spec.timeout + 5)
+                    t0 = time.perf_counter()
+                    text, pt, ct, cost = await asyncio.wait_for(send(spec, kwargs), spec.timeout + 5)
             else:
-                resp = await asyncio.wait_for(ll.acompletion(**kwargs), spec.timeout + 5)
+                text, pt, ct, cost = await asyncio.wait_for(send(spec, kwargs), spec.timeout + 5)
         except Exception as e:  # noqa: BLE001 — classified below
             last = e
             if not is_retryable(e) or attempt == policy.max_retries:
@@ -185,13 +267,9 @@ async def complete(spec: ModelSpec, messages: list[dict], response_model=None,
             delay = min(policy.backoff_cap, policy.backoff_base * 2**attempt) * (0.5 + random.random() / 2)
             await policy.sleep(delay)
             continue
-        latency = time.perf_counter() - t0
-        text = resp.choices[0].message.content or ""
-        usage = getattr(resp, "usage", None)
-        return Completion(text=text,
-                          prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-                          completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-                          cost=_cost(ll, resp, spec), latency=latency, attempts=attempt + 1)
+        return Completion(text=text, prompt_tokens=pt, completion_tokens=ct,
+                          cost=0.0 if spec.is_local else cost, latency=time.perf_counter() - t0,
+                          attempts=attempt + 1)
     kind = type(last).__name__
     msg = redact(str(last))[:500]
     raise ModelCallError(f"{spec.name}: {kind} after {attempt + 1} attempt(s): {msg}")
