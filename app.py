@@ -36,15 +36,16 @@ with st.sidebar:
     if msg := st.session_state.pop("flash_sidebar", None):
         st.error(md(msg))
     st.caption("The preselected embedded model is tiny (135M): its verdicts are for trying the desk. "
-               "Connect a stronger model on **Run**.")
+               "For real reviews enter any litellm model string on **Run** (its API key in the environment), "
+               "or an API base for Ollama, vLLM or any OpenAI-compatible server.")
     st.caption("Database: " + md(db_path()))
 
 pages = [
-    st.Page("pages/1_documents.py", title="Documents", icon=":material/description:", default=True),
-    st.Page("pages/2_transfer_set.py", title="Transfer set", icon=":material/checklist:", url_path="transfer-set"),
-    st.Page("pages/3_run.py", title="Run", icon=":material/play_arrow:", url_path="run"),
-    st.Page("pages/4_review.py", title="Review", icon=":material/rate_review:", url_path="review"),
-    st.Page("pages/5_history.py", title="History", icon=":material/timeline:", url_path="history"),
+    st.Page("desk_pages/1_documents.py", title="Documents", icon=":material/description:", default=True),
+    st.Page("desk_pages/2_transfer_set.py", title="Transfer set", icon=":material/checklist:", url_path="transfer-set"),
+    st.Page("desk_pages/3_run.py", title="Run", icon=":material/play_arrow:", url_path="run"),
+    st.Page("desk_pages/4_review.py", title="Review", icon=":material/rate_review:", url_path="review"),
+    st.Page("desk_pages/5_history.py", title="History", icon=":material/timeline:", url_path="history"),
 ]
 pg = st.navigation(pages)
 st.info(session.next_step(store, session.current_review(store, st.session_state), st.session_state),

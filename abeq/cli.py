@@ -339,6 +339,10 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--address", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     a.add_argument("--db", default=None)
     a.set_defaults(fn=cmd_app)
+    from . import cli_compare
+    cli_compare.register(sub)
+    from . import cli_sets
+    cli_sets.register(sub)
     return p
 
 

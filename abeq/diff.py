@@ -26,7 +26,8 @@ _MAX_CODES = sys.maxunicode + 1 - _FIRST_CODE
 # Up to this many tokens (a + b), dmp diffs in one go, which gives the minimal diff. Longer texts
 # are first cut at anchors, because dmp's search is O(tokens x edits): two 50 KB transcripts with
 # edits everywhere would run into the timeout.
-_DIRECT_LIMIT = 1000
+_DIRECT_LIMIT = 500
+_MAX_DEPTH = 20
 
 _NL = r"(?:\r\n|\r|\n)"
 # Side-by-side rows are cut after a shared line break (and any blank lines after it).
@@ -111,16 +112,18 @@ def _anchors(ea: str, eb: str) -> list[tuple[int, int]]:
     pairs = [(i, where_b[c]) for i, c in enumerate(ea) if c in unique]
     # Keep the longest run of anchors in the same order on both sides; a moved passage's
     # anchors cross the others and are dropped, so it shows as deleted and inserted.
-    tails: list[int] = []  # tails[k]: index in pairs of the end of the best run of length k + 1
+    tails: list[int] = []  # tails[n]: index in pairs of the end of the best run of length n + 1
+    tail_js: list[int] = []  # ... and its position in b, for the binary search
     before = [-1] * len(pairs)
     for k, (_, j) in enumerate(pairs):
-        n = bisect.bisect_left([pairs[t][1] for t in tails], j) if tails and j < pairs[tails[-1]][1] else len(tails)
+        n = bisect.bisect_left(tail_js, j)
         if n:
             before[k] = tails[n - 1]
         if n == len(tails):
             tails.append(k)
+            tail_js.append(j)
         else:
-            tails[n] = k
+            tails[n], tail_js[n] = k, j
     run, k = [], tails[-1]
     while k >= 0:
         run.append(pairs[k])
@@ -128,8 +131,11 @@ def _anchors(ea: str, eb: str) -> list[tuple[int, int]]:
     return run[::-1]
 
 
-def _diff_encoded(ea: str, eb: str, dmp: diff_match_patch, deadline: float) -> list[tuple[int, str]]:
-    anchors = _anchors(ea, eb) if len(ea) + len(eb) > _DIRECT_LIMIT else []
+def _diff_encoded(ea: str, eb: str, dmp: diff_match_patch, deadline: float, depth: int = 0) -> list[tuple[int, str]]:
+    # The depth cap only guards against a pathological text re-anchoring gap after gap until
+    # Python's recursion limit; real gaps stop finding anchors after two or three levels.
+    big = len(ea) + len(eb) > _DIRECT_LIMIT and depth < _MAX_DEPTH
+    anchors = _anchors(ea, eb) if big else []
     if not anchors:
         diffs = dmp.diff_main(ea, eb, False, deadline)
         # dmp does not say when it gave up: it returns a coarse but still exact diff. Running
@@ -141,7 +147,7 @@ def _diff_encoded(ea: str, eb: str, dmp: diff_match_patch, deadline: float) -> l
     i0 = j0 = 0
     for i, j in anchors + [(len(ea), len(eb))]:
         # Between two anchors, look again: tokens unique within the gap can anchor it in turn.
-        diffs += _diff_encoded(ea[i0:i], eb[j0:j], dmp, deadline)
+        diffs += _diff_encoded(ea[i0:i], eb[j0:j], dmp, deadline, depth + 1)
         diffs += [(EQUAL, ea[i])] if i < len(ea) else []
         i0, j0 = i + 1, j + 1
     return diffs

@@ -30,6 +30,7 @@ from typing import Any, Optional
 from aiohttp import web
 
 from .providers import schema_from_optional_params
+from .providers import scripted
 from .providers.scripted import respond
 
 OUTCOMES = ("ok", "malformed", "fail_429", "fail_500", "hang", "bad_request", "error")
@@ -55,7 +56,9 @@ def _text_of(content: Any) -> str:
 class LoopbackServer:
     """The server: the aiohttp app, its fault injection and counters, and a background runner.
 
-    latency: seconds slept before every answer (not before a hang).
+    latency: seconds from a request's arrival to its answer (not for a hang). The reply is
+        computed inside that time, so the double's own work does not stretch a benchmark's
+        critical path (as long as it takes less than `latency`).
     fail_rate: share of requests answered 429 / 500 (alternating, 429 first).
     malformed_rate: share of requests *with a response_format* whose content is not valid
         JSON or not schema-valid (cycling: truncated real reply, `{"verdict": "maybe"`,
@@ -98,12 +101,18 @@ class LoopbackServer:
             self._rng_malformed = random.Random(f"{self.seed}:malformed")
             self._n_fail = 0
             self._n_malformed = 0
+            # Wall-clock seconds (time.time) of the first chat request received and the last chat
+            # reply sent since the last reset: the span a benchmark measures, seen from the server.
+            self._first_request_at: Optional[float] = None
+            self._last_response_at: Optional[float] = None
 
     @property
     def stats(self) -> dict:
-        """A snapshot of the counters: `requests` (chat requests received) and one per outcome."""
+        """A snapshot of the counters: `requests` (chat requests received) and one per outcome,
+        plus `first_request_at` / `last_response_at` (time.time(), None before any request)."""
         with self._stats_lock:
-            return dict(self._counts)
+            return {**self._counts, "first_request_at": self._first_request_at,
+                    "last_response_at": self._last_response_at}
 
     @property
     def url(self) -> str:
@@ -114,6 +123,8 @@ class LoopbackServer:
         """(fault, ordinal) for the next request; fault is hang / fail_429 / fail_500 / malformed / ''."""
         with self._stats_lock:
             self._counts["requests"] += 1
+            if self._first_request_at is None:
+                self._first_request_at = time.time()
             h, f, m = self._rng_hang.random(), self._rng_fail.random(), self._rng_malformed.random()
             if h < self.hang_rate:
                 return "hang", 0
@@ -125,15 +136,18 @@ class LoopbackServer:
                 return "malformed", self._n_malformed
             return "", 0
 
-    def _count(self, outcome: str) -> None:
+    def _count(self, outcome: str, answered: bool = True) -> None:
         with self._stats_lock:
             self._counts[outcome] += 1
+            if answered:  # every answered outcome is counted as its reply goes out
+                self._last_response_at = time.time()
 
     # ------------------------------------------------------------ handlers
     async def _chat(self, request: web.Request) -> web.Response:
+        arrived = time.perf_counter()
         fault, n = self._decide()  # before any await: decisions follow arrival order
         if fault == "hang":
-            self._count("hang")
+            self._count("hang", answered=False)
             await asyncio.sleep(self.hang_seconds)
             return _error(504, "loopback: hung request woke up", "server_error")
         try:
@@ -152,13 +166,11 @@ class LoopbackServer:
             self._count("bad_request")
             return _error(400, "'messages' must be a non-empty list of objects", "invalid_request_error")
         model = str(body.get("model") or "scripted")
-        if self.latency:
-            await asyncio.sleep(self.latency)
-        if fault == "fail_429":
+        if fault in ("fail_429", "fail_500"):
+            await self._wait(arrived)
             self._count(fault)
-            return _error(429, "loopback: injected rate limit", "rate_limit_error", "rate_limit_exceeded")
-        if fault == "fail_500":
-            self._count(fault)
+            if fault == "fail_429":
+                return _error(429, "loopback: injected rate limit", "rate_limit_error", "rate_limit_exceeded")
             return _error(500, "loopback: injected server error", "server_error")
         messages = [{"role": str(m.get("role", "user")), "content": _text_of(m.get("content"))} for m in msgs]
         rf = body.get("response_format")
@@ -166,14 +178,14 @@ class LoopbackServer:
         try:
             text = respond(model, messages, schema)
         except Exception as e:  # noqa: BLE001 — a bug in the double must show, not hang the client
+            await self._wait(arrived)
             self._count("error")
             return _error(500, f"loopback: scripted model raised {type(e).__name__}: {e}", "server_error")
+        outcome = "ok"
         if fault == "malformed" and rf:
             variant = (n - 1) % 3
             text = text[: len(text) // 2] if variant == 0 else _MALFORMED_FIXED[variant - 1]
-            self._count("malformed")
-        else:
-            self._count("ok")
+            outcome = "malformed"
         pt = max(1, sum(len(m["content"]) for m in messages) // 4)
         ct = max(1, len(text) // 4)
         out = {
@@ -185,7 +197,15 @@ class LoopbackServer:
                          "logprobs": None, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
         }
-        return web.Response(text=json.dumps(out), content_type="application/json")
+        reply = web.Response(text=json.dumps(out), content_type="application/json")
+        await self._wait(arrived)
+        self._count(outcome)
+        return reply
+
+    async def _wait(self, arrived: float) -> None:
+        """Sleep out the rest of `latency` since the request arrived (the reply is computed inside it)."""
+        if self.latency:
+            await asyncio.sleep(max(0.0, self.latency - (time.perf_counter() - arrived)))
 
     async def _models(self, request: web.Request) -> web.Response:
         data = [{"id": "scripted", "object": "model", "created": 0, "owned_by": "abeq-loopback"}]
@@ -197,6 +217,13 @@ class LoopbackServer:
     async def _stats(self, request: web.Request) -> web.Response:
         return web.json_response(self.stats)
 
+    async def _reset(self, request: web.Request) -> web.Response:
+        """POST /reset: zero the counters (a benchmark's warm-up must not count) and drop the
+        scripted model's request history, which otherwise grows with every request."""
+        self.reset()
+        scripted.HISTORY.clear()
+        return web.json_response(self.stats)
+
     def app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
@@ -205,6 +232,7 @@ class LoopbackServer:
         app.router.add_get("/models", self._models)
         app.router.add_get("/health", self._health)
         app.router.add_get("/stats", self._stats)
+        app.router.add_post("/reset", self._reset)
         return app
 
     # ------------------------------------------------------------ running
@@ -300,7 +328,7 @@ def main(argv: Optional[list[str]] = None) -> None:
                                 description="OpenAI-compatible loopback server answering like abeq's scripted model")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765, help="0 picks a free port")
-    p.add_argument("--latency", type=float, default=0.0, help="seconds slept before each answer")
+    p.add_argument("--latency", type=float, default=0.0, help="seconds from each request to its answer")
     p.add_argument("--fail-rate", type=float, default=0.0, help="share of requests answered 429/500")
     p.add_argument("--malformed-rate", type=float, default=0.0,
                    help="share of response_format requests given invalid JSON")

@@ -91,6 +91,10 @@ def _parse_csv_rows(text: str, path: str) -> tuple[list[dict], list[str]]:
     reader = csv.DictReader(io.StringIO(text))
     if not reader.fieldnames or "input" not in reader.fieldnames:
         raise InputError("CSV needs a header row with at least 'id', 'type' and 'input' columns", path=path)
+    unknown = [c for c in reader.fieldnames if c and c not in Case.model_fields]
+    if unknown:  # a column, not a row: say so once, in the header's terms
+        raise InputError(f"row 1 (the header) has unknown column(s): {', '.join(unknown)}", path=path,
+                         hint="Columns are " + ", ".join(Case.model_fields) + ".")
     rows, labels = [], []
     for n, row in enumerate(reader, start=2):  # spreadsheet numbering: the header is row 1
         if None in row:

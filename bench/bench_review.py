@@ -43,7 +43,7 @@ def main() -> int:
 
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
         at.run()
-        at.switch_page("pages/4_review.py").run()  # warm: imports and first render
+        at.switch_page("desk_pages/4_review.py").run()  # warm: imports and first render
         assert not at.exception, at.exception
         times = []
         for i in range(RUNS):

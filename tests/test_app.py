@@ -15,8 +15,8 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT / "bench"))
 from synthetic import synthetic_run  # noqa: E402
 
-PAGES = ["pages/1_documents.py", "pages/2_transfer_set.py", "pages/3_run.py", "pages/4_review.py",
-         "pages/5_history.py"]
+PAGES = ["desk_pages/1_documents.py", "desk_pages/2_transfer_set.py", "desk_pages/3_run.py",
+         "desk_pages/4_review.py", "desk_pages/5_history.py"]
 XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
 
 
@@ -36,9 +36,9 @@ def app(db):
 
 
 def confirm_and_run(at: AppTest, db: str) -> int:
-    at.switch_page("pages/2_transfer_set.py").run()
+    at.switch_page("desk_pages/2_transfer_set.py").run()
     at.button(key="confirm").click().run()
-    at.switch_page("pages/3_run.py").run()
+    at.switch_page("desk_pages/3_run.py").run()
     at.text_input(key="runner_model").input("scripted/rules")
     at.text_input(key="judge_model").input("scripted/rules")
     at.button(key="start").click().run()
@@ -53,6 +53,17 @@ def metrics(at: AppTest) -> dict:
 
 def badges(at: AppTest) -> list[str]:
     return [m.value for m in at.markdown if "-badge[" in m.value]
+
+
+def gate(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if "PASS" in m.value or "FAIL" in m.value)
+
+
+def open_review(at: AppTest, db: str, name: str) -> None:
+    """Pick a review in the sidebar and open its Review page."""
+    at.run()
+    at.sidebar.selectbox(key="review_id").select(Store(db).review(name)["id"]).run()
+    at.switch_page("desk_pages/4_review.py").run()
 
 
 def override(at: AppTest, reason: str, verdict: str = "equivalent", reviewer: str = "ana") -> None:
@@ -76,7 +87,7 @@ def test_every_page_renders(app, page):
 
 
 def test_run_is_refused_until_the_set_is_confirmed(app, db):
-    app.switch_page("pages/3_run.py").run()
+    app.switch_page("desk_pages/3_run.py").run()
     assert "not confirmed" in app.error[0].value
     assert app.button(key="start").disabled
     assert any("135M" in i.value for i in app.info)
@@ -89,13 +100,13 @@ def test_confirming_then_running_the_scripted_model_judges_every_case(app, db):
     assert len(cases) == 7 and {c["status"] for c in cases} == {"judged"}
     app.run()
     assert metrics(app)["Cases done"] == "7/7"
-    app.switch_page("pages/4_review.py").run()
+    app.switch_page("desk_pages/4_review.py").run()
     assert metrics(app)["Regressed"] == "7"
-    assert any("FAIL" in b for b in badges(app)) and ":red-badge[candidate-regressed]" in badges(app)
+    assert "FAIL" in gate(app) and ":red-badge[candidate-regressed]" in badges(app)
 
 
 def test_editing_a_confirmed_set_makes_an_unconfirmed_version(app, db):
-    app.switch_page("pages/2_transfer_set.py").run()
+    app.switch_page("desk_pages/2_transfer_set.py").run()
     app.button(key="confirm").click().run()
     review = Store(db).review("example")
     key = f"ts_editor_{review['transfer_set_hash']}"
@@ -111,7 +122,7 @@ def test_editing_a_confirmed_set_makes_an_unconfirmed_version(app, db):
 
 def test_an_override_needs_a_reason_changes_the_summary_and_is_stored(app, db):
     run_id = confirm_and_run(app, db)
-    app.switch_page("pages/4_review.py").run()
+    app.switch_page("desk_pages/4_review.py").run()
     override(app, reason="")
     assert any("needs a reason" in e.value for e in app.error)
     assert Store(db).overrides(run_id) == {}
@@ -125,20 +136,19 @@ def test_an_override_needs_a_reason_changes_the_summary_and_is_stored(app, db):
 
 def test_overriding_every_regression_turns_the_gate_to_pass(app, db):
     confirm_and_run(app, db)
-    app.switch_page("pages/4_review.py").run()
-    assert any("FAIL" in b for b in badges(app))
+    app.switch_page("desk_pages/4_review.py").run()
+    assert "FAIL" in gate(app)
     for _ in range(7):
         override(app, reason="reviewed by hand")
         if not app.button(key="next").disabled:
             app.button(key="next").click().run()
     assert metrics(app)["Regressed"] == "0" and metrics(app)["Overridden"] == "7"
-    assert any("PASS" in b for b in badges(app))
+    assert "PASS" in gate(app)
 
 
 def test_a_script_in_a_transcript_is_escaped(app, db):
     synthetic_run(Store(db), 3, review="xss", error_every=0, transcript=lambda i, side: f"Step one. {XSS} done")
-    app.run()
-    app.switch_page("pages/4_review.py").run()
+    open_review(app, db, "xss")
     bodies = " ".join(h.value for h in app.get("html"))
     assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in bodies
     assert "<script" not in bodies and "<img" not in bodies
@@ -146,9 +156,55 @@ def test_a_script_in_a_transcript_is_escaped(app, db):
 
 def test_an_errored_case_shows_its_error_and_no_verdict(app, db):
     synthetic_run(Store(db), 4, review="errors", error_every=2)
-    app.run()
-    app.switch_page("pages/4_review.py").run()
+    open_review(app, db, "errors")
     app.segmented_control(key="review_filter").set_value("errored").run()
     assert "no verdict" in app.error[0].value
     assert "rate limited" in app.code[0].value
     assert not any(b.label == "Save override" for b in app.button)
+
+
+def test_a_run_survives_a_new_session_and_can_be_cancelled_from_it(app, db):
+    import threading
+
+    from abeq.providers import scripted
+
+    release = threading.Event()
+    scripted.handler = lambda model, messages, schema: release.wait(60) and None  # hold every call
+    try:
+        app.switch_page("desk_pages/2_transfer_set.py").run()
+        app.button(key="confirm").click().run()
+        app.switch_page("desk_pages/3_run.py").run()
+        app.text_input(key="runner_model").input("scripted/rules")
+        app.text_input(key="judge_model").input("scripted/rules")
+        app.button(key="start").click().run()
+        run_id = Store(db).runs()[0]["id"]
+        assert worker.alive(run_id)
+
+        reloaded = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)  # a browser reload
+        reloaded.run()
+        reloaded.switch_page("desk_pages/3_run.py").run()
+        assert "running" in reloaded.get("progress")[0].proto.text
+        reloaded.button(key="cancel").click().run()
+    finally:
+        release.set()
+    assert worker.wait(run_id, 60)
+    assert Store(db).run(run_id)["status"] == "cancelled"
+
+
+def test_pasting_a_candidate_makes_it_current_and_shows_the_size_delta(app, db):
+    app.radio(key="candidate_mode").set_value("Paste").run()
+    app.text_input(key="candidate_name").input("short.md")
+    app.text_area(key="candidate_text").input("# Release notes\n- Write the notes.\n")
+    app.button(key="candidate_load_text").click().run()
+    assert not app.exception
+    assert any(c.value.startswith("short") for c in app.caption)  # the candidate's name and hash
+    assert metrics(app)["Lines"] == "2"
+
+
+def test_the_original_cannot_change_under_existing_runs(app, db):
+    confirm_and_run(app, db)
+    app.switch_page("desk_pages/1_documents.py").run()
+    app.radio(key="original_mode").set_value("Paste").run()
+    app.text_area(key="original_text").input("# Another original\n- step\n")
+    app.button(key="original_load_text").click().run()
+    assert any("already has runs" in e.value for e in app.error)

@@ -33,16 +33,33 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args):
-    return {**browser_type_launch_args, "executable_path": CHROMIUM,
-            "args": ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                     "--disable-sync", "--no-first-run", "--disable-quic"]}
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
 
 
-@pytest.fixture(scope="session")
-def browser_context_args(browser_context_args):
-    return {**browser_context_args, "viewport": {"width": 1440, "height": 1000}}
+# Our own fixtures rather than pytest-playwright's session-scoped ones: those keep the sync API's
+# event loop running on the main thread for the rest of the session, and every later test that
+# calls asyncio.run() then fails. Scoped to this module, the loop is gone when it ends.
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def context(browser):
+    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture
+def page(context):
+    return context.new_page()
 
 
 def _free_port() -> int:
@@ -84,7 +101,7 @@ def desk(db: Path):
 
 def nav(page, title: str) -> None:
     page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
-    page.get_by_role("heading", name=title).wait_for()
+    page.get_by_role("heading", name=title, exact=True).wait_for()
 
 
 def screenshot(page, path: Path) -> None:
@@ -95,16 +112,20 @@ def screenshot(page, path: Path) -> None:
     page.wait_for_timeout(800)
     path.parent.mkdir(exist_ok=True)
     page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size({"width": 1440, "height": 1000})
 
 
 def test_confirm_run_and_override_in_the_browser(page, tmp_path):
     db = tmp_path / "desk.db"
     with desk(db) as url:
         page.goto(url)
-        page.get_by_role("heading", name="Documents").wait_for(timeout=30_000)
+        page.get_by_role("heading", name="Documents", exact=True).wait_for(timeout=30_000)
+        page.get_by_text("135M").first.wait_for()  # the embedded-model note is visible from the start
+        screenshot(page, ARTIFACTS / "documents.png")
         nav(page, "Transfer set")
         page.get_by_role("button", name="Confirm", exact=True).click()
         page.get_by_text("Confirmed 20").wait_for()
+        screenshot(page, ARTIFACTS / "transfer-set.png")
 
         nav(page, "Run")
         for label in ("Runner model (any litellm model string)", "Judge model"):
@@ -114,6 +135,7 @@ def test_confirm_run_and_override_in_the_browser(page, tmp_path):
         page.wait_for_timeout(500)
         page.get_by_role("button", name="Start run").click()
         page.get_by_text("7/7 cases · finished").wait_for(timeout=120_000)
+        screenshot(page, ARTIFACTS / "run.png")
 
         nav(page, "Review")
         verdict = page.get_by_label("Verdict")  # a combobox: type to filter, then pick the option
@@ -128,6 +150,10 @@ def test_confirm_run_and_override_in_the_browser(page, tmp_path):
         page.get_by_text("Override saved").wait_for()
         page.get_by_text("verdict(s) overridden by a reviewer").wait_for()
         screenshot(page, ARTIFACTS / "review.png")
+        nav(page, "History")
+        page.get_by_text("Verdicts per round").wait_for()
+        page.wait_for_timeout(1500)  # let the charts draw
+        screenshot(page, ARTIFACTS / "history.png")
 
     con = sqlite3.connect(db)
     (reason, reviewer, verdict), = con.execute("select reason, reviewer, verdict from overrides").fetchall()
@@ -143,9 +169,29 @@ def test_a_script_in_a_transcript_does_not_run(page, tmp_path):
                            transcript=lambda i, side: f"Step one. {XSS} {ends[side]}")
     with desk(db) as url:
         page.goto(f"{url}/review?run={run_id}&case=case-0000")
-        page.get_by_role("heading", name="Review").wait_for(timeout=30_000)
+        page.get_by_role("heading", name="Review", exact=True).wait_for(timeout=30_000)
+        # A deep link on a fresh server still runs through app.py's frame (its review picker).
+        page.get_by_text("abeq review desk").wait_for()
         page.get_by_text("window.__xss=1", exact=False).first.wait_for()
         page.wait_for_timeout(1000)  # give an onerror handler every chance to fire
         assert page.evaluate("() => window.__xss") is None
         visible = page.get_by_text(XSS, exact=False).first.inner_text()
         assert "<script>window.__xss=1</script>" in visible
+
+
+def test_several_browser_sessions_on_one_database(context, tmp_path):
+    db = tmp_path / "desk.db"
+    run_id = synthetic_run(Store(str(db)), 60, review="shared")
+    with desk(db) as url:
+        pages = [context.new_page() for _ in range(4)]
+        for i, p in enumerate(pages):  # start all four loads before waiting for any
+            p.goto(f"{url}/review?run={run_id}&case=case-{i:04d}", wait_until="commit")
+        for p in pages:
+            p.get_by_role("heading", name="Override").wait_for(timeout=30_000)
+        for _ in range(3):
+            for p in pages:
+                p.get_by_role("button", name="Next →").click()
+        for p in pages:
+            p.wait_for_timeout(500)
+            p.get_by_role("heading", name="Override").wait_for()
+            assert p.get_by_test_id("stException").count() == 0

@@ -97,10 +97,15 @@ def current_candidate(store: Store, review: dict, state: MutableMapping) -> Opti
     return doc
 
 
+def pick_candidate(state: MutableMapping, review_id: int, doc_hash: str) -> None:
+    """Make an already stored document this session's candidate for the review."""
+    state[_cand_key(review_id)] = doc_hash
+
+
 def set_candidate(store: Store, review: dict, state: MutableMapping, name: str, text: str) -> str:
     check_document_text(text, name)
     h = store.put_document(name, text)
-    state[_cand_key(review["id"])] = h
+    pick_candidate(state, review["id"], h)
     return h
 
 

@@ -66,7 +66,8 @@ def respond(model: str, messages: list[dict], schema: Optional[dict]) -> str:
     if "original_run" in blocks:
         return json.dumps(judge_rules(blocks))
     if "original_document" in blocks:
-        return json.dumps(draft_rules(blocks))
+        limit = (((schema or {}).get("properties") or {}).get("cases") or {}).get("maxItems")
+        return json.dumps(draft_rules(blocks, limit))
     if "output_a" in blocks:
         return json.dumps(compare_rules(blocks))
     return json.dumps({"error": "scripted model: unrecognised prompt"})
@@ -152,10 +153,10 @@ def _followed(report: dict) -> list[str]:
 
 def _unmatched(mine: list[str], theirs: list[str]) -> list[str]:
     out = []
+    their_words = [_words(t) for t in theirs]  # once, not once per pair: the loopback judge is a benchmark's peer
     for s in mine:
         sw = _words(s)
-        best = max((len(sw & _words(t)) / max(1, len(sw | _words(t))) for t in theirs), default=0.0)
-        if best < 0.34:
+        if not any(len(sw & tw) / max(1, len(sw | tw)) >= 0.34 for tw in their_words):
             out.append(s)
     return out
 
@@ -191,7 +192,7 @@ def judge_rules(blocks: dict) -> dict:
 
 
 # ---------------------------------------------------------------- drafting
-def draft_rules(blocks: dict) -> dict:
+def draft_rules(blocks: dict, limit: Optional[int] = None) -> dict:
     doc = blocks["original_document"]
     cases, kinds = [], {}
     for i, (section, step) in enumerate(doc_steps(doc)):
@@ -218,6 +219,12 @@ def draft_rules(blocks: dict) -> dict:
         cases.append({"id": f"{kind}-{len(cases) + 1}", "type": kind,
                       "input": f"A request that exercises: {step}", "exercises_sections": [section] if section else [],
                       "gate_responses": gates, "rationale": f"pass: {'gates' if gates else 'rules'}"})
+    if limit and len(cases) > limit:
+        # keep the first case of each type, then the rest in document order, as a person would
+        keep = {i for i, c in reversed(list(enumerate(cases))) if c["type"] not in
+                {d["type"] for d in cases[:i]}}
+        keep |= set([i for i in range(len(cases)) if i not in keep][: max(0, limit - len(keep))])
+        cases = [cases[i] for i in sorted(keep)[:limit]]
     return {"cases": cases}
 
 
@@ -241,10 +248,11 @@ def compare_rules(blocks: dict) -> dict:
     except json.JSONDecodeError:
         assertions = []
     results = []
-    for i, text in enumerate(assertions):
-        t = text if isinstance(text, str) else text.get("text", "")
+    for i, item in enumerate(assertions):
+        t = item if isinstance(item, str) else item.get("text", "")
+        aid = (None if isinstance(item, str) else item.get("id")) or f"a{i + 1}"
         words = _words(t)
-        results.append({"assertion_id": f"a{i + 1}", "assertion_text": t,
+        results.append({"assertion_id": aid, "assertion_text": t,
                         "a_result": "PASS" if words & _words(a) else "FAIL",
                         "b_result": "PASS" if words & _words(b) else "FAIL", "note": "by shared words"})
     sa, sb = ac * 0.6 + as_ * 0.4, bc * 0.6 + bs * 0.4

@@ -42,8 +42,7 @@ profile = st.radio("Gate", ["compress", "directive-clarity"], horizontal=True, k
 gate, s = gate_result(rr, profile), rr.report["summary"]
 head = st.columns([1.2, 1, 1, 1, 1, 1, 1.6])
 with head[0]:
-    st.badge("PASS" if gate["pass"] else "FAIL", color="green" if gate["pass"] else "red",
-             icon=":material/check:" if gate["pass"] else ":material/close:")
+    st.markdown("### :green[✓ PASS]" if gate["pass"] else "### :red[✗ FAIL]")
     st.caption(f"{profile} gate, from effective verdicts")
 head[1].metric("Regressed", s["regressions"])
 head[2].metric("Diverged", s["divergences"])
@@ -114,11 +113,12 @@ c2.metric("Directness original → candidate", f"{row.original_directness} → {
 
 teacher, cand = cases.side(store, row.teacher_key), cases.side(store, row.candidate_key)
 if teacher and cand:
-    st.markdown("**Transcripts** (word diff: removed on the left, added on the right)")
-    st.html(side_by_side_html(teacher.transcript, cand.transcript, left_label="Original (teacher)",
+    t1, t2 = st.tabs(["Transcripts (word diff)", "Self-reports (six fields)"])
+    t1.caption("Removed words are struck through on the left, added words highlighted on the right.")
+    t1.html(side_by_side_html(teacher.transcript, cand.transcript, left_label="Original (teacher)",
                               right_label="Candidate"))
-    st.markdown("**Self-reports**")
-    st.html(self_report_html(cases.self_report_rows(teacher.self_report, cand.self_report),
+    t2.caption("One row per field; rows that differ are tinted.")
+    t2.html(self_report_html(cases.self_report_rows(teacher.self_report, cand.self_report),
                              "Original (teacher)", "Candidate"))
 else:
     st.warning("The stored transcripts for this case are missing.")

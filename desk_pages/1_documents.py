@@ -49,7 +49,7 @@ def loader(which: str) -> tuple[str, str] | None:
 
 def pick_earlier(review_id: int) -> None:
     if st.session_state["earlier"]:
-        st.session_state[f"candidate:{review_id}"] = st.session_state["earlier"]["hash"]
+        session.pick_candidate(st.session_state, review_id, st.session_state["earlier"]["hash"])
     st.session_state["earlier"] = None
 
 
@@ -86,7 +86,7 @@ if original and candidate:
     m[1].metric("Tokens (est.)", f"{b.tokens:,}", f"{b.tokens - a.tokens:+,}", delta_color="inverse")
     m[2].metric("Lines", f"{b.lines:,}", f"{b.lines - a.lines:+,}", delta_color="inverse")
     m[3].metric("Compression ratio", f"{ratio:.2f}", f"{(1 - ratio) * 100:.0f}% shorter" if ratio <= 1
-                else f"{(ratio - 1) * 100:.0f}% longer", delta_color="off")
+                else f"{(ratio - 1) * 100:.0f}% longer", delta_color="off", delta_arrow="off")
     st.caption("Token counts are estimates: every model family tokenizes differently.")
     with st.container(height=640):
         st.html(side_by_side_html(original["content"], candidate["content"],

@@ -42,14 +42,17 @@ else:
 
 edited = st.data_editor(
     editor.to_frame(ts), num_rows="dynamic", hide_index=True, width="stretch", key=f"ts_editor_{ts_hash}",
+    column_order=["id", "type", "status", "input", "exercises_sections", "gate_responses"],
     column_config={
-        "id": st.column_config.TextColumn("id", required=True),
-        "type": st.column_config.SelectboxColumn("type", options=list(CASE_TYPES), required=True),
+        "id": st.column_config.TextColumn("id", width=120, required=True),
+        "type": st.column_config.SelectboxColumn("type", options=list(CASE_TYPES), width=105, required=True),
+        "status": st.column_config.TextColumn("status", width=105, disabled=True),
         "input": st.column_config.TextColumn("input", width="large", required=True),
-        "exercises_sections": st.column_config.TextColumn("exercises_sections", help="Section titles, comma-separated"),
+        "exercises_sections": st.column_config.TextColumn("exercises_sections", width="medium",
+                                                          help="Section titles, comma-separated"),
         "gate_responses": st.column_config.TextColumn(
-            "gate_responses", help='JSON list: [{"gate_id": "", "gate_type": "", "pattern": "…", "response": "…"}]'),
-        "status": st.column_config.TextColumn("status", disabled=True),
+            "gate_responses", width="medium",
+            help='JSON list: [{"gate_id": "", "gate_type": "", "pattern": "…", "response": "…"}]'),
     })
 cases, problem = None, None
 try:
@@ -63,12 +66,12 @@ if problem and ts.cases:
 
 allow_thin = st.checkbox("Accept a thin set (fewer than 5 cases or a case type missing); the report records it",
                          value=ts.thin_accepted, disabled=ts.user_confirmed and not dirty)
-c1, c2, _ = st.columns([1, 1, 4])
-if c1.button("Save edits", disabled=not dirty):
+buttons = st.container(horizontal=True)
+if buttons.button("Save edits", disabled=not dirty):
     session.set_transfer_set(store, review, transferset.edit(ts, cases))
     st.rerun()
-if c2.button("Confirm", type="primary", disabled=cases is None or (ts.user_confirmed and not dirty),
-             key="confirm", help="Freeze and hash this set; runs use exactly this version."):
+if buttons.button("Confirm", type="primary", disabled=cases is None or (ts.user_confirmed and not dirty),
+                  key="confirm", help="Freeze and hash this set; runs use exactly this version."):
     base = transferset.edit(ts, cases) if dirty else ts
     session.set_transfer_set(store, review, transferset.confirm(base, original["hash"], thin_accepted=allow_thin))
     st.rerun()
@@ -79,7 +82,7 @@ st.subheader("Coverage")
 cov = transferset.coverage(original["content"], shown, allow_thin=allow_thin)
 m = st.columns(1 + len(CASE_TYPES))
 m[0].metric("Sections covered", f"{cov.coverage_pct:.0f}%",
-            f"{len(cov.sections_covered)} of {len(cov.sections_identified)}", delta_color="off")
+            f"{len(cov.sections_covered)} of {len(cov.sections_identified)}", delta_color="off", delta_arrow="off")
 for col, t in zip(m[1:], CASE_TYPES):
     col.metric(t, cov.per_type[t])
 for w in cov.warnings:

@@ -42,6 +42,9 @@ est = estimate_calls(len(ts.cases), 1, int(samples))
 st.caption(f"At most {est['total']} model calls ({est['runner_calls']} runner, {est['judge_calls']} judge); "
            "the original's cached transcripts are reused, so later rounds make fewer.")
 
+if ts.user_confirmed and ts.document_hash and ts.document_hash != original["hash"]:
+    st.warning("This transfer set was confirmed against a different version of the original; its coverage may "
+               "not match. Check it on Transfer set.")
 if not ts.user_confirmed:
     st.error("The transfer set is not confirmed, so this run is refused: no runner call happens before a person "
              "accepts the cases. Read them on **Transfer set** and press **Confirm**.", icon=":material/block:")
@@ -81,7 +84,7 @@ def progress_panel(run_id: int, ticking: bool) -> None:
     elif err := worker.error(run_id):
         st.error(md(f"The run stopped: {err}"))
     elif p.status == "finished":
-        st.page_link("pages/4_review.py", label="Read the verdicts on Review", icon=":material/rate_review:")
+        st.page_link("desk_pages/4_review.py", label="Read the verdicts on Review", icon=":material/rate_review:")
 
 
 if run_id:
