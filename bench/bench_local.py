@@ -65,10 +65,12 @@ def main() -> int:
     results = {}
     for name, sc in scenarios.items():
         spec = ModelSpec(name="local/smollm2", max_tokens=sc["max_tokens"])
+        cpu: dict[str, list[float]] = {}
 
         def via_abeq():
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             c = asyncio.run(complete(spec, sc["messages"], sc["response_model"]))
+            cpu.setdefault("abeq", []).append(time.process_time() - c0)
             return c.completion_tokens, time.perf_counter() - t0, c.text
 
         def via_bare():
@@ -76,8 +78,9 @@ def main() -> int:
                       repeat_penalty=local.REPEAT_PENALTY, seed=spec.seed)
             if sc["bare_rf"]:
                 kw["response_format"] = sc["bare_rf"]
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             out = bare.create_chat_completion(**kw)
+            cpu.setdefault("bare", []).append(time.process_time() - c0)
             return out["usage"]["completion_tokens"], time.perf_counter() - t0, out["choices"][0]["message"]["content"]
 
         via_abeq(), via_bare()  # warm: first-call allocations, grammar compilation paths
@@ -95,7 +98,9 @@ def main() -> int:
         a, b = statistics.median(a_rates), statistics.median(b_rates)
         results[name] = {"abeq_tokens_per_s": round(a, 1), "bare_tokens_per_s": round(b, 1),
                          "ratio": round(a / b, 3), "completion_tokens": ta, "same_output": same,
-                         "abeq_runs": [round(x, 1) for x in a_rates], "bare_runs": [round(x, 1) for x in b_rates]}
+                         "abeq_runs": [round(x, 1) for x in a_rates], "bare_runs": [round(x, 1) for x in b_rates],
+                         "abeq_cpu_s_per_call": round(statistics.median(cpu["abeq"]), 3),
+                         "bare_cpu_s_per_call": round(statistics.median(cpu["bare"]), 3)}
     bare.close()
     loads = local.LOAD_COUNT["n"]
     print(f"{'scenario':>8} {'abeq tok/s':>11} {'bare tok/s':>11} {'ratio':>6} {'tokens':>7} {'same output':>12}")
