@@ -10,6 +10,7 @@ from abeq.desk import cases, queries, session
 from abeq.desk.render import VERDICT_COLOR, md, self_report_html
 from abeq.diff import side_by_side_html
 from abeq.errors import AbeqError
+from abeq.agreement import aa_rates, judge_agreement
 from abeq.report import build_report, gate_result
 from abeq.schemas import VERDICTS
 
@@ -51,6 +52,18 @@ head[4].metric("Errored", len(rr.errors))
 head[5].metric("Overridden", rr.overridden)
 head[6].download_button("Export report JSON", json.dumps(rr.with_errors(), indent=2, ensure_ascii=False),
                         file_name=f"abeq-run-{run_id}.json", mime="application/json", icon=":material/download:")
+trust = []
+for a in aa_rates(store, run_id):
+    trust.append(f"A/A false-regression rate {a['false_regression_rate']:.0%} over {a['cases']} cases "
+                 f"(the judge called the teacher's own replay regressed); regressions on noisy cases are "
+                 "marked within noise")
+for a in judge_agreement(store):
+    if a["judge_model"] == by_run[run_id]["judge_model"]:
+        k = "n/a" if a["kappa"] is None else f"{a['kappa']:.2f}"
+        trust.append(f"this judge agrees with reviewers on {a['raw_agreement']:.0%} of {a['reviewed']} reviewed "
+                     f"cases (Cohen's κ {k}{'; ' + a['note'] if a['note'] else ''})")
+if trust:
+    st.caption(" · ".join(trust))
 if rr.overridden:
     st.caption(f"{rr.overridden} verdict(s) overridden by a reviewer; the summary, gate and export use them "
                "(the judge's verdicts are kept and listed in the export).")

@@ -30,3 +30,16 @@ with c2:
     st.markdown("**Mean directness** (5 = acted at once)")
     st.bar_chart(latest, x="round", y=["directness original", "directness candidate"],
                  color=["#8c959f", "#0969da"], stack=False)
+
+if len(rows) >= 2:
+    st.markdown("**Which cases changed verdict between two runs**")
+    ids = [r["run"] for r in rows]
+    label = {r["run"]: f"run {r['run']} · round {r['round']} · {r['candidate']}" for r in rows}
+    a, b = st.columns(2)
+    before = a.selectbox("Before", ids, index=len(ids) - 2, format_func=label.get, key="hist_before")
+    after = b.selectbox("After", ids, index=len(ids) - 1, format_func=label.get, key="hist_after")
+    changed = history.changed_verdicts(store, before, after)
+    if changed:
+        st.dataframe(pd.DataFrame(changed), hide_index=True, width="stretch")
+    else:
+        st.caption("No case changed verdict.")

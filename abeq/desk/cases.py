@@ -42,7 +42,8 @@ def matches(row: CaseRow, which: str) -> bool:
 
 
 def filter_rows(rows: list[CaseRow], which: str) -> list[CaseRow]:
-    return [r for r in rows if matches(r, which)]
+    """The matching cases, uncertain ones first: overruling those is the reviewer's main job."""
+    return sorted((r for r in rows if matches(r, which)), key=lambda r: not r.uncertain)
 
 
 def counts(rows: list[CaseRow]) -> dict[str, int]:
