@@ -17,6 +17,8 @@ def _model_args(p: argparse.ArgumentParser, *, runner: bool = True) -> None:
     p.add_argument("--judge-model", default=None, help="litellm model string for the judge (default: the runner model)")
     p.add_argument("--api-base", default=None, help="base URL of an OpenAI-compatible or other server")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds before a model call is cut off and retried")
+    p.add_argument("--max-retries", type=int, default=4,
+                   help="retries of a call after a rate limit, server error or timeout (default 4)")
     p.add_argument("--max-tokens", type=int, default=None, help="reply length limit per call")
     p.add_argument("--db", default=None, help="sqlite file (default: $ABEQ_DB or ./abeq.db)")
 
@@ -84,7 +86,8 @@ def cmd_run(args) -> int:
     runner = _spec(args.runner_model, args)
     judge = _spec(args.judge_model or args.runner_model, args)
     cfg = RunConfig(runner=runner, judge=judge, variant=variant, concurrency=args.concurrency, fresh=args.fresh,
-                    judge_samples=args.judge_samples, aa=args.aa, allow_thin=args.allow_thin, review=args.review)
+                    judge_samples=args.judge_samples, aa=args.aa, allow_thin=args.allow_thin, review=args.review,
+                    max_retries=max(0, args.max_retries))
     if runner.name.startswith("local/") and not args.quiet:
         print("note: the embedded model is tiny (135M); its verdicts are for trying abeq, not for decisions. "
               "Use --runner-model/--judge-model with a stronger model.", file=sys.stderr)

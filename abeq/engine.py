@@ -66,6 +66,7 @@ class RunConfig:
     allow_thin: bool = False
     review: Optional[str] = None
     max_retries: int = 4
+    backoff_base: float = 0.5  # seconds before the first retry; doubled per retry, with jitter
 
     def key_parts(self) -> dict:
         return {"runner": self.runner.sampling(), "judge": self.judge.sampling(), "variant": self.variant,
@@ -245,7 +246,8 @@ class Engine:
     async def run_async(self) -> int:
         if not self.run_id:
             self.prepare()
-        policy = CallPolicy(max_retries=self.cfg.max_retries, semaphore=asyncio.Semaphore(max(1, self.cfg.concurrency)))
+        policy = CallPolicy(max_retries=self.cfg.max_retries, backoff_base=self.cfg.backoff_base,
+                            semaphore=asyncio.Semaphore(max(1, self.cfg.concurrency)))
         self.store.update_run(self.run_id, status="running")
         from .models import close_sessions, open_session
 

@@ -183,7 +183,7 @@ def uses_fast_path(spec: ModelSpec) -> bool:
 class HTTPStatusError(Exception):
     def __init__(self, status_code: int, body: str):
         self.status_code = status_code
-        super().__init__(f"HTTP {status_code}: {body[:300]}")
+        super().__init__(f"HTTP {status_code}: {redact(body)[:300]}")  # redact first: a cut key would not match
 
 
 _sessions: dict = {}

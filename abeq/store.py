@@ -93,7 +93,27 @@ class Store:
             conn.execute("PRAGMA synchronous=NORMAL")
         self._write = threading.Lock()
         with self._write:
-            migrations.apply(self.db)
+            self._migrate()
+
+    def _migrate(self) -> None:
+        """Apply pending migrations holding the write lock from the start.
+
+        Two processes opening a new file at once would otherwise both see the steps as pending;
+        the second then fails with "database is locked" (its read snapshot is stale when it comes
+        to write, which sqlite reports at once instead of waiting). BEGIN IMMEDIATE waits its turn
+        (busy_timeout), then sees what the other process applied.
+        """
+        if not migrations.pending(self.db):
+            return
+        conn = self.db.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            migrations.apply(self.db)  # its per-step transactions become savepoints inside this one
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         self.db.conn.close()

@@ -134,3 +134,21 @@ def test_through_abeqs_real_call_path():
         assert failures > 0 and st["ok"] == 8
         # every retry is one of ours: litellm/openai made no hidden retries of their own
         assert sum(c.attempts for c in done) == st["requests"] == 8 + failures
+
+
+def test_stats_stamp_the_first_request_and_the_last_answer_and_reset_clears_them():
+    import time
+
+    with LoopbackServer(latency=0.05) as srv:
+        assert srv.stats["first_request_at"] is None and srv.stats["last_response_at"] is None
+        t0 = time.time()
+        asyncio.run(post_all(srv.url, [HELLO] * 2))  # one after the other: two latencies apart
+        st = srv.stats
+        assert t0 <= st["first_request_at"] and st["last_response_at"] - st["first_request_at"] >= 0.1
+
+        async def reset():
+            async with aiohttp.ClientSession() as s:
+                return await (await s.post(srv.url[: -len("/v1")] + "/reset")).json()
+
+        after = asyncio.run(reset())
+        assert after["requests"] == 0 and after["first_request_at"] is None

@@ -7,6 +7,7 @@ other GGUF file. Structured replies use llama.cpp's JSON-schema-constrained deco
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import threading
 from pathlib import Path
@@ -39,6 +40,20 @@ def resolve_path(model: str) -> Path:
     return p
 
 
+def close_all() -> None:
+    """Free loaded models before interpreter shutdown (llama.cpp's own __del__ fails that late)."""
+    with _load_lock:
+        for m in _models.values():
+            try:
+                m.close()
+            except Exception:
+                pass
+        _models.clear()
+
+
+atexit.register(close_all)
+
+
 def get_llama(model: str):
     """The loaded model for this name; loaded on first use, then reused by every call."""
     with _load_lock:
@@ -57,8 +72,8 @@ def get_llama(model: str):
 # A small model left to itself repeats a phrase until it runs out of tokens, and the JSON never
 # closes. Bounding every string and list in the grammar makes each reply finish and parse.
 # Bump the version when these change: it is part of every cache key for local models.
-PROVIDER_VERSION = "local-v1"
-STRING_LIMIT = int(os.environ.get("ABEQ_LOCAL_STRING_LIMIT", "240"))
+PROVIDER_VERSION = "local-v2"
+STRING_LIMIT = int(os.environ.get("ABEQ_LOCAL_STRING_LIMIT", "120"))
 LIST_LIMIT = 2
 REPEAT_PENALTY = 1.15
 

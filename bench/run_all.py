@@ -1,0 +1,152 @@
+"""Run every benchmark, each in its own process, and print a Markdown table of figures vs targets.
+
+Each bench writes bench/results/<name>.json (bench_diff and bench_review print their figures;
+they are collected from their output into diff.json and review.json here).
+
+Run: .venv/bin/python bench/run_all.py [--only overhead,cache,...] [--readme]
+  --readme  also replace the table in bench/README.md (between the bench:table markers)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+RESULTS = BENCH / "results"
+ORDER = ("startup", "cache", "diff", "review", "local", "overhead")
+SCRIPTS = {name: BENCH / f"bench_{name}.py" for name in ORDER}
+
+
+def run(name: str) -> dict:
+    (RESULTS / f"{name}.json").unlink(missing_ok=True)  # never report a stale figure as this run's
+    t = time.perf_counter()
+    p = subprocess.run([sys.executable, str(SCRIPTS[name])], capture_output=True, text=True, cwd=str(ROOT))
+    wall = time.perf_counter() - t
+    sys.stderr.write(p.stdout + (p.stderr if p.returncode else ""))
+    if name == "diff":
+        data = json.loads(p.stdout.strip().splitlines()[-1])
+        _save("diff", data)
+    elif name == "review":
+        m = re.search(r"median (\d+) ms, max (\d+) ms over (\d+) renders", p.stdout)
+        data = {"bench": "review", "cases": 1000, "load_1min": round(os.getloadavg()[0], 2),
+                "median_ms": int(m.group(1)) if m else None, "max_ms": int(m.group(2)) if m else None,
+                "renders": int(m.group(3)) if m else None, "target_ms": 1000,
+                "target_met": p.returncode == 0 and m is not None}
+        _save("review", data)
+    path = RESULTS / f"{name}.json"
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data["_exit_code"], data["_wall_s"] = p.returncode, round(wall, 1)
+    return data
+
+
+def _save(name: str, data: dict) -> None:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{name}.json").write_text(json.dumps(data, indent=2) + "\n")
+
+
+def _mark(ok) -> str:
+    return "—" if ok is None else ("met" if ok else "**missed**")
+
+
+def rows(r: dict) -> list[tuple[str, str, str, str]]:
+    out = []
+    ov = r.get("overhead")
+    if ov:
+        by = {(x["transport"], x["latency_s"]): x for x in ov["results"]}
+        for (tr, lat), x in sorted(by.items(), key=lambda kv: (kv[0][1], ("fast", "litellm", "bare").index(kv[0][0]))):
+            target = "≤ 1.10" if (tr, lat) == ("fast", 0.25) else "—"
+            ok = x["ratio"] <= 1.10 if target != "—" else None
+            label = {"fast": "abeq, fast path", "litellm": "abeq, ABEQ_TRANSPORT=litellm", "bare": "bare aiohttp client"}[tr]
+            out.append((f"Overhead @ {lat * 1000:g} ms, {label}: measured / bound "
+                        f"({x['measured_s']:.2f} s / {x['bound_s']:.2f} s, {x['calls']} calls, concurrency {x['concurrency']})",
+                        f"{x['ratio']:.3f}", target, _mark(ok)))
+        for (tr, lat), x in sorted(by.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+            if lat == 0.25:
+                out.append((f"Orchestrator CPU per model call, {tr} (server's own: {x['server_cpu_ms_per_call']} ms)",
+                            f"{x['cpu_ms_per_call']:.2f} ms", "—", "—"))
+    c = r.get("cache")
+    if c:
+        s = c["steps"]
+        out.append(("Cache: round 2 teacher calls (HTTP requests: candidate + judge only)",
+                    f"{s['round_2']['teacher_calls']} ({s['round_2']['http_requests']} requests for {c['cases']} cases)",
+                    "0", _mark(c["checks"]["round_2_zero_teacher_calls"])))
+        out.append(("Cache: identical re-run, model calls (HTTP requests)", str(s["rerun_round_2"]["http_requests"]), "0",
+                    _mark(c["checks"]["rerun_zero_model_calls"])))
+    v = r.get("review")
+    if v:
+        out.append(("Review page server time, 1,000 cases (max of renders; median)",
+                    f"{v['max_ms']} ms ({v['median_ms']} ms)", "≤ 1000 ms", _mark(v["target_met"])))
+    d = r.get("diff")
+    if d:
+        x = d["results"][0]
+        out.append((f"Word diff of two {x['a_bytes'] / 1000:.0f} KB transcripts, {x['case']} edits (best; median)",
+                    f"{x['word_diff_best_ms']} ms ({x['word_diff_median_ms']} ms)", "≤ 50 ms", _mark(d["target_met"])))
+    lo = r.get("local")
+    if lo:
+        for name, x in lo["results"].items():
+            out.append((f"Embedded model tokens/s, abeq / bare llama-cpp-python, {name} "
+                        f"({x['abeq_tokens_per_s']} / {x['bare_tokens_per_s']} tok/s)",
+                        f"{x['ratio']:.3f}", "≥ 0.9", _mark(x["ratio"] >= 0.9)))
+        out.append(("Embedded model loads per process (after several calls); load time",
+                    f"{lo['load_count']} ({lo['load_seconds']:.2f} s)", "1", _mark(lo["load_count"] == 1)))
+    st = r.get("startup")
+    if st:
+        out.append(("`abeq --help` wall time (median of 5)", f"{st['median_s']:.3f} s", "≤ 0.5 s", _mark(st["target_met"])))
+    return out
+
+
+def table(r: dict, load: tuple) -> str:
+    lines = ["| Figure | Measured | Target | |", "|---|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows(r)]
+    lines.append("")
+    lines.append(f"Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores (shared); "
+                 f"1-minute load average {load[0]:.2f} before, {load[1]:.2f} after.")
+    return "\n".join(lines)
+
+
+def update_readme(md: str) -> None:
+    path = BENCH / "README.md"
+    text = path.read_text(encoding="utf-8")
+    begin, end = "<!-- bench:table:begin -->", "<!-- bench:table:end -->"
+    if begin not in text or end not in text:
+        raise SystemExit(f"{path}: no {begin} ... {end} markers")
+    head, rest = text.split(begin, 1)
+    path.write_text(head + begin + "\n" + md + "\n" + end + rest.split(end, 1)[1], encoding="utf-8")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description="run every benchmark and print figures vs targets")
+    p.add_argument("--only", default=",".join(ORDER), help="comma-separated subset of: " + ", ".join(ORDER))
+    p.add_argument("--readme", action="store_true", help="replace the table in bench/README.md")
+    a = p.parse_args(argv)
+    names = [n for n in ORDER if n in a.only.split(",")]
+    load_before = os.getloadavg()[0]
+    results, failed = {}, []
+    for name in names:
+        sys.stderr.write(f"== bench_{name}.py\n")
+        sys.stderr.flush()
+        try:
+            results[name] = run(name)
+        except Exception as e:  # one broken bench must not hide the others' figures
+            failed.append(name)
+            sys.stderr.write(f"bench_{name}.py failed: {e}\n")
+    md = table(results, (load_before, os.getloadavg()[0]))
+    print(md)
+    _save("summary", {"load_1min_before": load_before, "load_1min_after": os.getloadavg()[0],
+                      "rows": [dict(zip(("figure", "measured", "target", "status"), x)) for x in rows(results)],
+                      "failed": failed})
+    if a.readme:
+        update_readme(md)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
