@@ -46,6 +46,7 @@ pages = [
     st.Page("desk_pages/3_run.py", title="Run", icon=":material/play_arrow:", url_path="run"),
     st.Page("desk_pages/4_review.py", title="Review", icon=":material/rate_review:", url_path="review"),
     st.Page("desk_pages/5_history.py", title="History", icon=":material/timeline:", url_path="history"),
+    st.Page("desk_pages/6_compare.py", title="Compare", icon=":material/compare:", url_path="compare"),
 ]
 pg = st.navigation(pages)
 st.info(session.next_step(store, session.current_review(store, st.session_state), st.session_state),

@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from synthetic import synthetic_run  # noqa: E402
 
 PAGES = ["desk_pages/1_documents.py", "desk_pages/2_transfer_set.py", "desk_pages/3_run.py",
-         "desk_pages/4_review.py", "desk_pages/5_history.py"]
+         "desk_pages/4_review.py", "desk_pages/5_history.py", "desk_pages/6_compare.py"]
 XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
 
 
@@ -208,3 +208,22 @@ def test_the_original_cannot_change_under_existing_runs(app, db):
     app.text_area(key="original_text").input("# Another original\n- step\n")
     app.button(key="original_load_text").click().run()
     assert any("already has runs" in e.value for e in app.error)
+
+
+def test_compare_page_judges_two_pasted_outputs_blind(app):
+    from abeq.providers import scripted
+
+    app.switch_page("desk_pages/6_compare.py").run()
+    app.text_input(key="compare_model").set_value("scripted/rules").run()
+    areas = {t.key: t for t in app.text_area}
+    keys = sorted(areas)
+    assert len(keys) >= 3, keys
+    for k in keys:
+        areas[k].set_value(f"# Heading\n- point one for {k}\n- point two about the task\n")
+    app.run()
+    buttons = [b for b in app.button if "ompare" in b.label]
+    assert buttons, [b.label for b in app.button]
+    buttons[0].click().run()
+    assert not app.exception
+    judge_calls = [h for h in scripted.HISTORY if "output_a" in h["messages"][-1]["content"]]
+    assert len(judge_calls) >= 2  # both orders
