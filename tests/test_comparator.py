@@ -237,7 +237,7 @@ def test_embedded_model_produces_a_valid_comparison():
     from abeq.errors import ModelCallError
 
     try:
-        r = compare(TASK, GOOD, POOR, ["mentions CSV export"], ModelSpec(name="local/smollm2", max_tokens=1200),
+        r = compare(TASK, GOOD, POOR, [], ModelSpec(name="local/smollm2", max_tokens=1200),
                     seed=0)
     except ModelCallError as e:
         assert "local/smollm2" in e.message and "no valid reply" in e.message
