@@ -38,8 +38,8 @@ from .errors import InputError
 from .models import CallPolicy, ModelSpec
 from .prompts import load_prompt, messages
 from .runner import ask_validated
-from .schemas import (CONTENT_CRITERIA, STRUCTURE_CRITERIA, ComparatorReply, ComparisonResult, MeanRubric,
-                      OrderJudgement, WeightedTotals)
+from .schemas import (CONTENT_CRITERIA, STRUCTURE_CRITERIA, ComparatorReply, ComparisonResult, ExpectationResult,
+                      MeanRubric, OrderJudgement, WeightedTotals)
 
 
 @dataclass(frozen=True)
@@ -242,6 +242,28 @@ def reply_check(assertions: list[dict]):
     return check
 
 
+def reply_model(assertions: list[dict]) -> type[ComparatorReply]:
+    """ComparatorReply narrowed to these assertions: exactly one result per id, ids from the list.
+
+    The narrowed schema goes to the model too, so a grammar-constrained model (the embedded one)
+    cannot invent assertions, nor leave one out; `reply_check` still checks each id once.
+    """
+    from typing import Literal
+
+    from pydantic import Field, create_model
+    from typing_extensions import Annotated
+
+    n = len(assertions)
+    if n == 0:
+        results = (Annotated[list[ExpectationResult], Field(max_length=0)], ...)
+    else:
+        ids = tuple(a["id"] for a in assertions)
+        item = create_model("AssertionResult", __base__=ExpectationResult, assertion_id=(Literal[ids], ...))
+        results = (Annotated[list[item], Field(min_length=n, max_length=n)], ...)
+    return create_model("ComparatorReply", __base__=ComparatorReply, __doc__=ComparatorReply.__doc__,
+                        expectation_results=results)
+
+
 def blind_messages(task: str, shown_a: str, shown_b: str, assertions: list[dict]) -> list[dict]:
     blocks = [("task", task), ("output_a", shown_a), ("output_b", shown_b)]
     if assertions:
@@ -272,12 +294,12 @@ async def acompare(task: str, output_a: str, output_b: str, assertions=None, spe
     first = "a" if random.Random(seed).random() < 0.5 else "b"
     shown = [{"A": first, "B": _swap(first)}, {"A": _swap(first), "B": first}]
     policy = policy or CallPolicy()
-    check = reply_check(items)
+    check, reply_cls = reply_check(items), reply_model(items)
 
     async def judge(order: int):
         s = shown[order]
         return await ask_validated(spec, blind_messages(task, blind[s["A"]], blind[s["B"]], items),
-                                   ComparatorReply, policy, check=check)
+                                   reply_cls, policy, check=check)
 
     outcomes = await asyncio.gather(judge(0), judge(1))
     orders = []

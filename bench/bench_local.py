@@ -49,8 +49,10 @@ def main() -> int:
     from llama_cpp import Llama
 
     abeq_llm = local.get_llama("smollm2")
-    bare = Llama(model_path=str(local.smollm2_path()), n_ctx=abeq_llm.n_ctx(),
-                 n_threads=max(1, min(4, os.cpu_count() or 1)), verbose=False, seed=0)
+    # Same model parameters as abeq's (extra buffer types off: see local.load_llama), else both
+    # would not be measuring the same kernels.
+    bare = local.load_llama(Llama, local.smollm2_path(), n_ctx=abeq_llm.n_ctx(),
+                            n_threads=max(1, min(4, os.cpu_count() or 1)), verbose=False, seed=0)
 
     ex = ROOT / "abeq" / "examples" / "release-notes"
     case = next(c for c in transferset.load(ex / "transfer-set.json").cases if c.id == SCHEMA_CASE)

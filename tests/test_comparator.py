@@ -132,6 +132,27 @@ def test_an_assertion_passes_only_when_both_orders_say_so():
     assert "orders disagreed" in e.note
 
 
+def test_the_reply_schema_sent_to_the_model_allows_exactly_the_given_assertions():
+    from abeq.comparator import reply_model
+    from abeq.models import response_format
+
+    def results_schema(items):
+        rf = response_format(reply_model(items), portable=False)["json_schema"]["schema"]
+        return rf["properties"]["expectation_results"], rf["$defs"]
+
+    none, _ = results_schema([])
+    assert none["maxItems"] == 0
+    two, defs = results_schema([{"id": "a1", "text": "x"}, {"id": "a2", "text": "y"}])
+    assert (two["minItems"], two["maxItems"]) == (2, 2)
+    item = defs[two["items"]["$ref"].rsplit("/", 1)[1]]
+    assert item["properties"]["assertion_id"]["enum"] == ["a1", "a2"]
+    # and a reply naming an assertion that was not given does not validate
+    bad = json.loads(reply("A", results=[{"assertion_id": "zz", "assertion_text": "x", "a_result": "PASS",
+                                          "b_result": "PASS", "note": ""}]))
+    with pytest.raises(ValueError):
+        reply_model([{"id": "a1", "text": "x"}]).model_validate(bad)
+
+
 def test_a_judge_that_never_validates_is_an_error_not_a_tie():
     scripted.handler = lambda *_: "not json"
     with pytest.raises(ModelCallError):

@@ -50,3 +50,34 @@ def test_unknown_local_model_is_a_clear_error():
 
     with pytest.raises(ModelCallError, match="not a known embedded model"):
         asyncio.run(complete(ModelSpec(name="local/nope"), [{"role": "user", "content": "x"}]))
+
+
+def test_embedded_model_with_three_judge_samples_and_aa_on_the_example(store, example):
+    """Issue 5 on the real model: K=3 judge samples and the A/A replay, counted and recorded."""
+    from abeq.report import run_record
+
+    case = next(c for c in example["ts"].cases if c.type == "happy")
+    one = example["ts"].model_copy(update={"cases": [case]})
+    spec = ModelSpec(name="local/smollm2", max_tokens=600)
+    eng = Engine(store, example["original"], example["lossy"], one,
+                 RunConfig(runner=spec, judge=spec, allow_thin=True, concurrency=2, judge_samples=3, aa=True))
+    run_id = eng.run()
+    rec = run_record(store, build_report(store, run_id))
+    Report.model_validate(rec["report"])
+    (row,) = rec["cases"]
+    assert rec["run"]["judge_samples"] == 3 and rec["run"]["aa"] is True
+    if row["status"] == "judged":
+        # three real samples, a majority that follows the rule, and the replay judged as well
+        assert len(row["judge_samples"]) == 3
+        assert all(v in ("equivalent", "candidate-regressed", "candidate-diverged") for v in row["judge_samples"])
+        top = max(row["judge_samples"].count(v) for v in set(row["judge_samples"]))
+        assert row["agreement"] == pytest.approx(top / 3)
+        assert row["uncertain"] == (len(set(row["judge_samples"])) > 1)
+        assert row["judge_verdict"] in row["judge_samples"]
+        if row["aa_verdict"]:
+            assert rec["run"]["aa_false_regression_rate"] == float(row["aa_verdict"] == "candidate-regressed")
+    else:  # an honest error, with its reason, and never a verdict
+        assert row["error"] and row["verdict"] is None
+    # teacher + candidate + teacher replay, 3 judge samples + 1 A/A judgement: each a real call
+    made = store.all("select count(*) as n from calls where cached = 0")[0]["n"]
+    assert made >= (3 if row["status"] != "judged" else 7)

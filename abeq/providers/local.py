@@ -54,6 +54,38 @@ def close_all() -> None:
 atexit.register(close_all)
 
 
+def load_llama(Llama, path, **kw):
+    """Llama(model_path=path, **kw) without llama.cpp's extra CPU buffer types (unless asked for).
+
+    A wheel compiled natively on a CPU with AMX routes matrix products through AMX tiles; on a
+    virtual machine that advertises AMX without granting it, the first decode segfaults (seen
+    here, in ggml_backend_amx_mul_mat). The extra buffer types (AMX, weight repacking) are only
+    an optimisation, so they are off by default; ABEQ_LOCAL_EXTRA_BUFTS=1 turns them back on.
+    Llama() does not take the switch, so it is set on the default model parameters it reads.
+    """
+    import llama_cpp.llama as llama_module
+
+    if os.environ.get("ABEQ_LOCAL_EXTRA_BUFTS", "") == "1":
+        return Llama(model_path=str(path), **kw)
+    defaults = llama_module.llama_cpp.llama_model_default_params
+
+    def without_extra_bufts():
+        params = defaults()
+        if hasattr(params, "use_extra_bufts"):
+            params.use_extra_bufts = False
+        return params
+
+    with _params_lock:
+        llama_module.llama_cpp.llama_model_default_params = without_extra_bufts
+        try:
+            return Llama(model_path=str(path), **kw)
+        finally:
+            llama_module.llama_cpp.llama_model_default_params = defaults
+
+
+_params_lock = threading.Lock()
+
+
 def get_llama(model: str):
     """The loaded model for this name; loaded on first use, then reused by every call."""
     with _load_lock:
@@ -63,8 +95,8 @@ def get_llama(model: str):
             except ImportError:
                 raise ModelCallError("llama-cpp-python is not installed: pip install 'abeq[local]'") from None
             path = resolve_path(model)
-            _models[model] = Llama(model_path=str(path), n_ctx=int(os.environ.get("ABEQ_LOCAL_CTX", "8192")),
-                                   n_threads=max(1, min(4, os.cpu_count() or 1)), verbose=False, seed=0)
+            _models[model] = load_llama(Llama, path, n_ctx=int(os.environ.get("ABEQ_LOCAL_CTX", "8192")),
+                                        n_threads=max(1, min(4, os.cpu_count() or 1)), verbose=False, seed=0)
             LOAD_COUNT["n"] += 1
         return _models[model]
 
