@@ -138,7 +138,10 @@ def response_format(model_cls, *, portable: bool) -> dict:
 def _schema_json(model_cls, portable: bool) -> str:
     # model_json_schema rebuilds the schema every time (~2 ms, half of abeq's CPU per call when it
     # ran per call); a class's schema does not change while the process runs, so derive it once.
-    schema = model_cls.model_json_schema()
+    if not portable and hasattr(model_cls, "grammar_schema"):
+        schema = model_cls.grammar_schema()  # tighter, for constrained decoding (see JudgeReply)
+    else:
+        schema = model_cls.model_json_schema()
     schema = _strip(schema, _NOT_PORTABLE) if portable else schema
     _close(schema)
     return json.dumps(schema)

@@ -153,6 +153,22 @@ class JudgeReply(Strict):
     candidate_directness: int = Field(ge=1, le=5)
     interpretation_notes: NonEmpty
 
+    @classmethod
+    def grammar_schema(cls) -> dict:
+        """The schema for grammar-constrained decoding (local models): the same object, with the
+        rule code checks anyway (delta empty iff equivalent) built in, so a small model cannot
+        produce a reply that breaks it. Hosted models get the plain schema; every reply is still
+        validated and checked (judge.check_reply) whatever produced it."""
+        base = cls.model_json_schema()
+        same = {k: v for k, v in base["properties"].items() if k not in ("verdict", "behaviour_delta")}
+
+        def variant(verdict: dict, delta: dict) -> dict:
+            props = {"verdict": verdict, "behaviour_delta": {"type": "string", **delta}, **same}
+            return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+        return {"anyOf": [variant({"const": "equivalent"}, {"maxLength": 0}),
+                          variant({"enum": ["candidate-regressed", "candidate-diverged"]}, {"minLength": 1})]}
+
 
 class EfficiencySignal(Strict):
     original_directness: int = Field(ge=1, le=5)

@@ -142,3 +142,30 @@ def test_unparseable_judge_reply_is_an_error_never_a_verdict(store, example, scr
     rr = build_report(store, Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg()).run())
     assert rr.report["cases"] == [] and len(rr.errors) == 7
     assert "not valid JSON" in rr.errors[0]["error"]
+
+
+def test_no_judged_replay_means_no_aa_rate_rather_than_zero(store, example, scripted_cfg):
+    eng = Engine(store, example["original"], example["faithful"], example["ts"], scripted_cfg(aa=True))
+    run_id = eng.run()
+    rec = run_record(store, build_report(store, run_id))
+    assert rec["run"]["aa_false_regression_rate"] == 0.0 and rec["run"]["aa_cases_judged"] == 7
+    # As if every A/A judgement had failed: the record must not claim a 0% rate it never measured.
+    with store.db.conn:
+        store.db.conn.execute("update run_cases set aa_verdict = null where run_id = ?", [run_id])
+    rec = run_record(store, build_report(store, run_id))
+    assert rec["run"]["aa_false_regression_rate"] is None and rec["run"]["aa_cases_judged"] == 0
+
+
+def test_local_grammar_builds_in_the_delta_rule_and_hosted_schema_stays_plain():
+    from abeq.models import response_format
+    from abeq.providers.local import bounded_schema
+    from abeq.schemas import JudgeReply
+
+    local = bounded_schema(response_format(JudgeReply, portable=False)["json_schema"]["schema"])
+    eq, other = local["anyOf"]
+    assert eq["properties"]["verdict"] == {"const": "equivalent"} and eq["properties"]["behaviour_delta"]["maxLength"] == 0
+    assert other["properties"]["verdict"]["enum"] == ["candidate-regressed", "candidate-diverged"]
+    assert other["properties"]["behaviour_delta"]["minLength"] == 1
+    assert eq["properties"]["original_directness"] == {"enum": [1, 2, 3, 4, 5]}
+    hosted = response_format(JudgeReply, portable=True)["json_schema"]["schema"]
+    assert "anyOf" not in hosted and hosted["properties"]["verdict"]["enum"]

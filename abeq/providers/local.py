@@ -109,7 +109,7 @@ def get_llama(model: str):
 # A small model left to itself repeats a phrase until it runs out of tokens, and the JSON never
 # closes. Bounding every string and list in the grammar makes each reply finish and parse.
 # Bump the version when these change: it is part of every cache key for local models.
-PROVIDER_VERSION = "local-v2"
+PROVIDER_VERSION = "local-v3"
 STRING_LIMIT = int(os.environ.get("ABEQ_LOCAL_STRING_LIMIT", "120"))
 LIST_LIMIT = 2
 REPEAT_PENALTY = 1.15
