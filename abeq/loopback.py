@@ -96,6 +96,7 @@ class LoopbackServer:
         """Zero the counters and restart the decision streams from the seed."""
         with self._stats_lock:
             self._counts = {"requests": 0, **{k: 0 for k in OUTCOMES}}
+            self._clients: dict[str, int] = {}  # User-Agent product token -> requests (which client called)
             self._rng_hang = random.Random(f"{self.seed}:hang")
             self._rng_fail = random.Random(f"{self.seed}:fail")
             self._rng_malformed = random.Random(f"{self.seed}:malformed")
@@ -111,7 +112,7 @@ class LoopbackServer:
         """A snapshot of the counters: `requests` (chat requests received) and one per outcome,
         plus `first_request_at` / `last_response_at` (time.time(), None before any request)."""
         with self._stats_lock:
-            return {**self._counts, "first_request_at": self._first_request_at,
+            return {**self._counts, "clients": dict(self._clients), "first_request_at": self._first_request_at,
                     "last_response_at": self._last_response_at}
 
     @property
@@ -146,6 +147,9 @@ class LoopbackServer:
     async def _chat(self, request: web.Request) -> web.Response:
         arrived = time.perf_counter()
         fault, n = self._decide()  # before any await: decisions follow arrival order
+        agent = (request.headers.get("User-Agent") or "?").split("/", 1)[0].split()[0]
+        with self._stats_lock:
+            self._clients[agent] = self._clients.get(agent, 0) + 1
         if fault == "hang":
             self._count("hang", answered=False)
             await asyncio.sleep(self.hang_seconds)

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
 RESULTS = BENCH / "results"
-ORDER = ("startup", "cache", "diff", "review", "local", "overhead")
+ORDER = ("startup", "cache", "faults", "diff", "review", "local", "overhead")
 SCRIPTS = {name: BENCH / f"bench_{name}.py" for name in ORDER}
 
 
@@ -80,6 +80,14 @@ def rows(r: dict) -> list[tuple[str, str, str, str]]:
                     "0", _mark(c["checks"]["round_2_zero_teacher_calls"])))
         out.append(("Cache: identical re-run, model calls (HTTP requests)", str(s["rerun_round_2"]["http_requests"]), "0",
                     _mark(c["checks"]["rerun_zero_model_calls"])))
+    f = r.get("faults")
+    if f:
+        x = f["faulty"]
+        out.append((f"Faults: {f['cases']} cases, {f['fail_rate']:.0%} HTTP 429/500 + {f['malformed_rate']:.0%} malformed "
+                    f"replies, default retries: cases judged + errored; verdicts changed by faults",
+                    f"{x['judged']} + {x['errored']}; {len(f['verdicts_changed_by_faults'])} changed "
+                    f"({x['requests']} requests vs {f['clean']['requests']} clean; {x['wall_s']} s vs {f['clean']['wall_s']} s)",
+                    "all accounted for; 0 changed", _mark(f["target_met"])))
     v = r.get("review")
     if v:
         out.append(("Review page server time, 1,000 cases (max of renders; median)",

@@ -40,6 +40,13 @@ def server():
     proc.wait(10)
 
 
+@pytest.fixture(autouse=True, params=["fast", "litellm"])
+def transport(request, monkeypatch):
+    """Every test here runs on both HTTP transports: abeq's lean one and litellm's."""
+    monkeypatch.setenv("ABEQ_TRANSPORT", request.param)
+    return request.param
+
+
 def stats(url):
     return json.loads(urllib.request.urlopen(url.rsplit("/v1", 1)[0] + "/stats").read())
 
@@ -53,6 +60,18 @@ def test_cli_run_over_http_gives_the_report(tmp_path, server):
     rep = json.loads(out.read_text())
     assert code == 1 and rep["summary"]["regressions"] == 7 and rep["errors"] == []
     assert stats(server)["requests"] - before == 21  # every call really crossed HTTP
+
+
+def test_each_transport_is_the_client_that_called(tmp_path, server, transport):
+    before = stats(server)["clients"]
+    main(["run", "--original", str(EXAMPLE / "SKILL.md"), "--candidate", str(EXAMPLE / "candidate-faithful.md"),
+          "--transfer-set", str(EXAMPLE / "transfer-set.json"), "--runner-model", "openai/scripted",
+          "--api-base", server, "--db", str(tmp_path / "abeq.db"), "--confirm", "--quiet",
+          "--out", str(tmp_path / "r.json")])
+    after = stats(server)["clients"]
+    grew = {k for k in after if after[k] > before.get(k, 0)}
+    # aiohttp's default User-Agent is "Python/3.x aiohttp/..."; the OpenAI SDK under litellm sends "AsyncOpenAI/Python ..."
+    assert grew == ({"Python"} if transport == "fast" else {"AsyncOpenAI"}), after
 
 
 def test_round_two_over_http_sends_only_candidate_and_judge_calls(tmp_path, server):
