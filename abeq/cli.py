@@ -62,7 +62,7 @@ def _write(path: str | None, text: str) -> None:
 def cmd_run(args) -> int:
     from .documents import detect_variant, load_document
     from .engine import Engine, RunConfig, estimate
-    from .report import build_report, exit_code, run_record
+    from .report import build_report, exit_code
     from .store import Store
     from . import transferset as tsm
 

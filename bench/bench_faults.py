@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import sys
 import tempfile
 import time
@@ -23,8 +22,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 from harness import EXAMPLE, LoopbackProcess, write_set  # noqa: E402
 

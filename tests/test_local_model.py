@@ -1,10 +1,7 @@
 """The real embedded model (SmolLM2-135M through llama.cpp), through the same path as any model."""
 
-import json
-
 import pytest
 
-from abeq import transferset
 from abeq.engine import Engine, RunConfig
 from abeq.models import ModelSpec
 from abeq.providers import local
