@@ -36,11 +36,15 @@ variant = c2.selectbox("Variant", variants, index=variants.index(detect_variant(
                        help="Detected from the original's file name (CLAUDE.md, AGENTS.md, … are instruction files).")
 concurrency = c1.number_input("Concurrency (model calls in flight; 1 = one case after another)", 1, 64, 4,
                               key="concurrency")
-samples = c2.number_input("Judge samples per case (more than 1 marks split verdicts as uncertain)", 1, 9, 1,
-                          key="judge_samples")
-est = estimate_calls(len(ts.cases), 1, int(samples))
-st.caption(f"At most {est['total']} model calls ({est['runner_calls']} runner, {est['judge_calls']} judge); "
-           "the original's cached transcripts are reused, so later rounds make fewer.")
+samples = c2.number_input("Judge samples per case (recommended 3; more than 1 marks split verdicts as uncertain)",
+                          1, 9, 1, key="judge_samples")
+aa = c1.checkbox("A/A noise floor: replay the original once more per case and judge it against itself",
+                 key="aa", help="A case whose replay is not judged equivalent is noisy: a regression there is "
+                                "flagged 'within noise'. The run reports the A/A false-regression rate.")
+est = estimate_calls(len(ts.cases), 1, int(samples), bool(aa))
+st.caption(f"At most {est['total']} model calls ({est['runner_calls']} runner, {est['judge_calls']} judge"
+           f"{', A/A replays included' if aa else ''}); the original's cached transcripts are reused, "
+           "so later rounds make fewer.")
 
 if ts.user_confirmed and ts.document_hash and ts.document_hash != original["hash"]:
     st.warning("This transfer set was confirmed against a different version of the original; its coverage may "
@@ -50,7 +54,7 @@ if not ts.user_confirmed:
              "accepts the cases. Read them on **Transfer set** and press **Confirm**.", icon=":material/block:")
 if st.button("Start run", type="primary", key="start", disabled=not ts.user_confirmed):
     cfg = RunConfig(runner=session.model_spec(runner, api_base), judge=session.model_spec(judge, api_base),
-                    variant=variant, concurrency=int(concurrency), judge_samples=int(samples),
+                    variant=variant, concurrency=int(concurrency), judge_samples=int(samples), aa=bool(aa),
                     allow_thin=ts.thin_accepted, review=review["name"])
     try:
         st.session_state[f"run:{review['id']}"] = worker.start(

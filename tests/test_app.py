@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -103,6 +105,27 @@ def test_confirming_then_running_the_scripted_model_judges_every_case(app, db):
     app.switch_page("desk_pages/4_review.py").run()
     assert metrics(app)["Regressed"] == "7"
     assert "FAIL" in gate(app) and ":red-badge[candidate-regressed]" in badges(app)
+
+
+def test_judge_samples_and_aa_from_the_run_page_reach_the_run_and_the_budget(app, db):
+    app.switch_page("desk_pages/2_transfer_set.py").run()
+    app.button(key="confirm").click().run()
+    app.switch_page("desk_pages/3_run.py").run()
+    app.text_input(key="runner_model").input("scripted/rules")
+    app.text_input(key="judge_model").input("scripted/rules")
+    app.number_input(key="judge_samples").set_value(3)
+    app.checkbox(key="aa").check().run()
+    # 7 cases: 7 teacher + 7 candidate + 7 replays; 7 x 3 judge samples + 7 A/A judgements
+    assert any("At most 49 model calls (21 runner, 28 judge, A/A replays included)" in c.value for c in app.caption)
+    app.button(key="start").click().run()
+    run_id = Store(db).runs()[0]["id"]
+    assert worker.wait(run_id, 120)
+    cfg = json.loads(Store(db).run(run_id)["config"])
+    assert cfg["judge_samples"] == 3 and cfg["aa"] is True
+    assert Store(db).call_stats(run_id)["made"] == 49
+    app.switch_page("desk_pages/4_review.py").run()
+    assert not app.exception
+    assert any("A/A false-regression rate" in c.value for c in app.caption), [c.value for c in app.caption]
 
 
 def test_editing_a_confirmed_set_makes_an_unconfirmed_version(app, db):
