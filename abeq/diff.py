@@ -8,9 +8,10 @@ import html
 import math
 import re
 import sys
+import threading
 import time
 import unicodedata
-from collections import Counter
+from collections import Counter, OrderedDict
 
 from diff_match_patch import diff_match_patch
 
@@ -153,8 +154,38 @@ def _diff_encoded(ea: str, eb: str, dmp: diff_match_patch, deadline: float, dept
     return diffs
 
 
+_CACHE: "OrderedDict[tuple[str, str], tuple[tuple[int, str], ...]]" = OrderedDict()
+_CACHE_SIZE = 64
+_cache_lock = threading.Lock()
+
+
 def word_diff(a: str, b: str, timeout: float = 1.0) -> list[tuple[int, str]] | None:
-    """Word-level diff as (op, text) pairs: -1 delete, 0 equal, 1 insert; None if not done in timeout seconds."""
+    """Word-level diff as (op, text) pairs: -1 delete, 0 equal, 1 insert; None if not done in timeout seconds.
+
+    A page shows the same pair several ways (side by side, stats); the last few finished diffs are
+    kept, so each pair is diffed once. A timed-out diff is not kept: the next call tries again.
+    """
+    key = (a, b)
+    with _cache_lock:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return list(hit)
+    ops = _word_diff(a, b, timeout)
+    if ops is not None:
+        with _cache_lock:
+            _CACHE[key] = tuple(ops)
+            while len(_CACHE) > _CACHE_SIZE:
+                _CACHE.popitem(last=False)
+    return ops
+
+
+def clear_cache() -> None:
+    with _cache_lock:
+        _CACHE.clear()
+
+
+def _word_diff(a: str, b: str, timeout: float) -> list[tuple[int, str]] | None:
     # dmp measures its deadline with time.time(); one deadline covers every piece of the diff.
     deadline = time.time() + timeout if timeout > 0 else math.inf
     if a == b:

@@ -198,3 +198,27 @@ def test_paragraph_added_at_top_of_an_edited_transcript_does_not_shift_every_pai
     # The added paragraph costs its own 7 words and nothing more.
     without, with_opening = diff_stats(a, edited, timeout=10), diff_stats(a, opening + edited, timeout=10)
     assert with_opening == {**without, "added": without["added"] + 7}
+
+
+def test_a_finished_diff_is_reused_and_callers_cannot_change_the_kept_copy(monkeypatch):
+    from abeq import diff
+
+    diff.clear_cache()
+    calls = []
+    real = diff._word_diff
+    monkeypatch.setattr(diff, "_word_diff", lambda a, b, t: calls.append(1) or real(a, b, t))
+    first = diff.word_diff("the quick brown fox", "the slow brown fox")
+    first.append((0, "junk"))
+    again = diff.word_diff("the quick brown fox", "the slow brown fox")
+    assert len(calls) == 1 and (0, "junk") not in again
+    assert "".join(t for op, t in again if op != 1) == "the quick brown fox"
+
+
+def test_a_timed_out_diff_is_not_kept(monkeypatch):
+    from abeq import diff
+
+    diff.clear_cache()
+    answers = iter([None, [(0, "same")]])
+    monkeypatch.setattr(diff, "_word_diff", lambda a, b, t: next(answers))
+    assert diff.word_diff("x y", "x z") is None
+    assert diff.word_diff("x y", "x z") == [(0, "same")]
