@@ -195,3 +195,31 @@ def test_several_browser_sessions_on_one_database(context, tmp_path):
             p.wait_for_timeout(500)
             p.get_by_role("heading", name="Override").wait_for()
             assert p.get_by_test_id("stException").count() == 0
+
+
+@pytest.mark.slow
+def test_the_main_job_the_bundled_example_on_the_embedded_model(page, tmp_path):
+    """What `make demo` gives a new user: the example, the default (embedded) model, a real run."""
+    db = tmp_path / "desk.db"
+    with desk(db) as url:
+        page.goto(url)
+        page.get_by_role("heading", name="Documents", exact=True).wait_for(timeout=30_000)
+        nav(page, "Transfer set")
+        page.get_by_role("button", name="Confirm", exact=True).click()
+        page.get_by_text("Confirmed 20").wait_for()
+        nav(page, "Run")
+        assert page.get_by_label("Runner model (any litellm model string)").input_value() == "local/smollm2"
+        page.get_by_role("button", name="Start run").click()
+        page.get_by_text("7/7 cases · finished").wait_for(timeout=900_000)
+        nav(page, "Review")
+        page.get_by_role("heading", name="Override").wait_for(timeout=30_000)
+        assert page.get_by_test_id("stException").count() == 0
+        screenshot(page, ARTIFACTS / "review-embedded.png")
+    con = sqlite3.connect(db)
+    rows = con.execute("select status, verdict, error from run_cases").fetchall()
+    runner_model, = con.execute("select runner_model from runs").fetchone()
+    assert runner_model == "local/smollm2" and len(rows) == 7
+    # every case judged by the real model or errored with its reason; never a verdict without a judgement
+    assert all((s == "judged" and v) or (s != "judged" and e and not v) for s, v, e in rows), rows
+    made, = con.execute("select count(*) from calls where cached = 0 and ok = 1").fetchone()
+    assert made >= 14  # at least the 7 teacher and 7 candidate runs really happened
