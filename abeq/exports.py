@@ -75,7 +75,7 @@ def markdown(store: Store, rr: RunReport, gate: str = "compress") -> str:
 
 CSV_FIELDS = ["case_id", "status", "verdict", "judge_verdict", "overridden", "override_reason", "behaviour_delta",
               "original_directness", "candidate_directness", "agreement", "uncertain", "aa_verdict",
-              "gate_truncated", "error"]
+              "gate_truncated", "calls_made", "calls_cached", "tokens", "cost", "cost_unpriced_calls", "error"]
 
 
 def to_csv(rr: RunReport) -> str:
@@ -88,7 +88,8 @@ def to_csv(rr: RunReport) -> str:
                     "behaviour_delta": r.behaviour_delta, "original_directness": r.original_directness,
                     "candidate_directness": r.candidate_directness, "agreement": r.agreement,
                     "uncertain": r.uncertain, "aa_verdict": r.aa_verdict, "gate_truncated": r.gate_truncated,
-                    "error": r.error or ""})
+                    "calls_made": r.calls_made, "calls_cached": r.calls_cached, "tokens": r.tokens,
+                    "cost": f"{r.cost:.6f}", "cost_unpriced_calls": r.unpriced_calls, "error": r.error or ""})
     return buf.getvalue()
 
 

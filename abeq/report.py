@@ -34,6 +34,12 @@ class CaseRow:
     error: Optional[str] = None
     teacher_key: Optional[str] = None
     candidate_key: Optional[str] = None
+    # what this run spent on the case (calls it made; cached calls cost nothing)
+    calls_made: int = 0
+    calls_cached: int = 0
+    tokens: int = 0
+    cost: float = 0.0
+    unpriced_calls: int = 0  # made calls with no known price: `cost` leaves them out
 
 
 @dataclass
@@ -64,6 +70,7 @@ def case_rows(store: Store, run_id: int) -> list[CaseRow]:
     rows = []
     judgements = {}
     rc = store.run_cases(run_id)
+    spent = store.case_costs(run_id)
     keys = [k for r in rc if r["judge_keys"] for k in json.loads(r["judge_keys"])]
     for i in range(0, len(keys), 500):
         chunk = keys[i:i + 500]
@@ -73,6 +80,10 @@ def case_rows(store: Store, run_id: int) -> list[CaseRow]:
         row = CaseRow(case_id=r["case_id"], status=r["status"], gate_truncated=bool(r["gate_truncated"]),
                       aa_verdict=r["aa_verdict"], error_stage=r["error_stage"], error=r["error"],
                       teacher_key=r["teacher_key"], candidate_key=r["candidate_key"])
+        c = spent.get(r["case_id"])
+        if c:
+            row.calls_made, row.calls_cached, row.tokens = c["made"], c["cached"], c["tokens"]
+            row.cost, row.unpriced_calls = float(c["cost"]), c["unpriced"]
         if r["status"] == "judged":
             js = [judgements[k] for k in json.loads(r["judge_keys"]) if k in judgements]
             row.samples = [j["verdict"] for j in js]
@@ -177,5 +188,7 @@ def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
                    "aa_verdict": r.aa_verdict, "within_noise": r.within_noise, "gate_truncated": r.gate_truncated,
                    "override": ({k: r.override[k] for k in ("verdict", "judge_verdict", "reason", "reviewer", "created_at")}
                                 if r.override else None),
+                   "calls_made": r.calls_made, "calls_cached": r.calls_cached, "tokens": r.tokens,
+                   "cost": r.cost, "cost_unpriced_calls": r.unpriced_calls,
                    "error": r.error} for r in rr.rows],
     }

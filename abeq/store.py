@@ -248,6 +248,16 @@ class Store:
                         from calls where run_id = ?""", [run_id]) or {}
         return {k: (v or 0) for k, v in r.items()}
 
+    def case_costs(self, run_id: int) -> dict[str, dict]:
+        """Per case of a run: model calls made and served from the cache, tokens and cost of the
+        calls this run made (a cached call costs nothing now), and how many made calls had no price."""
+        rows = self.all("""select case_id, sum(case when cached = 0 then 1 else 0 end) made, sum(cached) cached,
+                                  sum(case when cached = 0 then prompt_tokens + completion_tokens else 0 end) tokens,
+                                  sum(case when cached = 0 then cost else 0 end) cost,
+                                  sum(case when cached = 0 and cost is null and ok = 1 then 1 else 0 end) unpriced
+                           from calls where run_id = ? group by case_id""", [run_id])
+        return {r["case_id"]: {k: (r[k] or 0) for k in ("made", "cached", "tokens", "cost", "unpriced")} for r in rows}
+
     # -------------------------------------------------------- overrides
     def add_override(self, run_id: int, case_id: str, verdict: str, reason: str, reviewer: str,
                      judge_verdict: Optional[str]) -> int:

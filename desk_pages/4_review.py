@@ -123,6 +123,8 @@ with c1:
     st.text(row.interpretation_notes or "—")
 c2.metric("Directness original → candidate", f"{row.original_directness} → {row.candidate_directness}",
           row.candidate_directness - row.original_directness, help="5 = acted at once; 1 = heavy unpacking.")
+c2.caption(f"This case in this run: {row.calls_made} model call(s) made, {row.calls_cached} from the cache, "
+           f"{row.tokens:,} tokens, ${row.cost:.4f}" + (f" (+{row.unpriced_calls} unpriced)" if row.unpriced_calls else ""))
 
 teacher, cand = cases.side(store, row.teacher_key), cases.side(store, row.candidate_key)
 if teacher and cand:

@@ -105,6 +105,7 @@ def test_confirming_then_running_the_scripted_model_judges_every_case(app, db):
     app.switch_page("desk_pages/4_review.py").run()
     assert metrics(app)["Regressed"] == "7"
     assert "FAIL" in gate(app) and ":red-badge[candidate-regressed]" in badges(app)
+    assert any(c.value.startswith("This case in this run: 3 model call(s) made, 0 from the cache") for c in app.caption)
 
 
 def test_judge_samples_and_aa_from_the_run_page_reach_the_run_and_the_budget(app, db):

@@ -114,3 +114,28 @@ def test_cli_writes_every_export_and_history(tmp_path, capsys):
     hist = json.loads(capsys.readouterr().out)
     assert [h["regressed"] for h in hist] == [7, 0]
     assert main(["history", "nope", "--db", str(tmp_path / "a.db")]) == 2
+
+
+def test_cost_per_case_counts_what_this_run_spent_on_it(store, example, scripted_cfg):
+    cfg = scripted_cfg(review="per-case")
+    r1 = _round(store, example, cfg, "lossy")
+    r2 = _round(store, example, cfg, "faithful")
+    rows1, rows2 = build_report(store, r1).rows, build_report(store, r2).rows
+    assert {(r.calls_made, r.calls_cached) for r in rows1} == {(3, 0)}  # teacher, candidate, judge
+    assert {(r.calls_made, r.calls_cached) for r in rows2} == {(2, 1)}  # the teacher came from the cache
+    assert all(r.tokens > 0 for r in rows1)
+    # a priced call and an unpriced one, logged as the engine logs them
+    case = rows2[0].case_id
+    for cost in (0.0125, None):
+        store.log_call({"run_id": r2, "case_id": case, "kind": "judge", "model": "m", "key": f"k{cost}", "cached": 0,
+                        "ok": 1, "error": "", "prompt_tokens": 100, "completion_tokens": 20, "cost": cost,
+                        "latency": 0.1, "attempts": 1})
+    rr = build_report(store, r2)
+    row = next(r for r in rr.rows if r.case_id == case)
+    assert row.calls_made == 4 and row.cost == 0.0125 and row.unpriced_calls == 1
+    assert row.tokens == next(r for r in rows2 if r.case_id == case).tokens + 240
+    line = next(x for x in csv.DictReader(io.StringIO(to_csv(rr))) if x["case_id"] == case)
+    assert (line["calls_made"], line["cost"], line["cost_unpriced_calls"]) == ("4", "0.012500", "1")
+    from abeq.report import run_record
+    rec = next(c for c in run_record(store, rr)["cases"] if c["case_id"] == case)
+    assert (rec["calls_made"], rec["calls_cached"], rec["cost"], rec["cost_unpriced_calls"]) == (4, 1, 0.0125, 1)
