@@ -7,7 +7,7 @@ import streamlit as st
 from abeq.desk import queries, session, worker
 from abeq.desk.render import md
 from abeq.documents import Document, detect_variant
-from abeq.engine import RunConfig, estimate_calls
+from abeq.engine import Engine, RunConfig, estimate, estimate_calls
 from abeq.errors import AbeqError
 from abeq.models import DEFAULT_MODEL
 from abeq.store import db_path
@@ -26,25 +26,48 @@ if not (original and candidate and ts):
 st.info(session.EMBEDDED_NOTE, icon=":material/info:")
 
 st.caption(md(f"Original {original['name']} → candidate {candidate['name']} · {len(ts.cases)} cases"))
+# Streamlit drops a widget's state when its page is left; these settings outlive that (per session).
+STICKY = {"runner_model": DEFAULT_MODEL, "judge_model": DEFAULT_MODEL, "api_base": "", "concurrency": 4,
+          "judge_samples": 1, "aa": False}
+for k, default in STICKY.items():
+    if k not in st.session_state:
+        st.session_state[k] = st.session_state.get(f"keep:{k}", default)
 c1, c2 = st.columns(2)
-runner = c1.text_input("Runner model (any litellm model string)", DEFAULT_MODEL, key="runner_model")
-judge = c2.text_input("Judge model", DEFAULT_MODEL, key="judge_model")
+runner = c1.text_input("Runner model (any litellm model string)", key="runner_model")
+judge = c2.text_input("Judge model", key="judge_model")
 api_base = c1.text_input("API base (Ollama, vLLM, any OpenAI-compatible server; blank for hosted APIs)",
                          key="api_base")
 variants = ["skill", "instruction-file"]
 variant = c2.selectbox("Variant", variants, index=variants.index(detect_variant(original["name"])), key="variant",
                        help="Detected from the original's file name (CLAUDE.md, AGENTS.md, … are instruction files).")
-concurrency = c1.number_input("Concurrency (model calls in flight; 1 = one case after another)", 1, 64, 4,
+concurrency = c1.number_input("Concurrency (model calls in flight; 1 = one case after another)", 1, 64,
                               key="concurrency")
 samples = c2.number_input("Judge samples per case (recommended 3; more than 1 marks split verdicts as uncertain)",
-                          1, 9, 1, key="judge_samples")
+                          1, 9, key="judge_samples")
 aa = c1.checkbox("A/A noise floor: replay the original once more per case and judge it against itself",
                  key="aa", help="A case whose replay is not judged equivalent is noisy: a regression there is "
                                 "flagged 'within noise'. The run reports the A/A false-regression rate.")
-est = estimate_calls(len(ts.cases), 1, int(samples), bool(aa))
-st.caption(f"At most {est['total']} model calls ({est['runner_calls']} runner, {est['judge_calls']} judge"
-           f"{', A/A replays included' if aa else ''}); the original's cached transcripts are reused, "
-           "so later rounds make fewer.")
+for k in STICKY:
+    st.session_state[f"keep:{k}"] = st.session_state[k]
+cfg = RunConfig(runner=session.model_spec(runner, api_base), judge=session.model_spec(judge, api_base),
+                variant=variant, concurrency=int(concurrency), judge_samples=int(samples), aa=bool(aa),
+                allow_thin=ts.thin_accepted, review=review["name"])
+original_doc = Document(original["name"], original["content"])
+candidate_doc = Document(candidate["name"], candidate["content"])
+if ts.user_confirmed:
+    # The same estimate the CLI prints: the cache is consulted for the teacher's transcripts.
+    est = estimate(Engine(store, original_doc, candidate_doc, ts, cfg))
+    cost = est["est_cost"]
+    st.caption(f"This run: at most {est['runner_calls'] + est['judge_calls']} model calls "
+               f"({est['runner_calls']} runner, {est['judge_calls']} judge{', A/A replays included' if aa else ''}; "
+               f"{est['teacher_cached']} of the original's {len(ts.cases)} transcripts come from the cache), "
+               f"~{est['est_prompt_tokens'] + est['est_completion_tokens']:,} tokens (est.), "
+               + ("price unknown for this model" if cost is None else f"~${cost:.4f}") + ".")
+else:
+    est = estimate_calls(len(ts.cases), 1, int(samples), bool(aa))
+    st.caption(f"At most {est['total']} model calls ({est['runner_calls']} runner, {est['judge_calls']} judge"
+               f"{', A/A replays included' if aa else ''}); the original's cached transcripts are reused, "
+               "so later rounds make fewer.")
 
 if ts.user_confirmed and ts.document_hash and ts.document_hash != original["hash"]:
     st.warning("This transfer set was confirmed against a different version of the original; its coverage may "
@@ -53,13 +76,8 @@ if not ts.user_confirmed:
     st.error("The transfer set is not confirmed, so this run is refused: no runner call happens before a person "
              "accepts the cases. Read them on **Transfer set** and press **Confirm**.", icon=":material/block:")
 if st.button("Start run", type="primary", key="start", disabled=not ts.user_confirmed):
-    cfg = RunConfig(runner=session.model_spec(runner, api_base), judge=session.model_spec(judge, api_base),
-                    variant=variant, concurrency=int(concurrency), judge_samples=int(samples), aa=bool(aa),
-                    allow_thin=ts.thin_accepted, review=review["name"])
     try:
-        st.session_state[f"run:{review['id']}"] = worker.start(
-            db_path(), Document(original["name"], original["content"]),
-            Document(candidate["name"], candidate["content"]), ts, cfg)
+        st.session_state[f"run:{review['id']}"] = worker.start(db_path(), original_doc, candidate_doc, ts, cfg)
     except AbeqError as e:
         st.error(md(e.render()))
 

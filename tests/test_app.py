@@ -117,7 +117,9 @@ def test_judge_samples_and_aa_from_the_run_page_reach_the_run_and_the_budget(app
     app.number_input(key="judge_samples").set_value(3)
     app.checkbox(key="aa").check().run()
     # 7 cases: 7 teacher + 7 candidate + 7 replays; 7 x 3 judge samples + 7 A/A judgements
-    assert any("At most 49 model calls (21 runner, 28 judge, A/A replays included)" in c.value for c in app.caption)
+    assert any(c.value.startswith("This run: at most 49 model calls (21 runner, 28 judge, A/A replays included; "
+                                  "0 of the original's 7 transcripts come from the cache)") for c in app.caption), \
+        [c.value for c in app.caption]
     app.button(key="start").click().run()
     run_id = Store(db).runs()[0]["id"]
     assert worker.wait(run_id, 120)
@@ -127,6 +129,13 @@ def test_judge_samples_and_aa_from_the_run_page_reach_the_run_and_the_budget(app
     app.switch_page("desk_pages/4_review.py").run()
     assert not app.exception
     assert any("A/A false-regression rate" in c.value for c in app.caption), [c.value for c in app.caption]
+    # round 2 of the same review: the teacher's transcripts are cached, and the estimate says so
+    app.switch_page("desk_pages/3_run.py").run()
+    # the settings made before leaving the page are still there
+    assert app.text_input(key="runner_model").value == "scripted/rules" and app.checkbox(key="aa").value
+    assert app.number_input(key="judge_samples").value == 3
+    assert any("7 of the original's 7 transcripts come from the cache" in c.value for c in app.caption), \
+        [c.value for c in app.caption]
 
 
 def test_editing_a_confirmed_set_makes_an_unconfirmed_version(app, db):
