@@ -42,6 +42,12 @@ def litellm():
 
             ll.suppress_debug_info = True
             ll.telemetry = False
+            if not os.environ.get("LITELLM_LOG"):
+                # litellm warns each time a new event loop (a new run in the same process) takes
+                # over its logging worker; harmless, and noise in a CLI or the desk's log.
+                import logging
+
+                logging.getLogger("LiteLLM").setLevel(logging.ERROR)
             from .providers import register_all
 
             register_all(ll)
