@@ -26,13 +26,16 @@ abeq's choice; the upstream comparator this follows averages content and structu
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import random
 import re
 import secrets
 from dataclasses import dataclass
 from statistics import mean
-from typing import Iterable, Optional
+from typing import Annotated, Iterable, Literal, Optional
+
+from pydantic import Field, create_model
 
 from .errors import InputError
 from .models import CallPolicy, ModelSpec
@@ -248,16 +251,16 @@ def reply_model(assertions: list[dict]) -> type[ComparatorReply]:
     The narrowed schema goes to the model too, so a grammar-constrained model (the embedded one)
     cannot invent assertions, nor leave one out; `reply_check` still checks each id once.
     """
-    from typing import Literal
+    return _reply_model(tuple(a["id"] for a in assertions))
 
-    from pydantic import Field, create_model
-    from typing_extensions import Annotated
 
-    n = len(assertions)
+@functools.lru_cache(maxsize=64)
+def _reply_model(ids: tuple[str, ...]) -> type[ComparatorReply]:
+    # One class per id list, not per call: response schemas are cached per class.
+    n = len(ids)
     if n == 0:
         results = (Annotated[list[ExpectationResult], Field(max_length=0)], ...)
     else:
-        ids = tuple(a["id"] for a in assertions)
         item = create_model("AssertionResult", __base__=ExpectationResult, assertion_id=(Literal[ids], ...))
         results = (Annotated[list[item], Field(min_length=n, max_length=n)], ...)
     return create_model("ComparatorReply", __base__=ComparatorReply, __doc__=ComparatorReply.__doc__,

@@ -154,7 +154,7 @@ def _diff_encoded(ea: str, eb: str, dmp: diff_match_patch, deadline: float, dept
     return diffs
 
 
-_CACHE: "OrderedDict[tuple[str, str], tuple[tuple[int, str], ...]]" = OrderedDict()
+_CACHE: "OrderedDict[tuple[str, str, float], tuple[tuple[int, str], ...]]" = OrderedDict()
 _CACHE_SIZE = 64
 _cache_lock = threading.Lock()
 
@@ -164,8 +164,9 @@ def word_diff(a: str, b: str, timeout: float = 1.0) -> list[tuple[int, str]] | N
 
     A page shows the same pair several ways (side by side, stats); the last few finished diffs are
     kept, so each pair is diffed once. A timed-out diff is not kept: the next call tries again.
+    The timeout is part of the key: dmp settles for a coarser diff when its time runs out.
     """
-    key = (a, b)
+    key = (a, b, timeout)
     with _cache_lock:
         hit = _CACHE.get(key)
         if hit is not None:

@@ -82,7 +82,8 @@ def case_rows(store: Store, run_id: int) -> list[CaseRow]:
                       teacher_key=r["teacher_key"], candidate_key=r["candidate_key"])
         c = spent.get(r["case_id"])
         if c:
-            row.calls_made, row.calls_cached, row.tokens = c["made"], c["cached"], c["tokens"]
+            row.calls_made, row.calls_cached = c["made"], c["cached"]
+            row.tokens = c["prompt_tokens"] + c["completion_tokens"]
             row.cost, row.unpriced_calls = float(c["cost"]), c["unpriced"]
         if r["status"] == "judged":
             js = [judgements[k] for k in json.loads(r["judge_keys"]) if k in judgements]

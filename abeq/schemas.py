@@ -5,7 +5,7 @@ JSON schemas sent to models are derived from these classes, never written by han
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal, Optional, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -166,8 +166,9 @@ class JudgeReply(Strict):
             props = {"verdict": verdict, "behaviour_delta": {"type": "string", **delta}, **same}
             return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
+        changed = [v for v in get_args(Verdict) if v != "equivalent"]
         return {"anyOf": [variant({"const": "equivalent"}, {"maxLength": 0}),
-                          variant({"enum": ["candidate-regressed", "candidate-diverged"]}, {"minLength": 1})]}
+                          variant({"enum": changed}, {"minLength": 1})]}
 
 
 class EfficiencySignal(Strict):

@@ -235,28 +235,26 @@ class Store:
     def log_call(self, row: dict) -> None:
         self._insert("calls", {**row, "created_at": now()})
 
+    # What the calls of a run add up to; the same sums for the whole run and for each case.
+    _CALL_SUMS = """count(*) n, sum(cached) cached, sum(1 - ok) errors,
+                    sum(case when cached = 0 then 1 else 0 end) made,
+                    sum(case when cached = 0 and kind like 'runner%' then 1 else 0 end) runner_made,
+                    sum(case when cached = 0 and kind = 'runner-teacher' then 1 else 0 end) teacher_made,
+                    sum(case when cached = 0 and kind like 'judge%' then 1 else 0 end) judge_made,
+                    sum(case when cached = 0 then prompt_tokens else 0 end) prompt_tokens,
+                    sum(case when cached = 0 then completion_tokens else 0 end) completion_tokens,
+                    sum(case when cached = 0 then cost else 0 end) cost,
+                    sum(case when cached = 0 and cost is null and ok = 1 then 1 else 0 end) unpriced"""
+
     def call_stats(self, run_id: int) -> dict:
-        r = self.one("""select count(*) n, sum(cached) cached, sum(1 - ok) errors,
-                               sum(case when cached = 0 then 1 else 0 end) made,
-                               sum(case when cached = 0 and kind like 'runner%' then 1 else 0 end) runner_made,
-                               sum(case when cached = 0 and kind = 'runner-teacher' then 1 else 0 end) teacher_made,
-                               sum(case when cached = 0 and kind like 'judge%' then 1 else 0 end) judge_made,
-                               sum(case when cached = 0 then prompt_tokens else 0 end) prompt_tokens,
-                               sum(case when cached = 0 then completion_tokens else 0 end) completion_tokens,
-                               sum(case when cached = 0 then cost else 0 end) cost,
-                               sum(case when cached = 0 and cost is null and ok = 1 then 1 else 0 end) unpriced
-                        from calls where run_id = ?""", [run_id]) or {}
+        r = self.one(f"select {self._CALL_SUMS} from calls where run_id = ?", [run_id]) or {}
         return {k: (v or 0) for k, v in r.items()}
 
     def case_costs(self, run_id: int) -> dict[str, dict]:
-        """Per case of a run: model calls made and served from the cache, tokens and cost of the
-        calls this run made (a cached call costs nothing now), and how many made calls had no price."""
-        rows = self.all("""select case_id, sum(case when cached = 0 then 1 else 0 end) made, sum(cached) cached,
-                                  sum(case when cached = 0 then prompt_tokens + completion_tokens else 0 end) tokens,
-                                  sum(case when cached = 0 then cost else 0 end) cost,
-                                  sum(case when cached = 0 and cost is null and ok = 1 then 1 else 0 end) unpriced
-                           from calls where run_id = ? group by case_id""", [run_id])
-        return {r["case_id"]: {k: (r[k] or 0) for k in ("made", "cached", "tokens", "cost", "unpriced")} for r in rows}
+        """call_stats per case of a run: calls made and served from the cache, tokens and cost of
+        the calls this run made (a cached call costs nothing now), made calls with no price."""
+        rows = self.all(f"select case_id, {self._CALL_SUMS} from calls where run_id = ? group by case_id", [run_id])
+        return {r.pop("case_id"): {k: (v or 0) for k, v in r.items()} for r in rows}
 
     # -------------------------------------------------------- overrides
     def add_override(self, run_id: int, case_id: str, verdict: str, reason: str, reviewer: str,

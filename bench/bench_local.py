@@ -5,7 +5,7 @@ path, the provider's llama thread, the provider's grammar). Bare: `Llama.create_
 on a second Llama built with the same arguments, given the same messages and sampling parameters
 (temperature 0, seed 0, the provider's repeat penalty; with a schema, the same bounded grammar),
 so both produce the same tokens. The bare call is made on the same thread abeq uses for every
-llama.cpp call (`local._worker`): ggml's OpenMP team belongs to the calling thread, and two
+llama.cpp call (`local.on_llama_thread`): ggml's OpenMP team belongs to the calling thread, and two
 calling threads in one process slow each other down ~3x (see abeq/providers/local.py), which
 would be measuring the bench, not abeq. Both are warmed first; the runs alternate (ABBA order), so load
 from other work on the machine falls on both. tokens/s = completion tokens / wall time of the
@@ -52,8 +52,8 @@ def main() -> int:
     abeq_llm = local.preload("smollm2")
     # Same model parameters as abeq's (extra buffer types off: see local.load_llama), else both
     # would not be measuring the same kernels.
-    bare = local._worker.submit(local.load_llama, Llama, local.smollm2_path(), n_ctx=abeq_llm.n_ctx(),
-                                n_threads=max(1, min(4, os.cpu_count() or 1)), verbose=False, seed=0).result()
+    bare = local.on_llama_thread(local.load_llama, Llama, local.smollm2_path(), n_ctx=abeq_llm.n_ctx(),
+                                 n_threads=max(1, min(4, os.cpu_count() or 1)), verbose=False, seed=0)
 
     ex = ROOT / "abeq" / "examples" / "release-notes"
     case = next(c for c in transferset.load(ex / "transfer-set.json").cases if c.id == SCHEMA_CASE)
@@ -82,7 +82,7 @@ def main() -> int:
             if sc["bare_rf"]:
                 kw["response_format"] = sc["bare_rf"]
             t0, c0 = time.perf_counter(), time.process_time()
-            out = local._worker.submit(lambda: bare.create_chat_completion(**kw)).result()
+            out = local.on_llama_thread(bare.create_chat_completion, **kw)
             cpu.setdefault("bare", []).append(time.process_time() - c0)
             return out["usage"]["completion_tokens"], time.perf_counter() - t0, out["choices"][0]["message"]["content"]
 

@@ -18,6 +18,7 @@ from . import fill_response, schema_from_optional_params
 
 _models: dict[str, object] = {}
 _load_lock = threading.Lock()
+_params_lock = threading.Lock()  # load_llama swaps a llama_cpp module function while it builds a model
 # Every llama.cpp call of the process runs on this one thread. A context is not safe to share
 # between threads, and ggml's OpenMP thread team belongs to the thread that calls it: calls from a
 # second thread start a second team, the two spin against each other, and generation ran 3x
@@ -88,9 +89,6 @@ def load_llama(Llama, path, **kw):
             llama_module.llama_cpp.llama_model_default_params = defaults
 
 
-_params_lock = threading.Lock()
-
-
 def get_llama(model: str):
     """The loaded model for this name; loaded on first use, then reused by every call."""
     with _load_lock:
@@ -132,14 +130,19 @@ def bounded_schema(schema, limit: int = STRING_LIMIT):
     return out
 
 
+def on_llama_thread(fn, *args, **kw):
+    """fn(*args, **kw) on the thread that makes every llama.cpp call of the process (blocking)."""
+    return _worker.submit(fn, *args, **kw).result()
+
+
 def preload(model: str):
     """Load a model now (on the llama thread), e.g. before timing the first call; returns it."""
-    return _worker.submit(get_llama, model).result()
+    return on_llama_thread(get_llama, model)
 
 
 def generate(model: str, messages: list[dict], optional_params: dict) -> tuple[str, int, int]:
     """One chat completion on the llama thread (blocking)."""
-    return _worker.submit(_generate, model, messages, optional_params).result()
+    return on_llama_thread(_generate, model, messages, optional_params)
 
 
 async def agenerate(model: str, messages: list[dict], optional_params: dict) -> tuple[str, int, int]:
