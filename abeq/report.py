@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .agreement import aa_rates
 from .schemas import CaseError, CaseVerdict, EfficiencySignal, Report, Summary
 from .store import Store
 
@@ -168,7 +169,7 @@ def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
     run = dict(rr.run)
     cfg = json.loads(run.pop("config") or "{}")
     stats = store.call_stats(run["id"])
-    n_aa = sum(1 for r in rr.rows if r.aa_verdict) if cfg.get("aa") else 0
+    aa = aa_rates(store, run["id"])  # one model pair per run: no entry when no replay was judged
     return {
         "report": rr.report,
         "errors": rr.errors,
@@ -181,9 +182,8 @@ def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
                 "prompt_tokens": stats["prompt_tokens"], "completion_tokens": stats["completion_tokens"],
                 "cost": stats["cost"], "cost_unpriced_calls": stats["unpriced"],
                 # None, not 0, when no A/A replay was judged: no rate was measured
-                "aa_false_regression_rate": (sum(r.aa_verdict == "candidate-regressed" for r in rr.rows if r.aa_verdict)
-                                             / n_aa) if n_aa else None,
-                "aa_cases_judged": n_aa if cfg.get("aa") else None},
+                "aa_false_regression_rate": aa[0]["false_regression_rate"] if aa else None,
+                "aa_cases_judged": (aa[0]["cases"] if aa else 0) if cfg.get("aa") else None},
         "cases": [{"case_id": r.case_id, "status": r.status, "judge_verdict": r.judge_verdict, "verdict": r.verdict,
                    "judge_samples": r.samples, "agreement": r.agreement, "uncertain": r.uncertain,
                    "aa_verdict": r.aa_verdict, "within_noise": r.within_noise, "gate_truncated": r.gate_truncated,

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from abeq.store import Store
 
@@ -208,7 +209,8 @@ def test_the_main_job_the_bundled_example_on_the_embedded_model(page, tmp_path):
         page.get_by_role("button", name="Confirm", exact=True).click()
         page.get_by_text("Confirmed 20").wait_for()
         nav(page, "Run")
-        assert page.get_by_label("Runner model (any litellm model string)").input_value() == "local/smollm2"
+        # Streamlit fills a widget set through Session State a moment after it draws it: wait for the value.
+        expect(page.get_by_label("Runner model (any litellm model string)")).to_have_value("local/smollm2")
         page.get_by_role("button", name="Start run").click()
         page.get_by_text("7/7 cases · finished").wait_for(timeout=900_000)
         nav(page, "Review")
