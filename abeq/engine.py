@@ -17,7 +17,7 @@ from typing import Callable, Optional
 from .documents import Document
 from .errors import ModelCallError, NotConfirmedError
 from .judge import judge_pair, judge_prompt, majority
-from .models import CallPolicy, ModelSpec
+from .models import CallPolicy, ModelSpec, price
 from .runner import Outcome, gate_state, run_document, runner_prompt
 from .schemas import Case, JudgeReply, RunnerReply, TransferSet
 from .store import Store, dumps
@@ -293,28 +293,17 @@ def estimate(engine: "Engine", rounds_so_far: int = 0) -> dict:
     judge_calls = base["judge_calls"]
     sys_tokens = estimate_tokens(runner_prompt(cfg.variant).text)[0]
     per_runner = sys_tokens + estimate_tokens(engine.original.text)[0] + 200
-    prompt_tokens = runner_calls * per_runner + judge_calls * (estimate_tokens(judge_prompt().text)[0] + 1200)
+    runner_prompt_tokens = runner_calls * per_runner
+    judge_prompt_tokens = judge_calls * (estimate_tokens(judge_prompt().text)[0] + 1200)
+    prompt_tokens = runner_prompt_tokens + judge_prompt_tokens
     completion_tokens = (runner_calls + judge_calls) * 400
+    # each side at its own model's price; unknown for either means unknown in total
+    costs = (price(cfg.runner.name, runner_prompt_tokens, runner_calls * 400),
+             price(cfg.judge.name, judge_prompt_tokens, judge_calls * 400))
     return {"runner_calls": runner_calls, "judge_calls": judge_calls, "teacher_cached": n - need_teacher,
             "review_budget_runner_calls": n * (1 + rounds_so_far + 1),
             "est_prompt_tokens": prompt_tokens, "est_completion_tokens": completion_tokens,
-            "est_cost": price(cfg.runner.name, prompt_tokens, completion_tokens)}
-
-
-def price(model: str, prompt_tokens: int, completion_tokens: int):
-    """Dollar estimate from litellm's offline price list; 0 for local models, None when unpriced."""
-    if model.split("/", 1)[0] in ("local", "scripted"):
-        return 0.0
-    try:
-        from .models import litellm
-
-        info = litellm().model_cost.get(model) or litellm().model_cost.get(model.split("/", 1)[-1])
-        if not info:
-            return None
-        return round(prompt_tokens * info.get("input_cost_per_token", 0)
-                     + completion_tokens * info.get("output_cost_per_token", 0), 6)
-    except Exception:
-        return None
+            "est_cost": None if None in costs else round(sum(costs), 6)}
 
 
 def estimate_calls(n_cases: int, rounds: int = 1, judge_samples: int = 1, aa: bool = False) -> dict:

@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib.util
 import json
 import os
 import random
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional
 
 from .errors import ModelCallError
 
 DEFAULT_MODEL = "local/smollm2"
+BUILTIN_PROVIDERS = ("local", "scripted")  # in-process: no network, no price
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 _litellm = None
 _lock = threading.Lock()
@@ -55,6 +58,37 @@ def litellm():
     return _litellm
 
 
+_cost_map: Optional[dict] = None
+
+
+def cost_map() -> dict:
+    """litellm's price list. Until litellm is imported for a call, read its offline copy directly
+    (~30 ms, against seconds for the import); it is the file litellm itself loads offline."""
+    global _cost_map
+    if _litellm is not None:
+        return _litellm.model_cost  # includes anything a user registered
+    if _cost_map is None:
+        try:
+            found = importlib.util.find_spec("litellm")  # finds the package without running it
+            path = Path(found.origin).parent / "model_prices_and_context_window_backup.json"
+            _cost_map = json.loads(path.read_text(encoding="utf-8"))
+        except (AttributeError, TypeError, OSError, ValueError):
+            return litellm().model_cost
+    return _cost_map
+
+
+def price(model: str, prompt_tokens: int, completion_tokens: int) -> Optional[float]:
+    """Dollars from litellm's price list; 0 for the built-in models, None when the model is unpriced."""
+    if model.split("/", 1)[0] in BUILTIN_PROVIDERS:
+        return 0.0
+    table = cost_map()
+    info = table.get(model) or table.get(model.split("/", 1)[-1])
+    if not isinstance(info, dict) or "input_cost_per_token" not in info:
+        return None
+    return (prompt_tokens * (info.get("input_cost_per_token") or 0)
+            + completion_tokens * (info.get("output_cost_per_token") or 0))
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """A model and everything about calling it that changes its output."""
@@ -77,7 +111,7 @@ class ModelSpec:
 
     @property
     def is_local(self) -> bool:
-        return self.name.split("/", 1)[0] in ("local", "scripted")
+        return self.name.split("/", 1)[0] in BUILTIN_PROVIDERS
 
 
 @dataclass
@@ -241,7 +275,8 @@ async def _send_fast(spec: ModelSpec, kwargs: dict) -> tuple[str, int, int, Opti
     data = json.loads(text)
     usage = data.get("usage") or {}
     content = ((data.get("choices") or [{}])[0].get("message") or {}).get("content") or ""
-    return content, usage.get("prompt_tokens", 0) or 0, usage.get("completion_tokens", 0) or 0, None
+    pt, ct = usage.get("prompt_tokens", 0) or 0, usage.get("completion_tokens", 0) or 0
+    return content, pt, ct, price(spec.name, pt, ct)  # a self-hosted model is not in the list: unpriced
 
 
 async def _send_litellm(spec: ModelSpec, kwargs: dict) -> tuple[str, int, int, Optional[float]]:

@@ -93,3 +93,23 @@ def test_unreachable_server_is_an_error_not_a_verdict(tmp_path):
     rep = json.loads(out.read_text())
     assert code == 3
     assert rep["cases"] == [] and len(rep["errors"]) == 7 and rep["summary"]["pass"] is False
+
+
+def test_a_priced_model_is_priced_on_both_transports(tmp_path, server):
+    """The same call costs the same whichever transport carried it: litellm's price list, per token."""
+    import sqlite3
+
+    from abeq.models import price
+
+    db = tmp_path / "abeq.db"
+    main(["run", "--original", str(EXAMPLE / "SKILL.md"), "--candidate", str(EXAMPLE / "candidate-faithful.md"),
+          "--transfer-set", str(EXAMPLE / "transfer-set.json"), "--runner-model", "openai/gpt-4o-mini",
+          "--judge-model", "openai/scripted", "--api-base", server, "--db", str(db), "--confirm", "--quiet",
+          "--out", str(tmp_path / "r.json")])
+    rows = sqlite3.connect(db).execute("select model, prompt_tokens, completion_tokens, cost from calls "
+                                       "where cached = 0 and ok = 1").fetchall()
+    runner = [r for r in rows if r[0] == "openai/gpt-4o-mini"]
+    assert len(runner) == 14 and all(r[3] and r[3] > 0 for r in runner)
+    for _, pt, ct, cost in runner:
+        assert cost == pytest.approx(price("openai/gpt-4o-mini", pt, ct), rel=1e-6)
+    assert all(r[3] is None for r in rows if r[0] == "openai/scripted")  # a self-hosted model has no price

@@ -1,0 +1,40 @@
+"""Prices: litellm's offline list, read without importing litellm; each side at its own model's price."""
+
+import subprocess
+import sys
+
+import pytest
+
+from abeq.engine import Engine, RunConfig, estimate
+from abeq.models import ModelSpec, cost_map, litellm, price
+
+
+def test_the_price_list_is_litellms_own_and_needs_no_import():
+    code = ("import sys; from abeq.models import price; p = price('gpt-4o-mini', 1000, 1000); "
+            "print(p, 'litellm' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert float(out[0]) > 0 and out[1] == "False"
+    ll = litellm()
+    for model in ("gpt-4o-mini", "claude-haiku-4-5", "openai/gpt-4o"):
+        info = ll.model_cost.get(model) or ll.model_cost[model.split("/", 1)[-1]]
+        want = 1000 * info["input_cost_per_token"] + 500 * info["output_cost_per_token"]
+        assert price(model, 1000, 500) == pytest.approx(want)
+    assert cost_map() is ll.model_cost  # once litellm is loaded, its (possibly user-extended) table
+
+
+def test_unknown_and_builtin_models():
+    assert price("openai/my-own-llama", 10, 10) is None
+    assert price("local/smollm2", 10**6, 10**6) == 0.0 and price("scripted/rules", 5, 5) == 0.0
+
+
+def test_the_estimate_prices_runner_and_judge_separately(store, example):
+    def est(runner, judge):
+        cfg = RunConfig(runner=ModelSpec(runner), judge=ModelSpec(judge))
+        return estimate(Engine(store, example["original"], example["lossy"], example["ts"], cfg))
+
+    free_runner = est("scripted/rules", "gpt-4o-mini")
+    assert free_runner["est_cost"] > 0  # the judge's tokens are priced at the judge's rate
+    assert est("gpt-4o-mini", "scripted/rules")["est_cost"] > 0
+    assert est("gpt-4o-mini", "openai/my-own-llama")["est_cost"] is None  # unknown for one side: unknown
+    both = est("gpt-4o-mini", "gpt-4o-mini")["est_cost"]
+    assert both == round(free_runner["est_cost"] + est("gpt-4o-mini", "scripted/rules")["est_cost"], 6)
