@@ -11,15 +11,37 @@ from pathlib import Path
 EXIT_PASS, EXIT_REGRESSED, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
 
 
+def bounded(kind, lo=None, hi=None, *, above=None):
+    """An argparse `type=` that refuses values out of range, so argparse names the option and exits 2."""
+    import math
+
+    def parse(text: str):
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected {'a whole number' if kind is int else 'a number'}, got {text!r}") from None
+        if (kind is float and not math.isfinite(v)) or (above is not None and not v > above) \
+                or (lo is not None and v < lo) or (hi is not None and v > hi):
+            want = (f"greater than {above:g}" if above is not None else f"from {lo} to {hi}" if hi is not None
+                    else f"{lo} or more")
+            raise argparse.ArgumentTypeError(f"must be {want}, got {text}")
+        return v
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
 def _model_args(p: argparse.ArgumentParser, *, runner: bool = True) -> None:
     if runner:
         p.add_argument("--runner-model", default=None, help="litellm model string for the runner (default: local/smollm2)")
     p.add_argument("--judge-model", default=None, help="litellm model string for the judge (default: the runner model)")
     p.add_argument("--api-base", default=None, help="base URL of an OpenAI-compatible or other server")
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds before a model call is cut off and retried")
-    p.add_argument("--max-retries", type=int, default=4,
+    p.add_argument("--timeout", type=bounded(float, above=0), default=120.0,
+                   help="seconds before a model call is cut off and retried")
+    p.add_argument("--max-retries", type=bounded(int, 0), default=4,
                    help="retries of a call after a rate limit, server error or timeout (default 4)")
-    p.add_argument("--max-tokens", type=int, default=None, help="reply length limit per call")
+    p.add_argument("--max-tokens", type=bounded(int, 1), default=None, help="reply length limit per call")
     p.add_argument("--db", default=None, help="sqlite file (default: $ABEQ_DB or ./abeq.db)")
 
 
@@ -50,48 +72,130 @@ class _Bar:
         sys.stderr.flush()
 
 
-def _write(path: str | None, text: str) -> None:
+def write_output(path: str | None, text: str) -> None:
+    """stdout for no path or "-"; otherwise the whole file or nothing: a temporary file beside it,
+    then one rename (an interrupted write never leaves half an export)."""
+    import tempfile
+
     if not path or path == "-":
         sys.stdout.write(text + ("\n" if not text.endswith("\n") else ""))
         return
-    tmp = Path(path).with_suffix(Path(path).suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)  # never a half-written export
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+OUTPUT_OPTIONS = ("--out", "--record", "--markdown", "--csv", "--junit")
+
+
+def check_outputs(args, flags=OUTPUT_OPTIONS) -> None:
+    """Refuse an output path that cannot be written, before any model call or export is made."""
+    from .errors import InputError
+
+    for flag in flags:
+        path = getattr(args, flag.lstrip("-").replace("-", "_"), None)
+        if not path or path == "-":
+            continue
+        target, hint = Path(path), f"Create the folder first, or pick another {flag}."
+        if target.is_dir():
+            raise InputError(f"{flag} is a folder; give a file name", path=path, hint=f"e.g. {flag} {target / 'report'}")
+        folder = target.parent
+        if not folder.is_dir():
+            raise InputError(f"cannot write {flag}: the folder {folder} does not exist", path=path, hint=hint)
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise InputError(f"cannot write {flag}: the folder {folder} is not writable", path=path,
+                             hint=f"Pick another {flag}, or fix the folder's permissions.")
+
+
+def check_model(name: str, option: str, api_base: str | None = None) -> None:
+    """Refuse a model string no provider can serve, before a run (or anything in the database) starts."""
+    from .errors import InputError
+    from .models import model_problem
+
+    problem = model_problem(name, api_base)
+    if problem:
+        hint = ("Use local/smollm2 or local/<path to an existing .gguf file>." if name.startswith("local/") else
+                "Write it as provider/model (e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, "
+                "ollama/llama3), or local/smollm2.")
+        raise InputError(f"{option} {name}: {problem}", hint=hint)
+
+
+# sqlite's words for "this path cannot hold an abeq database" (as opposed to a bug in abeq)
+_BAD_DB = {"SQLITE_NOTADB", "SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM", "SQLITE_CORRUPT", "SQLITE_IOERR",
+           "SQLITE_AUTH"}
+_BAD_DB_TEXT = ("not a database", "unable to open", "readonly", "malformed", "disk i/o error")
+
+
+def open_store(db):
+    """The Store at --db, or an InputError naming the path when it cannot be a database."""
+    import sqlite3
+
+    from .errors import InputError
+    from .store import Store, db_path
+
+    path = db_path(db)
+    hint = "Point --db (or $ABEQ_DB) at an abeq database, or at a new file in a folder you can write."
+    if Path(path).is_dir():
+        raise InputError("--db is a folder, not a database file", path=path, hint=hint)
+    if Path(path).exists() and not os.access(path, os.R_OK | os.W_OK):
+        raise InputError("cannot read and write this database file", path=path, hint=hint)
+    folder = Path(path).parent
+    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):  # sqlite writes its -wal/-shm files here
+        raise InputError(f"the database's folder {folder} is not writable", path=path, hint=hint)
+    try:
+        return Store(db)
+    except OSError as e:  # its folder could not be created
+        raise InputError(f"cannot create the database's folder ({e.strerror or e}: {e.filename})", path=path,
+                         hint=hint) from None
+    except sqlite3.DatabaseError as e:
+        name, text = getattr(e, "sqlite_errorname", None), str(e).lower()
+        if name in _BAD_DB or (name is None and any(t in text for t in _BAD_DB_TEXT)):
+            raise InputError(f"cannot use this file as the database ({e})", path=path, hint=hint) from None
+        raise
 
 
 def cmd_run(args) -> int:
     from .documents import detect_variant, load_document
     from .engine import Engine, RunConfig, estimate
     from .report import build_report, exit_code
-    from .store import Store
     from . import transferset as tsm
 
     original = load_document(args.original, "original")
     candidate = load_document(args.candidate, "candidate")
     ts = tsm.load(args.transfer_set)
     variant = args.variant or detect_variant(args.original)
-    if not ts.user_confirmed:
+    problem = tsm.confirmation_problem(ts, original.hash)
+    if problem:
         if not args.confirm:
             from .errors import NotConfirmedError
 
-            raise NotConfirmedError("the transfer set is not confirmed: no runner call happens before a person accepts it",
+            raise NotConfirmedError(f"{problem}: no runner call happens before a person accepts it",
                                     path=args.transfer_set,
                                     hint="Review the cases (abeq check-set), then re-run with --confirm to accept them.")
         ts = tsm.confirm(ts, original.hash, thin_accepted=args.allow_thin or None)
     cov = tsm.require_runnable(original.text, ts, args.allow_thin, args.transfer_set)
-    if ts.document_hash and ts.document_hash != original.hash:
-        print(f"warning: {args.transfer_set} was confirmed for a different version of the original", file=sys.stderr)
     for w in cov.warnings:
         print(f"warning: {w}", file=sys.stderr)
     runner = _spec(args.runner_model, args)
     judge = _spec(args.judge_model or args.runner_model, args)
     cfg = RunConfig(runner=runner, judge=judge, variant=variant, concurrency=args.concurrency, fresh=args.fresh,
                     judge_samples=args.judge_samples, aa=args.aa, allow_thin=args.allow_thin, review=args.review,
-                    max_retries=max(0, args.max_retries))
+                    max_retries=args.max_retries)
+    # Everything that would fail after the model calls is refused now, with nothing stored.
+    check_outputs(args)
+    check_model(runner.name, "--runner-model", runner.api_base)
+    if judge.name != runner.name:
+        check_model(judge.name, "--judge-model", judge.api_base)
     if runner.name.startswith("local/") and not args.quiet:
         print("note: the embedded model is tiny (135M); its verdicts are for trying abeq, not for decisions. "
               "Use --runner-model/--judge-model with a stronger model.", file=sys.stderr)
-    store = Store(args.db)
+    store = open_store(args.db)
     eng = Engine(store, original, candidate, ts, cfg, on_progress=_Bar(args.quiet))
     run_id = eng.prepare()
     if not args.quiet:
@@ -107,9 +211,11 @@ def cmd_run(args) -> int:
     rr = build_report(store, run_id)
     gate = args.gate
     write_exports(store, rr, args, gate)
-    _write(args.out, json.dumps(rr.with_errors(), indent=2, ensure_ascii=False))
+    write_output(args.out, json.dumps(rr.with_errors(), indent=2, ensure_ascii=False))
     if not args.quiet:
         print_outcome(store, rr, gate)
+    else:
+        print_errors(rr)  # quiet drops progress and the summary, never the errors
     return exit_code(rr, gate)
 
 
@@ -118,13 +224,13 @@ def write_exports(store, rr, args, gate: str) -> None:
     from .report import run_record
 
     if getattr(args, "record", None):
-        _write(args.record, json.dumps(run_record(store, rr, gate), indent=2, ensure_ascii=False))
+        write_output(args.record, json.dumps(run_record(store, rr, gate), indent=2, ensure_ascii=False))
     if getattr(args, "markdown", None):
-        _write(args.markdown, markdown(store, rr, gate))
+        write_output(args.markdown, markdown(store, rr, gate))
     if getattr(args, "csv", None):
-        _write(args.csv, to_csv(rr))
+        write_output(args.csv, to_csv(rr))
     if getattr(args, "junit", None):
-        _write(args.junit, to_junit(rr, gate))
+        write_output(args.junit, to_junit(rr, gate))
 
 
 def print_outcome(store, rr, gate: str) -> None:
@@ -149,17 +255,22 @@ def print_outcome(store, rr, gate: str) -> None:
     for a in aa_rates(store, rr.run["id"]):
         print(f"A/A false-regression rate: {a['false_regression_rate']:.0%} of {a['cases']} cases "
               f"({a['runner_model']} / {a['judge_model']})", file=sys.stderr)
+    print_errors(rr)
+
+
+def print_errors(rr) -> None:
+    """One stderr line per errored case."""
     for e in rr.errors:
         print(f"error: case {e['case_id']} ({e['stage']}): {e['error'][:200]}", file=sys.stderr)
 
 
 def _existing_store(db):
     from .errors import InputError
-    from .store import Store, db_path
+    from .store import db_path
 
     if not Path(db_path(db)).exists():
         raise InputError("no database here", path=db_path(db), hint="Pass --db, or run `abeq run` first.")
-    return Store(db)
+    return open_store(db)
 
 
 def cmd_history(args) -> int:
@@ -174,11 +285,12 @@ def cmd_history(args) -> int:
     if args.json:
         print(json.dumps(rounds, indent=2))
         return EXIT_PASS
-    print(f"{'round':>5}  {'run':>4}  {'chars':>6}  {'ratio':>6}  {'equiv':>5}  {'div':>4}  {'regr':>4}  {'err':>4}"
-          f"  {'ovr':>4}  {'dir o→c':>9}  candidate")
+    print(f"{'round':>5}  {'run':>4}  {'chars':>6}  {'tokens':>6}  {'lines':>5}  {'ratio':>6}  {'equiv':>5}  {'div':>4}"
+          f"  {'regr':>4}  {'err':>4}  {'ovr':>4}  {'dir o→c':>9}  candidate")
     for r in rounds:
         d = f"{r['directness original']}→{r['directness candidate']}" if r["directness original"] else "-"
-        print(f"{r['round'] or '-':>5}  {r['run']:>4}  {r['characters']:>6}  {r['compression']:>6}  "
+        print(f"{r['round'] or '-':>5}  {r['run']:>4}  {r['characters']:>6}  {r['tokens (est.)']:>6}  "
+              f"{r['lines']:>5}  {r['compression']:>6}  "
               f"{r['equivalent']:>5}  {r['diverged']:>4}  {r['regressed']:>4}  {r['errored']:>4}  "
               f"{r['overridden']:>4}  {d:>9}  {r['candidate']}")
     return EXIT_PASS
@@ -207,13 +319,14 @@ def cmd_export(args) -> int:
     from .errors import InputError
     from .report import build_report
 
+    check_outputs(args)  # before any file is written: all of them or none
     store = _existing_store(args.db)
     if store.run(args.run_id) is None:
         raise InputError(f"no run {args.run_id} in this database", path=store.path)
     rr = build_report(store, args.run_id)
     write_exports(store, rr, args, args.gate)
     if args.out or not any((args.record, args.markdown, args.csv, args.junit)):
-        _write(args.out, json.dumps(rr.with_errors(), indent=2, ensure_ascii=False))
+        write_output(args.out, json.dumps(rr.with_errors(), indent=2, ensure_ascii=False))
     return EXIT_PASS
 
 
@@ -249,7 +362,7 @@ def cmd_check_set(args) -> int:
         print(f"{len(ts.cases)} cases · coverage {cov.coverage_pct:.0f}% "
               f"({len(cov.sections_covered)}/{len(cov.sections_identified)} sections) · "
               + ", ".join(f"{k} {v}" for k, v in cov.per_type.items())
-              + f" · {'confirmed' if ts.user_confirmed else 'not confirmed'}")
+              + f" · {tsm.confirmation_problem(ts, original.hash).removeprefix('the transfer set ') or 'confirmed'}")
         for w in cov.warnings:
             print(f"warning: {w}")
     return EXIT_PASS if cov.runnable else EXIT_BAD_INPUT
@@ -284,13 +397,14 @@ def build_parser() -> argparse.ArgumentParser:
     _model_args(r)
     r.add_argument("--variant", choices=["skill", "instruction-file"], default=None,
                    help="runner variant (default: detected from the original's file name)")
-    r.add_argument("--concurrency", type=int, default=8, help="model calls in flight (1 = one case after another)")
+    r.add_argument("--concurrency", type=bounded(int, 1), default=8, help="model calls in flight (1 = one case after another)")
     r.add_argument("--out", default=None, help="write the report here (default: stdout)")
     r.add_argument("--record", default=None, help="write the full run record (JSON) here")
     r.add_argument("--confirm", action="store_true", help="accept an unconfirmed transfer set (records who/when)")
     r.add_argument("--allow-thin", action="store_true", help="accept a set below 5 cases or missing a case type")
     r.add_argument("--fresh", action="store_true", help="ignore cached results (they are still written)")
-    r.add_argument("--judge-samples", type=int, default=1, help="judge each case K times; majority verdict")
+    r.add_argument("--judge-samples", type=bounded(int, 1, 9), default=1,
+                   help="judge each case K times (1-9); majority verdict")
     r.add_argument("--aa", action="store_true", help="also replay the teacher and judge it against itself (noise floor)")
     r.add_argument("--review", default=None, help="name of a review to create or continue (rounds)")
     r.add_argument("--gate", choices=["compress", "directive-clarity"], default="compress",
@@ -298,7 +412,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--markdown", default=None, help="write a Markdown review report here")
     r.add_argument("--csv", default=None, help="write one CSV row per case here")
     r.add_argument("--junit", default=None, help="write JUnit XML (one testcase per case) here")
-    r.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    r.add_argument("--quiet", action="store_true", help="no progress or summary on stderr (errors still are)")
     r.set_defaults(fn=cmd_run)
 
     h = sub.add_parser("history", help="the rounds of a review: size, ratio, verdicts, directness")

@@ -17,6 +17,8 @@ DESCRIPTION = (
 
 
 def register(sub) -> None:
+    from .cli import bounded
+
     c = sub.add_parser("compare", help="blind A/B comparison of two outputs for a task, judged in both orders",
                        description=DESCRIPTION)
     c.add_argument("--task", required=True, help="file with the task both outputs answer")
@@ -26,8 +28,8 @@ def register(sub) -> None:
                    help="JSON file: a list of strings, or of {\"id\", \"text\"}, each checked PASS/FAIL per output")
     c.add_argument("--model", default=None, help="litellm model string for the judge (default: local/smollm2)")
     c.add_argument("--api-base", default=None, help="base URL of an OpenAI-compatible or other server")
-    c.add_argument("--timeout", type=float, default=120.0, help="seconds before a model call is cut off and retried")
-    c.add_argument("--max-tokens", type=int, default=None, help="reply length limit per call")
+    c.add_argument("--timeout", type=bounded(float, above=0), default=120.0, help="seconds before a model call is cut off and retried")
+    c.add_argument("--max-tokens", type=bounded(int, 1), default=None, help="reply length limit per call")
     c.add_argument("--seed", type=int, default=None, help="decides which output is shown as A first (recorded)")
     c.add_argument("--content-weight", type=float, default=0.6,
                    help="share of content in overall; structure gets the rest (default 0.6)")
@@ -53,11 +55,13 @@ def _assertions(path: str | None):
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .cli import _write
+    from .cli import check_model, check_outputs, write_output
     from .comparator import Weights, compare
     from .documents import read_text_file
     from .models import DEFAULT_MODEL, ModelSpec
 
+    check_outputs(args, ("--out",))
+    check_model(args.model or DEFAULT_MODEL, "--model", args.api_base)
     task = read_text_file(args.task, what="task")
     a = read_text_file(args.a, what="output a")
     b = read_text_file(args.b, what="output b")
@@ -67,7 +71,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     spec = ModelSpec(name=name, api_base=args.api_base, timeout=args.timeout,
                      max_tokens=args.max_tokens or (900 if name.startswith("local/") else 2048))
     result = compare(task, a, b, assertions, spec, args.seed, weights=weights, labels={"a": args.a, "b": args.b})
-    _write(args.out, json.dumps(result.model_dump(), indent=2, ensure_ascii=False))
+    write_output(args.out, json.dumps(result.model_dump(), indent=2, ensure_ascii=False))
     if not args.quiet:
         t = result.weighted_totals
         who = {"A": f"A ({args.a})", "B": f"B ({args.b})", "tie": "tie"}[result.winner]

@@ -6,32 +6,11 @@ checked against the library's own lists by a test.
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
-from pathlib import Path
 
 IMPORT_FORMATS = ("promptfoo", "skill-creator", "csv", "yaml", "jsonl", "json")
 CASE_TYPES = ("happy", "edge", "adversarial", "composition")
 OUT_FORMATS = ("json", "yaml", "jsonl", "csv")
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Write the whole file or nothing: a temporary file beside it, then one rename."""
-    from .errors import InputError
-
-    target = Path(path)
-    if not target.parent.is_dir():
-        raise InputError("the folder for the output does not exist", path=str(target),
-                         hint="Create it first, or pick another --out.")
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _out_format(path: str) -> str:
@@ -53,9 +32,12 @@ def _summary(ts, cov) -> str:
 def cmd_import_set(args) -> int:
     from .importers import export_text, import_set
 
+    from .cli import check_outputs, write_output
+
     fmt = _out_format(args.out)  # refuse a bad --out before reading anything
+    check_outputs(args, ("--out",))
     ts, warnings = import_set(args.source, args.file, default_type=args.default_type)
-    write_atomic(args.out, export_text(ts, fmt))
+    write_output(args.out, export_text(ts, fmt))
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
     if fmt in ("jsonl", "csv") and (ts.user_confirmed or ts.document_hash):
@@ -76,16 +58,20 @@ def cmd_draft_set(args) -> int:
     from .models import DEFAULT_MODEL, ModelSpec
     from .transferset import coverage
 
+    from .cli import check_model, check_outputs, write_output
+
     fmt = _out_format(args.out)
+    check_outputs(args, ("--out",))
     original = load_document(args.original, "original")
     name = args.model or DEFAULT_MODEL
+    check_model(name, "--model", args.api_base)
     max_tokens = args.max_tokens or (1200 if name.startswith("local/") else 4096)
     spec = ModelSpec(name=name, api_base=args.api_base, timeout=args.timeout, max_tokens=max_tokens)
     if name.startswith("local/"):
         print("note: the embedded model is tiny (135M); its drafts are a placeholder to edit, not a test plan. "
               "Use --model with a stronger model.", file=sys.stderr)
     d = draft(original.text, spec)
-    write_atomic(args.out, export_text(d.transfer_set, fmt))
+    write_output(args.out, export_text(d.transfer_set, fmt))
     for w in d.warnings:
         print(f"warning: {w}", file=sys.stderr)
     cov = coverage(original.text, d.transfer_set)
@@ -98,6 +84,8 @@ def cmd_draft_set(args) -> int:
 
 def register(sub) -> None:
     """Add import-set and draft-set to the `abeq` subcommands."""
+    from .cli import bounded
+
     i = sub.add_parser("import-set", help="read a transfer set from promptfoo, skill-creator, CSV, YAML, JSONL or JSON",
                        description="Exit 0 when written, 2 on bad input or when cases have no type. promptfoo tests "
                                    "and skill-creator evals have no case type: the command names the cases that "
@@ -116,9 +104,9 @@ def register(sub) -> None:
     d.add_argument("--out", required=True, help="where to write the drafted set (.json, .yaml, .jsonl or .csv)")
     d.add_argument("--model", default=None, help="litellm model string (default: local/smollm2)")
     d.add_argument("--api-base", default=None, help="base URL of an OpenAI-compatible or other server")
-    d.add_argument("--timeout", type=float, default=180.0, help="seconds before the model call is cut off and retried")
-    d.add_argument("--max-tokens", type=int, default=None, help="reply length limit (default 1200 local, 4096 hosted)")
+    d.add_argument("--timeout", type=bounded(float, above=0), default=180.0, help="seconds before the model call is cut off and retried")
+    d.add_argument("--max-tokens", type=bounded(int, 1), default=None, help="reply length limit (default 1200 local, 4096 hosted)")
     d.set_defaults(fn=cmd_draft_set)
 
 
-__all__ = ["register", "write_atomic"]
+__all__ = ["register"]

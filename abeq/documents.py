@@ -57,14 +57,16 @@ def read_text_file(path: str | Path, *, what: str, max_bytes: int = MAX_DOCUMENT
     return text
 
 
-def check_document_text(text: str, name: str) -> None:
+def check_document_text(text: str, name: str, *, what: str = "document", max_bytes: int = MAX_DOCUMENT_BYTES) -> None:
     """The same rules as read_text_file, for text that arrives without a file (upload, paste)."""
     if "\x00" in text:
-        raise InputError("document looks binary (it contains NUL bytes)", path=name)
-    if len(text.encode("utf-8")) > MAX_DOCUMENT_BYTES:
-        raise InputError(f"document is over the {MAX_DOCUMENT_BYTES:,}-byte limit", path=name)
+        raise InputError(f"{what} looks binary (it contains NUL bytes)", path=name, hint="Give a UTF-8 text file.")
+    size = len(text.encode("utf-8"))
+    if size > max_bytes:
+        raise InputError(f"{what} is {size:,} bytes; the limit is {max_bytes:,} bytes", path=name,
+                         hint="Split the file or give a smaller one.")
     if not text.strip():
-        raise InputError("document is empty", path=name)
+        raise InputError(f"{what} is empty", path=name, hint="Give a file with content.")
 
 
 def load_document(path: str | Path, what: str = "document") -> Document:

@@ -11,17 +11,17 @@ import hashlib
 import json
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Callable, Optional
 
 from .documents import Document
-from .errors import ModelCallError, NotConfirmedError
+from .errors import InputError, ModelCallError, NotConfirmedError
 from .judge import judge_pair, judge_prompt, majority
 from .models import CallPolicy, ModelSpec, price
 from .runner import Outcome, gate_state, run_document, runner_prompt
 from .schemas import Case, JudgeReply, RunnerReply, TransferSet
 from .store import Store, dumps
-from .transferset import require_runnable, set_hash
+from .transferset import confirmation_problem, require_runnable, set_hash
 
 KEY_VERSION = "abeq-key-v1"
 AA_SAMPLE = 1  # the teacher replay of an A/A check is sample 1 of the original (sample 0 is cached)
@@ -44,8 +44,6 @@ def judge_spec(base: ModelSpec, sample: int, samples: int) -> ModelSpec:
     """Independent judge samples: each its own seed, and some temperature when more than one is asked."""
     if samples <= 1:
         return base
-    from dataclasses import replace
-
     return replace(base, seed=(base.seed or 0) + sample, temperature=max(base.temperature, 0.7))
 
 
@@ -104,11 +102,20 @@ class Engine:
     # -------------------------------------------------------- setup
     def prepare(self) -> int:
         """Check the gates that come before any model call, store inputs, create or resume the run."""
-        if not self.ts.user_confirmed:
-            raise NotConfirmedError("the transfer set is not confirmed; no runner call happens before a person "
-                                    "accepts it", hint="Review it, then confirm it (--confirm, or Confirm in the desk).")
-        require_runnable(self.original.text, self.ts, self.cfg.allow_thin)
+        problem = confirmation_problem(self.ts, self.original.hash)
+        if problem:
+            raise NotConfirmedError(f"{problem}; no runner call happens before a person accepts it",
+                                    hint="Review it, then confirm it (--confirm, or Confirm in the desk).")
+        cov = require_runnable(self.original.text, self.ts, self.cfg.allow_thin)
         s = self.store
+        if self.cfg.review:
+            known = s.review(self.cfg.review)
+            if known and known["original_hash"] and known["original_hash"] != self.original.hash \
+                    and s.runs(known["id"]):
+                was = (s.document(known["original_hash"]) or {}).get("name", "another document")
+                raise InputError(f"review '{self.cfg.review}' already has runs against a different original ({was})",
+                                 hint="Rounds of one review compare candidates of one original: use a new --review "
+                                      "name for this original.")
         oh = s.put_document(self.original.name, self.original.text)
         ch = s.put_document(self.candidate.name, self.candidate.text)
         s.put_transfer_set(self.ts)
@@ -131,7 +138,8 @@ class Engine:
                 "judge_model": self.cfg.judge.name, "variant": self.cfg.variant,
                 "config": dumps({**self.cfg.key_parts(), "concurrency": self.cfg.concurrency,
                                  "api_base": bool(self.cfg.runner.api_base or self.cfg.judge.api_base)}),
-                "thin_accepted": int(self.cfg.allow_thin or self.ts.thin_accepted)})
+                # only a set that is thin can have been accepted as thin
+                "thin_accepted": int(cov.thin and (self.cfg.allow_thin or self.ts.thin_accepted))})
         for i, c in enumerate(self.ts.cases):
             if not s.one("select 1 from run_cases where run_id = ? and case_id = ?", [self.run_id, c.id]):
                 s.put_run_case({"run_id": self.run_id, "case_id": c.id, "position": i, "status": "pending"})
@@ -160,6 +168,8 @@ class Engine:
     async def _runner(self, doc: Document, case: Case, kind: str, policy: CallPolicy, sample: int = 0,
                       fresh: bool = False) -> tuple[str, RunnerReply]:
         spec = self.cfg.runner
+        if sample:  # another sample of the same document (the A/A replay): its own seed
+            spec = replace(spec, seed=(spec.seed or 0) + sample)
         key = runner_key(doc.hash, case, self.cfg.variant, spec, self.ts_hash, sample)
         row = None if (fresh or self.cfg.fresh) else self.store.runner_result(key)
         if row:

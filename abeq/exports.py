@@ -93,10 +93,29 @@ def to_csv(rr: RunReport) -> str:
     return buf.getvalue()
 
 
+def gate_reason(rr: RunReport, g: dict) -> str:
+    """Why a gate failed, in one line (empty when it passed)."""
+    if g["pass"]:
+        return ""
+    parts = [f"{n} case(s) {what}" for n, what in ((g["regressions"], "regressed"), (g["errors"], "errored")) if n]
+    if g["gate"] == "directive-clarity" and not g["mean_candidate_directness"] > g["mean_original_directness"]:
+        parts.append(f"mean directness did not rise: original {g['mean_original_directness']} → candidate "
+                     f"{g['mean_candidate_directness']}")
+    return f"gate {g['gate']} failed: " + "; ".join(parts or ["its condition was not met"])
+
+
 def to_junit(rr: RunReport, gate: str = "compress") -> str:
-    """One testcase per case: regressed cases fail, errored cases are errors; overrides applied."""
-    suite = ET.Element("testsuite", name=f"abeq run {rr.run['id']}", tests=str(len(rr.rows)),
-                       failures=str(rr.report["summary"]["regressions"]), errors=str(len(rr.errors)), skipped="0")
+    """One testcase per case: regressed cases fail, errored cases are errors; overrides applied.
+
+    A gate with a condition beyond "no case regressed" (directive-clarity) gets a testcase of its
+    own, so a CI reading only the XML sees the same PASS/FAIL as the exit code.
+    """
+    g = gate_result(rr, gate)
+    gate_case = gate != "compress"  # compress passes exactly when no case fails or errors
+    gate_failed = gate_case and not g["pass"]
+    suite = ET.Element("testsuite", name=f"abeq run {rr.run['id']}", tests=str(len(rr.rows) + gate_case),
+                       failures=str(rr.report["summary"]["regressions"] + gate_failed), errors=str(len(rr.errors)),
+                       skipped="0")
     props = ET.SubElement(suite, "properties")
     for k, v in (("gate", gate), ("overrides_applied", rr.overridden), ("runner_model", rr.run["runner_model"]),
                  ("judge_model", rr.run["judge_model"])):
@@ -112,4 +131,9 @@ def to_junit(rr: RunReport, gate: str = "compress") -> str:
                           type="candidate-regressed").text = r.behaviour_delta
         elif r.verdict == "candidate-diverged":
             ET.SubElement(tc, "system-out").text = f"diverged: {r.behaviour_delta}"
+    if gate_case:
+        tc = ET.SubElement(suite, "testcase", classname="abeq.gate", name=f"gate {gate}")
+        if gate_failed:
+            reason = gate_reason(rr, g)
+            ET.SubElement(tc, "failure", message=reason[:200], type="gate-failed").text = reason
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)

@@ -82,7 +82,7 @@ class Imported:
         rest = dict(self.rest)
         if (defaulted or chosen) and rest.get("user_confirmed"):
             # supplying a type is an edit; a confirmed set that was edited is no longer confirmed
-            rest.update(user_confirmed=False, confirmation_timestamp=None)
+            rest.update(user_confirmed=False, confirmation_timestamp=None, confirmed_hash=None)
             notes.append("the file was a confirmed set; with types added it is unconfirmed again")
         return from_obj({**rest, "cases": cases}, self.path, self.labels), notes
 
@@ -125,6 +125,10 @@ def _read_abeq(fmt: str, path: str, text: str) -> Imported:
 
 
 # ---------------------------------------------------------------- skill-creator evals.json
+# skill-creator's evals.json fields (references/schemas.md), plus the type keys abeq reads
+_EVAL_FIELDS = ("id", "prompt", "expected_output", "files", "expectations", "case_type", "abeq_type", "type")
+
+
 def _read_skill_creator(path: str, text: str) -> Imported:
     data = parse_text(text, "json", path)
     evals = data.get("evals") if isinstance(data, dict) else data
@@ -138,6 +142,10 @@ def _read_skill_creator(path: str, text: str) -> Imported:
         label = f"evals[{i}]" + (f" (id {ev.get('id')})" if isinstance(ev, dict) and "id" in ev else "")
         if not isinstance(ev, dict):
             raise InputError(f"{label} is not an object", path=path)
+        unknown = [k for k in ev if k not in _EVAL_FIELDS]
+        if unknown:  # a misspelt 'expectations' would otherwise drop every check without a word
+            raise InputError(f"{label} has unknown field(s): {', '.join(map(str, unknown))}", path=path,
+                             hint=f"An eval's fields are {', '.join(_EVAL_FIELDS)}; rename or remove the others.")
         prompt = ev.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             raise InputError(f"{label}: 'prompt' is missing or empty; it is the case input", path=path)

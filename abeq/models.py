@@ -89,6 +89,34 @@ def price(model: str, prompt_tokens: int, completion_tokens: int) -> Optional[fl
             + completion_tokens * (info.get("output_cost_per_token") or 0))
 
 
+def model_problem(name: str, api_base: Optional[str] = None) -> str:
+    """Why no provider can serve this model string ("" when one can), checked before anything runs.
+
+    The built-in providers and OpenAI-compatible endpoints are checked here; any other string is
+    put to litellm (imported only then: it takes seconds), which knows every provider it serves.
+    """
+    provider, _, rest = name.partition("/")
+    if provider == "scripted":
+        return "" if rest else "name a scripted model, e.g. scripted/rules"
+    if provider == "local":
+        from .providers.local import resolve_path
+
+        try:
+            resolve_path(rest)
+        except ModelCallError as e:
+            return e.message.removeprefix(name + ": ")
+        if importlib.util.find_spec("llama_cpp") is None:
+            return "llama-cpp-python is not installed (pip install 'abeq[local]')"
+        return ""
+    if uses_fast_path(ModelSpec(name=name, api_base=api_base)):
+        return ""  # an OpenAI-compatible server: abeq posts to it itself
+    try:
+        litellm().get_llm_provider(name, api_base=api_base)
+    except Exception:  # noqa: BLE001 — litellm raises several kinds for "no such provider"
+        return "no provider serves this model string"
+    return ""
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """A model and everything about calling it that changes its output."""
@@ -101,12 +129,16 @@ class ModelSpec:
     timeout: float = 120.0
 
     def sampling(self) -> dict:
-        """The parts that belong in a cache key (api_base does not change what a model says)."""
+        """The parts that belong in a cache key: everything that can change what the model says."""
         out = {"model": self.name, "temperature": self.temperature, "max_tokens": self.max_tokens, "seed": self.seed}
+        if self.api_base:
+            # `openai/llama` on two servers can be two different models
+            out["api_base"] = self.api_base.rstrip("/")
         if self.name.startswith("local/"):
-            from .providers.local import PROVIDER_VERSION
+            from .providers.local import PROVIDER_VERSION, weights_identity
 
             out["provider"] = PROVIDER_VERSION  # its decoding settings change what it says
+            out["weights"] = weights_identity(self.name.split("/", 1)[1])  # a replaced .gguf is another model
         return out
 
     @property

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Optional, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 
 Verdict = Literal["equivalent", "candidate-regressed", "candidate-diverged"]
 VERDICTS: tuple[str, ...] = ("equivalent", "candidate-regressed", "candidate-diverged")
@@ -61,10 +61,12 @@ class TransferSet(Strict):
     document_hash: str = ""
     coverage: Coverage = Coverage()
     cases: list[Case]
-    user_confirmed: bool = False
+    user_confirmed: StrictBool = False  # true/false only: "yes" in a file is refused, not read as true
     confirmation_timestamp: Optional[str] = None
     # Recorded when a reviewer explicitly accepts a set below the minimum.
-    thin_accepted: bool = False
+    thin_accepted: StrictBool = False
+    # set_hash of the cases at confirmation: a file edited after it was confirmed no longer matches.
+    confirmed_hash: Optional[str] = None
 
 
 # ---------------------------------------------------------------- drafting

@@ -163,16 +163,23 @@ class Store:
         h = set_hash(ts)
         row = {"hash": h, "document_hash": ts.document_hash, "content": ts.model_dump_json(),
                "confirmed": int(ts.user_confirmed), "confirmed_at": ts.confirmation_timestamp, "created_at": now()}
-        existing = self.one("select confirmed from transfer_sets where hash = ?", [h])
+        existing = self.one("select confirmed, document_hash from transfer_sets where hash = ?", [h])
         if existing is None:
             self._tx(lambda: self.db["transfer_sets"].insert(row))
-        elif ts.user_confirmed and not existing["confirmed"]:
+        elif ts.user_confirmed and (not existing["confirmed"] or existing["document_hash"] != ts.document_hash):
+            # confirmed now, or confirmed again for another original: the newest confirmation holds
             self._tx(lambda: self.db["transfer_sets"].update(h, row))
         return h
 
     def transfer_set(self, h: str) -> Optional[TransferSet]:
-        row = self.one("select content from transfer_sets where hash = ?", [h])
-        return TransferSet.model_validate_json(row["content"]) if row else None
+        row = self.one("select content, confirmed from transfer_sets where hash = ?", [h])
+        if not row:
+            return None
+        ts = TransferSet.model_validate_json(row["content"])
+        if row["confirmed"] and ts.user_confirmed and not ts.confirmed_hash:
+            # confirmed in this database before sets carried their confirmation hash; the row is keyed by it
+            ts = ts.model_copy(update={"confirmed_hash": h})
+        return ts
 
     # -------------------------------------------------------- reviews
     def review(self, name: str) -> Optional[dict]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -13,7 +14,7 @@ from typing import Any, Optional
 
 from pydantic import ValidationError
 
-from .documents import read_text_file, sections as doc_sections
+from .documents import check_document_text, read_text_file, sections as doc_sections
 from .errors import InputError, ThinSetError
 from .schemas import CASE_TYPES, Case, Coverage, TransferSet
 
@@ -37,6 +38,10 @@ def _case_label(i: int, raw: Any, labels: Optional[list[str]] = None) -> str:
     return where + (f" (id '{cid}')" if cid else "")
 
 
+_SHAPE_HINT = ('Write {"cases": [...]} (or a list of cases), each case an object like '
+               '{"id": "happy-1", "type": "happy", "input": "..."}; see SPEC §7.')
+
+
 def from_obj(obj: Any, path: str = "<transfer set>", labels: Optional[list[str]] = None) -> TransferSet:
     """Validate a parsed transfer set, naming the file, case and field of the first problem.
 
@@ -46,7 +51,8 @@ def from_obj(obj: Any, path: str = "<transfer set>", labels: Optional[list[str]]
     if isinstance(obj, list):
         obj = {"cases": obj}
     if not isinstance(obj, dict):
-        raise InputError("a transfer set must be an object with a 'cases' list", path=path)
+        raise InputError("a transfer set must be an object with a 'cases' list", path=path,
+                         hint=_SHAPE_HINT)
     raw_cases = obj.get("cases")
     if not isinstance(raw_cases, list):
         raise InputError("missing the 'cases' list", path=path, hint="See SPEC §7 for the shape.")
@@ -55,12 +61,14 @@ def from_obj(obj: Any, path: str = "<transfer set>", labels: Optional[list[str]]
     cases, seen = [], {}
     for i, raw in enumerate(raw_cases):
         if not isinstance(raw, dict):
-            raise InputError(f"{_case_label(i, raw, labels)} is not an object", path=path)
+            raise InputError(f"{_case_label(i, raw, labels)} is not an object (it is a {type(raw).__name__})",
+                             path=path, hint=_SHAPE_HINT)
         try:
             case = Case.model_validate(raw)
         except ValidationError as e:
             raise InputError(f"{_case_label(i, raw, labels)}: {_fmt_validation(e)}", path=path,
-                             hint=f"Case types are {', '.join(CASE_TYPES)}; 'id' and 'input' are required.") from None
+                             hint=f"Case types are {', '.join(CASE_TYPES)}; 'id' and 'input' are required; "
+                                  f"a case's fields are {', '.join(Case.model_fields)}.") from None
         if case.id in seen:
             first, again = (_case_label(j, {}, labels) for j in (seen[case.id], i))
             raise InputError(f"duplicate case id '{case.id}' ({first} and {again})", path=path,
@@ -71,7 +79,9 @@ def from_obj(obj: Any, path: str = "<transfer set>", labels: Optional[list[str]]
     try:
         return TransferSet.model_validate({**rest, "cases": [c.model_dump() for c in cases]})
     except ValidationError as e:
-        raise InputError(f"transfer set: {_fmt_validation(e)}", path=path) from None
+        raise InputError(f"transfer set: {_fmt_validation(e)}", path=path,
+                         hint=f"A transfer set's fields are {', '.join(TransferSet.model_fields)}; "
+                              "fix or remove the one named.") from None
 
 
 def _list_cell(cell: str, split) -> list[str]:
@@ -87,19 +97,94 @@ def _list_cell(cell: str, split) -> list[str]:
     return [x.strip() for x in split(cell) if x.strip()]
 
 
+def _open_quote_line(text: str, start: int) -> int:
+    """The line where the quote left open at the end of the file opened, reading from line `start`
+    (the first line of the record the csv reader could not finish)."""
+    chars = "\n".join(text.split("\n")[start - 1:])
+    line, quoted, field_start, opened, i = start, False, True, start, 0
+    while i < len(chars):
+        ch = chars[i]
+        if quoted and ch == '"':
+            if chars[i + 1:i + 2] == '"':
+                i += 1  # "" is a quote inside the cell
+            else:
+                quoted = False
+        elif not quoted and ch == '"' and field_start:
+            quoted, opened = True, line
+        field_start = not quoted and ch in ",\n"
+        line += ch == "\n"
+        i += 1
+    return opened
+
+
+def _csv_records(text: str, path: str):
+    """(row, first line, cells) for each non-blank record. Strict, because a lenient reader lets a
+    quote left open swallow the rows after it into one cell and the set silently loses cases."""
+    reader = csv.reader(io.StringIO(text), strict=True)
+    row = 0
+    while True:
+        start = reader.line_num + 1
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            where = f"row {row + 1} (line {start})"
+            if "end of data" in str(e):
+                opened = _open_quote_line(text, start)
+                raise InputError(f"{where}: the quote opened at line {opened} is never closed; the file ends inside it",
+                                 path=path, hint='Close the quoted cell with a " where it ends; inside a quoted cell '
+                                                 'write a quote as "".') from None
+            raise InputError(f"{where}: {e} (at line {reader.line_num})", path=path,
+                             hint='Inside a quoted cell write a quote as ""; check that every quoted cell from line '
+                                  f'{start} on is closed where it ends.') from None
+        if cells:
+            row += 1
+            yield row, start, cells
+
+
+def _swallowed_row(cell: str, header: list[str]) -> Optional[str]:
+    """A line inside a multi-line cell that reads as a row of its own: a closing quote is missing."""
+    if "\n" not in cell or "id" not in header or "type" not in header:
+        return None
+    i, t = header.index("id"), header.index("type")
+    for line in cell.splitlines()[1:]:
+        cells = next(csv.reader([line]), [])
+        if max(i, t) < len(cells) <= len(header) and cells[i].strip() and cells[t].strip() in CASE_TYPES:
+            return line
+    return None
+
+
 def _parse_csv_rows(text: str, path: str) -> tuple[list[dict], list[str]]:
-    reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames or "input" not in reader.fieldnames:
-        raise InputError("CSV needs a header row with at least 'id', 'type' and 'input' columns", path=path)
-    unknown = [c for c in reader.fieldnames if c and c not in Case.model_fields]
+    records = _csv_records(text, path)
+    fieldnames = next(records, (0, 0, []))[2]
+    if "input" not in fieldnames:
+        raise InputError("CSV needs a header row with at least 'id', 'type' and 'input' columns", path=path,
+                         hint="Make the first row the column names, e.g. id,type,input,exercises_sections.")
+    repeated = [c for c in dict.fromkeys(fieldnames) if c and fieldnames.count(c) > 1]
+    if repeated:  # a DictReader keeps the last of them and drops the rest without a word
+        c = repeated[0]
+        cols = " and ".join(str(i + 1) for i, f in enumerate(fieldnames) if f == c)
+        raise InputError(f"row 1 (the header) has column '{c}' more than once (columns {cols})", path=path,
+                         hint="Keep one column of each name: delete or rename the others.")
+    unknown = [c for c in fieldnames if c and c not in Case.model_fields]
     if unknown:  # a column, not a row: say so once, in the header's terms
         raise InputError(f"row 1 (the header) has unknown column(s): {', '.join(unknown)}", path=path,
                          hint="Columns are " + ", ".join(Case.model_fields) + ".")
     rows, labels = [], []
-    for n, row in enumerate(reader, start=2):  # spreadsheet numbering: the header is row 1
-        if None in row:
-            raise InputError(f"row {n} has more cells than the header", path=path)
-        case: dict = {k: (v or "").strip() for k, v in row.items() if k}
+    for n, start, cells in records:  # spreadsheet numbering: the header is row 1
+        if len(cells) > len(fieldnames):
+            raise InputError(f"row {n} has more cells than the header", path=path,
+                             hint='Put a cell that contains a comma in quotes ("like, this"), or add the '
+                                  'missing column to the header.')
+        for col, cell in zip(fieldnames, cells):
+            swallowed = _swallowed_row(cell, fieldnames)
+            if swallowed is not None:
+                raise InputError(f"row {n} (line {start}): the quoted '{col}' cell runs on over a line that reads "
+                                 f"as a row of its own ({swallowed[:60]!r}); a closing quote is probably missing",
+                                 path=path, hint='Close the quoted cell with a " where it ends; inside a quoted '
+                                                 'cell write a quote as "".')
+        case: dict = {k: (cells[i] if i < len(cells) else "").strip() for i, k in enumerate(fieldnames) if k}
         secs = case.pop("exercises_sections", "")
         case["exercises_sections"] = _list_cell(secs, lambda c: c.replace("|", ";").split(";"))
         if "expectations" in case:
@@ -110,13 +195,104 @@ def _parse_csv_rows(text: str, path: str) -> tuple[list[dict], list[str]]:
             try:
                 case["gate_responses"] = json.loads(gates)
             except json.JSONDecodeError as e:
-                raise InputError(f"row {n}: gate_responses is not valid JSON ({e.msg})", path=path) from None
+                raise InputError(f"row {n}: gate_responses is not valid JSON (column {e.colno}: {_json_problem(e)})",
+                                 path=path, hint='Write a JSON list, e.g. [{"pattern": "confirm", "response": "yes"}].'
+                                 ) from None
         for optional in ("status", "rationale"):
             if not case.get(optional):
                 case.pop(optional, None)
         rows.append(case)
         labels.append(f"row {n}")
     return rows, labels
+
+
+_DUPLICATE_HINT = "Only one value can count: keep one of the two and delete or rename the other."
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key, self.pos = key, None
+
+
+def _unique_pairs(pairs: list) -> dict:
+    seen = set()
+    for k, _ in pairs:
+        if k in seen:
+            raise _DuplicateKey(k)
+        seen.add(k)
+    return dict(pairs)
+
+
+def _duplicate_at(text: str) -> _DuplicateKey:
+    """The first repeated key and where its object starts. Only on the error path: the pure-Python
+    decoder is slow, but unlike the C one it lets us see where each object begins."""
+    dec = json.JSONDecoder(object_pairs_hook=_unique_pairs)
+
+    def parse_object(s_and_end, *args):
+        try:
+            return json.decoder.JSONObject(s_and_end, *args)
+        except _DuplicateKey as e:
+            e.pos = s_and_end[1] - 1 if e.pos is None else e.pos  # the innermost object is the one
+            raise
+
+    dec.parse_object = parse_object
+    dec.scan_once = json.scanner.py_make_scanner(dec)
+    try:
+        dec.decode(text)
+    except _DuplicateKey as e:
+        return e
+    raise AssertionError("no duplicate key found on the second pass")
+
+
+def _json_problem(e: json.JSONDecodeError) -> str:
+    # json's messages end in " at" where it meant to append the position ("Unterminated string starting at")
+    return e.msg[:-3] + " here" if e.msg.endswith(" at") else e.msg
+
+
+def _load_json(text: str, path: str, line: Optional[int] = None) -> Any:
+    """json.loads, refusing a repeated key (json would keep the last one without a word)."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique_pairs)
+    except _DuplicateKey:
+        dup = _duplicate_at(text)
+        ln = text.count("\n", 0, dup.pos) + 1
+        col = dup.pos - (text.rfind("\n", 0, dup.pos) + 1) + 1
+        where = f"line {line}, column {col}" if line else f"line {ln}, column {col}"
+        raise InputError(f"key '{dup.key}' appears twice in the object at {where}", path=path,
+                         hint=_DUPLICATE_HINT) from None
+
+
+@functools.lru_cache(maxsize=1)
+def _yaml_loader():
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        """safe_load, refusing a key repeated in one mapping (YAML would keep the last one)."""
+
+        def construct_mapping(self, node, deep=False):
+            seen: dict = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # `<<: *defaults` may be overridden by the mapping's own keys
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.setdefault(key, key_node)
+                except TypeError:
+                    continue  # an unhashable key: SafeLoader reports it
+                if first is not key_node:
+                    raise _yaml_duplicate(key, first, key_node)
+            return super().construct_mapping(node, deep)
+
+    return UniqueKeyLoader
+
+
+def _yaml_duplicate(key: Any, first: Any, again: Any) -> Exception:
+    import yaml
+
+    err = yaml.constructor.ConstructorError(None, None, f"key '{key}'", again.start_mark)
+    err.first_line = first.start_mark.line + 1
+    return err
 
 
 def parse_text(text: str, fmt: str, path: str = "<transfer set>") -> Any:
@@ -128,30 +304,38 @@ def parse_located(text: str, fmt: str, path: str = "<transfer set>") -> tuple[An
     """Like parse_text, plus where each case came from ("row 3", "line 4") for CSV and JSONL."""
     try:
         if fmt == "json":
-            return json.loads(text), None
+            return _load_json(text, path), None
         if fmt == "jsonl":
             out, labels = [], []
             for n, line in enumerate(text.splitlines(), start=1):
                 if line.strip():
                     try:
-                        out.append(json.loads(line))
+                        out.append(_load_json(line, path, line=n))
                     except json.JSONDecodeError as e:
-                        raise InputError(f"line {n} is not valid JSON ({e.msg})", path=path) from None
+                        raise InputError(f"line {n} is not valid JSON (column {e.colno}: {_json_problem(e)})",
+                                         path=path, hint="Each line of a JSONL file is one whole JSON object; a "
+                                                         "string cannot run onto the next line (write \\n inside it)."
+                                         ) from None
                     labels.append(f"line {n}")
             return out, labels
         if fmt == "yaml":
             import yaml
 
             try:
-                return yaml.safe_load(text), None
+                return yaml.load(text, Loader=_yaml_loader()), None
             except yaml.YAMLError as e:
                 mark = getattr(e, "problem_mark", None)
-                where = f" at line {mark.line + 1}" if mark else ""
-                raise InputError(f"malformed YAML{where}: {getattr(e, 'problem', e)}", path=path) from None
+                where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+                if hasattr(e, "first_line"):
+                    raise InputError(f"{e.problem}{where} repeats the one at line {e.first_line} in the same mapping",
+                                     path=path, hint=_DUPLICATE_HINT) from None
+                raise InputError(f"malformed YAML{where}: {getattr(e, 'problem', e)}", path=path,
+                                 hint="Fix the YAML there: check the indentation, and quote a value that contains "
+                                      "': ' or ' #' or starts with a quote, '[' or '{'.") from None
         if fmt == "csv":
             return _parse_csv_rows(text, path)
     except json.JSONDecodeError as e:
-        raise InputError(f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}", path=path,
+        raise InputError(f"malformed JSON at line {e.lineno}, column {e.colno}: {_json_problem(e)}", path=path,
                          hint="Fix the JSON syntax (a validator or `python -m json.tool` shows where).") from None
     raise InputError(f"unknown transfer-set format '{fmt}'", path=path, hint="Use .json, .yaml, .csv or .jsonl.")
 
@@ -164,9 +348,14 @@ def format_of(path: str | Path) -> str:
 def load(path: str | Path) -> TransferSet:
     """Read a transfer set file (JSON, YAML, CSV or JSONL by its extension)."""
     p = str(path)
-    text = read_text_file(p, what="transfer set", max_bytes=MAX_SET_BYTES)
-    data, labels = parse_located(text, format_of(p), p)
-    return from_obj(data, p, labels)
+    return load_text(read_text_file(p, what="transfer set", max_bytes=MAX_SET_BYTES), p)
+
+
+def load_text(text: str, name: str) -> TransferSet:
+    """A transfer set from text that arrived without a path (an upload): the checks `load` makes."""
+    check_document_text(text, name, what="transfer set", max_bytes=MAX_SET_BYTES)
+    data, labels = parse_located(text, format_of(name), name)
+    return from_obj(data, name, labels)
 
 
 def dump(ts: TransferSet) -> str:
@@ -190,7 +379,7 @@ def confirm(ts: TransferSet, document_hash: str, *, thin_accepted: Optional[bool
     """A person accepted the set: freeze it (every case confirmed) and stamp the time."""
     cases = [c.model_copy(update={"status": "confirmed"}) for c in ts.cases]
     upd: dict = {"cases": cases, "user_confirmed": True, "confirmation_timestamp": now_iso(),
-                 "document_hash": document_hash}
+                 "document_hash": document_hash, "confirmed_hash": set_hash(ts)}
     if thin_accepted is not None:
         upd["thin_accepted"] = thin_accepted
     return ts.model_copy(update=upd)
@@ -219,8 +408,28 @@ def edit(ts: TransferSet, cases: list[Case]) -> TransferSet:
     before = [c.model_dump(exclude={"status"}) for c in ts.cases]
     after = [c.model_dump(exclude={"status"}) for c in cases]
     if after != before:
-        new = new.model_copy(update={"user_confirmed": False, "confirmation_timestamp": None})
+        new = new.model_copy(update=UNCONFIRMED)
     return new
+
+
+UNCONFIRMED = {"user_confirmed": False, "confirmation_timestamp": None, "confirmed_hash": None}
+
+
+def confirmation_problem(ts: TransferSet, original_hash: Optional[str] = None) -> str:
+    """Why this set cannot count as confirmed for this original ("" when it can).
+
+    A set counts only as a person confirmed it: its cases still hash to what was confirmed (so a
+    file edited by hand afterwards, or marked confirmed by hand, is not), for the same original.
+    """
+    if not ts.user_confirmed:
+        return "the transfer set is not confirmed"
+    if not ts.confirmed_hash:
+        return "the transfer set is marked confirmed but carries no confirmation hash (it was not confirmed by abeq)"
+    if ts.confirmed_hash != set_hash(ts):
+        return "the transfer set's cases changed after it was confirmed"
+    if original_hash and ts.document_hash and ts.document_hash != original_hash:
+        return "the transfer set was confirmed for a different version of the original"
+    return ""
 
 
 # ---------------------------------------------------------------- coverage

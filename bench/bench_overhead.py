@@ -34,6 +34,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from harness import LoopbackProcess, documents, many_cases, process_cpu  # noqa: E402
 
+from abeq import transferset  # noqa: E402
+
 CASES, CONCURRENCY, WARMUP_CASES = 200, 32, 8
 TARGET_RATIO = 1.10
 MODEL = "openai/scripted"
@@ -109,8 +111,8 @@ def child(transport: str, url: str, latency: float, cases: int, concurrency: int
 
     server_root = url.rsplit("/v1", 1)[0]
     warm, ts = many_cases(WARMUP_CASES), many_cases(cases)
-    warm = warm.model_copy(update={"cases": [c.model_copy(update={"input": c.input + " warm-up"})
-                                             for c in warm.cases]})
+    warm = transferset.confirm(warm.model_copy(update={"cases": [c.model_copy(update={"input": c.input + " warm-up"})
+                                                                 for c in warm.cases]}), warm.document_hash)
     with tempfile.TemporaryDirectory() as tmp:
         if transport == "bare":
             asyncio.run(bare_run(url, warm, concurrency))

@@ -7,6 +7,7 @@ import streamlit as st
 from abeq import transferset
 from abeq.desk import editor, session
 from abeq.desk.render import md
+from abeq.documents import sections as doc_sections
 from abeq.errors import AbeqError
 from abeq.schemas import CASE_TYPES, TransferSet
 
@@ -21,6 +22,8 @@ if original is None:
     st.stop()
 ts_hash = review["transfer_set_hash"]
 ts = (store.transfer_set(ts_hash) if ts_hash else None) or TransferSet(cases=[])
+unconfirmed_why = transferset.confirmation_problem(ts, original["hash"])
+confirmed = not unconfirmed_why
 
 with st.expander("Import / export a file", expanded=not ts.cases):
     up = st.file_uploader("Transfer set (.json, .yaml, .csv, .jsonl)", type=["json", "yaml", "yml", "csv", "jsonl"])
@@ -34,9 +37,12 @@ with st.expander("Import / export a file", expanded=not ts.cases):
     if ts.cases:
         st.download_button("Export JSON", transferset.dump(ts), file_name="transfer-set.json", mime="application/json")
 
-if ts.user_confirmed:
+if confirmed:
     st.success(md(f"Confirmed {ts.confirmation_timestamp} · set {transferset.set_hash(ts)[:12]}"), icon=":material/lock:")
     st.info("Editing makes a new unconfirmed version: runs are refused until you confirm it again.")
+elif ts.user_confirmed:
+    st.warning(md(f"Not confirmed for this original: {unconfirmed_why.removeprefix('the transfer set ')}. "
+                  "Read the cases against it and press Confirm."))
 else:
     st.warning("Not confirmed: no runner call happens until you read these cases and press Confirm.")
 
@@ -56,7 +62,7 @@ edited = st.data_editor(
     })
 cases, problem = None, None
 try:
-    cases = editor.from_frame(edited, ts)
+    cases = editor.from_frame(edited, ts, sections=doc_sections(original["content"]))
 except AbeqError as e:
     problem = e.render()
 dirty = cases is not None and editor.changed(ts, cases)
@@ -65,12 +71,12 @@ if problem and ts.cases:
     st.error(md(problem))
 
 allow_thin = st.checkbox("Accept a thin set (fewer than 5 cases or a case type missing); the report records it",
-                         value=ts.thin_accepted, disabled=ts.user_confirmed and not dirty)
+                         value=ts.thin_accepted, disabled=confirmed and not dirty)
 buttons = st.container(horizontal=True)
 if buttons.button("Save edits", disabled=not dirty):
     session.set_transfer_set(store, review, transferset.edit(ts, cases))
     st.rerun()
-if buttons.button("Confirm", type="primary", disabled=cases is None or (ts.user_confirmed and not dirty),
+if buttons.button("Confirm", type="primary", disabled=cases is None or (confirmed and not dirty),
                   key="confirm", help="Freeze and hash this set; runs use exactly this version."):
     base = transferset.edit(ts, cases) if dirty else ts
     session.set_transfer_set(store, review, transferset.confirm(base, original["hash"], thin_accepted=allow_thin))

@@ -7,9 +7,10 @@ import streamlit as st
 from abeq.desk import queries, session, worker
 from abeq.desk.render import md
 from abeq.documents import Document, detect_variant
+from abeq.transferset import confirmation_problem
 from abeq.engine import Engine, RunConfig, estimate, estimate_calls
 from abeq.errors import AbeqError
-from abeq.models import DEFAULT_MODEL
+from abeq.models import DEFAULT_MODEL, model_problem
 from abeq.store import db_path
 
 store = session.open_store()
@@ -54,7 +55,8 @@ cfg = RunConfig(runner=session.model_spec(runner, api_base), judge=session.model
                 allow_thin=ts.thin_accepted, review=review["name"])
 original_doc = Document(original["name"], original["content"])
 candidate_doc = Document(candidate["name"], candidate["content"])
-if ts.user_confirmed:
+unconfirmed_why = confirmation_problem(ts, original["hash"])
+if not unconfirmed_why:
     # The same estimate the CLI prints: the cache is consulted for the teacher's transcripts.
     est = estimate(Engine(store, original_doc, candidate_doc, ts, cfg))
     cost = est["est_cost"]
@@ -69,17 +71,22 @@ else:
                f"{', A/A replays included' if aa else ''}); the original's cached transcripts are reused, "
                "so later rounds make fewer.")
 
-if ts.user_confirmed and ts.document_hash and ts.document_hash != original["hash"]:
-    st.warning("This transfer set was confirmed against a different version of the original; its coverage may "
-               "not match. Check it on Transfer set.")
-if not ts.user_confirmed:
-    st.error("The transfer set is not confirmed, so this run is refused: no runner call happens before a person "
-             "accepts the cases. Read them on **Transfer set** and press **Confirm**.", icon=":material/block:")
-if st.button("Start run", type="primary", key="start", disabled=not ts.user_confirmed):
-    try:
-        st.session_state[f"run:{review['id']}"] = worker.start(db_path(), original_doc, candidate_doc, ts, cfg)
-    except AbeqError as e:
-        st.error(md(e.render()))
+if unconfirmed_why:
+    st.error(md(f"{unconfirmed_why[0].upper()}{unconfirmed_why[1:]}, so this run is refused: no runner call happens "
+                "before a person accepts the cases. Read them on **Transfer set** and press **Confirm**."),
+             icon=":material/block:")
+if st.button("Start run", type="primary", key="start", disabled=bool(unconfirmed_why)):
+    # A model string no provider serves is refused here, before a run exists (as the CLI does).
+    bad = [f"{label} {spec.name}: {why}" for label, spec in (("Runner model", cfg.runner), ("Judge model", cfg.judge))
+           if (why := model_problem(spec.name, spec.api_base))]
+    if bad:
+        st.error(md("; ".join(bad) + ". Write it as provider/model (e.g. openai/gpt-4o-mini, ollama/llama3), "
+                    "or local/smollm2."), icon=":material/block:")
+    else:
+        try:
+            st.session_state[f"run:{review['id']}"] = worker.start(db_path(), original_doc, candidate_doc, ts, cfg)
+        except AbeqError as e:
+            st.error(md(e.render()))
 
 run_id = st.session_state.get(f"run:{review['id']}") or (queries.latest_run(store, review["id"]) or {}).get("id")
 

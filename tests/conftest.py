@@ -10,6 +10,13 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "abeq" / "examples" / "release-notes"
 
 
+def with_cases(example, cases):
+    """The example's set with other cases, confirmed again (a set edited after confirmation is refused)."""
+    from abeq import transferset
+
+    return transferset.confirm(example["ts"].model_copy(update={"cases": list(cases)}), example["original"].hash)
+
+
 @pytest.fixture(autouse=True)
 def _scripted_clean():
     from abeq.providers import scripted

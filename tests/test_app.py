@@ -9,6 +9,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from abeq import transferset
 from abeq.desk import worker
 from abeq.store import Store
 
@@ -94,6 +95,34 @@ def test_run_is_refused_until_the_set_is_confirmed(app, db):
     assert app.button(key="start").disabled
     assert any("135M" in i.value for i in app.info)
     assert Store(db).runs() == []
+
+
+def test_a_model_no_provider_serves_is_refused_before_a_run_exists(app, db):
+    app.switch_page("desk_pages/2_transfer_set.py").run()
+    app.button(key="confirm").click().run()
+    app.switch_page("desk_pages/3_run.py").run()
+    app.text_input(key="runner_model").input("nosuchprovider/xyz")
+    app.text_input(key="judge_model").input("scripted/rules")
+    app.button(key="start").click().run()
+    assert any("Runner model nosuchprovider/xyz: no provider serves this model string" in e.value.replace("\\", "")
+               for e in app.error), [e.value for e in app.error]
+    assert Store(db).runs() == []
+
+
+def test_a_set_confirmed_for_another_original_must_be_confirmed_again(app, db):
+    store = Store(db)
+    review = store.reviews()[0]
+    ts = store.transfer_set(review["transfer_set_hash"])
+    store.upsert_review(review["name"], review["original_hash"],
+                        store.put_transfer_set(transferset.confirm(ts, "0" * 64)), review["variant"])
+    app.switch_page("desk_pages/3_run.py").run()
+    assert "confirmed for a different version of the original" in app.error[0].value
+    assert app.button(key="start").disabled
+    app.switch_page("desk_pages/2_transfer_set.py").run()
+    assert not app.button(key="confirm").disabled
+    app.button(key="confirm").click().run()
+    app.switch_page("desk_pages/3_run.py").run()
+    assert not app.button(key="start").disabled
 
 
 def test_confirming_then_running_the_scripted_model_judges_every_case(app, db):

@@ -13,6 +13,7 @@ from abeq.errors import InputError, ModelCallError
 from abeq.models import ModelSpec
 from abeq.providers import scripted
 from abeq.schemas import CONTENT_CRITERIA, STRUCTURE_CRITERIA, Comparison, ComparisonResult, RubricScores
+from conftest import with_cases
 
 SPEC = ModelSpec(name="scripted/rules")
 TASK = "Write release notes for version 2.0 of the tool."
@@ -220,7 +221,7 @@ def test_cli_exits_3_when_the_judge_gives_no_valid_judgement(files, tmp_path):
 def test_compare_run_case_compares_teacher_and_candidate_blind(store, example, scripted_cfg):
     from abeq.engine import Engine
 
-    thin = example["ts"].model_copy(update={"cases": example["ts"].cases[:1]})
+    thin = with_cases(example, example["ts"].cases[:1])
     run_id = Engine(store, example["original"], example["lossy"], thin, scripted_cfg(allow_thin=True)).run()
     scripted.reset()
     case_id = thin.cases[0].id

@@ -12,6 +12,7 @@ from abeq.providers import scripted
 from abeq.report import build_report, exit_code
 from abeq.schemas import Report
 from abeq import transferset
+from conftest import EXAMPLE, with_cases
 
 
 def run(store, ex, cfg, candidate="lossy", ts=None, **kw):
@@ -92,12 +93,10 @@ def test_every_part_of_the_runner_key_matters(example, change):
     assert runner_key(**p) != k0
 
 
-def test_api_base_and_case_status_do_not_change_the_key(example):
+def test_case_status_does_not_change_the_key(example):
     base = _key_parts(example)
-    k0 = runner_key(**base)
-    p = dict(base, spec=replace(base["spec"], api_base="http://127.0.0.1:1"),
-             case=base["case"].model_copy(update={"status": "user-modified"}))
-    assert runner_key(**p) == k0
+    p = dict(base, case=base["case"].model_copy(update={"status": "user-modified"}))
+    assert runner_key(**p) == runner_key(**base)
 
 
 def test_judge_key_depends_on_both_runs_and_the_judge(example):
@@ -128,7 +127,7 @@ def test_unconfirmed_set_is_refused_before_any_call(store, example, scripted_cfg
 
 
 def test_thin_set_is_refused_unless_accepted(store, example, scripted_cfg):
-    thin = example["ts"].model_copy(update={"cases": example["ts"].cases[:3]})
+    thin = with_cases(example, example["ts"].cases[:3])
     with pytest.raises(ThinSetError):
         Engine(store, example["original"], example["lossy"], thin, scripted_cfg()).run()
     rr, _ = run(store, example, scripted_cfg(allow_thin=True), ts=thin)
@@ -220,3 +219,21 @@ def test_gate_truncated_case_is_marked(store, example, scripted_cfg):
     rr, _ = run(store, example, scripted_cfg(), candidate="faithful")
     truncated = {r.case_id for r in rr.rows if r.gate_truncated}
     assert truncated == {"edge-2"}
+
+
+def test_the_cache_key_holds_the_server_and_the_weights(tmp_path):
+    case = transferset.load(EXAMPLE / "transfer-set.json").cases[0]
+
+    def key(spec):
+        return runner_key("doc", case, "skill", spec, "set")
+
+    assert key(ModelSpec("openai/llama", api_base="http://10.0.0.1/v1")) != \
+        key(ModelSpec("openai/llama", api_base="http://10.0.0.2/v1"))
+    assert key(ModelSpec("openai/llama", api_base="http://10.0.0.1/v1/")) == \
+        key(ModelSpec("openai/llama", api_base="http://10.0.0.1/v1"))
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"weights one")
+    first = key(ModelSpec(f"local/{gguf}"))
+    assert key(ModelSpec(f"local/{gguf}")) == first
+    gguf.write_bytes(b"other weights")  # the file was replaced: another model
+    assert key(ModelSpec(f"local/{gguf}")) != first

@@ -7,12 +7,13 @@ from abeq.models import ModelSpec
 from abeq.providers import local
 from abeq.report import build_report
 from abeq.schemas import Report
+from conftest import with_cases
 
 pytestmark = pytest.mark.slow
 
 
 def test_embedded_model_runs_a_small_set_and_the_report_validates(store, example):
-    thin = example["ts"].model_copy(update={"cases": example["ts"].cases[:2]})
+    thin = with_cases(example, example["ts"].cases[:2])
     spec = ModelSpec(name="local/smollm2", max_tokens=600)
     eng = Engine(store, example["original"], example["lossy"], thin,
                  RunConfig(runner=spec, judge=spec, allow_thin=True, concurrency=2))
@@ -54,7 +55,7 @@ def test_embedded_model_with_three_judge_samples_and_aa_on_the_example(store, ex
     from abeq.report import run_record
 
     case = next(c for c in example["ts"].cases if c.type == "happy")
-    one = example["ts"].model_copy(update={"cases": [case]})
+    one = with_cases(example, [case])
     spec = ModelSpec(name="local/smollm2", max_tokens=600)
     eng = Engine(store, example["original"], example["lossy"], one,
                  RunConfig(runner=spec, judge=spec, allow_thin=True, concurrency=2, judge_samples=3, aa=True))

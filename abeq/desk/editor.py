@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, Sequence
 
 import pandas as pd
 
@@ -30,9 +30,37 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
-def from_frame(df: pd.DataFrame, ts: TransferSet) -> list[Case]:
-    """The edited rows as cases; an InputError names the row and field of the first problem."""
+def _split_sections(cell: str, known: dict[str, str]) -> list[str]:
+    """Comma-separated titles, where a known title that itself contains commas stays whole."""
+    parts = [p.strip() for p in cell.split(",")]
+    out, i = [], 0
+    while i < len(parts):
+        for j in range(len(parts), i + 1, -1):  # the longest run of parts that spells a known title
+            title = known.get(_squeeze(",".join(parts[i:j])))
+            if title is not None:
+                out.append(title)
+                break
+        else:
+            j = i + 1
+            if parts[i]:
+                out.append(parts[i])
+        i = j
+    return out
+
+
+def _squeeze(s: str) -> str:
+    return "".join(s.split())
+
+
+def from_frame(df: pd.DataFrame, ts: TransferSet, sections: Sequence[str] = ()) -> list[Case]:
+    """The edited rows as cases; an InputError names the row and field of the first problem.
+
+    `sections` are the original's titles; with those the set already names, they let a title
+    that contains a comma ("Review, and handoff") survive the comma-separated cell.
+    """
     old = {c.id: c for c in ts.cases}
+    titles = [*sections, *ts.coverage.sections_identified, *(s for c in ts.cases for s in c.exercises_sections)]
+    known = {_squeeze(t): t for t in reversed(titles) if "," in t}  # the first spelling wins
     raw = []
     for n, rec in enumerate(df.to_dict("records"), start=1):
         cells = {k: _cell(rec.get(k)).strip() for k in COLUMNS}
@@ -48,12 +76,11 @@ def from_frame(df: pd.DataFrame, ts: TransferSet) -> list[Case]:
             if isinstance(gates, dict):
                 gates = [gates]
         case = {"id": cells["id"], "type": cells["type"], "input": _cell(rec.get("input")),
-                "exercises_sections": [s.strip() for s in cells["exercises_sections"].split(",") if s.strip()],
+                "exercises_sections": _split_sections(cells["exercises_sections"], known),
                 "gate_responses": gates}
         prev = old.get(cells["id"])
-        if prev is not None:  # fields the table does not show travel with the case
-            case["status"] = prev.status
-            case["expectations"] = prev.expectations
+        if prev is not None:  # fields the table does not show (expectations, rationale) travel with the case
+            case = {**prev.model_dump(exclude=set(case)), **case, "status": prev.status}
         raw.append(case)
     if not raw:
         raise InputError("the table has no cases", hint="Add at least one row.")
@@ -66,9 +93,11 @@ def changed(ts: TransferSet, cases: list[Case]) -> bool:
 
 
 def import_text(text: str, filename: str, original_hash: str) -> TransferSet:
-    """A set from an uploaded file; a confirmation made for a different original does not carry over."""
-    fmt = transferset.format_of(filename)
-    ts = transferset.from_obj(transferset.parse_text(text, fmt, filename), filename)
+    """A set from an uploaded file; a confirmation made for a different original does not carry over.
+
+    It meets the checks a file meets on the command line (size, binary, parsing, row and line labels).
+    """
+    ts = transferset.load_text(text, filename)
     if ts.user_confirmed and ts.document_hash != original_hash:
-        ts = ts.model_copy(update={"user_confirmed": False, "confirmation_timestamp": None})
+        ts = ts.model_copy(update=transferset.UNCONFIRMED)
     return ts

@@ -145,7 +145,7 @@ def next_step(store: Store, review: Optional[dict], state: MutableMapping) -> st
     ts = store.transfer_set(review["transfer_set_hash"]) if review["transfer_set_hash"] else None
     if ts is None:
         return "Add or import cases on **Transfer set**."
-    if not ts.user_confirmed:
+    if transferset.confirmation_problem(ts, review["original_hash"]):
         return "Read the cases on **Transfer set**, then press **Confirm**; runs are refused until you do."
     if not store.runs(review["id"]):
         return "Start a run on **Run** (the scripted test model `scripted/rules` finishes in seconds)."

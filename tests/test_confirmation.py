@@ -1,0 +1,118 @@
+"""Confirmation is a hard gate a file cannot forge; a review keeps its original; thin means thin."""
+
+import json
+import sqlite3
+
+import pytest
+
+from abeq import engine as engine_mod
+from abeq import transferset
+from abeq.cli import main
+from abeq.engine import Engine
+from abeq.errors import NotConfirmedError
+from conftest import EXAMPLE, with_cases
+
+
+def run_args(tmp_path, ts_path, *extra):
+    return ["run", "--original", str(EXAMPLE / "SKILL.md"), "--candidate", str(EXAMPLE / "candidate-lossy.md"),
+            "--transfer-set", str(ts_path), "--runner-model", "scripted/rules", "--db", str(tmp_path / "abeq.db"),
+            "--quiet", "--out", str(tmp_path / "r.json"), *extra]
+
+
+def runs_in(db):
+    return sqlite3.connect(db).execute("select count(*) from runs").fetchone()[0] if db.exists() else 0
+
+
+def write(path, ts):
+    path.write_text(transferset.dump(ts))
+    return path
+
+
+def test_a_set_confirmed_by_abeq_runs_without_confirm_again(tmp_path, example):
+    path = write(tmp_path / "set.json", example["ts"])
+    assert json.loads(path.read_text())["confirmed_hash"] == transferset.set_hash(example["ts"])
+    assert main(run_args(tmp_path, path)) == 1  # ran: the lossy candidate regresses
+
+
+def test_a_confirmed_file_edited_by_hand_is_no_longer_confirmed(tmp_path, example, capsys):
+    data = json.loads(transferset.dump(example["ts"]))
+    data["cases"][0]["input"] += " Also translate everything into French."
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps(data))
+    assert main(run_args(tmp_path, path)) == 2
+    err = capsys.readouterr().err
+    assert "changed after it was confirmed" in err and "--confirm" in err and "set.json" in err
+    assert runs_in(tmp_path / "abeq.db") == 0
+    assert main(run_args(tmp_path, path, "--confirm")) == 1  # a person accepts it again: it runs
+
+
+def test_confirmed_by_hand_is_not_confirmed(tmp_path, example, capsys):
+    data = json.loads(transferset.dump(example["ts"]))
+    del data["confirmed_hash"]
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps(data))
+    assert main(run_args(tmp_path, path)) == 2
+    assert "no confirmation hash" in capsys.readouterr().err
+    data["user_confirmed"] = "yes"  # not a boolean: refused as malformed, not read as true
+    path.write_text(json.dumps(data))
+    assert main(run_args(tmp_path, path, "--confirm")) == 2
+    assert "user_confirmed" in capsys.readouterr().err
+    assert runs_in(tmp_path / "abeq.db") == 0
+
+
+def test_a_set_confirmed_for_another_original_needs_confirming_again(tmp_path, example, capsys):
+    other = transferset.confirm(example["ts"], "0" * 64)
+    path = write(tmp_path / "set.json", other)
+    assert main(run_args(tmp_path, path)) == 2
+    assert "different version of the original" in capsys.readouterr().err
+    assert main(run_args(tmp_path, path, "--confirm")) == 1
+
+
+def test_the_engine_refuses_a_set_edited_after_confirmation(store, example, scripted_cfg):
+    edited = example["ts"].model_copy(update={"cases": example["ts"].cases[:5]})  # no re-confirmation
+    with pytest.raises(NotConfirmedError, match="changed after it was confirmed"):
+        Engine(store, example["original"], example["lossy"], edited, scripted_cfg()).run()
+    assert store.runs() == []
+
+
+def test_sets_confirmed_in_an_older_database_stay_confirmed(store, example):
+    legacy = example["ts"].model_copy(update={"confirmed_hash": None})
+    h = store.put_transfer_set(legacy)
+    assert transferset.confirmation_problem(store.transfer_set(h), example["original"].hash) == ""
+
+
+def test_a_review_keeps_its_original(tmp_path, example, capsys):
+    agents = EXAMPLE.parent / "agents-md"
+    assert main(run_args(tmp_path, EXAMPLE / "transfer-set.json", "--confirm", "--review", "R")) == 1
+    other = ["run", "--original", str(agents / "AGENTS.md"), "--candidate", str(agents / "AGENTS.md"),
+             "--transfer-set", str(agents / "transfer-set.json"), "--confirm", "--review", "R",
+             "--runner-model", "scripted/rules", "--db", str(tmp_path / "abeq.db"), "--quiet"]
+    assert main(other) == 2
+    err = capsys.readouterr().err
+    assert "review 'R' already has runs against a different original (SKILL.md)" in err and "new --review" in err
+    assert runs_in(tmp_path / "abeq.db") == 1
+    con = sqlite3.connect(tmp_path / "abeq.db")
+    assert con.execute("select d.name from reviews r join documents d on d.hash = r.original_hash").fetchall() \
+        == [("SKILL.md",)]
+
+
+def test_allow_thin_on_a_full_set_is_not_recorded_as_thin(store, example, scripted_cfg):
+    full = Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg(allow_thin=True)).run()
+    assert store.run(full)["thin_accepted"] == 0
+    thin = with_cases(example, example["ts"].cases[:2])
+    small = Engine(store, example["original"], example["lossy"], thin, scripted_cfg(allow_thin=True)).run()
+    assert store.run(small)["thin_accepted"] == 1
+
+
+def test_the_aa_replay_is_a_sample_with_its_own_seed(store, example, scripted_cfg, monkeypatch):
+    seen = []
+    real = engine_mod.run_document
+
+    async def spy(text, case, variant, spec, policy):
+        seen.append((text == example["original"].text, spec.seed))
+        return await real(text, case, variant, spec, policy)
+
+    monkeypatch.setattr(engine_mod, "run_document", spy)
+    Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg(aa=True)).run()
+    teacher_seeds = sorted(seed for is_original, seed in seen if is_original)
+    assert teacher_seeds == [0] * 7 + [1] * 7  # the cached teacher, and a replay that is another sample
