@@ -249,6 +249,10 @@ def print_outcome(store, rr, gate: str) -> None:
     if gate == "directive-clarity":
         print(f"directness: original {g['mean_original_directness']} → candidate {g['mean_candidate_directness']}; "
               "per case: " + ", ".join(f"{k} {v:+d}" for k, v in g["per_case_delta"].items()), file=sys.stderr)
+    truncated = [r.case_id for r in rr.rows if r.gate_truncated]
+    if truncated:
+        print(f"gate-truncated (stopped at a gate with no scripted answer; judged up to it): {', '.join(truncated)}",
+              file=sys.stderr)
     uncertain = [r.case_id for r in rr.rows if r.uncertain]
     if uncertain:
         print(f"uncertain (judge samples disagree): {', '.join(uncertain)}", file=sys.stderr)

@@ -131,6 +131,9 @@ def to_junit(rr: RunReport, gate: str = "compress") -> str:
                           type="candidate-regressed").text = r.behaviour_delta
         elif r.verdict == "candidate-diverged":
             ET.SubElement(tc, "system-out").text = f"diverged: {r.behaviour_delta}"
+        if r.gate_truncated:
+            ET.SubElement(tc, "system-err").text = (f"gate-truncated at {r.gate_section or 'a gate'}: judged only up to "
+                                                    "the unanswered gate")
     if gate_case:
         tc = ET.SubElement(suite, "testcase", classname="abeq.gate", name=f"gate {gate}")
         if gate_failed:

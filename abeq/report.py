@@ -56,9 +56,11 @@ class RunReport:
         return self.report["summary"]["pass"]
 
     def with_errors(self) -> dict:
-        """The report plus a top-level `errors` list beside the schema (and which cases were overridden)."""
+        """The report plus, beside the schema, the `errors` list, the gate-truncated cases (SPEC §2:
+        judged only up to an unanswered gate) and which cases were overridden."""
         out = dict(self.report)
         out["errors"] = self.errors
+        out["gate_truncated"] = [{"case_id": r.case_id, "section": r.gate_section} for r in self.rows if r.gate_truncated]
         if self.overridden:
             out["overrides"] = [{"case_id": r.case_id, "judge_verdict": r.judge_verdict, "verdict": r.verdict,
                                  "reason": r.override["reason"], "reviewer": r.override["reviewer"],

@@ -219,6 +219,12 @@ def test_gate_truncated_case_is_marked(store, example, scripted_cfg):
     rr, _ = run(store, example, scripted_cfg(), candidate="faithful")
     truncated = {r.case_id for r in rr.rows if r.gate_truncated}
     assert truncated == {"edge-2"}
+    # listed beside the SPEC report (which stays exact) and in the JUnit XML
+    assert [t["case_id"] for t in rr.with_errors()["gate_truncated"]] == ["edge-2"]
+    Report.model_validate(rr.report)
+    from abeq.exports import to_junit
+
+    assert "gate-truncated" in to_junit(rr) and to_junit(rr).count("gate-truncated at") == 1
 
 
 def test_the_cache_key_holds_the_server_and_the_weights(tmp_path):
