@@ -366,7 +366,7 @@ def cmd_check_set(args) -> int:
         print(f"{len(ts.cases)} cases · coverage {cov.coverage_pct:.0f}% "
               f"({len(cov.sections_covered)}/{len(cov.sections_identified)} sections) · "
               + ", ".join(f"{k} {v}" for k, v in cov.per_type.items())
-              + f" · {tsm.confirmation_problem(ts, original.hash).removeprefix('the transfer set ') or 'confirmed'}")
+              + f" · {tsm.confirmation_problem(ts, original.hash) or 'confirmed'}")
         for w in cov.warnings:
             print(f"warning: {w}")
     return EXIT_PASS if cov.runnable else EXIT_BAD_INPUT

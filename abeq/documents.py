@@ -83,29 +83,66 @@ def detect_variant(name: str) -> str:
     return "skill"
 
 
-def sections(text: str) -> list[str]:
-    """Section titles in document order.
+PREAMBLE = "Preamble"  # the text before the first heading, when there is any: it often holds rules
 
-    Markdown headings outside code fences. A document without headings is split into
+
+def section_texts(text: str) -> list[tuple[str, str]]:
+    """(title, body) per section, in document order.
+
+    Markdown headings outside code fences; text before the first heading is the section
+    "Preamble"; a title used twice is one section. A document without headings is split into
     paragraphs, each named by its first words: coverage then counts paragraphs.
     """
-    found: list[str] = []
+    order: list[str] = []
+    bodies: dict[str, list[str]] = {}
+    current = PREAMBLE
     in_fence = False
-    for line in text.splitlines():
+    for line in strip_front_matter(text).splitlines():
         if _FENCE.match(line):
             in_fence = not in_fence
-            continue
-        if in_fence:
-            continue
-        m = _HEADING.match(line)
+        m = None if in_fence else _HEADING.match(line)
         if m:
-            title = m.group(2).strip()
-            if title not in found:
-                found.append(title)
-    if found:
-        return found
+            current = m.group(2).strip()
+            if current not in bodies:
+                order.append(current)
+                bodies[current] = []
+            continue
+        if current == PREAMBLE and PREAMBLE not in bodies:
+            if not line.strip():
+                continue
+            order.append(PREAMBLE)
+            bodies[PREAMBLE] = []
+        bodies[current].append(line)
+    if any(t != PREAMBLE for t in order):
+        return [(t, "\n".join(bodies[t]).strip()) for t in order]
     paras = [p.strip() for p in re.split(r"\n\s*\n", strip_front_matter(text)) if p.strip()]
-    return [paragraph_name(p) for p in paras]
+    return [(paragraph_name(p), p) for p in paras]
+
+
+def sections(text: str) -> list[str]:
+    """Section titles in document order (see section_texts)."""
+    return [t for t, _ in section_texts(text)]
+
+
+def first_rule(body: str, limit: int = 90) -> str:
+    """What a reader would call a section's behaviour: its first bullet (bullets are where rules
+    usually live), else the first sentence of its first paragraph; cut to `limit` characters."""
+    bullet = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+    lines = body.splitlines()
+    start = next((i for i, ln in enumerate(lines) if bullet.match(ln)), None)
+    block: list[str] = []
+    in_fence = False
+    for line in lines[start or 0:]:
+        stripped = line.strip()
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        if in_fence or _FENCE.match(line) or stripped.startswith("|") or not stripped or (block and bullet.match(line)):
+            if block:
+                break
+            continue
+        block.append(bullet.sub("", line).strip())
+    sentence = re.split(r"(?<=[.!?])\s", " ".join(block), maxsplit=1)[0]
+    return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
 
 
 def paragraph_name(p: str) -> str:

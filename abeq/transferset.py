@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from pydantic import ValidationError
 
-from .documents import check_document_text, read_text_file, sections as doc_sections
+from .documents import check_document_text, first_rule, read_text_file, section_texts, sections as doc_sections
 from .errors import InputError, ThinSetError
 from .schemas import CASE_TYPES, Case, Coverage, TransferSet
 
@@ -492,7 +492,9 @@ def coverage(document_text: str, ts: TransferSet, *, truncated: Optional[dict[st
     per_type = {t: sum(1 for c in ts.cases if c.type == t) for t in CASE_TYPES}
     warnings = []
     if ratio < COVERAGE_WARN:  # the exact ratio: 69.96% must not round up to "70%, fine"
-        missing = [s for i, s in enumerate(identified) if i not in covered_idx]
+        bodies = dict(section_texts(document_text))
+        missing = [f"{s} (untested: “{rule}”)" if (rule := first_rule(bodies.get(s, ""))) else s
+                   for i, s in enumerate(identified) if i not in covered_idx]
         warnings.append(f"coverage {pct:g}% is below {COVERAGE_WARN * 100:g}%; no case exercises: "
                         + "; ".join(missing) + " — the behaviour those sections induce is untested")
     for s in unknown:

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from abeq import transferset as tsm
+from abeq.documents import sections as doc_sections
 from abeq.cli import main
 from abeq.errors import InputError, ThinSetError
 from abeq.schemas import Case, TransferSet
@@ -65,6 +66,26 @@ def test_coverage_below_70_percent_names_every_uncovered_section():
     for s in ("Rules", "Limits", "Gates"):
         assert s in low
     assert "Setup" not in low.split("exercises:")[1]
+    # and the behaviour left untested, in the section's own words
+    assert "Rules (untested: “never include ticket ids”)" in low and "Gates (untested: “ask the user" in low
+
+
+def test_text_before_the_first_heading_is_a_section():
+    doc = "---\nname: x\n---\n\nAlways answer in French.\n\n" + DOC
+    assert doc_sections(doc) == ["Preamble", *SECTIONS]
+    cov = tsm.coverage(doc, full_set())
+    assert "Preamble" not in cov.sections_covered and cov.coverage_pct == round(400 / 6, 1)
+    assert tsm.coverage(doc, full_set("Preamble")).coverage_pct == round(500 / 6, 1)
+    assert doc_sections("---\nname: x\n---\n\n" + DOC) == SECTIONS  # front matter alone is no preamble
+
+
+def test_the_behaviour_named_for_a_section():
+    from abeq.documents import first_rule
+
+    assert first_rule("Readers skim.\n\n- Group every change. Then sort it.\n- Other") == "Group every change."
+    assert first_rule("Readers skim these notes, so keep\nthem short. More text.") == \
+        "Readers skim these notes, so keep them short."
+    assert first_rule("```\ncode\n```") == "" and len(first_rule("- " + "word " * 40)) == 90
 
 
 def test_a_section_the_original_lacks_is_warned_and_not_counted():
