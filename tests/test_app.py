@@ -38,12 +38,16 @@ def app(db):
     return at
 
 
-def confirm_and_run(at: AppTest, db: str) -> int:
+def confirm_and_open_run(at: AppTest, runner: str = "scripted/rules", judge: str = "scripted/rules") -> None:
     at.switch_page("desk_pages/2_transfer_set.py").run()
     at.button(key="confirm").click().run()
     at.switch_page("desk_pages/3_run.py").run()
-    at.text_input(key="runner_model").input("scripted/rules")
-    at.text_input(key="judge_model").input("scripted/rules")
+    at.text_input(key="runner_model").input(runner)
+    at.text_input(key="judge_model").input(judge)
+
+
+def confirm_and_run(at: AppTest, db: str) -> int:
+    confirm_and_open_run(at)
     at.button(key="start").click().run()
     run_id = Store(db).runs()[0]["id"]
     assert worker.wait(run_id, 120)
@@ -98,11 +102,7 @@ def test_run_is_refused_until_the_set_is_confirmed(app, db):
 
 
 def test_a_model_no_provider_serves_is_refused_before_a_run_exists(app, db):
-    app.switch_page("desk_pages/2_transfer_set.py").run()
-    app.button(key="confirm").click().run()
-    app.switch_page("desk_pages/3_run.py").run()
-    app.text_input(key="runner_model").input("nosuchprovider/xyz")
-    app.text_input(key="judge_model").input("scripted/rules")
+    confirm_and_open_run(app, runner="nosuchprovider/xyz")
     app.button(key="start").click().run()
     assert any("Runner model nosuchprovider/xyz: no provider serves this model string" in e.value.replace("\\", "")
                for e in app.error), [e.value for e in app.error]
@@ -138,11 +138,7 @@ def test_confirming_then_running_the_scripted_model_judges_every_case(app, db):
 
 
 def test_judge_samples_and_aa_from_the_run_page_reach_the_run_and_the_budget(app, db):
-    app.switch_page("desk_pages/2_transfer_set.py").run()
-    app.button(key="confirm").click().run()
-    app.switch_page("desk_pages/3_run.py").run()
-    app.text_input(key="runner_model").input("scripted/rules")
-    app.text_input(key="judge_model").input("scripted/rules")
+    confirm_and_open_run(app)
     app.number_input(key="judge_samples").set_value(3)
     app.checkbox(key="aa").check().run()
     # 7 cases: 7 teacher + 7 candidate + 7 replays; 7 x 3 judge samples + 7 A/A judgements
