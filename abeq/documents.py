@@ -90,33 +90,42 @@ def section_texts(text: str) -> list[tuple[str, str]]:
     """(title, body) per section, in document order.
 
     Markdown headings outside code fences; text before the first heading is the section
-    "Preamble"; a title used twice is one section. A document without headings is split into
-    paragraphs, each named by its first words: coverage then counts paragraphs.
+    "Preamble". A title used more than once ("Examples" under two parents) is named with its
+    parent ("Sorting › Examples"), so each occurrence is a section of its own. A document
+    without headings is split into paragraphs, each named by its first words: coverage then
+    counts paragraphs.
     """
-    order: list[str] = []
-    bodies: dict[str, list[str]] = {}
-    current = PREAMBLE
+    heads: list[tuple[int, str, list[str]]] = []  # (level, title, body lines); level 0: the preamble
     in_fence = False
     for line in strip_front_matter(text).splitlines():
         if _FENCE.match(line):
             in_fence = not in_fence
         m = None if in_fence else _HEADING.match(line)
         if m:
-            current = m.group(2).strip()
-            if current not in bodies:
-                order.append(current)
-                bodies[current] = []
-            continue
-        if current == PREAMBLE and PREAMBLE not in bodies:
-            if not line.strip():
-                continue
-            order.append(PREAMBLE)
-            bodies[PREAMBLE] = []
-        bodies[current].append(line)
-    if any(t != PREAMBLE for t in order):
-        return [(t, "\n".join(bodies[t]).strip()) for t in order]
-    paras = [p.strip() for p in re.split(r"\n\s*\n", strip_front_matter(text)) if p.strip()]
-    return [(paragraph_name(p), p) for p in paras]
+            heads.append((len(m.group(1)), m.group(2).strip(), []))
+        elif heads:
+            heads[-1][2].append(line)
+        elif line.strip():
+            heads.append((0, PREAMBLE, [line]))
+    if not any(level for level, _, _ in heads):
+        paras = [p.strip() for p in re.split(r"\n\s*\n", strip_front_matter(text)) if p.strip()]
+        return [(paragraph_name(p), p) for p in paras]
+    counts: dict[str, int] = {}
+    for _, title, _ in heads:
+        counts[title] = counts.get(title, 0) + 1
+    out: list[tuple[str, str]] = []
+    taken: set[str] = set()
+    for i, (level, title, body) in enumerate(heads):
+        name = title
+        if counts[title] > 1:
+            parent = next((t for lv, t, _ in reversed(heads[:i]) if 0 < lv < level), "")
+            name = f"{parent} › {title}" if parent else title
+        base, n = name, 2
+        while name in taken:  # the same title twice under one parent
+            name, n = f"{base} ({n})", n + 1
+        taken.add(name)
+        out.append((name, "\n".join(body).strip()))
+    return out
 
 
 def sections(text: str) -> list[str]:

@@ -498,7 +498,10 @@ def coverage(document_text: str, ts: TransferSet, *, truncated: Optional[dict[st
         warnings.append(f"coverage {pct:g}% is below {COVERAGE_WARN * 100:g}%; no case exercises: "
                         + "; ".join(missing) + " — the behaviour those sections induce is untested")
     for s in unknown:
-        warnings.append(f"a case names section '{s}', which the original does not have")
+        # a title the original uses under several parents is named with its parent: say which
+        named = [t for t in identified if _norm(t.rsplit(" › ", 1)[-1]) == _norm(s)]
+        warnings.append(f"a case names section '{s}', which the original does not have"
+                        + (f" (it has {' and '.join(repr(t) for t in named)})" if named else ""))
     for cid, sec in truncated.items():
         if _norm(sec) in index:
             warnings.append(f"case {cid} stopped at a gate in '{sec}'; sections after it are not counted")

@@ -79,6 +79,17 @@ def test_text_before_the_first_heading_is_a_section():
     assert doc_sections("---\nname: x\n---\n\n" + DOC) == SECTIONS  # front matter alone is no preamble
 
 
+def test_a_title_used_under_two_parents_is_two_sections():
+    doc = "# Sorting\n## Examples\n- a\n# Writing\n## Examples\n- b\n## Examples\n- c\n"
+    assert doc_sections(doc) == ["Sorting", "Sorting › Examples", "Writing", "Writing › Examples",
+                                 "Writing › Examples (2)"]
+    ts = TransferSet(cases=[case("h1", "happy", ["Sorting › Examples", "Examples"])])
+    cov = tsm.coverage(doc, ts)
+    assert cov.sections_covered == ["Sorting › Examples"]  # one occurrence covered, not every "Examples"
+    assert any("'Examples', which the original does not have (it has 'Sorting › Examples' and" in w
+               for w in cov.warnings)
+
+
 def test_the_behaviour_named_for_a_section():
     from abeq.documents import first_rule
 
