@@ -36,7 +36,11 @@ def _model_args(p: argparse.ArgumentParser, *, runner: bool = True) -> None:
     if runner:
         p.add_argument("--runner-model", default=None, help="litellm model string for the runner (default: local/smollm2)")
     p.add_argument("--judge-model", default=None, help="litellm model string for the judge (default: the runner model)")
-    p.add_argument("--api-base", default=None, help="base URL of an OpenAI-compatible or other server")
+    p.add_argument("--api-base", default=None, help="base URL of an OpenAI-compatible or other server"
+                   + (" (the runner's; the judge's too unless --judge-api-base)" if runner else ""))
+    if runner:
+        p.add_argument("--judge-api-base", default=None,
+                       help="the judge's server when it differs from the runner's (e.g. a hosted runner, a local judge)")
     p.add_argument("--timeout", type=bounded(float, above=0), default=120.0,
                    help="seconds before a model call is cut off and retried")
     p.add_argument("--max-retries", type=bounded(int, 0), default=4,
@@ -45,12 +49,12 @@ def _model_args(p: argparse.ArgumentParser, *, runner: bool = True) -> None:
     p.add_argument("--db", default=None, help="sqlite file (default: $ABEQ_DB or ./abeq.db)")
 
 
-def _spec(name, args):
+def _spec(name, args, api_base=None):
     from .models import DEFAULT_MODEL, ModelSpec
 
     name = name or DEFAULT_MODEL
     max_tokens = args.max_tokens or (700 if name.startswith("local/") else 2048)
-    return ModelSpec(name=name, api_base=args.api_base, timeout=args.timeout, max_tokens=max_tokens)
+    return ModelSpec(name=name, api_base=api_base, timeout=args.timeout, max_tokens=max_tokens)
 
 
 class _Bar:
@@ -80,11 +84,25 @@ def write_output(path: str | None, text: str) -> None:
     if not path or path == "-":
         sys.stdout.write(text + ("\n" if not text.endswith("\n") else ""))
         return
-    target = Path(path)
+    import stat
+
+    target = Path(os.path.realpath(path))  # write through a symlink, not over it
+    if target.exists() and not target.is_file():  # /dev/null, /dev/stdout, a FIFO: written in place
+        with open(target, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        return
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
+        # mkstemp makes the file 0600; give it the mode a plain open() would (or the file's own)
+        if target.exists():
+            mode = stat.S_IMODE(target.stat().st_mode)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -102,9 +120,13 @@ def check_outputs(args, flags=OUTPUT_OPTIONS) -> None:
         path = getattr(args, flag.lstrip("-").replace("-", "_"), None)
         if not path or path == "-":
             continue
-        target, hint = Path(path), f"Create the folder first, or pick another {flag}."
+        target, hint = Path(os.path.realpath(path)), f"Create the folder first, or pick another {flag}."
         if target.is_dir():
             raise InputError(f"{flag} is a folder; give a file name", path=path, hint=f"e.g. {flag} {target / 'report'}")
+        if target.exists() and not target.is_file():  # a device or FIFO is written in place
+            if not os.access(target, os.W_OK):
+                raise InputError(f"cannot write {flag}", path=path, hint=f"Pick another {flag}.")
+            continue
         folder = target.parent
         if not folder.is_dir():
             raise InputError(f"cannot write {flag}: the folder {folder} does not exist", path=path, hint=hint)
@@ -182,8 +204,8 @@ def cmd_run(args) -> int:
     cov = tsm.require_runnable(original.text, ts, args.allow_thin, args.transfer_set)
     for w in cov.warnings:
         print(f"warning: {w}", file=sys.stderr)
-    runner = _spec(args.runner_model, args)
-    judge = _spec(args.judge_model or args.runner_model, args)
+    runner = _spec(args.runner_model, args, args.api_base)
+    judge = _spec(args.judge_model or args.runner_model, args, args.judge_api_base or args.api_base)
     cfg = RunConfig(runner=runner, judge=judge, variant=variant, concurrency=args.concurrency, fresh=args.fresh,
                     judge_samples=args.judge_samples, aa=args.aa, allow_thin=args.allow_thin, review=args.review,
                     max_retries=args.max_retries)
@@ -369,6 +391,21 @@ def cmd_check_set(args) -> int:
               + f" · {tsm.confirmation_problem(ts, original.hash) or 'confirmed'}")
         for w in cov.warnings:
             print(f"warning: {w}")
+    if args.confirm:
+        from .errors import InputError
+
+        if not cov.runnable:
+            raise InputError("not confirmed: a run would refuse this set", path=args.transfer_set,
+                             hint="Add cases, or accept a thin set explicitly with --allow-thin.")
+        if tsm.format_of(args.transfer_set) not in ("json", "yaml"):
+            raise InputError("a confirmation cannot be written into this format (it keeps only the cases)",
+                             path=args.transfer_set, hint="Convert it with `abeq import-set … --out set.json` first.")
+        from .importers import export_text
+
+        done = tsm.confirm(ts, original.hash, thin_accepted=(args.allow_thin and cov.thin) or None)
+        write_output(args.transfer_set, export_text(done, tsm.format_of(args.transfer_set)))
+        print(f"confirmed: {args.transfer_set} (set {tsm.set_hash(done)[:12]}, {done.confirmation_timestamp}); "
+              "runs on this original need no --confirm until a case changes", file=sys.stderr)
     return EXIT_PASS if cov.runnable else EXIT_BAD_INPUT
 
 
@@ -404,7 +441,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--concurrency", type=bounded(int, 1), default=8, help="model calls in flight (1 = one case after another)")
     r.add_argument("--out", default=None, help="write the report here (default: stdout)")
     r.add_argument("--record", default=None, help="write the full run record (JSON) here")
-    r.add_argument("--confirm", action="store_true", help="accept an unconfirmed transfer set (records who/when)")
+    r.add_argument("--confirm", action="store_true",
+                   help="accept the transfer set for this run (recorded with its time; the file is not changed: "
+                        "`abeq check-set --confirm` writes the confirmation into it)")
     r.add_argument("--allow-thin", action="store_true", help="accept a set below 5 cases or missing a case type")
     r.add_argument("--fresh", action="store_true", help="ignore cached results (they are still written)")
     r.add_argument("--judge-samples", type=bounded(int, 1, 9), default=1,
@@ -451,8 +490,11 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Exit 0 when the set is runnable, 2 when a run would be refused.")
     c.add_argument("--original", required=True)
     c.add_argument("--transfer-set", required=True)
-    c.add_argument("--allow-thin", action="store_true")
+    c.add_argument("--allow-thin", action="store_true", help="accept a set below 5 cases or missing a case type")
     c.add_argument("--json", action="store_true", help="machine-readable output")
+    c.add_argument("--confirm", action="store_true",
+                   help="you have read the cases: write the set back confirmed (frozen, hashed, stamped) so later "
+                        "runs need no --confirm; a runnable set only (.json or .yaml)")
     c.set_defaults(fn=cmd_check_set)
 
     a = sub.add_parser("app", help="start the review desk (Streamlit) on 127.0.0.1")

@@ -31,7 +31,7 @@ def register(sub) -> None:
     c.add_argument("--timeout", type=bounded(float, above=0), default=120.0, help="seconds before a model call is cut off and retried")
     c.add_argument("--max-tokens", type=bounded(int, 1), default=None, help="reply length limit per call")
     c.add_argument("--seed", type=int, default=None, help="decides which output is shown as A first (recorded)")
-    c.add_argument("--content-weight", type=float, default=0.6,
+    c.add_argument("--content-weight", type=bounded(float, 0, 1), default=0.6,
                    help="share of content in overall; structure gets the rest (default 0.6)")
     c.add_argument("--out", default=None, help="write comparison.json here (default: stdout)")
     c.add_argument("--quiet", action="store_true", help="no summary on stderr")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from xml.etree import ElementTree as ET
 
 from .documents import compression_ratio, size_stats
@@ -89,7 +90,7 @@ def to_csv(rr: RunReport) -> str:
                     "candidate_directness": r.candidate_directness, "agreement": r.agreement,
                     "uncertain": r.uncertain, "aa_verdict": r.aa_verdict, "gate_truncated": r.gate_truncated,
                     "calls_made": r.calls_made, "calls_cached": r.calls_cached, "tokens": r.tokens,
-                    "cost": f"{r.cost:.6f}", "cost_unpriced_calls": r.unpriced_calls, "error": r.error or ""})
+                    "cost": "" if r.unpriced_calls else f"{r.cost:.6f}", "cost_unpriced_calls": r.unpriced_calls, "error": r.error or ""})
     return buf.getvalue()
 
 
@@ -102,6 +103,9 @@ def gate_reason(rr: RunReport, g: dict) -> str:
         parts.append(f"mean directness did not rise: original {g['mean_original_directness']} → candidate "
                      f"{g['mean_candidate_directness']}")
     return f"gate {g['gate']} failed: " + "; ".join(parts or ["its condition was not met"])
+
+
+_XML_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def to_junit(rr: RunReport, gate: str = "compress") -> str:
@@ -139,4 +143,5 @@ def to_junit(rr: RunReport, gate: str = "compress") -> str:
         if gate_failed:
             reason = gate_reason(rr, g)
             ET.SubElement(tc, "failure", message=reason[:200], type="gate-failed").text = reason
-    return ET.tostring(suite, encoding="unicode", xml_declaration=True)
+    # characters XML 1.0 cannot hold (terminal colour codes, form feeds in a pasted reason) are dropped
+    return _XML_INVALID.sub("", ET.tostring(suite, encoding="unicode", xml_declaration=True))

@@ -95,7 +95,13 @@ def model_problem(name: str, api_base: Optional[str] = None) -> str:
     The built-in providers and OpenAI-compatible endpoints are checked here; any other string is
     put to litellm (imported only then: it takes seconds), which knows every provider it serves.
     """
-    provider, _, rest = name.partition("/")
+    provider, slash, rest = name.partition("/")
+    if not name.strip() or (slash and not (provider and rest.strip())):
+        return "write it as provider/model"
+    if api_base and not api_base.startswith(("http://", "https://")) and provider not in BUILTIN_PROVIDERS:
+        return f"its API base {api_base!r} is not an http:// or https:// URL"
+    if provider in FAST_PREFIXES and not slash:
+        return f"name the model after the provider ({provider}/MODEL)"
     if provider == "scripted":
         return "" if rest else "name a scripted model, e.g. scripted/rules"
     if provider == "local":
@@ -127,6 +133,12 @@ class ModelSpec:
     max_tokens: int = 1024
     seed: Optional[int] = 0
     timeout: float = 120.0
+
+    def __post_init__(self):
+        if self.api_base is not None and (not self.api_base.strip() or self.name.split("/", 1)[0] in BUILTIN_PROVIDERS):
+            # the built-in models run in this process: a server address means nothing to them (and
+            # must not split their cache from the same model without one)
+            object.__setattr__(self, "api_base", None)
 
     def sampling(self) -> dict:
         """The parts that belong in a cache key: everything that can change what the model says."""
@@ -328,6 +340,9 @@ async def complete(spec: ModelSpec, messages: list[dict], response_model=None,
                         max_tokens=spec.max_tokens, timeout=spec.timeout, num_retries=0)
     if spec.seed is not None:
         kwargs["seed"] = spec.seed
+    if not fast:
+        # a parameter the provider lacks (Anthropic and Bedrock have no `seed`) is left out, not fatal
+        kwargs["drop_params"] = True
     if spec.api_base:
         kwargs["api_base"] = spec.api_base
         if spec.name.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):

@@ -182,7 +182,8 @@ def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
                 "status": run["status"], "thin_accepted": bool(run["thin_accepted"]),
                 "calls_made": stats["made"], "calls_cached": stats["cached"],
                 "prompt_tokens": stats["prompt_tokens"], "completion_tokens": stats["completion_tokens"],
-                "cost": stats["cost"], "cost_unpriced_calls": stats["unpriced"],
+                # unknown (null), not a partial sum, when any call had no price
+                "cost": None if stats["unpriced"] else stats["cost"], "cost_unpriced_calls": stats["unpriced"],
                 # None, not 0, when no A/A replay was judged: no rate was measured
                 "aa_false_regression_rate": aa[0]["false_regression_rate"] if aa else None,
                 "aa_cases_judged": (aa[0]["cases"] if aa else 0) if cfg.get("aa") else None},
@@ -192,6 +193,6 @@ def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
                    "override": ({k: r.override[k] for k in ("verdict", "judge_verdict", "reason", "reviewer", "created_at")}
                                 if r.override else None),
                    "calls_made": r.calls_made, "calls_cached": r.calls_cached, "tokens": r.tokens,
-                   "cost": r.cost, "cost_unpriced_calls": r.unpriced_calls,
+                   "cost": None if r.unpriced_calls else r.cost, "cost_unpriced_calls": r.unpriced_calls,
                    "error": r.error} for r in rr.rows],
     }

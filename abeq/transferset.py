@@ -14,7 +14,8 @@ from typing import Any, Optional
 
 from pydantic import ValidationError
 
-from .documents import check_document_text, first_rule, read_text_file, section_texts, sections as doc_sections
+from .documents import (check_document_text, first_rule, normalize_newlines, read_text_file, section_texts,
+                        sections as doc_sections)
 from .errors import InputError, ThinSetError
 from .schemas import CASE_TYPES, Case, Coverage, TransferSet
 
@@ -148,11 +149,14 @@ def _swallowed_row(cell: str, header: list[str]) -> Optional[str]:
     if "\n" not in cell or "id" not in header or "type" not in header:
         return None
     i, t = header.index("id"), header.index("type")
-    for line in cell.splitlines()[1:]:
+    for line in cell.split("\n")[1:]:
         cells = next(csv.reader([line]), [])
         if max(i, t) < len(cells) <= len(header) and cells[i].strip() and cells[t].strip() in CASE_TYPES:
             return line
     return None
+
+
+_CSV_TRIMMED = ("id", "type", "status", "exercises_sections", "expectations")
 
 
 def _parse_csv_rows(text: str, path: str) -> tuple[list[dict], list[str]]:
@@ -184,14 +188,17 @@ def _parse_csv_rows(text: str, path: str) -> tuple[list[dict], list[str]]:
                                  f"as a row of its own ({swallowed[:60]!r}); a closing quote is probably missing",
                                  path=path, hint='Close the quoted cell with a " where it ends; inside a quoted '
                                                  'cell write a quote as "".')
-        case: dict = {k: (cells[i] if i < len(cells) else "").strip() for i, k in enumerate(fieldnames) if k}
+        # names and keywords are trimmed; text (input, rationale, gate responses) is kept exactly as written
+        case: dict = {k: (cells[i] if i < len(cells) else "") for i, k in enumerate(fieldnames) if k}
+        case.update({k: case[k].strip() for k in _CSV_TRIMMED if k in case})
         secs = case.pop("exercises_sections", "")
         case["exercises_sections"] = _list_cell(secs, lambda c: c.replace("|", ";").split(";"))
         if "expectations" in case:
             # one expectation per line of the cell (they are sentences and may contain ';')
-            case["expectations"] = _list_cell(case.pop("expectations"), str.splitlines)
+            # ("\n" only: splitlines() would also cut an expectation at U+2028, \x0c...)
+            case["expectations"] = _list_cell(case.pop("expectations"), lambda c: c.split("\n"))
         gates = case.pop("gate_responses", "")
-        if gates:
+        if gates.strip():
             try:
                 case["gate_responses"] = json.loads(gates)
             except json.JSONDecodeError as e:
@@ -199,7 +206,7 @@ def _parse_csv_rows(text: str, path: str) -> tuple[list[dict], list[str]]:
                                  path=path, hint='Write a JSON list, e.g. [{"pattern": "confirm", "response": "yes"}].'
                                  ) from None
         for optional in ("status", "rationale"):
-            if not case.get(optional):
+            if not case.get(optional, "").strip():
                 case.pop(optional, None)
         rows.append(case)
         labels.append(f"row {n}")
@@ -248,6 +255,12 @@ def _duplicate_at(text: str) -> _DuplicateKey:
 def _json_problem(e: json.JSONDecodeError) -> str:
     # json's messages end in " at" where it meant to append the position ("Unterminated string starting at")
     return e.msg[:-3] + " here" if e.msg.endswith(" at") else e.msg
+
+
+def json_problem(e: json.JSONDecodeError) -> str:
+    """json's message and where, for any message about bad JSON: "Unterminated string starting at
+    line 1, column 13 (character 12)", never "... starting at at character 12" (json's msg ends in " at")."""
+    return f"{e.msg.removesuffix(' at')} at line {e.lineno}, column {e.colno} (character {e.pos})"
 
 
 def _load_json(text: str, path: str, line: Optional[int] = None) -> Any:
@@ -303,11 +316,68 @@ def parse_text(text: str, fmt: str, path: str = "<transfer set>") -> Any:
 def parse_located(text: str, fmt: str, path: str = "<transfer set>") -> tuple[Any, Optional[list[str]]]:
     """Like parse_text, plus where each case came from ("row 3", "line 4") for CSV and JSONL."""
     try:
+        data, labels = _parse_located(text, fmt, path)
+    except RecursionError:
+        raise _too_deep(path) from None
+    if fmt != "csv":
+        _check_shape(data, path)
+    return data, labels
+
+
+MAX_DEPTH = 100  # a transfer set is ~5 levels deep; promptfoo vars may hold some nested JSON
+MAX_VALUES = 2_000_000  # what the data holds once YAML aliases are expanded (JSON/JSONL cannot reach it in 5 MB)
+
+
+def _too_deep(path: str) -> InputError:
+    return InputError(f"the data is nested more than {MAX_DEPTH} levels deep", path=path,
+                      hint="A transfer set is a list of flat cases; check for brackets or indentation that never close.")
+
+
+def _check_shape(data: Any, path: str) -> None:
+    """Refuse what later steps cannot handle without a traceback: nesting deeper than MAX_DEPTH, a
+    YAML structure that contains itself (an alias to an enclosing node), or aliases that expand
+    past MAX_VALUES values. Iterative, and each shared node is measured once."""
+    done: dict[int, tuple[int, int]] = {}  # id -> (depth, values) of a finished container
+    open_: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(data, False)]
+    while stack:
+        node, finished = stack.pop()
+        if not isinstance(node, (dict, list)):
+            continue
+        key = id(node)
+        kids = [k for k in (node.values() if isinstance(node, dict) else node) if isinstance(k, (dict, list))]
+        if finished:
+            open_.discard(key)
+            depth = 1 + max((done[id(k)][0] for k in kids), default=0)
+            values = len(node) + sum(done[id(k)][1] for k in kids)
+            if depth > MAX_DEPTH:
+                raise _too_deep(path)
+            if values > MAX_VALUES:
+                raise InputError(f"the data expands to more than {MAX_VALUES:,} values (YAML aliases repeating "
+                                 "one another?)", path=path, hint="Write the cases out instead of nesting aliases.")
+            done[key] = (depth, values)
+            continue
+        if key in done:
+            continue
+        if key in open_:
+            raise InputError("the data contains itself (a YAML alias refers to a node that encloses it)",
+                             path=path, hint="Replace the *alias with the values it should stand for.")
+        if len(open_) >= MAX_DEPTH:
+            raise _too_deep(path)
+        open_.add(key)
+        stack.append((node, True))
+        stack.extend((k, False) for k in kids if id(k) not in done)
+
+
+def _parse_located(text: str, fmt: str, path: str) -> tuple[Any, Optional[list[str]]]:
+    try:
         if fmt == "json":
             return _load_json(text, path), None
         if fmt == "jsonl":
             out, labels = [], []
-            for n, line in enumerate(text.splitlines(), start=1):
+            # "\n" only: str.splitlines() also breaks at U+2028, U+0085, \x0c..., which JSON keeps raw in strings
+            for n, line in enumerate(text.split("\n"), start=1):
+                line = line.removesuffix("\r")
                 if line.strip():
                     try:
                         out.append(_load_json(line, path, line=n))
@@ -353,7 +423,8 @@ def load(path: str | Path) -> TransferSet:
 
 def load_text(text: str, name: str) -> TransferSet:
     """A transfer set from text that arrived without a path (an upload): the checks `load` makes."""
-    check_document_text(text, name, what="transfer set", max_bytes=MAX_SET_BYTES)
+    check_document_text(text, name, what="transfer set", max_bytes=MAX_SET_BYTES, document=False)
+    text = normalize_newlines(text)
     data, labels = parse_located(text, format_of(name), name)
     return from_obj(data, name, labels)
 
@@ -427,7 +498,9 @@ def confirmation_problem(ts: TransferSet, original_hash: Optional[str] = None) -
         return "the transfer set is marked confirmed but carries no confirmation hash (it was not confirmed by abeq)"
     if ts.confirmed_hash != set_hash(ts):
         return "the transfer set's cases changed after it was confirmed"
-    if original_hash and ts.document_hash and ts.document_hash != original_hash:
+    if original_hash and not ts.document_hash:
+        return "the transfer set is marked confirmed but names no original (its document_hash is empty)"
+    if original_hash and ts.document_hash != original_hash:
         return "the transfer set was confirmed for a different version of the original"
     return ""
 

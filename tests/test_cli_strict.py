@@ -163,3 +163,64 @@ def test_history_text_shows_chars_tokens_lines_and_ratio(tmp_path, capsys):
     values = line.split()
     for key in ("characters", "tokens (est.)", "lines", "compression"):
         assert str(row[key]) in values, key
+
+
+def test_outputs_go_through_links_into_devices_and_keep_normal_modes(tmp_path):
+    import os
+    import stat
+
+    from abeq.cli import write_output
+
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    os.chmod(real, 0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    write_output(str(link), "new")
+    assert link.is_symlink() and real.read_text() == "new"
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640  # the file's own mode is kept
+    fresh = tmp_path / "fresh.json"
+    old = os.umask(0o022)
+    try:
+        write_output(str(fresh), "x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o644  # what open() would have made, not mkstemp's 0600
+    fifo = tmp_path / "p.fifo"
+    os.mkfifo(fifo)
+    got = []
+    import threading
+
+    reader = threading.Thread(target=lambda: got.append(open(fifo).read()))
+    reader.start()
+    write_output(str(fifo), "through the pipe")
+    reader.join(10)
+    assert got == ["through the pipe"] and stat.S_ISFIFO(fifo.stat().st_mode)  # still a FIFO
+    write_output("/dev/null", "discarded")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+@pytest.mark.parametrize("model, base, says", [
+    ("openai", "http://127.0.0.1:9/v1", "openai/MODEL"),
+    ("openai/", "http://127.0.0.1:9/v1", "provider/model"),
+    ("/gpt-4o", None, "provider/model"),
+    ("openai/scripted", "notaurl", "not an http:// or https:// URL"),
+])
+def test_malformed_model_strings_and_api_bases_are_refused_before_the_run(tmp_path, capsys, model, base, says):
+    from abeq.cli import main
+    from conftest import EXAMPLE
+
+    argv = ["run", "--original", str(EXAMPLE / "SKILL.md"), "--candidate", str(EXAMPLE / "candidate-lossy.md"),
+            "--transfer-set", str(EXAMPLE / "transfer-set.json"), "--confirm", "--runner-model", model,
+            "--db", str(tmp_path / "x.db")] + (["--api-base", base] if base else [])
+    assert main(argv) == 2
+    assert says in capsys.readouterr().err and not (tmp_path / "x.db").exists()
+
+
+@pytest.mark.parametrize("weight", ["nan", "1.5", "-0.1", "inf"])
+def test_compare_weight_must_be_a_share(weight, capsys):
+    from abeq.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["compare", "--task", "t", "--a", "a", "--b", "b", "--content-weight", weight])
+    assert e.value.code == 2 and "--content-weight" in capsys.readouterr().err

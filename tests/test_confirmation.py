@@ -60,6 +60,15 @@ def test_confirmed_by_hand_is_not_confirmed(tmp_path, example, capsys):
     assert runs_in(tmp_path / "abeq.db") == 0
 
 
+def test_a_confirmed_set_with_its_original_blanked_is_not_confirmed(tmp_path, example, capsys):
+    data = json.loads(transferset.dump(example["ts"]))
+    data["document_hash"] = ""
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps(data))
+    assert main(run_args(tmp_path, path)) == 2
+    assert "names no original" in capsys.readouterr().err
+
+
 def test_a_set_confirmed_for_another_original_needs_confirming_again(tmp_path, example, capsys):
     other = transferset.confirm(example["ts"], "0" * 64)
     path = write(tmp_path / "set.json", other)
@@ -116,3 +125,20 @@ def test_the_aa_replay_is_a_sample_with_its_own_seed(store, example, scripted_cf
     Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg(aa=True)).run()
     teacher_seeds = sorted(seed for is_original, seed in seen if is_original)
     assert teacher_seeds == [0] * 7 + [1] * 7  # the cached teacher, and a replay that is another sample
+
+
+def test_check_set_confirm_writes_the_confirmation_into_the_file(tmp_path, capsys):
+    path = tmp_path / "set.json"
+    path.write_text((EXAMPLE / "transfer-set.json").read_text())
+    check = ["check-set", "--original", str(EXAMPLE / "SKILL.md"), "--transfer-set", str(path)]
+    assert main(run_args(tmp_path, path)) == 2  # not confirmed yet
+    assert main(check + ["--confirm"]) == 0
+    data = json.loads(path.read_text())
+    assert data["user_confirmed"] is True and data["confirmed_hash"] and data["confirmation_timestamp"]
+    assert main(check) == 0 and "· confirmed" in capsys.readouterr().out
+    assert main(run_args(tmp_path, path)) == 1  # runs without --confirm now
+    csv_path = tmp_path / "set.csv"
+    csv_path.write_text("id,type,input\nh1,happy,hello\n")
+    assert main(["check-set", "--original", str(EXAMPLE / "SKILL.md"), "--transfer-set", str(csv_path),
+                 "--confirm"]) == 2  # thin: refused, and nothing written
+    assert csv_path.read_text() == "id,type,input\nh1,happy,hello\n"

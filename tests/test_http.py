@@ -113,3 +113,26 @@ def test_a_priced_model_is_priced_on_both_transports(tmp_path, server):
     for _, pt, ct, cost in runner:
         assert cost == pytest.approx(price("openai/gpt-4o-mini", pt, ct), rel=1e-6)
     assert all(r[3] is None for r in rows if r[0] == "openai/scripted")  # a self-hosted model has no price
+
+
+def test_each_side_has_its_own_server_and_a_builtin_model_none(tmp_path, server):
+    """A scripted runner with an HTTP judge: the api base is the judge's, and the runner's cache holds."""
+    import sqlite3
+
+    db = tmp_path / "abeq.db"
+    base = ["run", "--original", str(EXAMPLE / "SKILL.md"), "--candidate", str(EXAMPLE / "candidate-lossy.md"),
+            "--transfer-set", str(EXAMPLE / "transfer-set.json"), "--runner-model", "scripted/rules",
+            "--db", str(db), "--confirm", "--quiet", "--out", str(tmp_path / "r.json")]
+    assert main(base) == 1
+    before = stats(server)["requests"]
+    assert main(base + ["--judge-model", "openai/scripted", "--api-base", server]) == 1
+    assert stats(server)["requests"] - before == 7  # only the judge crossed HTTP
+    con = sqlite3.connect(db)
+    made = con.execute("select kind, count(*) from calls where run_id = 2 and cached = 0 group by kind").fetchall()
+    assert made == [("judge", 7)]  # the runner's transcripts came from the cache
+    # --judge-api-base sends the judge elsewhere while the runner keeps --api-base
+    before = stats(server)["requests"]
+    code = main(base[:-2] + ["--runner-model", "openai/scripted", "--api-base", server, "--judge-model",
+                             "openai/scripted", "--judge-api-base", f"http://127.0.0.1:{free_port()}/v1",
+                             "--timeout", "3", "--max-retries", "0", "--out", str(tmp_path / "r3.json")])
+    assert code == 3 and stats(server)["requests"] - before == 14  # runner calls here, judge calls failed there

@@ -38,3 +38,21 @@ def test_the_estimate_prices_runner_and_judge_separately(store, example):
     assert est("gpt-4o-mini", "openai/my-own-llama")["est_cost"] is None  # unknown for one side: unknown
     both = est("gpt-4o-mini", "gpt-4o-mini")["est_cost"]
     assert both == round(free_runner["est_cost"] + est("gpt-4o-mini", "scripted/rules")["est_cost"], 6)
+
+
+def test_a_provider_without_seed_gets_the_call_without_it(monkeypatch):
+    """Anthropic has no `seed`: litellm refused every call before it left the machine."""
+    import asyncio
+    import socket
+
+    from abeq.models import CallPolicy, ModelSpec, complete
+    from abeq.errors import ModelCallError
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-key")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed once the block ends: the call must get as far as connecting
+    spec = ModelSpec("anthropic/claude-3-5-haiku-20241022", api_base=f"http://127.0.0.1:{port}", timeout=5)
+    with pytest.raises(ModelCallError) as e:
+        asyncio.run(complete(spec, [{"role": "user", "content": "hi"}], policy=CallPolicy(max_retries=0)))
+    assert "UnsupportedParams" not in str(e.value) and "seed" not in str(e.value)
