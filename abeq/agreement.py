@@ -52,11 +52,14 @@ def aa_rates(store: Store, run_id: int | None = None) -> list[dict]:
     """A/A false-regression rate per runner/judge model pair: the share of cases where the judge
     called the teacher's own replay regressed."""
     where, params = ("and r.id = ?", [run_id]) if run_id else ("", [])
-    rows = store.all(f"""select r.runner_model, r.judge_model, count(*) n,
-                                sum(case when c.aa_verdict = 'candidate-regressed' then 1 else 0 end) regressed,
-                                sum(case when c.aa_verdict != 'equivalent' then 1 else 0 end) noisy
-                         from run_cases c join runs r on r.id = c.run_id
-                         where c.aa_verdict is not null {where}
-                         group by r.runner_model, r.judge_model""", params)
+    # one measurement per teacher run and verdict: an identical re-run (all from the cache) repeats
+    # the same A/A judgement and must not count it twice
+    rows = store.all(f"""select runner_model, judge_model, count(*) n,
+                                sum(case when aa_verdict = 'candidate-regressed' then 1 else 0 end) regressed,
+                                sum(case when aa_verdict != 'equivalent' then 1 else 0 end) noisy
+                         from (select distinct r.runner_model, r.judge_model, c.case_id, c.teacher_key, c.aa_verdict
+                               from run_cases c join runs r on r.id = c.run_id
+                               where c.aa_verdict is not null {where})
+                         group by runner_model, judge_model""", params)
     return [{"runner_model": r["runner_model"], "judge_model": r["judge_model"], "cases": r["n"],
              "false_regression_rate": round(r["regressed"] / r["n"], 4), "noisy_cases": r["noisy"]} for r in rows]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +30,26 @@ class Document:
         return sha256(self.text)
 
 
-def read_text_file(path: str | Path, *, what: str, max_bytes: int = MAX_DOCUMENT_BYTES) -> str:
-    """Read a user's text file or raise an InputError naming it and what to do."""
+def normalize_newlines(text: str) -> str:
+    """One line ending: "\r\n" and a lone "\r" become "\n". Every text abeq reads goes through it
+    (files here; the desk calls it on pasted and uploaded text), so a CRLF copy of a file hashes,
+    measures and reads exactly like the LF one."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _check_body(text: str, name: str, what: str) -> None:
+    """A document that is only YAML front matter has nothing for a model to follow."""
+    if text.strip() and not strip_front_matter(text).strip():
+        raise InputError(f"{what} has nothing after its front matter", path=name,
+                         hint="Add the instructions below the closing '---' (the front matter is only metadata).")
+
+
+def read_text_file(path: str | Path, *, what: str, max_bytes: int = MAX_DOCUMENT_BYTES,
+                   document: bool = False) -> str:
+    """Read a user's text file or raise an InputError naming it and what to do.
+
+    Line endings are normalised (normalize_newlines). `document`: the file is a document under
+    test, so front matter with nothing after it is refused too."""
     p = Path(path)
     if not p.exists():
         raise InputError(f"{what} not found", path=str(p), hint="Check the path and try again.")
@@ -52,13 +71,19 @@ def read_text_file(path: str | Path, *, what: str, max_bytes: int = MAX_DOCUMENT
         raise InputError(
             f"{what} is not valid UTF-8 (byte {e.start})", path=str(p), hint="Re-save the file as UTF-8."
         ) from None
+    text = normalize_newlines(text)
     if not text.strip():
         raise InputError(f"{what} is empty", path=str(p), hint="Pass a file with content.")
+    if document:
+        _check_body(text, str(p), what)
     return text
 
 
-def check_document_text(text: str, name: str, *, what: str = "document", max_bytes: int = MAX_DOCUMENT_BYTES) -> None:
-    """The same rules as read_text_file, for text that arrives without a file (upload, paste)."""
+def check_document_text(text: str, name: str, *, what: str = "document", max_bytes: int = MAX_DOCUMENT_BYTES,
+                        document: bool = True) -> None:
+    """The same rules as read_text_file, for text that arrives without a file (upload, paste).
+    `document=False` for text that is not a document under test (a transfer set): no front-matter rule.
+    It does not change the text: callers keep normalize_newlines(text)."""
     if "\x00" in text:
         raise InputError(f"{what} looks binary (it contains NUL bytes)", path=name, hint="Give a UTF-8 text file.")
     size = len(text.encode("utf-8"))
@@ -67,11 +92,13 @@ def check_document_text(text: str, name: str, *, what: str = "document", max_byt
                          hint="Split the file or give a smaller one.")
     if not text.strip():
         raise InputError(f"{what} is empty", path=name, hint="Give a file with content.")
+    if document:
+        _check_body(text, name, what)
 
 
 def load_document(path: str | Path, what: str = "document") -> Document:
     p = Path(path)
-    return Document(name=p.name, text=read_text_file(p, what=what))
+    return Document(name=p.name, text=read_text_file(p, what=what, document=True))
 
 
 def detect_variant(name: str) -> str:
@@ -97,7 +124,7 @@ def section_texts(text: str) -> list[tuple[str, str]]:
     """
     heads: list[tuple[int, str, list[str]]] = []  # (level, title, body lines); level 0: the preamble
     in_fence = False
-    for line in strip_front_matter(text).splitlines():
+    for line in strip_front_matter(text).split("\n"):  # not splitlines(): U+2028, \x0c... are not line ends
         if _FENCE.match(line):
             in_fence = not in_fence
         m = None if in_fence else _HEADING.match(line)
@@ -137,7 +164,7 @@ def first_rule(body: str, limit: int = 90) -> str:
     """What a reader would call a section's behaviour: its first bullet (bullets are where rules
     usually live), else the first sentence of its first paragraph; cut to `limit` characters."""
     bullet = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-    lines = body.splitlines()
+    lines = body.split("\n")
     start = next((i for i, ln in enumerate(lines) if bullet.match(ln)), None)
     block: list[str] = []
     in_fence = False
@@ -175,18 +202,35 @@ class SizeStats:
     tokens_exact: bool  # False: an estimate (no tokenizer available offline)
 
 
-def estimate_tokens(text: str) -> tuple[int, bool]:
-    # tiktoken works offline only once litellm has put its files in place; avoid importing
-    # litellm just for a count, and say the figure is an estimate.
-    try:
-        import tiktoken  # noqa: F401  (only if already importable cheaply)
-        import sys
+_encoding = None
 
-        if "litellm" in sys.modules:
-            enc = tiktoken.get_encoding("cl100k_base")
-            return len(enc.encode(text)), True
-    except Exception:
-        pass
+
+def _cl100k():
+    """tiktoken's cl100k_base from the copy litellm ships (offline), without importing litellm."""
+    global _encoding
+    if _encoding is None:
+        import importlib.util
+
+        found = importlib.util.find_spec("litellm")
+        if found and found.origin and not os.environ.get("TIKTOKEN_CACHE_DIR"):
+            bundled = Path(found.origin).parent / "litellm_core_utils" / "tokenizers"
+            if bundled.is_dir():
+                os.environ["TIKTOKEN_CACHE_DIR"] = str(bundled)  # what litellm itself sets
+        import tiktoken
+
+        _encoding = tiktoken.get_encoding("cl100k_base")
+    return _encoding
+
+
+def estimate_tokens(text: str) -> tuple[int, bool]:
+    """Tokens by cl100k_base (the same figure in every command), or ~4 characters a token when
+    the tokenizer cannot be loaded offline (then marked as an estimate)."""
+    global _encoding
+    if _encoding is not False:
+        try:
+            return len(_cl100k().encode(text)), True
+        except Exception:
+            _encoding = False  # no tokenizer here: stop trying
     return max(1, round(len(text) / 4)), False
 
 

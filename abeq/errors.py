@@ -41,3 +41,9 @@ class MissingTypesError(InputError):
     def __init__(self, message: str, *, case_ids: list[str], path: str | None = None, hint: str | None = None):
         self.case_ids = list(case_ids)
         super().__init__(message, path=path, hint=hint)
+
+
+def json_problem(e) -> str:
+    """json's message and where, for any message about bad JSON: "Unterminated string starting at
+    line 1, column 13 (character 12)", never "... starting at at character 12" (json's msg ends in " at")."""
+    return f"{e.msg.removesuffix(' at')} at line {e.lineno}, column {e.colno} (character {e.pos})"

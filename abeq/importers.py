@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from .documents import read_text_file
+from .documents import normalize_newlines, read_text_file
 from .errors import InputError, MissingTypesError
 from .schemas import CASE_TYPES, TransferSet
 from .transferset import MAX_SET_BYTES, dump, format_of, from_obj, parse_located, parse_text
@@ -100,6 +100,7 @@ def read_source(fmt: str, path: str | Path, text: Optional[str] = None) -> Impor
         raise InputError(f"unknown import format '{fmt}'", path=p, hint=f"Use one of {', '.join(FORMATS)}.")
     if text is None:
         text = read_text_file(p, what=f"{fmt} file", max_bytes=MAX_SET_BYTES)
+    text = normalize_newlines(text)  # an upload reads like the same file on disk
     if fmt == "promptfoo":
         return _PromptfooReader(p).read(text)
     if fmt == "skill-creator":
@@ -149,6 +150,7 @@ def _read_skill_creator(path: str, text: str) -> Imported:
         prompt = ev.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             raise InputError(f"{label}: 'prompt' is missing or empty; it is the case input", path=path)
+        _check_eval_types(ev, label, path)
         if "id" in ev and ev["id"] not in (None, ""):
             cid = f"eval-{ev['id']}"
         else:
@@ -176,6 +178,26 @@ def _read_skill_creator(path: str, text: str) -> Imported:
         cases.append(case)
         labels.append(label)
     return Imported(path, "skill-creator", cases, labels, warnings)
+
+
+def _check_eval_types(ev: dict, label: str, path: str) -> None:
+    """A field of the wrong type is refused, not read as something else (a string of files as letters)."""
+    eid = ev.get("id")
+    if isinstance(eid, bool) or not isinstance(eid, (int, str, type(None))):
+        raise InputError(f"{label}: 'id' must be a number or text, not a {_kind(eid)}", path=path,
+                         hint='Number the evals: "id": 1, "id": 2, ...')
+    expected = ev.get("expected_output")
+    if expected is not None and not isinstance(expected, str):
+        raise InputError(f"{label}: 'expected_output' must be text, not a {_kind(expected)}", path=path,
+                         hint='Write "expected_output": "what a good answer does".')
+    files = ev.get("files")
+    if isinstance(files, str):
+        raise InputError(f"{label}: 'files' must be a list of file names, not text", path=path,
+                         hint=f"Write \"files\": [{json.dumps(files[:60], ensure_ascii=False)}] (one name per item).")
+    if files is not None and (not isinstance(files, list) or not all(isinstance(f, str) for f in files)):
+        raise InputError(f"{label}: 'files' must be a list of file names (text), not a {_kind(files)}"
+                         + ("" if not isinstance(files, list) else " holding other values"), path=path,
+                         hint='Write "files": ["input.csv", "notes.md"].')
 
 
 # ---------------------------------------------------------------- promptfoo
@@ -287,18 +309,23 @@ class _PromptfooReader:
         dvars = self.default.get("vars") or {}
         dasserts = _as_list(self.default.get("assert"))
         dmeta = self.default.get("metadata") or {}
+        for key, val in (("vars", dvars), ("metadata", dmeta)):
+            _need_mapping(val, "defaultTest", key, self.path)
         cases, labels, taken = [], [], set()
         for label, test in self.tests:
             tvars = test.get("vars") or {}
-            if not isinstance(tvars, dict) or not isinstance(dvars, dict):
-                raise InputError(f"{label}: 'vars' must be a mapping of names to values", path=self.path)
+            _need_mapping(tvars, label, "vars", self.path)
+            _need_mapping(test.get("metadata") or {}, label, "metadata", self.path)
+            if isinstance(test.get("description"), (dict, list)):
+                raise InputError(f"{label}: 'description' must be text, not a {_kind(test['description'])}",
+                                 path=self.path, hint="Write the test's description as one line of text.")
             merged = {**dvars, **tvars}
             if not merged:
                 raise InputError(f"{label}: has no vars, so there is no input to give the runner", path=self.path,
                                  hint="Each test needs vars; with one var its value is the input, with several "
                                       "the input lists them as 'name: value' lines.")
             expectations = [x for a in [*dasserts, *_as_list(test.get("assert"))] for x in _assertion_text(a)]
-            meta = {**(dmeta if isinstance(dmeta, dict) else {}), **(test.get("metadata") or {})}
+            meta = {**dmeta, **(test.get("metadata") or {})}
             ctype = _declared_type(meta, self.path, label)
             combos = self._combinations(merged, label)
             for k, combo in enumerate(combos):
@@ -379,6 +406,24 @@ def _promptfoo_csv(text: str, where: str) -> list[dict]:
 
 
 # ---------------------------------------------------------------- helpers
+def _kind(v: Any) -> str:
+    return {dict: "mapping", list: "list", str: "text"}.get(type(v), type(v).__name__)
+
+
+def _need_mapping(val: Any, label: str, key: str, path: str) -> None:
+    if not isinstance(val, dict):
+        raise InputError(f"{label}: '{key}' must be a mapping of names to values, not a {_kind(val)}", path=path,
+                         hint=f"Write it as 'name: value' lines under '{key}:' "
+                              + ("(e.g. metadata: {case_type: edge})." if key == "metadata" else "(e.g. vars: {question: ...})."))
+
+
+def _json_text(v: Any) -> str:
+    """JSON for a non-text value; YAML also gives dates, sets and bytes, which are written as text."""
+    if not isinstance(v, (dict, list, int, float, type(None))):
+        return str(v)  # a YAML date 2024-05-01 is the input "2024-05-01", not '"2024-05-01"'
+    return json.dumps(v, ensure_ascii=False, default=str)
+
+
 def _declared_type(obj: dict, path: str, label: str) -> Optional[str]:
     """A case type the source itself declares, or None. A misspelt explicit one is an error."""
     for key in ("case_type", "abeq_type"):
@@ -395,21 +440,21 @@ def _assertion_text(a: Any) -> list[str]:
     if isinstance(a, str):
         return [a]
     if not isinstance(a, dict):
-        return [json.dumps(a, ensure_ascii=False)]
+        return [_json_text(a)]
     t = str(a.get("type", ""))
     if t == "assert-set":
         return [x for inner in _as_list(a.get("assert")) for x in _assertion_text(inner)]
     head = t + (f" (threshold {a['threshold']})" if "threshold" in a else "")
     v = a.get("value")
     if v is None:
-        return [head or json.dumps(a, ensure_ascii=False)]
+        return [head or _json_text(a)]
     if not isinstance(v, str):
-        v = json.dumps(v, ensure_ascii=False)
+        v = _json_text(v)
     return [f"{head}: {v}" if head else v]
 
 
 def _input_text(vars_: dict) -> str:
-    vals = {k: (v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)) for k, v in vars_.items()}
+    vals = {k: (v if isinstance(v, str) else _json_text(v)) for k, v in vars_.items()}
     if len(vals) == 1:
         return next(iter(vals.values()))
     return "\n".join(f"{k}: {v}" for k, v in vals.items())
@@ -489,7 +534,14 @@ def _block_dumper():
         pass
 
     def text(dumper, value):  # multi-line inputs read as written, not as one escaped line
-        style = "|" if "\n" in value else None
+        # ...unless the text holds a character YAML reads as a line break (U+0085, U+2028, U+2029)
+        # or a control character: PyYAML writes U+0085 raw (allow_unicode) and reads it back as a
+        # break, so only the double-quoted style, which escapes them, gives back the same text.
+        if any(ch in "\x85\u2028\u2029\ufeff" or (ch < " " and ch not in "\n\t") or "\x7f" <= ch < "\xa0"
+               for ch in value):
+            style = '"'
+        else:
+            style = "|" if "\n" in value else None
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
     BlockDumper.add_representer(str, text)

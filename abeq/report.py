@@ -64,12 +64,14 @@ class RunReport:
         if self.overridden:
             out["overrides"] = [{"case_id": r.case_id, "judge_verdict": r.judge_verdict, "verdict": r.verdict,
                                  "reason": r.override["reason"], "reviewer": r.override["reviewer"],
-                                 "at": r.override["created_at"]} for r in self.rows if r.override]
+                                 "at": r.override["created_at"], "carried_from_run": r.override.get("carried_from")}
+                                for r in self.rows if r.override]
         return out
 
 
 def case_rows(store: Store, run_id: int) -> list[CaseRow]:
-    overrides = store.overrides(run_id)
+    # this run's own overrides, else one made on the identical judgement in another run
+    overrides = {**store.carried_overrides(run_id), **store.overrides(run_id)}
     rows = []
     judgements = {}
     rc = store.run_cases(run_id)
@@ -190,7 +192,9 @@ def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
         "cases": [{"case_id": r.case_id, "status": r.status, "judge_verdict": r.judge_verdict, "verdict": r.verdict,
                    "judge_samples": r.samples, "agreement": r.agreement, "uncertain": r.uncertain,
                    "aa_verdict": r.aa_verdict, "within_noise": r.within_noise, "gate_truncated": r.gate_truncated,
-                   "override": ({k: r.override[k] for k in ("verdict", "judge_verdict", "reason", "reviewer", "created_at")}
+                   "override": ({**{k: r.override[k] for k in ("verdict", "judge_verdict", "reason", "reviewer",
+                                                                   "created_at")},
+                                 "carried_from_run": r.override.get("carried_from")}
                                 if r.override else None),
                    "calls_made": r.calls_made, "calls_cached": r.calls_cached, "tokens": r.tokens,
                    "cost": None if r.unpriced_calls else r.cost, "cost_unpriced_calls": r.unpriced_calls,

@@ -8,7 +8,7 @@ from typing import Optional
 
 from pydantic import ValidationError
 
-from .errors import ModelCallError
+from .errors import ModelCallError, json_problem
 from .models import CallPolicy, Completion, ModelSpec, complete
 from .prompts import Prompt, load_prompt, messages
 from .schemas import STOPPED, Case, RunnerReply
@@ -62,7 +62,7 @@ async def ask_validated(spec: ModelSpec, msgs: list[dict], model_cls, policy: Ca
         except ValidationError as e:
             problem = _fmt(e)
         except json.JSONDecodeError as e:
-            problem = f"not valid JSON ({e.msg} at character {e.pos})"
+            problem = f"not valid JSON ({json_problem(e)})"
         except ValueError as e:
             problem = str(e)
         convo = list(msgs) + [{"role": "assistant", "content": c.text[:4000]},

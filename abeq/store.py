@@ -281,6 +281,21 @@ class Store:
             out[r["case_id"]] = r
         return out
 
+    def carried_overrides(self, run_id: int) -> dict[str, dict]:
+        """Overrides made in other runs on exactly this judgement (same teacher and candidate
+        transcripts, same judge replies), so an identical re-run keeps the reviewer's verdict.
+        Each row says where it was made (`carried_from`); the latest one per case wins."""
+        out: dict[str, dict] = {}
+        for r in self.all("""select o.*, o.run_id as carried_from from overrides o
+                             join run_cases src on src.run_id = o.run_id and src.case_id = o.case_id
+                             join run_cases cur on cur.run_id = ? and cur.case_id = src.case_id
+                             where o.run_id != ? and cur.status = 'judged' and src.status = 'judged'
+                               and cur.teacher_key = src.teacher_key and cur.candidate_key = src.candidate_key
+                               and cur.judge_keys = src.judge_keys
+                             order by o.id""", [run_id, run_id]):
+            out[r["case_id"]] = r
+        return out
+
     def all_overrides(self) -> list[dict]:
         return self.all("select * from overrides order by id")
 

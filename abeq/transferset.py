@@ -257,12 +257,6 @@ def _json_problem(e: json.JSONDecodeError) -> str:
     return e.msg[:-3] + " here" if e.msg.endswith(" at") else e.msg
 
 
-def json_problem(e: json.JSONDecodeError) -> str:
-    """json's message and where, for any message about bad JSON: "Unterminated string starting at
-    line 1, column 13 (character 12)", never "... starting at at character 12" (json's msg ends in " at")."""
-    return f"{e.msg.removesuffix(' at')} at line {e.lineno}, column {e.colno} (character {e.pos})"
-
-
 def _load_json(text: str, path: str, line: Optional[int] = None) -> Any:
     """json.loads, refusing a repeated key (json would keep the last one without a word)."""
     try:

@@ -109,7 +109,9 @@ badges = st.container(horizontal=True)
 with badges:
     st.badge(row.verdict, color=VERDICT_COLOR[row.verdict])
     if row.override:
-        st.badge(f"overridden (judge said {row.judge_verdict})", color="violet", icon=":material/edit:")
+        carried = row.override.get("carried_from")
+        st.badge(f"overridden (judge said {row.judge_verdict})" + (f"; carried from run {carried}" if carried else ""),
+                 color="violet", icon=":material/edit:")
     if row.uncertain:
         st.badge(f"uncertain: judge samples split {' / '.join(row.samples)} (agreement {row.agreement:.0%})",
                  color="yellow")

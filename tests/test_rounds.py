@@ -149,3 +149,25 @@ def test_cost_per_case_counts_what_this_run_spent_on_it(store, example, scripted
     from abeq.report import run_record
     rec = next(c for c in run_record(store, rr)["cases"] if c["case_id"] == case)
     assert (rec["calls_made"], rec["calls_cached"], rec["cost"], rec["cost_unpriced_calls"]) == (4, 1, None, 1)
+
+
+def test_an_identical_re_run_keeps_the_reviewers_overrides(tmp_path, capsys):
+    base = ["run", "--original", str(EXAMPLE / "SKILL.md"), "--candidate", str(EXAMPLE / "candidate-lossy.md"),
+            "--transfer-set", str(EXAMPLE / "transfer-set.json"), "--runner-model", "scripted/rules",
+            "--db", str(tmp_path / "a.db"), "--confirm", "--quiet", "--review", "rn"]
+    assert main(base + ["--out", str(tmp_path / "r1.json")]) == 1
+    regressed = [c["case_id"] for c in json.loads((tmp_path / "r1.json").read_text())["cases"]
+                 if c["verdict"] == "candidate-regressed"]
+    for case in regressed:
+        assert main(["override", "1", case, "--verdict", "equivalent", "--reason", "checked by hand",
+                     "--db", str(tmp_path / "a.db")]) == 0
+    assert main(base + ["--out", str(tmp_path / "r2.json"), "--record", str(tmp_path / "rec.json")]) == 0
+    rep = json.loads((tmp_path / "r2.json").read_text())
+    assert rep["summary"]["regressions"] == 0 and len(rep["overrides"]) == len(regressed)
+    assert {o["carried_from_run"] for o in rep["overrides"]} == {1}
+    rec = json.loads((tmp_path / "rec.json").read_text())
+    assert rec["run"]["id"] == 2 and rec["run"]["calls_made"] == 0  # every call from the cache
+    # a different candidate is a different judgement: nothing carries
+    other = [a if a != str(EXAMPLE / "candidate-lossy.md") else str(EXAMPLE / "candidate-faithful.md") for a in base]
+    assert main(other + ["--out", str(tmp_path / "r3.json")]) == 0
+    assert "overrides" not in json.loads((tmp_path / "r3.json").read_text())

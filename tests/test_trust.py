@@ -170,3 +170,13 @@ def test_local_grammar_builds_in_the_delta_rule_and_hosted_schema_stays_plain():
     assert eq["properties"]["original_directness"] == {"enum": [1, 2, 3, 4, 5]}
     hosted = response_format(JudgeReply, portable=True)["json_schema"]["schema"]
     assert "anyOf" not in hosted and hosted["properties"]["verdict"]["enum"]
+
+
+def test_an_identical_re_run_does_not_count_its_aa_twice(store, example, scripted_cfg):
+    from abeq.agreement import aa_rates
+
+    for _ in range(2):
+        Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg(aa=True)).run()
+    assert len(store.runs()) == 2
+    [rate] = aa_rates(store)
+    assert rate["cases"] == 7
