@@ -109,13 +109,19 @@ class Engine:
         cov = require_runnable(self.original.text, self.ts, self.cfg.allow_thin)
         s = self.store
         if self.cfg.review:
+            # rounds compare only when they share the original and the cases (SPEC §9): what the
+            # review's earlier runs used decides, not what the review points at now
             known = s.review(self.cfg.review)
-            if known and known["original_hash"] and known["original_hash"] != self.original.hash \
-                    and s.runs(known["id"]):
-                was = (s.document(known["original_hash"]) or {}).get("name", "another document")
+            earlier = s.runs(known["id"]) if known else []
+            if any(r["original_hash"] != self.original.hash for r in earlier):
+                was = (s.document(earlier[0]["original_hash"]) or {}).get("name", "another document")
                 raise InputError(f"review '{self.cfg.review}' already has runs against a different original ({was})",
                                  hint="Rounds of one review compare candidates of one original: use a new --review "
                                       "name for this original.")
+            if any(r["transfer_set_hash"] != self.ts_hash for r in earlier):
+                raise InputError(f"review '{self.cfg.review}' already has runs against a different transfer set",
+                                 hint="Rounds of one review run the same cases, so that they compare: use a new "
+                                      "--review name (in the desk, a new review) for these cases.")
         oh = s.put_document(self.original.name, self.original.text)
         ch = s.put_document(self.candidate.name, self.candidate.text)
         s.put_transfer_set(self.ts)

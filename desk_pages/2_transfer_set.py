@@ -72,16 +72,24 @@ if problem and ts.cases:
 
 allow_thin = st.checkbox("Accept a thin set (fewer than 5 cases or a case type missing); the report records it",
                          value=ts.thin_accepted, disabled=confirmed and not dirty)
+# Rounds of a review run the same cases (so that they compare): once it has runs, its set is fixed.
+locked = bool(ts_hash and store.runs(review["id"]))
 buttons = st.container(horizontal=True)
-if buttons.button("Save edits", disabled=not dirty):
+if buttons.button("Save edits", disabled=not dirty or locked):
     session.set_transfer_set(store, review, transferset.edit(ts, cases))
     st.rerun()
-if buttons.button("Confirm", type="primary", disabled=cases is None or (confirmed and not dirty),
+if buttons.button("Confirm", type="primary", disabled=cases is None or (confirmed and not dirty) or (locked and dirty),
                   key="confirm", help="Freeze and hash this set; runs use exactly this version."):
     base = transferset.edit(ts, cases) if dirty else ts
-    session.set_transfer_set(store, review, transferset.confirm(base, original["hash"], thin_accepted=allow_thin))
-    st.rerun()
-if dirty:
+    try:
+        session.set_transfer_set(store, review, transferset.confirm(base, original["hash"], thin_accepted=allow_thin))
+        st.rerun()
+    except AbeqError as e:
+        st.error(md(e.render()))
+if dirty and locked:
+    st.warning("This review already has runs on these cases, and its rounds must run the same set, so these "
+               "edits cannot be saved here. To run changed cases, create a new review (sidebar).")
+elif dirty:
     st.caption("Unsaved edits: Save keeps them unconfirmed; Confirm saves and freezes them.")
 
 st.subheader("Coverage")

@@ -9,7 +9,7 @@ from abeq import engine as engine_mod
 from abeq import transferset
 from abeq.cli import main
 from abeq.engine import Engine
-from abeq.errors import NotConfirmedError
+from abeq.errors import InputError, NotConfirmedError
 from conftest import EXAMPLE, with_cases
 
 
@@ -142,3 +142,24 @@ def test_check_set_confirm_writes_the_confirmation_into_the_file(tmp_path, capsy
     assert main(["check-set", "--original", str(EXAMPLE / "SKILL.md"), "--transfer-set", str(csv_path),
                  "--confirm"]) == 2  # thin: refused, and nothing written
     assert csv_path.read_text() == "id,type,input\nh1,happy,hello\n"
+
+
+def test_a_review_keeps_its_transfer_set(store, example, scripted_cfg):
+    Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg(review="R")).run()
+    fewer = with_cases(example, example["ts"].cases[1:])
+    with pytest.raises(InputError, match="already has runs against a different transfer set"):
+        Engine(store, example["original"], example["faithful"], fewer, scripted_cfg(review="R")).run()
+    # the same cases confirmed again are the same set: round 2 runs
+    again = transferset.confirm(example["ts"], example["original"].hash)
+    Engine(store, example["original"], example["faithful"], again, scripted_cfg(review="R")).run()
+    assert sorted(r["round"] for r in store.runs()) == [1, 2]
+
+
+def test_the_desk_will_not_swap_the_cases_of_a_review_with_runs(store, example, scripted_cfg):
+    from abeq.desk import session
+
+    Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg(review="R")).run()
+    review = store.review("R")
+    with pytest.raises(InputError, match="already has runs on its cases"):
+        session.set_transfer_set(store, review, with_cases(example, example["ts"].cases[1:]))
+    assert session.set_transfer_set(store, review, example["ts"]) == review["transfer_set_hash"]

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from .. import transferset
-from ..errors import InputError
+from ..errors import InputError, json_problem
 from ..schemas import Case, TransferSet
 
 COLUMNS = ["id", "type", "input", "exercises_sections", "gate_responses", "status"]
@@ -71,7 +71,7 @@ def from_frame(df: pd.DataFrame, ts: TransferSet, sections: Sequence[str] = ()) 
             try:
                 gates = json.loads(cells["gate_responses"])
             except json.JSONDecodeError as e:
-                raise InputError(f"row {n}: gate_responses is not valid JSON ({e.msg})",
+                raise InputError(f"row {n}: gate_responses is not valid JSON ({json_problem(e)})",
                                  hint='Write a JSON list, e.g. [{"pattern": "confirm", "response": "yes"}].') from None
             if isinstance(gates, dict):
                 gates = [gates]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import MutableMapping, Optional
 
 from .. import transferset
-from ..documents import check_document_text, detect_variant, load_document
+from ..documents import check_document_text, detect_variant, load_document, normalize_newlines
 from ..errors import InputError
 from ..models import DEFAULT_MODEL, ModelSpec
 from ..store import Store, db_path
@@ -103,6 +103,7 @@ def pick_candidate(state: MutableMapping, review_id: int, doc_hash: str) -> None
 
 
 def set_candidate(store: Store, review: dict, state: MutableMapping, name: str, text: str) -> str:
+    text = normalize_newlines(text)  # a pasted CRLF copy is the same document as the file
     check_document_text(text, name)
     h = store.put_document(name, text)
     pick_candidate(state, review["id"], h)
@@ -111,6 +112,7 @@ def set_candidate(store: Store, review: dict, state: MutableMapping, name: str, 
 
 def set_original(store: Store, review: dict, name: str, text: str) -> str:
     """Load the review's original; refused once runs exist (they were judged against the old one)."""
+    text = normalize_newlines(text)
     check_document_text(text, name)
     if review["original_hash"] and store.runs(review["id"]):
         raise InputError("this review already has runs against its original",
@@ -121,6 +123,13 @@ def set_original(store: Store, review: dict, name: str, text: str) -> str:
 
 
 def set_transfer_set(store: Store, review: dict, ts) -> str:
+    """The review's cases; once it has runs, only a confirmation of the same cases (rounds must compare)."""
+    from ..transferset import set_hash
+
+    if review["transfer_set_hash"] and set_hash(ts) != review["transfer_set_hash"] and store.runs(review["id"]):
+        raise InputError("this review already has runs on its cases: its rounds must run the same set",
+                         hint="Create a new review (sidebar) to run changed cases; export this set first to start "
+                              "from it.")
     h = store.put_transfer_set(ts)
     store.upsert_review(review["name"], review["original_hash"], h, review["variant"])
     return h
