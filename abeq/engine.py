@@ -187,7 +187,7 @@ class Engine:
         try:
             out = await run_document(doc.text, case, self.cfg.variant, spec, policy)
         except ModelCallError as e:
-            self._log(case.id, kind, spec.name, key, False, error=e.message)
+            self._log(case.id, kind, spec.name, key, False, row=e.usage, error=e.message)
             raise
         reply: RunnerReply = out.value
         truncated, section = gate_state(reply)
@@ -213,7 +213,7 @@ class Engine:
         try:
             out = await judge_pair(case, o, c, spec, policy, truncated)
         except ModelCallError as e:
-            self._log(case.id, kind, spec.name, key, False, error=e.message)
+            self._log(case.id, kind, spec.name, key, False, row=e.usage, error=e.message)
             raise
         r: JudgeReply = out.value
         row = {"key": key, "model": spec.name, "prompt": judge_prompt().ref, "sample": sample, "verdict": r.verdict,

@@ -33,6 +33,13 @@ class ModelCallError(AbeqError):
     """A model call failed after its retries; recorded as an error for that case, never a verdict."""
 
     exit_code = 3
+    usage: dict = {}
+
+    def spent(self, prompt_tokens: int, completion_tokens: int, cost) -> "ModelCallError":
+        """Attach what the failed attempts consumed (invalid replies are billed too)."""
+        self.usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "cost": cost if (prompt_tokens or completion_tokens) else 0.0}
+        return self
 
 
 class MissingTypesError(InputError):

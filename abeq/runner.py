@@ -50,7 +50,10 @@ async def ask_validated(spec: ModelSpec, msgs: list[dict], model_cls, policy: Ca
     latency = 0.0
     problem = ""
     for i in range(attempts):
-        c: Completion = await complete(spec, convo, model_cls, policy)
+        try:
+            c: Completion = await complete(spec, convo, model_cls, policy)
+        except ModelCallError as e:  # the replies already paid for are still spent
+            raise e.spent(pt, ct, cost) from None
         pt, ct, latency = pt + c.prompt_tokens, ct + c.completion_tokens, latency + c.latency
         cost = None if (cost is None or c.cost is None) else cost + c.cost
         try:
@@ -68,7 +71,7 @@ async def ask_validated(spec: ModelSpec, msgs: list[dict], model_cls, policy: Ca
         convo = list(msgs) + [{"role": "assistant", "content": c.text[:4000]},
                               {"role": "user", "content": f"That reply was not valid: {problem}. "
                                                           "Reply again with the complete JSON object only."}]
-    raise ModelCallError(f"{spec.name}: no valid reply after {attempts} attempts: {problem[:400]}")
+    raise ModelCallError(f"{spec.name}: no valid reply after {attempts} attempts: {problem[:400]}").spent(pt, ct, cost)
 
 
 def _strip_fences(text: str) -> str:

@@ -251,7 +251,8 @@ class Store:
                     sum(case when cached = 0 then prompt_tokens else 0 end) prompt_tokens,
                     sum(case when cached = 0 then completion_tokens else 0 end) completion_tokens,
                     sum(case when cached = 0 then cost else 0 end) cost,
-                    sum(case when cached = 0 and cost is null and ok = 1 then 1 else 0 end) unpriced"""
+                    sum(case when cached = 0 and cost is null
+                             and (ok = 1 or prompt_tokens + completion_tokens > 0) then 1 else 0 end) unpriced"""
 
     def call_stats(self, run_id: int) -> dict:
         r = self.one(f"select {self._CALL_SUMS} from calls where run_id = ?", [run_id]) or {}

@@ -243,3 +243,12 @@ def test_the_cache_key_holds_the_server_and_the_weights(tmp_path):
     assert key(ModelSpec(f"local/{gguf}")) == first
     gguf.write_bytes(b"other weights")  # the file was replaced: another model
     assert key(ModelSpec(f"local/{gguf}")) != first
+
+
+def test_replies_that_never_validate_still_count_their_tokens(store, example, scripted_cfg):
+    scripted.handler = lambda m, msgs, s: "not json at all" if "original_run" not in msgs[1]["content"] else None
+    rr, stats = run(store, example, scripted_cfg())
+    assert len(rr.errors) == 7
+    failed = store.all("select prompt_tokens, completion_tokens, cost from calls where ok = 0")
+    assert failed and all(r["prompt_tokens"] > 0 and r["completion_tokens"] > 0 for r in failed)
+    assert stats["prompt_tokens"] >= sum(r["prompt_tokens"] for r in failed)
