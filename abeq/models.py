@@ -116,10 +116,21 @@ def model_problem(name: str, api_base: Optional[str] = None) -> str:
         return ""
     if uses_fast_path(ModelSpec(name=name, api_base=api_base)):
         return ""  # an OpenAI-compatible server: abeq posts to it itself
+    ll = litellm()
     try:
-        litellm().get_llm_provider(name, api_base=api_base)
+        ll.get_llm_provider(name, api_base=api_base)
     except Exception:  # noqa: BLE001 — litellm raises several kinds for "no such provider"
         return "no provider serves this model string"
+    if not api_base:
+        # a hosted API without its key fails every call; say so before the run. Only plain API-key
+        # variables count: cloud credentials (AWS profiles, instance roles) and local servers
+        # (Ollama's default address) work without any variable.
+        try:
+            missing = ll.validate_environment(model=name).get("missing_keys") or []
+        except Exception:  # noqa: BLE001
+            missing = []
+        if missing and all(k.endswith("_API_KEY") for k in missing):
+            return f"it needs {' or '.join(missing)} in the environment (keys are read from there, never stored)"
     return ""
 
 

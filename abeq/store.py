@@ -64,6 +64,12 @@ def m001_initial(db: Database) -> None:
     db["calls"].create_index(["run_id"])
 
 
+@migrations()
+def m002_review_candidate(db: Database) -> None:
+    # the candidate loaded into a review before it has runs (each review its own: never another's)
+    db["reviews"].add_column("candidate_hash", str)
+
+
 def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
@@ -164,8 +170,8 @@ class Store:
         row = {"hash": h, "document_hash": ts.document_hash, "content": ts.model_dump_json(),
                "confirmed": int(ts.user_confirmed), "confirmed_at": ts.confirmation_timestamp, "created_at": now()}
         existing = self.one("select confirmed, document_hash from transfer_sets where hash = ?", [h])
-        if existing is None:
-            self._tx(lambda: self.db["transfer_sets"].insert(row))
+        if existing is None:  # another process may insert it between the check and here
+            self._tx(lambda: self.db["transfer_sets"].insert(row, ignore=True))
         elif ts.user_confirmed and (not existing["confirmed"] or existing["document_hash"] != ts.document_hash):
             # confirmed now, or confirmed again for another original: the newest confirmation holds
             self._tx(lambda: self.db["transfer_sets"].update(h, row))
@@ -200,6 +206,9 @@ class Store:
             return r["id"]
 
         return self._tx(go)
+
+    def set_review_candidate(self, review_id: int, doc_hash: str) -> None:
+        self._tx(lambda: self.db["reviews"].update(review_id, {"candidate_hash": doc_hash}))
 
     # -------------------------------------------------------- cache
     def runner_result(self, key: str) -> Optional[dict]:

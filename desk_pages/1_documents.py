@@ -36,6 +36,7 @@ def loader(which: str) -> tuple[str, str] | None:
     elif mode == "Path":
         path = st.text_input("Path on this machine", key=f"{which}_path")
         if st.button("Load path", key=f"{which}_load_path"):
+            session.refuse_own_database(path.strip())
             doc = load_document(path.strip(), which)
             return doc.name, doc.text
     else:

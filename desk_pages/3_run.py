@@ -72,8 +72,8 @@ else:
                "so later rounds make fewer.")
 
 if unconfirmed_why:
-    st.error(md(f"{unconfirmed_why[0].upper()}{unconfirmed_why[1:]}, so this run is refused: no runner call happens "
-                "before a person accepts the cases. Read them on **Transfer set** and press **Confirm**."),
+    st.error(md(f"{unconfirmed_why[0].upper()}{unconfirmed_why[1:]}") + ", so this run is refused: no runner call "
+             "happens before a person accepts the cases. Read them on **Transfer set** and press **Confirm**.",
              icon=":material/block:")
 if st.button("Start run", type="primary", key="start", disabled=bool(unconfirmed_why)):
     # A model string no provider serves is refused here, before a run exists (as the CLI does).
@@ -103,7 +103,9 @@ def progress_panel(run_id: int, ticking: bool) -> None:
     m[1].metric("Cache hits", p.cache_hits)
     m[2].metric("Errors", p.errors)
     m[3].metric("Tokens", f"{p.tokens:,}")
-    m[4].metric("Cost", f"${p.cost:.4f}" + (f" (+{p.unpriced} unpriced)" if p.unpriced else ""))
+    m[4].metric("Cost", "unknown" if p.unpriced and not p.cost else f"${p.cost:.4f}",
+                f"+{p.unpriced} unpriced call(s)" if p.unpriced else None, delta_color="off", delta_arrow="off",
+                help="Calls litellm has no price for are counted, never shown as $0.")
     m[5].metric("Elapsed", f"{p.elapsed:.0f} s")
     if live:
         st.button("Cancel run", key="cancel", on_click=worker.cancel, args=(run_id,),

@@ -29,12 +29,16 @@ q = st.query_params
 run_ids = [r["id"] for r in runs]
 if q.get("run", "").isdigit() and int(q["run"]) in run_ids and "review_run" not in st.session_state:
     st.session_state["review_run"] = int(q["run"])
+if q.get("run") and not (q["run"].isdigit() and int(q["run"]) in run_ids) and "review_run" not in st.session_state:
+    st.warning(md(f"Run {q['run']} is not a run of this review; showing its latest run. (Pick the run's review "
+                  "in the sidebar to open it.)"))
 if st.session_state.get("review_run") not in run_ids:
     st.session_state["review_run"] = run_ids[0]
 by_run = {r["id"]: r for r in runs}
+cand_names = {r["candidate_hash"]: (store.document(r["candidate_hash"]) or {}).get("name", "?") for r in runs}
 run_id = st.selectbox("Run", run_ids, key="review_run", format_func=lambda i: (
-    f"run {i} · round {by_run[i]['round']} · {by_run[i]['runner_model']} / {by_run[i]['judge_model']} · "
-    f"{by_run[i]['status']}"))
+    f"run {i} · round {by_run[i]['round']} · candidate {cand_names[by_run[i]['candidate_hash']]} · "
+    f"{by_run[i]['runner_model']} / {by_run[i]['judge_model']} · {by_run[i]['status']}"))
 rr = build_report(store, run_id)
 
 # ---------------------------------------------------------------- summary and gate
@@ -80,7 +84,12 @@ ids = [r.case_id for r in rows]
 if q.get("case") in ids and "review_case" not in st.session_state:
     st.session_state["review_case"] = q["case"]
 if st.session_state.get("review_case") not in ids:
-    st.session_state["review_case"] = ids[0]
+    # the case left the filtered list (an override changed its verdict): go on to the one after it
+    before = st.session_state.get("review_ids", [])
+    cur = st.session_state.get("review_case")
+    after = before[before.index(cur) + 1:] if cur in before else []
+    st.session_state["review_case"] = next((c for c in after if c in ids), ids[0])
+st.session_state["review_ids"] = ids
 pos = ids.index(st.session_state["review_case"])
 with st.expander(f"Case list ({len(rows)})", expanded=False):
     page = st.number_input("Page", 1, max(1, -(-len(rows) // PAGE)), pos // PAGE + 1, key=f"page_{which}_{run_id}")
@@ -99,6 +108,11 @@ nav[2].button("Next →", on_click=go, args=(next_id,), disabled=next_id is None
 row = next(r for r in rows if r.case_id == case_id)
 
 # ---------------------------------------------------------------- one case
+if row.status == "pending":
+    st.warning("This case was not run: the run was cancelled or interrupted before it. **Start** on Run with the "
+               "same settings resumes the run. A case without a verdict fails the gate; it is listed under "
+               "`errors` in the export.", icon=":material/pending:")
+    st.stop()
 if row.status != "judged":
     st.error(f"This case has no verdict: it errored at the **{md(row.error_stage or row.status)}** stage. "
              "An errored case fails the gate; it is listed under `errors` in the export.", icon=":material/error:")
@@ -128,6 +142,13 @@ c2.metric("Directness original → candidate", f"{row.original_directness} → {
 c2.caption(f"This case in this run: {row.calls_made} model call(s) made, {row.calls_cached} from the cache, "
            f"{row.tokens:,} tokens, ${row.cost:.4f}" + (f" (+{row.unpriced_calls} unpriced)" if row.unpriced_calls else ""))
 
+run_set = store.transfer_set(by_run[run_id]["transfer_set_hash"])
+the_case = next((c for c in (run_set.cases if run_set else []) if c.id == case_id), None)
+if the_case is not None:
+    with st.expander(f"Case input ({the_case.type}; exercises {', '.join(the_case.exercises_sections) or 'no section'})"):
+        st.text(the_case.input)
+        for g in the_case.gate_responses:
+            st.caption(md(f"gate answer: when asked “{g.pattern}” → “{g.response}”"))
 teacher, cand = cases.side(store, row.teacher_key), cases.side(store, row.candidate_key)
 if teacher and cand:
     t1, t2 = st.tabs(["Transcripts (word diff)", "Self-reports (six fields)"])
@@ -149,9 +170,11 @@ if st.session_state.get("ov_case") != (run_id, case_id):  # a fresh form for eac
 with st.form("override"):
     verdict = st.selectbox("Verdict", list(VERDICTS), key="ov_verdict")
     reason = st.text_area("Reason (required; stored with your name and the time)", key="ov_reason")
-    reviewer = st.text_input("Reviewer", key="ov_reviewer")
+    reviewer = st.text_input("Reviewer (required)", key="ov_reviewer")
     if st.form_submit_button("Save override", type="primary", key="ov_submit"):
         try:
+            if not reviewer.strip():
+                raise AbeqError("an override needs the reviewer's name", hint="It goes into the audit trail.")
             store.add_override(run_id, case_id, verdict, reason, reviewer.strip(), row.judge_verdict)
             st.session_state["override_flash"] = f"Override saved: {case_id} → {verdict}."
             st.session_state["ov_case"] = None

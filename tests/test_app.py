@@ -285,3 +285,24 @@ def test_compare_page_judges_two_pasted_outputs_blind(app):
     assert not app.exception
     judge_calls = [h for h in scripted.HISTORY if "output_a" in h["messages"][-1]["content"]]
     assert len(judge_calls) >= 2  # both orders
+
+
+def test_review_shows_the_case_input_and_the_candidate_and_needs_a_reviewer(app, db):
+    run_id = confirm_and_run(app, db)
+    app.switch_page("desk_pages/4_review.py").run()
+    assert any(e.label.startswith("Case input (") for e in app.expander)
+    assert "candidate candidate-lossy.md" in app.selectbox(key="review_run").format_func(run_id)
+    override(app, reason="looks fine to me", reviewer="  ")
+    assert any("reviewer's name" in e.value for e in app.error)
+    assert Store(db).overrides(run_id) == {}
+
+
+def test_an_override_under_a_filter_moves_on_to_the_next_case(app, db):
+    confirm_and_run(app, db)
+    app.switch_page("desk_pages/4_review.py").run()
+    app.segmented_control(key="review_filter").set_value("candidate-regressed").run()
+    ids = app.selectbox(key="review_case").options
+    app.selectbox(key="review_case").select(ids[2]).run()
+    override(app, reason="checked by hand", verdict="equivalent")
+    assert app.selectbox(key="review_case").value == ids[3]  # not back to the first case
+    assert len(app.selectbox(key="review_case").options) == len(ids) - 1

@@ -90,10 +90,25 @@ def test_an_unknown_model_is_refused_with_nothing_stored(tmp_path, capsys, flag,
 
 @pytest.mark.parametrize("model", ["gpt-4o-mini", "openai/some-model", "anthropic/claude-3-5-haiku-latest",
                                    "ollama/llama3", "scripted/anything"])
-def test_models_litellm_or_abeq_knows_are_accepted(model):
+def test_models_litellm_or_abeq_knows_are_accepted(model, monkeypatch):
     from abeq.cli import check_model
 
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-key")
     check_model(model, "--runner-model")
+
+
+@pytest.mark.parametrize("model, key", [("gpt-4o-mini", "OPENAI_API_KEY"),
+                                        ("anthropic/claude-3-5-haiku-latest", "ANTHROPIC_API_KEY")])
+def test_a_hosted_model_without_its_key_is_refused_before_the_run(model, key, monkeypatch):
+    from abeq.cli import check_model
+    from abeq.errors import InputError
+
+    monkeypatch.delenv(key, raising=False)
+    with pytest.raises(InputError, match=f"needs {key}"):
+        check_model(model, "--judge-model")
+    check_model("ollama/llama3", "--judge-model")  # a local server needs no key
+    check_model("openai/served-here", "--judge-model", "http://127.0.0.1:9/v1")  # nor one with an api base
 
 
 def test_the_default_embedded_model_is_accepted():

@@ -163,3 +163,28 @@ def test_the_desk_will_not_swap_the_cases_of_a_review_with_runs(store, example, 
     with pytest.raises(InputError, match="already has runs on its cases"):
         session.set_transfer_set(store, review, with_cases(example, example["ts"].cases[1:]))
     assert session.set_transfer_set(store, review, example["ts"]) == review["transfer_set_hash"]
+
+
+def test_a_review_never_takes_another_reviews_candidate(store, example):
+    from abeq.desk import session
+
+    session.load_example(store)
+    first = store.review("example")
+    rid = store.upsert_review("other", first["original_hash"], None, "skill")
+    other = store.review("other")
+    assert rid == other["id"] and session.current_candidate(store, other, {}) is None  # nothing loaded into it
+    session.set_candidate(store, other, {}, "OTHER-candidate.md", "Other text.\n")
+    example_cand = session.current_candidate(store, store.review("example"), {})
+    assert example_cand["name"] == "candidate-lossy.md"  # untouched by the other review's load
+    assert session.current_candidate(store, store.review("other"), {})["name"] == "OTHER-candidate.md"
+
+
+def test_the_desk_will_not_open_its_own_database_as_a_document(tmp_path, monkeypatch):
+    from abeq.desk import session
+
+    db = tmp_path / "desk.db"
+    monkeypatch.setenv("ABEQ_DB", str(db))
+    for p in (db, tmp_path / "desk.db-wal", tmp_path / "." / "desk.db-shm"):
+        with pytest.raises(InputError, match="own database"):
+            session.refuse_own_database(str(p))
+    session.refuse_own_database(str(EXAMPLE / "SKILL.md"))  # any other file is fine

@@ -15,18 +15,13 @@ def latest_run(store: Store, review_id: int) -> Optional[dict]:
 
 
 def default_candidate(store: Store, review: dict) -> Optional[str]:
-    """The latest run's candidate; before any run, the newest document stored since the review
-    was created that is no review's original and no other review's candidate."""
+    """The candidate last loaded into this review (in any session), else its latest run's; never a
+    document loaded into another review."""
+    row = store.one("select candidate_hash from reviews where id = ?", [review["id"]])
+    if row and row["candidate_hash"]:
+        return row["candidate_hash"]
     run = latest_run(store, review["id"])
-    if run:
-        return run["candidate_hash"]
-    row = store.one(
-        """select hash from documents
-           where created_at >= ? and hash not in (select original_hash from reviews where original_hash is not null)
-             and hash not in (select candidate_hash from runs where review_id is not ? )
-           order by created_at desc, rowid desc limit 1""",
-        [review["created_at"], review["id"]])
-    return row["hash"] if row else None
+    return run["candidate_hash"] if run else None
 
 
 def review_candidates(store: Store, review_id: int) -> list[dict]:

@@ -43,8 +43,7 @@ def load_example(store: Store, candidate: str = "lossy") -> int:
     oh = store.put_document(original.name, original.text)
     tsh = store.put_transfer_set(ts)
     rid = store.upsert_review(EXAMPLE_REVIEW, oh, tsh, detect_variant(original.name))
-    # Stored after the review so it is the review's default candidate until a run names one.
-    example_candidate(store, candidate)
+    store.set_review_candidate(rid, example_candidate(store, candidate))
     return rid
 
 
@@ -106,8 +105,23 @@ def set_candidate(store: Store, review: dict, state: MutableMapping, name: str, 
     text = normalize_newlines(text)  # a pasted CRLF copy is the same document as the file
     check_document_text(text, name)
     h = store.put_document(name, text)
+    store.set_review_candidate(review["id"], h)
     pick_candidate(state, review["id"], h)
     return h
+
+
+def refuse_own_database(path: str) -> None:
+    """Never open the desk's own database (or its -wal/-shm) as a document: closing any other
+    handle on that file drops this process's sqlite locks, and a concurrent reader can then
+    remove the shared-memory file under the desk's connections (disk I/O error until a restart)."""
+    own = Path(db_path()).resolve()
+    try:
+        target = Path(path).expanduser().resolve()
+    except OSError:
+        return
+    if target in {own, own.with_name(own.name + "-wal"), own.with_name(own.name + "-shm")}:
+        raise InputError("this is the desk's own database, not a document", path=path,
+                         hint="Give the path of a Markdown or text file.")
 
 
 def set_original(store: Store, review: dict, name: str, text: str) -> str:
