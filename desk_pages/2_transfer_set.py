@@ -35,11 +35,17 @@ with st.expander("Import / export a file", expanded=not ts.cases):
         except (AbeqError, UnicodeDecodeError) as e:
             st.error(md(e.render() if isinstance(e, AbeqError) else f"{up.name}: not valid UTF-8"))
     if ts.cases:
-        st.download_button("Export JSON", transferset.dump(ts), file_name="transfer-set.json", mime="application/json")
+        # with the coverage this page shows (the stored set keeps the cases; coverage is measured on the original)
+        exported = ts.model_copy(update={"coverage": transferset.coverage(original["content"], ts).as_coverage()})
+        st.download_button("Export JSON", transferset.dump(exported), file_name="transfer-set.json",
+                           mime="application/json")
 
+has_runs = bool(ts_hash and store.runs(review["id"]))
 if confirmed:
     st.success(md(f"Confirmed {ts.confirmation_timestamp} · set {transferset.set_hash(ts)[:12]}"), icon=":material/lock:")
-    st.info("Editing makes a new unconfirmed version: runs are refused until you confirm it again.")
+    st.info("This review has runs, so its cases are fixed (its rounds must run the same set); to run changed cases, "
+            "create a new review." if has_runs else
+            "Editing makes a new unconfirmed version: runs are refused until you confirm it again.")
 elif ts.user_confirmed:
     st.warning(md(f"Not confirmed for this original: {unconfirmed_why.removeprefix('the transfer set ')}. "
                   "Read the cases against it and press Confirm."))
@@ -73,7 +79,7 @@ if problem and ts.cases:
 allow_thin = st.checkbox("Accept a thin set (fewer than 5 cases or a case type missing); the report records it",
                          value=ts.thin_accepted, disabled=confirmed and not dirty)
 # Rounds of a review run the same cases (so that they compare): once it has runs, its set is fixed.
-locked = bool(ts_hash and store.runs(review["id"]))
+locked = has_runs
 buttons = st.container(horizontal=True)
 if buttons.button("Save edits", disabled=not dirty or locked):
     session.set_transfer_set(store, review, transferset.edit(ts, cases))

@@ -7,7 +7,7 @@ import streamlit as st
 from abeq.desk import queries, session, worker
 from abeq.desk.render import md
 from abeq.documents import Document, detect_variant
-from abeq.transferset import confirmation_problem
+from abeq.transferset import confirmation_problem, coverage as transferset_coverage
 from abeq.engine import Engine, RunConfig, estimate, estimate_calls
 from abeq.errors import AbeqError
 from abeq.models import DEFAULT_MODEL, model_problem
@@ -71,11 +71,16 @@ else:
                f"{', A/A replays included' if aa else ''}); the original's cached transcripts are reused, "
                "so later rounds make fewer.")
 
+thin = not unconfirmed_why and not transferset_coverage(original["content"], ts).runnable
+if thin:
+    st.error("This set is thin (fewer than 5 cases, or a case type missing), so a run would be refused. On "
+             "**Transfer set**, add cases, or tick **Accept a thin set** and press **Confirm** (the report records it).",
+             icon=":material/block:")
 if unconfirmed_why:
     st.error(md(f"{unconfirmed_why[0].upper()}{unconfirmed_why[1:]}") + ", so this run is refused: no runner call "
              "happens before a person accepts the cases. Read them on **Transfer set** and press **Confirm**.",
              icon=":material/block:")
-if st.button("Start run", type="primary", key="start", disabled=bool(unconfirmed_why)):
+if st.button("Start run", type="primary", key="start", disabled=bool(unconfirmed_why) or thin):
     # A model string no provider serves is refused here, before a run exists (as the CLI does).
     bad = [f"{label} {spec.name}: {why}" for label, spec in (("Runner model", cfg.runner), ("Judge model", cfg.judge))
            if (why := model_problem(spec.name, spec.api_base))]

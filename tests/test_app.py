@@ -306,3 +306,16 @@ def test_an_override_under_a_filter_moves_on_to_the_next_case(app, db):
     override(app, reason="checked by hand", verdict="equivalent")
     assert app.selectbox(key="review_case").value == ids[3]  # not back to the first case
     assert len(app.selectbox(key="review_case").options) == len(ids) - 1
+
+
+def test_a_thin_set_is_refused_on_the_run_page_in_the_desks_words(app, db):
+    store = Store(db)
+    review = store.reviews()[0]
+    ts = store.transfer_set(review["transfer_set_hash"])
+    original = store.document(review["original_hash"])
+    thin = transferset.confirm(ts.model_copy(update={"cases": ts.cases[:3]}), original["hash"])
+    store.upsert_review(review["name"], review["original_hash"], store.put_transfer_set(thin), review["variant"])
+    app.switch_page("desk_pages/3_run.py").run()
+    assert any("Accept a thin set" in e.value for e in app.error) and app.button(key="start").disabled
+    app.switch_page("desk_pages/2_transfer_set.py").run()
+    assert not app.exception
