@@ -50,7 +50,11 @@ class MissingTypesError(InputError):
         super().__init__(message, path=path, hint=hint)
 
 
-def json_problem(e) -> str:
-    """json's message and where, for any message about bad JSON: "Unterminated string starting at
-    line 1, column 13 (character 12)", never "... starting at at character 12" (json's msg ends in " at")."""
+def json_problem(e, *, position: bool = True) -> str:
+    """json's message for any message about bad JSON, never "... starting at at character 12"
+    (json's msg ends in " at" where it meant to append the position). With the position:
+    "Unterminated string starting at line 1, column 13 (character 12)"; without (the caller names
+    the place itself): "Unterminated string starting here"."""
+    if not position:
+        return e.msg[:-3] + " here" if e.msg.endswith(" at") else e.msg
     return f"{e.msg.removesuffix(' at')} at line {e.lineno}, column {e.colno} (character {e.pos})"

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from .documents import (check_document_text, first_rule, normalize_newlines, read_text_file, section_texts,
                         sections as doc_sections)
-from .errors import InputError, ThinSetError
+from .errors import InputError, ThinSetError, json_problem
 from .schemas import CASE_TYPES, Case, Coverage, TransferSet
 
 MAX_SET_BYTES = 5_000_000
@@ -202,7 +202,7 @@ def _parse_csv_rows(text: str, path: str) -> tuple[list[dict], list[str]]:
             try:
                 case["gate_responses"] = json.loads(gates)
             except json.JSONDecodeError as e:
-                raise InputError(f"row {n}: gate_responses is not valid JSON (column {e.colno}: {_json_problem(e)})",
+                raise InputError(f"row {n}: gate_responses is not valid JSON (column {e.colno}: {json_problem(e, position=False)})",
                                  path=path, hint='Write a JSON list, e.g. [{"pattern": "confirm", "response": "yes"}].'
                                  ) from None
         for optional in ("status", "rationale"):
@@ -250,11 +250,6 @@ def _duplicate_at(text: str) -> _DuplicateKey:
     except _DuplicateKey as e:
         return e
     raise AssertionError("no duplicate key found on the second pass")
-
-
-def _json_problem(e: json.JSONDecodeError) -> str:
-    # json's messages end in " at" where it meant to append the position ("Unterminated string starting at")
-    return e.msg[:-3] + " here" if e.msg.endswith(" at") else e.msg
 
 
 def _load_json(text: str, path: str, line: Optional[int] = None) -> Any:
@@ -376,7 +371,7 @@ def _parse_located(text: str, fmt: str, path: str) -> tuple[Any, Optional[list[s
                     try:
                         out.append(_load_json(line, path, line=n))
                     except json.JSONDecodeError as e:
-                        raise InputError(f"line {n} is not valid JSON (column {e.colno}: {_json_problem(e)})",
+                        raise InputError(f"line {n} is not valid JSON (column {e.colno}: {json_problem(e, position=False)})",
                                          path=path, hint="Each line of a JSONL file is one whole JSON object; a "
                                                          "string cannot run onto the next line (write \\n inside it)."
                                          ) from None
@@ -399,7 +394,7 @@ def _parse_located(text: str, fmt: str, path: str) -> tuple[Any, Optional[list[s
         if fmt == "csv":
             return _parse_csv_rows(text, path)
     except json.JSONDecodeError as e:
-        raise InputError(f"malformed JSON at line {e.lineno}, column {e.colno}: {_json_problem(e)}", path=path,
+        raise InputError(f"malformed JSON at line {e.lineno}, column {e.colno}: {json_problem(e, position=False)}", path=path,
                          hint="Fix the JSON syntax (a validator or `python -m json.tool` shows where).") from None
     raise InputError(f"unknown transfer-set format '{fmt}'", path=path, hint="Use .json, .yaml, .csv or .jsonl.")
 
