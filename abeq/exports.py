@@ -90,7 +90,7 @@ def to_csv(rr: RunReport) -> str:
                     "candidate_directness": r.candidate_directness, "agreement": r.agreement,
                     "uncertain": r.uncertain, "aa_verdict": r.aa_verdict, "gate_truncated": r.gate_truncated,
                     "calls_made": r.calls_made, "calls_cached": r.calls_cached, "tokens": r.tokens,
-                    "cost": "" if r.unpriced_calls else f"{r.cost:.6f}", "cost_unpriced_calls": r.unpriced_calls, "error": r.error or ""})
+                    "cost": "" if r.known_cost is None else f"{r.known_cost:.6f}", "cost_unpriced_calls": r.unpriced_calls, "error": r.error or ""})
     return buf.getvalue()
 
 

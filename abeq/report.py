@@ -42,6 +42,15 @@ class CaseRow:
     cost: float = 0.0
     unpriced_calls: int = 0  # made calls with no known price: `cost` leaves them out
 
+    @property
+    def known_cost(self) -> Optional[float]:
+        return known_cost(self.cost, self.unpriced_calls)
+
+
+def known_cost(cost: float, unpriced_calls: int) -> Optional[float]:
+    """A total is known only when every call in it had a price: None, never a partial sum."""
+    return None if unpriced_calls else cost
+
 
 @dataclass
 class RunReport:
@@ -184,8 +193,7 @@ def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
                 "status": run["status"], "thin_accepted": bool(run["thin_accepted"]),
                 "calls_made": stats["made"], "calls_cached": stats["cached"],
                 "prompt_tokens": stats["prompt_tokens"], "completion_tokens": stats["completion_tokens"],
-                # unknown (null), not a partial sum, when any call had no price
-                "cost": None if stats["unpriced"] else stats["cost"], "cost_unpriced_calls": stats["unpriced"],
+                "cost": known_cost(stats["cost"], stats["unpriced"]), "cost_unpriced_calls": stats["unpriced"],
                 # None, not 0, when no A/A replay was judged: no rate was measured
                 "aa_false_regression_rate": aa[0]["false_regression_rate"] if aa else None,
                 "aa_cases_judged": (aa[0]["cases"] if aa else 0) if cfg.get("aa") else None},
@@ -197,6 +205,6 @@ def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
                                  "carried_from_run": r.override.get("carried_from")}
                                 if r.override else None),
                    "calls_made": r.calls_made, "calls_cached": r.calls_cached, "tokens": r.tokens,
-                   "cost": None if r.unpriced_calls else r.cost, "cost_unpriced_calls": r.unpriced_calls,
+                   "cost": r.known_cost, "cost_unpriced_calls": r.unpriced_calls,
                    "error": r.error} for r in rr.rows],
     }
