@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -202,35 +203,29 @@ class SizeStats:
     tokens_exact: bool  # False: an estimate (no tokenizer available offline)
 
 
-_encoding = None
-
-
+@functools.lru_cache(maxsize=1)
 def _cl100k():
-    """tiktoken's cl100k_base from the copy litellm ships (offline), without importing litellm."""
-    global _encoding
-    if _encoding is None:
-        import importlib.util
+    """tiktoken's cl100k_base from the copy litellm ships (offline), without importing litellm;
+    None when it cannot be loaded here (asked once per process)."""
+    try:
+        from .models import litellm_file
 
-        found = importlib.util.find_spec("litellm")
-        if found and found.origin and not os.environ.get("TIKTOKEN_CACHE_DIR"):
-            bundled = Path(found.origin).parent / "litellm_core_utils" / "tokenizers"
-            if bundled.is_dir():
-                os.environ["TIKTOKEN_CACHE_DIR"] = str(bundled)  # what litellm itself sets
+        bundled = litellm_file("litellm_core_utils", "tokenizers")
+        if bundled is not None and bundled.is_dir() and not os.environ.get("TIKTOKEN_CACHE_DIR"):
+            os.environ["TIKTOKEN_CACHE_DIR"] = str(bundled)  # what litellm itself sets
         import tiktoken
 
-        _encoding = tiktoken.get_encoding("cl100k_base")
-    return _encoding
+        return tiktoken.get_encoding("cl100k_base")
+    except Exception:  # noqa: BLE001 — no tokenizer offline: the figure becomes an estimate
+        return None
 
 
 def estimate_tokens(text: str) -> tuple[int, bool]:
     """Tokens by cl100k_base (the same figure in every command), or ~4 characters a token when
     the tokenizer cannot be loaded offline (then marked as an estimate)."""
-    global _encoding
-    if _encoding is not False:
-        try:
-            return len(_cl100k().encode(text)), True
-        except Exception:
-            _encoding = False  # no tokenizer here: stop trying
+    enc = _cl100k()
+    if enc is not None:
+        return len(enc.encode(text)), True
     return max(1, round(len(text) / 4)), False
 
 

@@ -22,6 +22,11 @@ from .errors import ModelCallError
 
 DEFAULT_MODEL = "local/smollm2"
 BUILTIN_PROVIDERS = ("local", "scripted")  # in-process: no network, no price
+
+
+def is_builtin(model: str) -> bool:
+    """One of abeq's in-process models (the embedded one, the scripted test double)."""
+    return model.split("/", 1)[0] in BUILTIN_PROVIDERS
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 _litellm = None
 _lock = threading.Lock()
@@ -58,6 +63,13 @@ def litellm():
     return _litellm
 
 
+def litellm_file(*parts: str) -> Optional[Path]:
+    """A path inside the installed litellm package, found without importing it (seconds); None
+    when litellm is not installed."""
+    found = importlib.util.find_spec("litellm")  # locates the package without running it
+    return Path(found.origin).parent.joinpath(*parts) if found and found.origin else None
+
+
 _cost_map: Optional[dict] = None
 
 
@@ -69,17 +81,16 @@ def cost_map() -> dict:
         return _litellm.model_cost  # includes anything a user registered
     if _cost_map is None:
         try:
-            found = importlib.util.find_spec("litellm")  # finds the package without running it
-            path = Path(found.origin).parent / "model_prices_and_context_window_backup.json"
-            _cost_map = json.loads(path.read_text(encoding="utf-8"))
-        except (AttributeError, TypeError, OSError, ValueError):
+            _cost_map = json.loads(litellm_file("model_prices_and_context_window_backup.json")
+                                   .read_text(encoding="utf-8"))
+        except (AttributeError, OSError, ValueError):
             return litellm().model_cost
     return _cost_map
 
 
 def price(model: str, prompt_tokens: int, completion_tokens: int) -> Optional[float]:
     """Dollars from litellm's price list; 0 for the built-in models, None when the model is unpriced."""
-    if model.split("/", 1)[0] in BUILTIN_PROVIDERS:
+    if is_builtin(model):
         return 0.0
     table = cost_map()
     info = table.get(model) or table.get(model.split("/", 1)[-1])
@@ -98,7 +109,7 @@ def model_problem(name: str, api_base: Optional[str] = None) -> str:
     provider, slash, rest = name.partition("/")
     if not name.strip() or (slash and not (provider and rest.strip())):
         return "write it as provider/model"
-    if api_base and not api_base.startswith(("http://", "https://")) and provider not in BUILTIN_PROVIDERS:
+    if api_base and not api_base.startswith(("http://", "https://")) and not is_builtin(name):
         return f"its API base {api_base!r} is not an http:// or https:// URL"
     if provider in FAST_PREFIXES and not slash:
         return f"name the model after the provider ({provider}/MODEL)"
@@ -146,7 +157,7 @@ class ModelSpec:
     timeout: float = 120.0
 
     def __post_init__(self):
-        if self.api_base is not None and (not self.api_base.strip() or self.name.split("/", 1)[0] in BUILTIN_PROVIDERS):
+        if self.api_base is not None and (not self.api_base.strip() or is_builtin(self.name)):
             # the built-in models run in this process: a server address means nothing to them (and
             # must not split their cache from the same model without one)
             object.__setattr__(self, "api_base", None)
@@ -166,7 +177,7 @@ class ModelSpec:
 
     @property
     def is_local(self) -> bool:
-        return self.name.split("/", 1)[0] in BUILTIN_PROVIDERS
+        return is_builtin(self.name)
 
 
 @dataclass
