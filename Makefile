@@ -9,7 +9,7 @@ LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAM
                     -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF
 PORT ?= 8501
 
-.PHONY: install test test-fast demo bench browser clean
+.PHONY: install test test-fast lint demo bench browser clean
 
 install: $(STAMP)
 
@@ -19,9 +19,14 @@ $(STAMP): pyproject.toml
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install -q -e ".[local,test]"
 	touch $(STAMP)
 
-## every test: unit, integration over loopback HTTP, the real embedded model, and the browser
-test: install
+## lint and format check, then every test: unit, integration over loopback HTTP, the real embedded
+## model, and the browser
+test: install lint
 	$(PY) -m pytest
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 ## the quick loop: no embedded model, no browser
 test-fast: install

@@ -41,12 +41,16 @@ def normalize_newlines(text: str) -> str:
 def _check_body(text: str, name: str, what: str) -> None:
     """A document that is only YAML front matter has nothing for a model to follow."""
     if text.strip() and not strip_front_matter(text).strip():
-        raise InputError(f"{what} has nothing after its front matter", path=name,
-                         hint="Add the instructions below the closing '---' (the front matter is only metadata).")
+        raise InputError(
+            f"{what} has nothing after its front matter",
+            path=name,
+            hint="Add the instructions below the closing '---' (the front matter is only metadata).",
+        )
 
 
-def read_text_file(path: str | Path, *, what: str, max_bytes: int = MAX_DOCUMENT_BYTES,
-                   document: bool = False) -> str:
+def read_text_file(
+    path: str | Path, *, what: str, max_bytes: int = MAX_DOCUMENT_BYTES, document: bool = False
+) -> str:
     """Read a user's text file or raise an InputError naming it and what to do.
 
     Line endings are normalised (normalize_newlines). `document`: the file is a document under
@@ -65,7 +69,9 @@ def read_text_file(path: str | Path, *, what: str, max_bytes: int = MAX_DOCUMENT
         )
     data = p.read_bytes()
     if b"\x00" in data:
-        raise InputError(f"{what} looks binary (it contains NUL bytes)", path=str(p), hint="Pass a UTF-8 text file.")
+        raise InputError(
+            f"{what} looks binary (it contains NUL bytes)", path=str(p), hint="Pass a UTF-8 text file."
+        )
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -80,17 +86,28 @@ def read_text_file(path: str | Path, *, what: str, max_bytes: int = MAX_DOCUMENT
     return text
 
 
-def check_document_text(text: str, name: str, *, what: str = "document", max_bytes: int = MAX_DOCUMENT_BYTES,
-                        document: bool = True) -> None:
+def check_document_text(
+    text: str,
+    name: str,
+    *,
+    what: str = "document",
+    max_bytes: int = MAX_DOCUMENT_BYTES,
+    document: bool = True,
+) -> None:
     """The same rules as read_text_file, for text that arrives without a file (upload, paste).
     `document=False` for text that is not a document under test (a transfer set): no front-matter rule.
     It does not change the text: callers keep normalize_newlines(text)."""
     if "\x00" in text:
-        raise InputError(f"{what} looks binary (it contains NUL bytes)", path=name, hint="Give a UTF-8 text file.")
+        raise InputError(
+            f"{what} looks binary (it contains NUL bytes)", path=name, hint="Give a UTF-8 text file."
+        )
     size = len(text.encode("utf-8"))
     if size > max_bytes:
-        raise InputError(f"{what} is {size:,} bytes; the limit is {max_bytes:,} bytes", path=name,
-                         hint="Split the file or give a smaller one.")
+        raise InputError(
+            f"{what} is {size:,} bytes; the limit is {max_bytes:,} bytes",
+            path=name,
+            hint="Split the file or give a smaller one.",
+        )
     if not text.strip():
         raise InputError(f"{what} is empty", path=name, hint="Give a file with content.")
     if document:
@@ -169,11 +186,17 @@ def first_rule(body: str, limit: int = 90) -> str:
     start = next((i for i, ln in enumerate(lines) if bullet.match(ln)), None)
     block: list[str] = []
     in_fence = False
-    for line in lines[start or 0:]:
+    for line in lines[start or 0 :]:
         stripped = line.strip()
         if _FENCE.match(line):
             in_fence = not in_fence
-        if in_fence or _FENCE.match(line) or stripped.startswith("|") or not stripped or (block and bullet.match(line)):
+        if (
+            in_fence
+            or _FENCE.match(line)
+            or stripped.startswith("|")
+            or not stripped
+            or (block and bullet.match(line))
+        ):
             if block:
                 break
             continue
@@ -208,7 +231,7 @@ def _cl100k():
     """tiktoken's cl100k_base from the copy litellm ships (offline), without importing litellm;
     None when it cannot be loaded here (asked once per process)."""
     try:
-        from .models import litellm_file
+        from .models.bootstrap import litellm_file
 
         bundled = litellm_file("litellm_core_utils", "tokenizers")
         if bundled is not None and bundled.is_dir() and not os.environ.get("TIKTOKEN_CACHE_DIR"):

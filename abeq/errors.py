@@ -37,15 +37,20 @@ class ModelCallError(AbeqError):
 
     def spent(self, prompt_tokens: int, completion_tokens: int, cost) -> "ModelCallError":
         """Attach what the failed attempts consumed (invalid replies are billed too)."""
-        self.usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "cost": cost if (prompt_tokens or completion_tokens) else 0.0}
+        self.usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "cost": cost if (prompt_tokens or completion_tokens) else 0.0,
+        }
         return self
 
 
 class MissingTypesError(InputError):
     """Imported cases whose source format has no case type; a person must supply them."""
 
-    def __init__(self, message: str, *, case_ids: list[str], path: str | None = None, hint: str | None = None):
+    def __init__(
+        self, message: str, *, case_ids: list[str], path: str | None = None, hint: str | None = None
+    ):
         self.case_ids = list(case_ids)
         super().__init__(message, path=path, hint=hint)
 

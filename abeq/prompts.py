@@ -36,7 +36,7 @@ class Prompt:
         return f"{self.name}@{self.version}#{hashlib.sha256(self.text.encode()).hexdigest()[:8]}"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_prompt(name: str) -> Prompt:
     raw = (prompts_dir() / f"{name}.md").read_text(encoding="utf-8")
     m = re.match(r"^---\n(.*?)\n---\n", raw, re.S)
@@ -44,7 +44,7 @@ def load_prompt(name: str) -> Prompt:
         raise ValueError(f"prompt {name} has no front matter")
     meta = dict(line.split(":", 1) for line in m.group(1).splitlines() if ":" in line)
     meta = {k.strip(): v.strip() for k, v in meta.items()}
-    return Prompt(name=meta["name"], version=int(meta["version"]), text=raw[m.end():].strip())
+    return Prompt(name=meta["name"], version=int(meta["version"]), text=raw[m.end() :].strip())
 
 
 def data_block(name: str, text: str) -> str:

@@ -6,7 +6,7 @@ on a second Llama built with the same arguments, given the same messages and sam
 (temperature 0, seed 0, the provider's repeat penalty; with a schema, the same bounded grammar),
 so both produce the same tokens. The bare call is made on the same thread abeq uses for every
 llama.cpp call (`local.on_llama_thread`): ggml's OpenMP team belongs to the calling thread, and two
-calling threads in one process slow each other down ~3x (see abeq/providers/local.py), which
+calling threads in one process slow each other down ~3x (see abeq/models/local.py), which
 would be measuring the bench, not abeq. Both are warmed first; the runs alternate (ABBA order), so load
 from other work on the machine falls on both. tokens/s = completion tokens / wall time of the
 call; the ratio is of the medians (single calls vary by +-20% here even on an idle machine).
@@ -30,16 +30,19 @@ sys.path.insert(0, str(ROOT))
 
 REPS = 5
 TARGET_RATIO = 0.9
-PLAIN = [{"role": "user", "content": "Explain in a few sentences what release notes are for and who reads them."}]
+PLAIN = [
+    {"role": "user", "content": "Explain in a few sentences what release notes are for and who reads them."}
+]
 SCHEMA_CASE = "happy-1"
 
 
 def main() -> int:
-    from abeq.models import ModelSpec, complete, litellm, response_format
-    from abeq.providers import local
-    from abeq.runner import runner_messages
-    from abeq import transferset
+    from abeq import sets as transferset
     from abeq.documents import load_document
+    from abeq.models import ModelSpec, complete, local
+    from abeq.models.bootstrap import litellm
+    from abeq.models.schema import response_format
+    from abeq.run.runner import runner_messages
     from abeq.schemas import RunnerReply
 
     litellm()  # its import is start-up, not generation
@@ -52,8 +55,15 @@ def main() -> int:
     abeq_llm = local.preload("smollm2")
     # Same model parameters as abeq's (extra buffer types off: see local.load_llama), else both
     # would not be measuring the same kernels.
-    bare = local.on_llama_thread(local.load_llama, Llama, local.smollm2_path(), n_ctx=abeq_llm.n_ctx(),
-                                 n_threads=max(1, min(4, os.cpu_count() or 1)), verbose=False, seed=0)
+    bare = local.on_llama_thread(
+        local.load_llama,
+        Llama,
+        local.smollm2_path(),
+        n_ctx=abeq_llm.n_ctx(),
+        n_threads=max(1, min(4, os.cpu_count() or 1)),
+        verbose=False,
+        seed=0,
+    )
 
     ex = ROOT / "abeq" / "examples" / "release-notes"
     case = next(c for c in transferset.load(ex / "transfer-set.json").cases if c.id == SCHEMA_CASE)
@@ -62,29 +72,42 @@ def main() -> int:
 
     scenarios = {
         "plain": dict(messages=PLAIN, max_tokens=160, response_model=None, bare_rf=None),
-        "schema": dict(messages=schema_msgs, max_tokens=240, response_model=RunnerReply,
-                       bare_rf={"type": "json_object", "schema": grammar}),
+        "schema": dict(
+            messages=schema_msgs,
+            max_tokens=240,
+            response_model=RunnerReply,
+            bare_rf={"type": "json_object", "schema": grammar},
+        ),
     }
     results = {}
     for name, sc in scenarios.items():
         spec = ModelSpec(name="local/smollm2", max_tokens=sc["max_tokens"])
         cpu: dict[str, list[float]] = {}
 
-        def via_abeq():
+        def via_abeq(spec=spec, sc=sc, cpu=cpu):
             t0, c0 = time.perf_counter(), time.process_time()
             c = asyncio.run(complete(spec, sc["messages"], sc["response_model"]))
             cpu.setdefault("abeq", []).append(time.process_time() - c0)
             return c.completion_tokens, time.perf_counter() - t0, c.text
 
-        def via_bare():
-            kw = dict(messages=sc["messages"], temperature=spec.temperature, max_tokens=spec.max_tokens,
-                      repeat_penalty=local.REPEAT_PENALTY, seed=spec.seed)
+        def via_bare(spec=spec, sc=sc, cpu=cpu):
+            kw = dict(
+                messages=sc["messages"],
+                temperature=spec.temperature,
+                max_tokens=spec.max_tokens,
+                repeat_penalty=local.REPEAT_PENALTY,
+                seed=spec.seed,
+            )
             if sc["bare_rf"]:
                 kw["response_format"] = sc["bare_rf"]
             t0, c0 = time.perf_counter(), time.process_time()
             out = local.on_llama_thread(bare.create_chat_completion, **kw)
             cpu.setdefault("bare", []).append(time.process_time() - c0)
-            return out["usage"]["completion_tokens"], time.perf_counter() - t0, out["choices"][0]["message"]["content"]
+            return (
+                out["usage"]["completion_tokens"],
+                time.perf_counter() - t0,
+                out["choices"][0]["message"]["content"],
+            )
 
         via_abeq(), via_bare()  # warm: first-call allocations, grammar compilation paths
         a_rates, b_rates, same = [], [], True
@@ -99,21 +122,39 @@ def main() -> int:
             b_rates.append(tb / sb)
             same = same and xa == xb
         a, b = statistics.median(a_rates), statistics.median(b_rates)
-        results[name] = {"abeq_tokens_per_s": round(a, 1), "bare_tokens_per_s": round(b, 1),
-                         "ratio": round(a / b, 3), "completion_tokens": ta, "same_output": same,
-                         "abeq_runs": [round(x, 1) for x in a_rates], "bare_runs": [round(x, 1) for x in b_rates],
-                         "abeq_cpu_s_per_call": round(statistics.median(cpu["abeq"]), 3),
-                         "bare_cpu_s_per_call": round(statistics.median(cpu["bare"]), 3)}
+        results[name] = {
+            "abeq_tokens_per_s": round(a, 1),
+            "bare_tokens_per_s": round(b, 1),
+            "ratio": round(a / b, 3),
+            "completion_tokens": ta,
+            "same_output": same,
+            "abeq_runs": [round(x, 1) for x in a_rates],
+            "bare_runs": [round(x, 1) for x in b_rates],
+            "abeq_cpu_s_per_call": round(statistics.median(cpu["abeq"]), 3),
+            "bare_cpu_s_per_call": round(statistics.median(cpu["bare"]), 3),
+        }
     bare.close()
     loads = local.LOAD_COUNT["n"]
-    print(f"{'scenario':>8} {'abeq tok/s':>11} {'bare tok/s':>11} {'ratio':>6} {'tokens':>7} {'same output':>12}")
+    print(
+        f"{'scenario':>8} {'abeq tok/s':>11} {'bare tok/s':>11} {'ratio':>6} {'tokens':>7} "
+        f"{'same output':>12}"
+    )
     for name, r in results.items():
-        print(f"{name:>8} {r['abeq_tokens_per_s']:>11.1f} {r['bare_tokens_per_s']:>11.1f} {r['ratio']:>6.3f}"
-              f" {r['completion_tokens']:>7} {str(r['same_output']):>12}")
+        print(
+            f"{name:>8} {r['abeq_tokens_per_s']:>11.1f} {r['bare_tokens_per_s']:>11.1f} {r['ratio']:>6.3f}"
+            f" {r['completion_tokens']:>7} {str(r['same_output']):>12}"
+        )
     print(f"model load: {load_s:.2f} s; LOAD_COUNT after {(REPS + 1) * len(scenarios)} abeq calls = {loads}")
     met = all(r["ratio"] >= TARGET_RATIO for r in results.values()) and loads == 1
-    out = {"bench": "local", "load_1min": round(os.getloadavg()[0], 2), "load_seconds": round(load_s, 3),
-           "load_count": loads, "target_ratio": TARGET_RATIO, "target_met": met, "results": results}
+    out = {
+        "bench": "local",
+        "load_1min": round(os.getloadavg()[0], 2),
+        "load_seconds": round(load_s, 3),
+        "load_count": loads,
+        "target_ratio": TARGET_RATIO,
+        "target_met": met,
+        "results": results,
+    }
     path = ROOT / "bench" / "results" / "local.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(out, indent=2) + "\n")

@@ -1,6 +1,6 @@
 """Orchestration overhead: a 200-case run against a loopback server with a fixed latency.
 
-The server (`python -m abeq.loopback`) runs in its own process and stamps the first request and
+The server (`python -m abeq.testing.loopback`) runs in its own process and stamps the first request and
 the last answer; measured = that span, bound = max(2 x latency, ceil(calls / concurrency) x latency),
 ratio = measured / bound (target <= 1.10 at 250 ms). Every configuration runs in a fresh child
 process with a fresh database, after a small warm-up run (imports, first connections), so
@@ -30,11 +30,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 
-from harness import LoopbackProcess, documents, many_cases, process_cpu  # noqa: E402
-
-from abeq import transferset  # noqa: E402
+from abeq import sets as transferset  # noqa: E402
+from abeq.testing.process import LoopbackProcess, process_cpu  # noqa: E402
+from abeq.testing.synthetic import documents, many_cases  # noqa: E402
 
 CASES, CONCURRENCY, WARMUP_CASES = 200, 32, 8
 TARGET_RATIO = 1.10
@@ -47,15 +46,17 @@ def bound(calls: int, latency: float, concurrency: int = CONCURRENCY) -> float:
 
 # ------------------------------------------------------------------ one configuration (child)
 def engine_run(url: str, ts, db: str, concurrency: int) -> int:
-    from abeq.engine import Engine, RunConfig
     from abeq.models import ModelSpec
-    from abeq.store import Store
+    from abeq.results.store import Store
+    from abeq.run.engine import Engine, RunConfig
 
     original, faithful, _ = documents()
     spec = ModelSpec(name=MODEL, api_base=url, max_tokens=2048)
     store = Store(db)
     try:
-        eng = Engine(store, original, faithful, ts, RunConfig(runner=spec, judge=spec, concurrency=concurrency))
+        eng = Engine(
+            store, original, faithful, ts, RunConfig(runner=spec, judge=spec, concurrency=concurrency)
+        )
         run_id = eng.run()
         st = store.call_stats(run_id)
         errors = sum(1 for r in store.run_cases(run_id) if r["status"] != "judged")
@@ -68,10 +69,10 @@ async def bare_run(url: str, ts, concurrency: int) -> int:
     """The floor: abeq's request bodies posted with aiohttp, in the engine's dependency shape."""
     import aiohttp
 
-    from abeq.judge import judge_prompt
-    from abeq.models import response_format
+    from abeq.models.schema import response_format
     from abeq.prompts import messages
-    from abeq.runner import runner_messages
+    from abeq.run.judge import judge_prompt
+    from abeq.run.runner import runner_messages
     from abeq.schemas import JudgeReply, RunnerReply
 
     original, faithful, _ = documents()
@@ -82,8 +83,14 @@ async def bare_run(url: str, ts, concurrency: int) -> int:
 
     async def post(sess, msgs, rf) -> str:
         nonlocal calls
-        body = {"model": "scripted", "messages": msgs, "temperature": 0.0, "max_tokens": 2048, "seed": 0,
-                "response_format": rf}
+        body = {
+            "model": "scripted",
+            "messages": msgs,
+            "temperature": 0.0,
+            "max_tokens": 2048,
+            "seed": 0,
+            "response_format": rf,
+        }
         async with sem:
             async with sess.post(url + "/chat/completions", json=body) as r:
                 data = json.loads(await r.text())
@@ -91,28 +98,39 @@ async def bare_run(url: str, ts, concurrency: int) -> int:
         return data["choices"][0]["message"]["content"]
 
     async def case(sess, c):
-        o, k = await asyncio.gather(post(sess, runner_messages(original.text, c, "skill"), rf_runner),
-                                    post(sess, runner_messages(faithful.text, c, "skill"), rf_runner))
-        await post(sess, messages(judge_prompt(), [("case_input", c.input), ("original_run", o),
-                                                   ("candidate_run", k)]), rf_judge)
+        o, k = await asyncio.gather(
+            post(sess, runner_messages(original.text, c, "skill"), rf_runner),
+            post(sess, runner_messages(faithful.text, c, "skill"), rf_runner),
+        )
+        await post(
+            sess,
+            messages(judge_prompt(), [("case_input", c.input), ("original_run", o), ("candidate_run", k)]),
+            rf_judge,
+        )
 
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as sess:
         await asyncio.gather(*[case(sess, c) for c in ts.cases])
     return calls
 
 
-def child(transport: str, url: str, latency: float, cases: int, concurrency: int, server_pid: int = 0) -> dict:
+def child(
+    transport: str, url: str, latency: float, cases: int, concurrency: int, server_pid: int = 0
+) -> dict:
     if transport == "litellm":
         os.environ["ABEQ_TRANSPORT"] = "litellm"
-        from abeq.models import litellm
+        from abeq.models.bootstrap import litellm
 
         litellm()  # the 6-10 s import is start-up, not per-call overhead
-    from abeq.providers import scripted
+    from abeq.testing import scripted
 
     server_root = url.rsplit("/v1", 1)[0]
     warm, ts = many_cases(WARMUP_CASES), many_cases(cases)
-    warm = transferset.confirm(warm.model_copy(update={"cases": [c.model_copy(update={"input": c.input + " warm-up"})
-                                                                 for c in warm.cases]}), warm.document_hash)
+    warm = transferset.confirm(
+        warm.model_copy(
+            update={"cases": [c.model_copy(update={"input": c.input + " warm-up"}) for c in warm.cases]}
+        ),
+        warm.document_hash,
+    )
     with tempfile.TemporaryDirectory() as tmp:
         if transport == "bare":
             asyncio.run(bare_run(url, warm, concurrency))
@@ -132,13 +150,23 @@ def child(transport: str, url: str, latency: float, cases: int, concurrency: int
     calls = st["requests"]
     measured = st["last_response_at"] - st["first_request_at"]
     b = bound(calls, latency, concurrency)
-    return {"transport": transport, "latency_s": latency, "cases": cases, "concurrency": concurrency,
-            "calls": calls, "calls_counted_by_client": made, "server_ok": st["ok"],
-            "measured_s": round(measured, 3), "bound_s": round(b, 3), "ratio": round(measured / b, 3),
-            "client_wall_s": round(wall, 3), "cpu_s": round(cpu, 3),
-            "cpu_ms_per_call": round(cpu * 1000 / max(1, calls), 3),
-            # the server's own CPU: if it nears the run time, the server (not abeq) is the bottleneck
-            "server_cpu_ms_per_call": round((s1 - s0) * 1000 / max(1, calls), 3) if s0 is not None else None}
+    return {
+        "transport": transport,
+        "latency_s": latency,
+        "cases": cases,
+        "concurrency": concurrency,
+        "calls": calls,
+        "calls_counted_by_client": made,
+        "server_ok": st["ok"],
+        "measured_s": round(measured, 3),
+        "bound_s": round(b, 3),
+        "ratio": round(measured / b, 3),
+        "client_wall_s": round(wall, 3),
+        "cpu_s": round(cpu, 3),
+        "cpu_ms_per_call": round(cpu * 1000 / max(1, calls), 3),
+        # the server's own CPU: if it nears the run time, the server (not abeq) is the bottleneck
+        "server_cpu_ms_per_call": round((s1 - s0) * 1000 / max(1, calls), 3) if s0 is not None else None,
+    }
 
 
 def _get(url: str) -> dict:
@@ -150,15 +178,39 @@ def _get(url: str) -> dict:
 def _post(url: str) -> dict:
     import urllib.request
 
-    return json.loads(urllib.request.urlopen(urllib.request.Request(url, data=b"", method="POST"), timeout=30).read())
+    return json.loads(
+        urllib.request.urlopen(urllib.request.Request(url, data=b"", method="POST"), timeout=30).read()
+    )
 
 
 # ------------------------------------------------------------------ driver
-def measure(transport: str, url: str, latency: float, cases: int, concurrency: int, server_pid: int = 0) -> dict:
+def measure(
+    transport: str, url: str, latency: float, cases: int, concurrency: int, server_pid: int = 0
+) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "ABEQ_TRANSPORT"}
-    out = subprocess.run([sys.executable, __file__, "--child", transport, "--url", url, "--latency", str(latency),
-                          "--cases", str(cases), "--concurrency", str(concurrency), "--server-pid", str(server_pid)],
-                         capture_output=True, text=True, env=env, cwd=str(ROOT), timeout=900)
+    out = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--child",
+            transport,
+            "--url",
+            url,
+            "--latency",
+            str(latency),
+            "--cases",
+            str(cases),
+            "--concurrency",
+            str(concurrency),
+            "--server-pid",
+            str(server_pid),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(ROOT),
+        timeout=900,
+    )
     if out.returncode != 0:
         raise RuntimeError(f"{transport} @ {latency}s failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -186,22 +238,38 @@ def main(argv=None) -> int:
             for transport in a.transports.split(","):
                 r = measure(transport, srv.url, latency, a.cases, a.concurrency, srv.proc.pid)
                 results.append(r)
-                print(f"  {transport:>7} @ {latency:g}s: ratio {r['ratio']:.3f} "
-                      f"({r['measured_s']:.2f}s / bound {r['bound_s']:.2f}s), "
-                      f"{r['cpu_ms_per_call']:.2f} ms CPU/call (server {r['server_cpu_ms_per_call']} ms)",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"  {transport:>7} @ {latency:g}s: ratio {r['ratio']:.3f} "
+                    f"({r['measured_s']:.2f}s / bound {r['bound_s']:.2f}s), "
+                    f"{r['cpu_ms_per_call']:.2f} ms CPU/call (server {r['server_cpu_ms_per_call']} ms)",
+                    file=sys.stderr,
+                    flush=True,
+                )
     bare = {r["latency_s"]: r for r in results if r["transport"] == "bare"}
-    print(f"\n{'transport':>9} {'latency':>8} {'calls':>6} {'measured s':>11} {'bound s':>8} {'ratio':>6}"
-          f" {'CPU ms/call':>12} {'bare CPU ms/call':>17}")
+    print(
+        f"\n{'transport':>9} {'latency':>8} {'calls':>6} {'measured s':>11} {'bound s':>8} {'ratio':>6}"
+        f" {'CPU ms/call':>12} {'bare CPU ms/call':>17}"
+    )
     for r in results:
         b = bare.get(r["latency_s"])
-        print(f"{r['transport']:>9} {r['latency_s']:>7g}s {r['calls']:>6} {r['measured_s']:>11.2f} {r['bound_s']:>8.2f}"
-              f" {r['ratio']:>6.3f} {r['cpu_ms_per_call']:>12.2f} {b['cpu_ms_per_call'] if b else float('nan'):>17.2f}")
+        print(
+            f"{r['transport']:>9} {r['latency_s']:>7g}s {r['calls']:>6} {r['measured_s']:>11.2f} "
+            f"{r['bound_s']:>8.2f}"
+            f" {r['ratio']:>6.3f} {r['cpu_ms_per_call']:>12.2f} "
+            f"{b['cpu_ms_per_call'] if b else float('nan'):>17.2f}"
+        )
     fast = [r for r in results if r["transport"] == "fast" and r["latency_s"] == 0.25]
     met = bool(fast) and fast[0]["ratio"] <= TARGET_RATIO
-    out = {"bench": "overhead", "python": sys.version.split()[0], "cpus": os.cpu_count(),
-           "load_1min_before": load_before, "load_1min_after": round(os.getloadavg()[0], 2),
-           "target_ratio_at_250ms": TARGET_RATIO, "target_met": met, "results": results}
+    out = {
+        "bench": "overhead",
+        "python": sys.version.split()[0],
+        "cpus": os.cpu_count(),
+        "load_1min_before": load_before,
+        "load_1min_after": round(os.getloadavg()[0], 2),
+        "target_ratio_at_250ms": TARGET_RATIO,
+        "target_met": met,
+        "results": results,
+    }
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(out, indent=2) + "\n")
     print(f"target fast-path ratio at 250 ms <= {TARGET_RATIO}: {'met' if met else 'MISSED'}  -> {a.out}")

@@ -14,13 +14,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from abeq.report import build_report  # noqa: E402
-from abeq.store import Store  # noqa: E402
-from synthetic import synthetic_run  # noqa: E402
+from abeq.results.report import build_report  # noqa: E402
+from abeq.results.store import Store  # noqa: E402
+from abeq.testing.synthetic import synthetic_run  # noqa: E402
 
 CASES = 1000
 RUNS = 7
@@ -52,8 +51,10 @@ def main() -> int:
             times.append(time.perf_counter() - t)
             assert not at.exception, at.exception
         med, worst = statistics.median(times), max(times)
-        print(f"Review page, {CASES}-case run: median {med * 1000:.0f} ms, max {worst * 1000:.0f} ms "
-              f"over {RUNS} renders (target <= {TARGET_S * 1000:.0f} ms)")
+        print(
+            f"Review page, {CASES}-case run: median {med * 1000:.0f} ms, max {worst * 1000:.0f} ms "
+            f"over {RUNS} renders (target <= {TARGET_S * 1000:.0f} ms)"
+        )
         return 0 if worst <= TARGET_S else 1
 
 

@@ -31,11 +31,19 @@ def main() -> int:
         times.append(time.perf_counter() - t)
     med = statistics.median(times)
     met = med <= TARGET_S
-    print(f"`abeq --help`: median {med:.3f} s over {RUNS} runs (min {min(times):.3f}, max {max(times):.3f}); "
-          f"target <= {TARGET_S} s: {'met' if met else 'MISSED'}")
-    out = {"bench": "startup", "command": " ".join(cmd), "load_1min": round(os.getloadavg()[0], 2),
-           "runs_s": [round(x, 3) for x in times], "median_s": round(med, 3), "target_s": TARGET_S,
-           "target_met": met}
+    print(
+        f"`abeq --help`: median {med:.3f} s over {RUNS} runs (min {min(times):.3f}, max {max(times):.3f}); "
+        f"target <= {TARGET_S} s: {'met' if met else 'MISSED'}"
+    )
+    out = {
+        "bench": "startup",
+        "command": " ".join(cmd),
+        "load_1min": round(os.getloadavg()[0], 2),
+        "runs_s": [round(x, 3) for x in times],
+        "median_s": round(med, 3),
+        "target_s": TARGET_S,
+        "target_met": met,
+    }
     path = ROOT / "bench" / "results" / "startup.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(out, indent=2) + "\n")

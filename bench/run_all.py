@@ -36,10 +36,16 @@ def run(name: str) -> dict:
         _save("diff", data)
     elif name == "review":
         m = re.search(r"median (\d+) ms, max (\d+) ms over (\d+) renders", p.stdout)
-        data = {"bench": "review", "cases": 1000, "load_1min": round(os.getloadavg()[0], 2),
-                "median_ms": int(m.group(1)) if m else None, "max_ms": int(m.group(2)) if m else None,
-                "renders": int(m.group(3)) if m else None, "target_ms": 1000,
-                "target_met": p.returncode == 0 and m is not None}
+        data = {
+            "bench": "review",
+            "cases": 1000,
+            "load_1min": round(os.getloadavg()[0], 2),
+            "median_ms": int(m.group(1)) if m else None,
+            "max_ms": int(m.group(2)) if m else None,
+            "renders": int(m.group(3)) if m else None,
+            "target_ms": 1000,
+            "target_met": p.returncode == 0 and m is not None,
+        }
         _save("review", data)
     path = RESULTS / f"{name}.json"
     data = json.loads(path.read_text()) if path.exists() else {}
@@ -61,53 +67,124 @@ def rows(r: dict) -> list[tuple[str, str, str, str]]:
     ov = r.get("overhead")
     if ov:
         by = {(x["transport"], x["latency_s"]): x for x in ov["results"]}
-        for (tr, lat), x in sorted(by.items(), key=lambda kv: (kv[0][1], ("fast", "litellm", "bare").index(kv[0][0]))):
+        for (tr, lat), x in sorted(
+            by.items(), key=lambda kv: (kv[0][1], ("fast", "litellm", "bare").index(kv[0][0]))
+        ):
             target = "≤ 1.10" if (tr, lat) == ("fast", 0.25) else "—"
             ok = x["ratio"] <= 1.10 if target != "—" else None
-            label = {"fast": "abeq, fast path", "litellm": "abeq, ABEQ_TRANSPORT=litellm", "bare": "bare aiohttp client"}[tr]
-            out.append((f"Overhead @ {lat * 1000:g} ms, {label}: measured / bound "
-                        f"({x['measured_s']:.2f} s / {x['bound_s']:.2f} s, {x['calls']} calls, concurrency {x['concurrency']})",
-                        f"{x['ratio']:.3f}", target, _mark(ok)))
+            label = {
+                "fast": "abeq, fast path",
+                "litellm": "abeq, ABEQ_TRANSPORT=litellm",
+                "bare": "bare aiohttp client",
+            }[tr]
+            out.append(
+                (
+                    f"Overhead @ {lat * 1000:g} ms, {label}: measured / bound "
+                    f"({x['measured_s']:.2f} s / {x['bound_s']:.2f} s, {x['calls']} calls, concurrency "
+                    f"{x['concurrency']})",
+                    f"{x['ratio']:.3f}",
+                    target,
+                    _mark(ok),
+                )
+            )
         for (tr, lat), x in sorted(by.items(), key=lambda kv: (kv[0][1], kv[0][0])):
             if lat == 0.25:
-                out.append((f"Orchestrator CPU per model call, {tr} (server's own: {x['server_cpu_ms_per_call']} ms)",
-                            f"{x['cpu_ms_per_call']:.2f} ms", "—", "—"))
+                out.append(
+                    (
+                        f"Orchestrator CPU per model call, {tr} (server's own: {x['server_cpu_ms_per_call']} "
+                        "ms)",
+                        f"{x['cpu_ms_per_call']:.2f} ms",
+                        "—",
+                        "—",
+                    )
+                )
     c = r.get("cache")
     if c:
         s = c["steps"]
-        out.append(("Cache: round 2 teacher calls (HTTP requests: candidate + judge only)",
-                    f"{s['round_2']['teacher_calls']} ({s['round_2']['http_requests']} requests for {c['cases']} cases)",
-                    "0", _mark(c["checks"]["round_2_zero_teacher_calls"])))
-        out.append(("Cache: identical re-run, model calls (HTTP requests)", str(s["rerun_round_2"]["http_requests"]), "0",
-                    _mark(c["checks"]["rerun_zero_model_calls"])))
+        out.append(
+            (
+                "Cache: round 2 teacher calls (HTTP requests: candidate + judge only)",
+                f"{s['round_2']['teacher_calls']} ({s['round_2']['http_requests']} requests for {c['cases']} "
+                "cases)",
+                "0",
+                _mark(c["checks"]["round_2_zero_teacher_calls"]),
+            )
+        )
+        out.append(
+            (
+                "Cache: identical re-run, model calls (HTTP requests)",
+                str(s["rerun_round_2"]["http_requests"]),
+                "0",
+                _mark(c["checks"]["rerun_zero_model_calls"]),
+            )
+        )
     f = r.get("faults")
     if f:
         x = f["faulty"]
-        out.append((f"Faults: {f['cases']} cases, {f['fail_rate']:.0%} HTTP 429/500 + {f['malformed_rate']:.0%} malformed "
-                    f"replies, default retries: cases judged + errored; verdicts changed by faults",
-                    f"{x['judged']} + {x['errored']}; {len(f['verdicts_changed_by_faults'])} changed "
-                    f"({x['requests']} requests vs {f['clean']['requests']} clean; {x['wall_s']} s vs {f['clean']['wall_s']} s)",
-                    "all accounted for; 0 changed", _mark(f["target_met"])))
+        out.append(
+            (
+                f"Faults: {f['cases']} cases, {f['fail_rate']:.0%} HTTP 429/500 + {f['malformed_rate']:.0%} "
+                "malformed "
+                f"replies, default retries: cases judged + errored; verdicts changed by faults",
+                f"{x['judged']} + {x['errored']}; {len(f['verdicts_changed_by_faults'])} changed "
+                f"({x['requests']} requests vs {f['clean']['requests']} clean; {x['wall_s']} s vs "
+                f"{f['clean']['wall_s']} s)",
+                "all accounted for; 0 changed",
+                _mark(f["target_met"]),
+            )
+        )
     v = r.get("review")
     if v:
-        out.append(("Review page server time, 1,000 cases (max of renders; median)",
-                    f"{v['max_ms']} ms ({v['median_ms']} ms)", "≤ 1000 ms", _mark(v["target_met"])))
+        out.append(
+            (
+                "Review page server time, 1,000 cases (max of renders; median)",
+                f"{v['max_ms']} ms ({v['median_ms']} ms)",
+                "≤ 1000 ms",
+                _mark(v["target_met"]),
+            )
+        )
     d = r.get("diff")
     if d:
         x = d["results"][0]
-        out.append((f"Word diff of two {x['a_bytes'] / 1000:.0f} KB transcripts, {x['case']} edits (best; median)",
-                    f"{x['word_diff_best_ms']} ms ({x['word_diff_median_ms']} ms)", "≤ 50 ms", _mark(d["target_met"])))
+        out.append(
+            (
+                f"Word diff of two {x['a_bytes'] / 1000:.0f} KB transcripts, {x['case']} edits (best; "
+                "median)",
+                f"{x['word_diff_best_ms']} ms ({x['word_diff_median_ms']} ms)",
+                "≤ 50 ms",
+                _mark(d["target_met"]),
+            )
+        )
     lo = r.get("local")
     if lo:
         for name, x in lo["results"].items():
-            out.append((f"Embedded model tokens/s, abeq / bare llama-cpp-python, {name} "
-                        f"({x['abeq_tokens_per_s']} / {x['bare_tokens_per_s']} tok/s)",
-                        f"{x['ratio']:.3f}", "≥ 0.9", _mark(x["ratio"] >= 0.9)))
-        out.append(("Embedded model loads per process (after several calls); load time",
-                    f"{lo['load_count']} ({lo['load_seconds']:.2f} s)", "1", _mark(lo["load_count"] == 1)))
+            out.append(
+                (
+                    f"Embedded model tokens/s, abeq / bare llama-cpp-python, {name} "
+                    f"({x['abeq_tokens_per_s']} / {x['bare_tokens_per_s']} tok/s)",
+                    f"{x['ratio']:.3f}",
+                    "≥ 0.9",
+                    _mark(x["ratio"] >= 0.9),
+                )
+            )
+        out.append(
+            (
+                "Embedded model loads per process (after several calls); load time",
+                f"{lo['load_count']} ({lo['load_seconds']:.2f} s)",
+                "1",
+                _mark(lo["load_count"] == 1),
+            )
+        )
     st = r.get("startup")
     if st:
-        out.append(("`abeq --help` wall time (median of 5)", f"{st['median_s']:.3f} s", "≤ 0.5 s", _mark(st["target_met"])))
+        out.append(
+            (
+                "`abeq --help` wall time (median of 5)",
+                f"{st['median_s']:.3f} s",
+                "≤ 0.5 s",
+                _mark(st["target_met"]),
+            )
+        )
     return out
 
 
@@ -115,8 +192,10 @@ def table(r: dict, load: tuple) -> str:
     lines = ["| Figure | Measured | Target | |", "|---|---|---|---|"]
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows(r)]
     lines.append("")
-    lines.append(f"Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores (shared); "
-                 f"1-minute load average {load[0]:.2f} before, {load[1]:.2f} after.")
+    lines.append(
+        f"Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores (shared); "
+        f"1-minute load average {load[0]:.2f} before, {load[1]:.2f} after."
+    )
     return "\n".join(lines)
 
 
@@ -148,9 +227,15 @@ def main(argv=None) -> int:
             sys.stderr.write(f"bench_{name}.py failed: {e}\n")
     md = table(results, (load_before, os.getloadavg()[0]))
     print(md)
-    _save("summary", {"load_1min_before": load_before, "load_1min_after": os.getloadavg()[0],
-                      "rows": [dict(zip(("figure", "measured", "target", "status"), x)) for x in rows(results)],
-                      "failed": failed})
+    _save(
+        "summary",
+        {
+            "load_1min_before": load_before,
+            "load_1min_after": os.getloadavg()[0],
+            "rows": [dict(zip(("figure", "measured", "target", "status"), x)) for x in rows(results)],
+            "failed": failed,
+        },
+    )
     if a.readme:
         update_readme(md)
     return 1 if failed else 0

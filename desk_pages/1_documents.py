@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from abeq.desk import queries, session
+from abeq.desk import session
 from abeq.desk.render import md
-from abeq.diff import side_by_side_html
 from abeq.documents import compression_ratio, load_document, size_stats
 from abeq.errors import AbeqError, InputError
+from abeq.results.diff import side_by_side_html
 
 store = session.open_store()
 review = session.current_review(store, st.session_state)
@@ -27,9 +27,13 @@ def loader(which: str) -> tuple[str, str] | None:
             try:
                 return f.name, f.getvalue().decode("utf-8-sig")
             except UnicodeDecodeError:
-                raise InputError("the file is not valid UTF-8", path=f.name, hint="Re-save it as UTF-8.") from None
+                raise InputError(
+                    "the file is not valid UTF-8", path=f.name, hint="Re-save it as UTF-8."
+                ) from None
     elif mode == "Paste":
-        name = st.text_input("File name", "SKILL.md" if which == "original" else "candidate.md", key=f"{which}_name")
+        name = st.text_input(
+            "File name", "SKILL.md" if which == "original" else "candidate.md", key=f"{which}_name"
+        )
         text = st.text_area("Text", height=220, key=f"{which}_text")
         if st.button("Load text", key=f"{which}_load_text"):
             return name.strip() or f"{which}.md", text
@@ -40,8 +44,12 @@ def loader(which: str) -> tuple[str, str] | None:
             doc = load_document(path.strip(), which)
             return doc.name, doc.text
     else:
-        pick = st.selectbox("Example candidate", list(session.EXAMPLE_CANDIDATES), key="example_pick",
-                            format_func=lambda k: f"{k}: {session.EXAMPLE_CANDIDATES[k]}")
+        pick = st.selectbox(
+            "Example candidate",
+            list(session.EXAMPLE_CANDIDATES),
+            key="example_pick",
+            format_func=lambda k: f"{k}: {session.EXAMPLE_CANDIDATES[k]}",
+        )
         if st.button("Load example", key="load_example"):
             doc = load_document(session.EXAMPLE_DIR / session.EXAMPLE_CANDIDATES[pick], which)
             return doc.name, doc.text
@@ -62,11 +70,17 @@ for col, which, doc in ((left, "original", original), (right, "candidate", candi
         st.subheader(which.capitalize())
         st.caption(md(f"{doc['name']} · sha256 {doc['hash'][:12]}") if doc else f"No {which} loaded yet.")
         if which == "candidate":
-            earlier = queries.review_candidates(store, review["id"])
+            earlier = store.review_candidates(review["id"])
             if len(earlier) > 1:
-                st.selectbox("Switch to an earlier candidate of this review", earlier, index=None, key="earlier",
-                             format_func=lambda d: f"{d['name']} · {d['hash'][:12]} (run {d['last_run']})",
-                             on_change=pick_earlier, args=(review["id"],))
+                st.selectbox(
+                    "Switch to an earlier candidate of this review",
+                    earlier,
+                    index=None,
+                    key="earlier",
+                    format_func=lambda d: f"{d['name']} · {d['hash'][:12]} (run {d['last_run']})",
+                    on_change=pick_earlier,
+                    args=(review["id"],),
+                )
         with st.expander(f"Load {'another' if doc else 'the'} {which}", expanded=doc is None):
             try:
                 loaded = loader(which)
@@ -86,10 +100,20 @@ if original and candidate:
     m[0].metric("Characters", f"{b.characters:,}", f"{b.characters - a.characters:+,}", delta_color="inverse")
     m[1].metric("Tokens (est.)", f"{b.tokens:,}", f"{b.tokens - a.tokens:+,}", delta_color="inverse")
     m[2].metric("Lines", f"{b.lines:,}", f"{b.lines - a.lines:+,}", delta_color="inverse")
-    m[3].metric("Compression ratio", f"{ratio:.2f}", f"{(1 - ratio) * 100:.0f}% shorter" if ratio <= 1
-                else f"{(ratio - 1) * 100:.0f}% longer", delta_color="off", delta_arrow="off")
+    m[3].metric(
+        "Compression ratio",
+        f"{ratio:.2f}",
+        f"{(1 - ratio) * 100:.0f}% shorter" if ratio <= 1 else f"{(ratio - 1) * 100:.0f}% longer",
+        delta_color="off",
+        delta_arrow="off",
+    )
     st.caption("Token counts are estimates: every model family tokenizes differently.")
     with st.container(height=640):
-        st.html(side_by_side_html(original["content"], candidate["content"],
-                                  left_label=f"Original · {original['name']}",
-                                  right_label=f"Candidate · {candidate['name']}"))
+        st.html(
+            side_by_side_html(
+                original["content"],
+                candidate["content"],
+                left_label=f"Original · {original['name']}",
+                right_label=f"Candidate · {candidate['name']}",
+            )
+        )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from abeq import transferset
+from abeq import sets as transferset
 from abeq.desk import editor, session
 from abeq.desk.render import md
 from abeq.documents import sections as doc_sections
@@ -26,7 +26,9 @@ unconfirmed_why = transferset.confirmation_problem(ts, original["hash"])
 confirmed = not unconfirmed_why
 
 with st.expander("Import / export a file", expanded=not ts.cases):
-    up = st.file_uploader("Transfer set (.json, .yaml, .csv, .jsonl)", type=["json", "yaml", "yml", "csv", "jsonl"])
+    up = st.file_uploader(
+        "Transfer set (.json, .yaml, .csv, .jsonl)", type=["json", "yaml", "yml", "csv", "jsonl"]
+    )
     if up is not None and st.button("Import (replaces the table)"):
         try:
             new = editor.import_text(up.getvalue().decode("utf-8-sig"), up.name, original["hash"])
@@ -35,37 +37,60 @@ with st.expander("Import / export a file", expanded=not ts.cases):
         except (AbeqError, UnicodeDecodeError) as e:
             st.error(md(e.render() if isinstance(e, AbeqError) else f"{up.name}: not valid UTF-8"))
     if ts.cases:
-        # with the coverage this page shows (the stored set keeps the cases; coverage is measured on the original)
-        exported = ts.model_copy(update={"coverage": transferset.coverage(original["content"], ts).as_coverage()})
-        st.download_button("Export JSON", transferset.dump(exported), file_name="transfer-set.json",
-                           mime="application/json")
+        # with the coverage this page shows (the stored set keeps the cases; coverage is measured on the
+        # original)
+        exported = ts.model_copy(
+            update={"coverage": transferset.coverage(original["content"], ts).as_coverage()}
+        )
+        st.download_button(
+            "Export JSON", transferset.dump(exported), file_name="transfer-set.json", mime="application/json"
+        )
 
 has_runs = bool(ts_hash and store.runs(review["id"]))
 if confirmed:
-    st.success(md(f"Confirmed {ts.confirmation_timestamp} · set {transferset.set_hash(ts)[:12]}"), icon=":material/lock:")
-    st.info("This review has runs, so its cases are fixed (its rounds must run the same set); to run changed cases, "
-            "create a new review." if has_runs else
-            "Editing makes a new unconfirmed version: runs are refused until you confirm it again.")
+    st.success(
+        md(f"Confirmed {ts.confirmation_timestamp} · set {transferset.set_hash(ts)[:12]}"),
+        icon=":material/lock:",
+    )
+    st.info(
+        "This review has runs, so its cases are fixed (its rounds must run the same set); to run changed "
+        "cases, "
+        "create a new review."
+        if has_runs
+        else "Editing makes a new unconfirmed version: runs are refused until you confirm it again."
+    )
 elif ts.user_confirmed:
-    st.warning(md(f"Not confirmed for this original: {unconfirmed_why.removeprefix('the transfer set ')}. "
-                  "Read the cases against it and press Confirm."))
+    st.warning(
+        md(
+            f"Not confirmed for this original: {unconfirmed_why.removeprefix('the transfer set ')}. "
+            "Read the cases against it and press Confirm."
+        )
+    )
 else:
     st.warning("Not confirmed: no runner call happens until you read these cases and press Confirm.")
 
 edited = st.data_editor(
-    editor.to_frame(ts), num_rows="dynamic", hide_index=True, width="stretch", key=f"ts_editor_{ts_hash}",
+    editor.to_frame(ts),
+    num_rows="dynamic",
+    hide_index=True,
+    width="stretch",
+    key=f"ts_editor_{ts_hash}",
     column_order=["id", "type", "status", "input", "exercises_sections", "gate_responses"],
     column_config={
         "id": st.column_config.TextColumn("id", width=120, required=True),
         "type": st.column_config.SelectboxColumn("type", options=list(CASE_TYPES), width=105, required=True),
         "status": st.column_config.TextColumn("status", width=105, disabled=True),
         "input": st.column_config.TextColumn("input", width="large", required=True),
-        "exercises_sections": st.column_config.TextColumn("exercises_sections", width="medium",
-                                                          help="Section titles, comma-separated"),
+        "exercises_sections": st.column_config.TextColumn(
+            "exercises_sections", width="medium", help="Section titles, comma-separated"
+        ),
         "gate_responses": st.column_config.TextColumn(
-            "gate_responses", width="medium",
-            help='JSON list: [{"gate_id": "", "gate_type": "", "pattern": "…", "response": "…"}]'),
-    })
+            "gate_responses",
+            width="medium",
+            help='JSON list: [{"gate_id": "", "gate_type": "", "pattern": "…", "response": "…"}]',
+        ),
+    },
+)
 cases, problem = None, None
 try:
     cases = editor.from_frame(edited, ts, sections=doc_sections(original["content"]))
@@ -76,33 +101,50 @@ shown = ts.model_copy(update={"cases": cases}) if cases is not None else ts
 if problem and ts.cases:
     st.error(md(problem))
 
-allow_thin = st.checkbox("Accept a thin set (fewer than 5 cases or a case type missing); the report records it",
-                         value=ts.thin_accepted, disabled=confirmed and not dirty)
+allow_thin = st.checkbox(
+    "Accept a thin set (fewer than 5 cases or a case type missing); the report records it",
+    value=ts.thin_accepted,
+    disabled=confirmed and not dirty,
+)
 # Rounds of a review run the same cases (so that they compare): once it has runs, its set is fixed.
 locked = has_runs
 buttons = st.container(horizontal=True)
 if buttons.button("Save edits", disabled=not dirty or locked):
     session.set_transfer_set(store, review, transferset.edit(ts, cases))
     st.rerun()
-if buttons.button("Confirm", type="primary", disabled=cases is None or (confirmed and not dirty) or (locked and dirty),
-                  key="confirm", help="Freeze and hash this set; runs use exactly this version."):
+if buttons.button(
+    "Confirm",
+    type="primary",
+    disabled=cases is None or (confirmed and not dirty) or (locked and dirty),
+    key="confirm",
+    help="Freeze and hash this set; runs use exactly this version.",
+):
     base = transferset.edit(ts, cases) if dirty else ts
     try:
-        session.set_transfer_set(store, review, transferset.confirm(base, original["hash"], thin_accepted=allow_thin))
+        session.set_transfer_set(
+            store, review, transferset.confirm(base, original["hash"], thin_accepted=allow_thin)
+        )
         st.rerun()
     except AbeqError as e:
         st.error(md(e.render()))
 if dirty and locked:
-    st.warning("This review already has runs on these cases, and its rounds must run the same set, so these "
-               "edits cannot be saved here. To run changed cases, create a new review (sidebar).")
+    st.warning(
+        "This review already has runs on these cases, and its rounds must run the same set, so these "
+        "edits cannot be saved here. To run changed cases, create a new review (sidebar)."
+    )
 elif dirty:
     st.caption("Unsaved edits: Save keeps them unconfirmed; Confirm saves and freezes them.")
 
 st.subheader("Coverage")
 cov = transferset.coverage(original["content"], shown, allow_thin=allow_thin)
 m = st.columns(1 + len(CASE_TYPES))
-m[0].metric("Sections covered", f"{cov.coverage_pct:.0f}%",
-            f"{len(cov.sections_covered)} of {len(cov.sections_identified)}", delta_color="off", delta_arrow="off")
+m[0].metric(
+    "Sections covered",
+    f"{cov.coverage_pct:.0f}%",
+    f"{len(cov.sections_covered)} of {len(cov.sections_identified)}",
+    delta_color="off",
+    delta_arrow="off",
+)
 for col, t in zip(m[1:], CASE_TYPES):
     col.metric(t, cov.per_type[t])
 for w in cov.warnings:
@@ -111,4 +153,6 @@ uncovered = [s for s in cov.sections_identified if s not in cov.sections_covered
 if uncovered:
     st.markdown("**Sections no case exercises:** " + "; ".join(md(s) for s in uncovered))
 if not cov.runnable:
-    st.error("A run will be refused: this set is thin. Add cases, or tick “Accept a thin set” before confirming.")
+    st.error(
+        "A run will be refused: this set is thin. Add cases, or tick “Accept a thin set” before confirming."
+    )

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import streamlit as st
 
+from abeq.api import estimate_run
 from abeq.desk import queries, session, worker
 from abeq.desk.render import md
 from abeq.documents import Document, detect_variant
-from abeq.transferset import confirmation_problem, coverage as transferset_coverage
-from abeq.engine import Engine, RunConfig, estimate, estimate_calls
 from abeq.errors import AbeqError
-from abeq.models import DEFAULT_MODEL, model_problem
-from abeq.store import db_path
+from abeq.models import DEFAULT_MODEL
+from abeq.results.store import db_path
+from abeq.run.engine import RunConfig
+from abeq.run.estimate import estimate_calls
+from abeq.sets import confirmation_problem
+from abeq.sets import coverage as transferset_coverage
 
 store = session.open_store()
 review = session.current_review(store, st.session_state)
@@ -28,72 +31,105 @@ st.info(session.EMBEDDED_NOTE, icon=":material/info:")
 
 st.caption(md(f"Original {original['name']} → candidate {candidate['name']} · {len(ts.cases)} cases"))
 # Streamlit drops a widget's state when its page is left; these settings outlive that (per session).
-STICKY = {"runner_model": DEFAULT_MODEL, "judge_model": DEFAULT_MODEL, "api_base": "", "concurrency": 4,
-          "judge_samples": 1, "aa": False}
+STICKY = {
+    "runner_model": DEFAULT_MODEL,
+    "judge_model": DEFAULT_MODEL,
+    "api_base": "",
+    "concurrency": 4,
+    "judge_samples": 1,
+    "aa": False,
+}
 for k, default in STICKY.items():
     if k not in st.session_state:
         st.session_state[k] = st.session_state.get(f"keep:{k}", default)
 c1, c2 = st.columns(2)
 runner = c1.text_input("Runner model (any litellm model string)", key="runner_model")
 judge = c2.text_input("Judge model", key="judge_model")
-api_base = c1.text_input("API base (Ollama, vLLM, any OpenAI-compatible server; blank for hosted APIs)",
-                         key="api_base")
+api_base = c1.text_input(
+    "API base (Ollama, vLLM, any OpenAI-compatible server; blank for hosted APIs)", key="api_base"
+)
 variants = ["skill", "instruction-file"]
-variant = c2.selectbox("Variant", variants, index=variants.index(detect_variant(original["name"])), key="variant",
-                       help="Detected from the original's file name (CLAUDE.md, AGENTS.md, … are instruction files).")
-concurrency = c1.number_input("Concurrency (model calls in flight; 1 = one case after another)", 1, 64,
-                              key="concurrency")
-samples = c2.number_input("Judge samples per case (recommended 3; more than 1 marks split verdicts as uncertain)",
-                          1, 9, key="judge_samples")
-aa = c1.checkbox("A/A noise floor: replay the original once more per case and judge it against itself",
-                 key="aa", help="A case whose replay is not judged equivalent is noisy: a regression there is "
-                                "flagged 'within noise'. The run reports the A/A false-regression rate.")
+variant = c2.selectbox(
+    "Variant",
+    variants,
+    index=variants.index(detect_variant(original["name"])),
+    key="variant",
+    help="Detected from the original's file name (CLAUDE.md, AGENTS.md, … are instruction files).",
+)
+concurrency = c1.number_input(
+    "Concurrency (model calls in flight; 1 = one case after another)", 1, 64, key="concurrency"
+)
+samples = c2.number_input(
+    "Judge samples per case (recommended 3; more than 1 marks split verdicts as uncertain)",
+    1,
+    9,
+    key="judge_samples",
+)
+aa = c1.checkbox(
+    "A/A noise floor: replay the original once more per case and judge it against itself",
+    key="aa",
+    help="A case whose replay is not judged equivalent is noisy: a regression there is "
+    "flagged 'within noise'. The run reports the A/A false-regression rate.",
+)
 for k in STICKY:
     st.session_state[f"keep:{k}"] = st.session_state[k]
-cfg = RunConfig(runner=session.model_spec(runner, api_base), judge=session.model_spec(judge, api_base),
-                variant=variant, concurrency=int(concurrency), judge_samples=int(samples), aa=bool(aa),
-                allow_thin=ts.thin_accepted, review=review["name"])
+cfg = RunConfig(
+    runner=session.model_spec(runner, api_base),
+    judge=session.model_spec(judge, api_base),
+    variant=variant,
+    concurrency=int(concurrency),
+    judge_samples=int(samples),
+    aa=bool(aa),
+    allow_thin=ts.thin_accepted,
+    review=review["name"],
+)
 original_doc = Document(original["name"], original["content"])
 candidate_doc = Document(candidate["name"], candidate["content"])
 unconfirmed_why = confirmation_problem(ts, original["hash"])
 if not unconfirmed_why:
     # The same estimate the CLI prints: the cache is consulted for the teacher's transcripts.
-    est = estimate(Engine(store, original_doc, candidate_doc, ts, cfg))
+    est = estimate_run(store, original_doc, candidate_doc, ts, cfg)
     cost = est["est_cost"]
-    st.caption(f"This run: at most {est['runner_calls'] + est['judge_calls']} model calls "
-               f"({est['runner_calls']} runner, {est['judge_calls']} judge{', A/A replays included' if aa else ''}; "
-               f"{est['teacher_cached']} of the original's {len(ts.cases)} transcripts come from the cache), "
-               f"~{est['est_prompt_tokens'] + est['est_completion_tokens']:,} tokens (est.), "
-               + ("price unknown for this model" if cost is None else f"~${cost:.4f}") + ".")
+    st.caption(
+        f"This run: at most {est['runner_calls'] + est['judge_calls']} model calls "
+        f"({est['runner_calls']} runner, {est['judge_calls']} judge{', A/A replays included' if aa else ''}; "
+        f"{est['teacher_cached']} of the original's {len(ts.cases)} transcripts come from the cache), "
+        f"~{est['est_prompt_tokens'] + est['est_completion_tokens']:,} tokens (est.), "
+        + ("price unknown for this model" if cost is None else f"~${cost:.4f}")
+        + "."
+    )
 else:
     est = estimate_calls(len(ts.cases), 1, int(samples), bool(aa))
-    st.caption(f"At most {est['total']} model calls ({est['runner_calls']} runner, {est['judge_calls']} judge"
-               f"{', A/A replays included' if aa else ''}); the original's cached transcripts are reused, "
-               "so later rounds make fewer.")
+    st.caption(
+        f"At most {est['total']} model calls ({est['runner_calls']} runner, {est['judge_calls']} judge"
+        f"{', A/A replays included' if aa else ''}); the original's cached transcripts are reused, "
+        "so later rounds make fewer."
+    )
 
 thin = not unconfirmed_why and not transferset_coverage(original["content"], ts).runnable
 if thin:
-    st.error("This set is thin (fewer than 5 cases, or a case type missing), so a run would be refused. On "
-             "**Transfer set**, add cases, or tick **Accept a thin set** and press **Confirm** (the report records it).",
-             icon=":material/block:")
+    st.error(
+        "This set is thin (fewer than 5 cases, or a case type missing), so a run would be refused. On "
+        "**Transfer set**, add cases, or tick **Accept a thin set** and press **Confirm** (the report "
+        "records it).",
+        icon=":material/block:",
+    )
 if unconfirmed_why:
-    st.error(md(f"{unconfirmed_why[0].upper()}{unconfirmed_why[1:]}") + ", so this run is refused: no runner call "
-             "happens before a person accepts the cases. Read them on **Transfer set** and press **Confirm**.",
-             icon=":material/block:")
+    st.error(
+        md(f"{unconfirmed_why[0].upper()}{unconfirmed_why[1:]}") + ", so this run is refused: no runner call "
+        "happens before a person accepts the cases. Read them on **Transfer set** and press **Confirm**.",
+        icon=":material/block:",
+    )
 if st.button("Start run", type="primary", key="start", disabled=bool(unconfirmed_why) or thin):
-    # A model string no provider serves is refused here, before a run exists (as the CLI does).
-    bad = [f"{label} {spec.name}: {why}" for label, spec in (("Runner model", cfg.runner), ("Judge model", cfg.judge))
-           if (why := model_problem(spec.name, spec.api_base))]
-    if bad:
-        st.error(md("; ".join(bad) + ". Write it as provider/model (e.g. openai/gpt-4o-mini, ollama/llama3), "
-                    "or local/smollm2."), icon=":material/block:")
-    else:
-        try:
-            st.session_state[f"run:{review['id']}"] = worker.start(db_path(), original_doc, candidate_doc, ts, cfg)
-        except AbeqError as e:
-            st.error(md(e.render()))
+    # every check before a model call (model strings included) is the library's: a refusal means no run exists
+    try:
+        st.session_state[f"run:{review['id']}"] = worker.start(
+            db_path(), original_doc, candidate_doc, ts, cfg
+        )
+    except AbeqError as e:
+        st.error(md(e.render()), icon=":material/block:")
 
-run_id = st.session_state.get(f"run:{review['id']}") or (queries.latest_run(store, review["id"]) or {}).get("id")
+run_id = st.session_state.get(f"run:{review['id']}") or (store.latest_run(review["id"]) or {}).get("id")
 
 
 def progress_panel(run_id: int, ticking: bool) -> None:
@@ -101,26 +137,40 @@ def progress_panel(run_id: int, ticking: bool) -> None:
     live = worker.alive(run_id)
     if ticking and not live:
         st.rerun()  # finished: redraw the page once, without the timer
-    label = p.status if live or p.status != "running" else "not running here (interrupted?) — Start resumes it"
+    label = (
+        p.status if live or p.status != "running" else "not running here (interrupted?) — Start resumes it"
+    )
     st.progress(p.fraction, text=f"Run {run_id}: {p.done}/{p.total} cases · {label}")
     m = st.columns(6)
     m[0].metric("Cases done", f"{p.done}/{p.total}")
     m[1].metric("Cache hits", p.cache_hits)
     m[2].metric("Errors", p.errors)
     m[3].metric("Tokens", f"{p.tokens:,}")
-    m[4].metric("Cost", "unknown" if p.unpriced and not p.cost else f"${p.cost:.4f}",
-                f"+{p.unpriced} unpriced call(s)" if p.unpriced else None, delta_color="off", delta_arrow="off",
-                help="Calls litellm has no price for are counted, never shown as $0.")
+    m[4].metric(
+        "Cost",
+        "unknown" if p.unpriced and not p.cost else f"${p.cost:.4f}",
+        f"+{p.unpriced} unpriced call(s)" if p.unpriced else None,
+        delta_color="off",
+        delta_arrow="off",
+        help="Calls litellm has no price for are counted, never shown as $0.",
+    )
     m[5].metric("Elapsed", f"{p.elapsed:.0f} s")
     if live:
-        st.button("Cancel run", key="cancel", on_click=worker.cancel, args=(run_id,),
-                  help="Calls in flight finish; no new call starts. Start again to resume.")
+        st.button(
+            "Cancel run",
+            key="cancel",
+            on_click=worker.cancel,
+            args=(run_id,),
+            help="Calls in flight finish; no new call starts. Start again to resume.",
+        )
         if p.done == 0:
             st.caption("Starting: the first run in a fresh desk loads the model library (about 10 s).")
     elif err := worker.error(run_id):
         st.error(md(f"The run stopped: {err}"))
     elif p.status == "finished":
-        st.page_link("desk_pages/4_review.py", label="Read the verdicts on Review", icon=":material/rate_review:")
+        st.page_link(
+            "desk_pages/4_review.py", label="Read the verdicts on Review", icon=":material/rate_review:"
+        )
 
 
 if run_id:

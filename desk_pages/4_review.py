@@ -6,12 +6,12 @@ import json
 
 import streamlit as st
 
-from abeq.desk import cases, queries, session
+from abeq.desk import cases, session
 from abeq.desk.render import VERDICT_COLOR, md, self_report_html
-from abeq.diff import side_by_side_html
 from abeq.errors import AbeqError
-from abeq.agreement import aa_rates, judge_agreement
-from abeq.report import build_report, gate_result
+from abeq.results.agreement import aa_rates, judge_agreement
+from abeq.results.diff import side_by_side_html
+from abeq.results.report import build_report, gate_result
 from abeq.schemas import VERDICTS
 
 PAGE = 25
@@ -29,21 +29,40 @@ q = st.query_params
 run_ids = [r["id"] for r in runs]
 if q.get("run", "").isdigit() and int(q["run"]) in run_ids and "review_run" not in st.session_state:
     st.session_state["review_run"] = int(q["run"])
-if q.get("run") and not (q["run"].isdigit() and int(q["run"]) in run_ids) and "review_run" not in st.session_state:
-    st.warning(md(f"Run {q['run']} is not a run of this review; showing its latest run. (Pick the run's review "
-                  "in the sidebar to open it.)"))
+if (
+    q.get("run")
+    and not (q["run"].isdigit() and int(q["run"]) in run_ids)
+    and "review_run" not in st.session_state
+):
+    st.warning(
+        md(
+            f"Run {q['run']} is not a run of this review; showing its latest run. (Pick the run's review "
+            "in the sidebar to open it.)"
+        )
+    )
 if st.session_state.get("review_run") not in run_ids:
     st.session_state["review_run"] = run_ids[0]
 by_run = {r["id"]: r for r in runs}
 cand_names = {r["candidate_hash"]: (store.document(r["candidate_hash"]) or {}).get("name", "?") for r in runs}
-run_id = st.selectbox("Run", run_ids, key="review_run", format_func=lambda i: (
-    f"run {i} · round {by_run[i]['round']} · candidate {cand_names[by_run[i]['candidate_hash']]} · "
-    f"{by_run[i]['runner_model']} / {by_run[i]['judge_model']} · {by_run[i]['status']}"))
+run_id = st.selectbox(
+    "Run",
+    run_ids,
+    key="review_run",
+    format_func=lambda i: (
+        f"run {i} · round {by_run[i]['round']} · candidate {cand_names[by_run[i]['candidate_hash']]} · "
+        f"{by_run[i]['runner_model']} / {by_run[i]['judge_model']} · {by_run[i]['status']}"
+    ),
+)
 rr = build_report(store, run_id)
 
 # ---------------------------------------------------------------- summary and gate
-profile = st.radio("Gate", ["compress", "directive-clarity"], horizontal=True, key="gate_profile",
-                   help="compress: no regression. directive-clarity: no regression and higher candidate directness.")
+profile = st.radio(
+    "Gate",
+    ["compress", "directive-clarity"],
+    horizontal=True,
+    key="gate_profile",
+    help="compress: no regression. directive-clarity: no regression and higher candidate directness.",
+)
 gate, s = gate_result(rr, profile), rr.report["summary"]
 head = st.columns([1.2, 1, 1, 1, 1, 1, 1.6])
 with head[0]:
@@ -54,28 +73,48 @@ head[2].metric("Diverged", s["divergences"])
 head[3].metric("Equivalent", s["equivalents"])
 head[4].metric("Errored", len(rr.errors))
 head[5].metric("Overridden", rr.overridden)
-head[6].download_button("Export report JSON", json.dumps(rr.with_errors(), indent=2, ensure_ascii=False),
-                        file_name=f"abeq-run-{run_id}.json", mime="application/json", icon=":material/download:")
+head[6].download_button(
+    "Export report JSON",
+    json.dumps(rr.with_errors(), indent=2, ensure_ascii=False),
+    file_name=f"abeq-run-{run_id}.json",
+    mime="application/json",
+    icon=":material/download:",
+)
 trust = []
 for a in aa_rates(store, run_id):
-    trust.append(f"A/A false-regression rate {a['false_regression_rate']:.0%} over {a['cases']} cases "
-                 f"(the judge called the teacher's own replay regressed); regressions on noisy cases are "
-                 "marked within noise")
+    trust.append(
+        f"A/A false-regression rate {a['false_regression_rate']:.0%} over {a['cases']} cases "
+        f"(the judge called the teacher's own replay regressed); regressions on noisy cases are "
+        "marked within noise"
+    )
 for a in judge_agreement(store):
     if a["judge_model"] == by_run[run_id]["judge_model"]:
         k = "n/a" if a["kappa"] is None else f"{a['kappa']:.2f}"
-        trust.append(f"this judge agrees with reviewers on {a['raw_agreement']:.0%} of {a['reviewed']} reviewed "
-                     f"cases (Cohen's κ {k}{'; ' + a['note'] if a['note'] else ''})")
+        trust.append(
+            f"this judge agrees with reviewers on {a['raw_agreement']:.0%} of {a['reviewed']} reviewed "
+            f"cases (Cohen's κ {k}{'; ' + a['note'] if a['note'] else ''})"
+        )
 if trust:
     st.caption(" · ".join(trust))
 if rr.overridden:
-    st.caption(f"{rr.overridden} verdict(s) overridden by a reviewer; the summary, gate and export use them "
-               "(the judge's verdicts are kept and listed in the export).")
+    st.caption(
+        f"{rr.overridden} verdict(s) overridden by a reviewer; the summary, gate and export use them "
+        "(the judge's verdicts are kept and listed in the export)."
+    )
 
 # ---------------------------------------------------------------- case list
 n = cases.counts(rr.rows)
-which = st.segmented_control("Show", list(cases.FILTERS), key="review_filter", required=True, default="all",
-                             format_func=lambda k: f"{cases.FILTERS[k]} ({n[k]})") or "all"
+which = (
+    st.segmented_control(
+        "Show",
+        list(cases.FILTERS),
+        key="review_filter",
+        required=True,
+        default="all",
+        format_func=lambda k: f"{cases.FILTERS[k]} ({n[k]})",
+    )
+    or "all"
+)
 rows = cases.filter_rows(rr.rows, which)
 if not rows:
     st.info("No case matches this filter.")
@@ -87,13 +126,15 @@ if st.session_state.get("review_case") not in ids:
     # the case left the filtered list (an override changed its verdict): go on to the one after it
     before = st.session_state.get("review_ids", [])
     cur = st.session_state.get("review_case")
-    after = before[before.index(cur) + 1:] if cur in before else []
+    after = before[before.index(cur) + 1 :] if cur in before else []
     st.session_state["review_case"] = next((c for c in after if c in ids), ids[0])
 st.session_state["review_ids"] = ids
 pos = ids.index(st.session_state["review_case"])
 with st.expander(f"Case list ({len(rows)})", expanded=False):
-    page = st.number_input("Page", 1, max(1, -(-len(rows) // PAGE)), pos // PAGE + 1, key=f"page_{which}_{run_id}")
-    st.dataframe(cases.table(rows[(page - 1) * PAGE: page * PAGE]), hide_index=True, width="stretch")
+    page = st.number_input(
+        "Page", 1, max(1, -(-len(rows) // PAGE)), pos // PAGE + 1, key=f"page_{which}_{run_id}"
+    )
+    st.dataframe(cases.table(rows[(page - 1) * PAGE : page * PAGE]), hide_index=True, width="stretch")
 
 
 def go(case_id):
@@ -102,21 +143,33 @@ def go(case_id):
 
 prev_id, next_id = cases.neighbours(ids, st.session_state["review_case"])
 nav = st.columns([1, 4, 1], vertical_alignment="bottom")
-nav[0].button("← Previous", on_click=go, args=(prev_id,), disabled=prev_id is None, key="prev", width="stretch")
+nav[0].button(
+    "← Previous", on_click=go, args=(prev_id,), disabled=prev_id is None, key="prev", width="stretch"
+)
 case_id = nav[1].selectbox(f"Case ({pos + 1} of {len(ids)})", ids, key="review_case")
 nav[2].button("Next →", on_click=go, args=(next_id,), disabled=next_id is None, key="next", width="stretch")
 row = next(r for r in rows if r.case_id == case_id)
 
 # ---------------------------------------------------------------- one case
 if row.status == "pending":
-    st.warning("This case was not run: the run was cancelled or interrupted before it. **Start** on Run with the "
-               "same settings resumes the run. A case without a verdict fails the gate; it is listed under "
-               "`errors` in the export.", icon=":material/pending:")
+    st.warning(
+        "This case was not run: the run was cancelled or interrupted before it. **Start** on Run with the "
+        "same settings resumes the run. A case without a verdict fails the gate; it is listed under "
+        "`errors` in the export.",
+        icon=":material/pending:",
+    )
     st.stop()
 if row.status != "judged":
-    st.error(f"This case has no verdict: it errored at the **{md(row.error_stage or row.status)}** stage. "
-             "An errored case fails the gate; it is listed under `errors` in the export.", icon=":material/error:")
-    st.code(row.error or "the case was never judged (interrupted or cancelled run)", language=None, wrap_lines=True)
+    st.error(
+        f"This case has no verdict: it errored at the **{md(row.error_stage or row.status)}** stage. "
+        "An errored case fails the gate; it is listed under `errors` in the export.",
+        icon=":material/error:",
+    )
+    st.code(
+        row.error or "the case was never judged (interrupted or cancelled run)",
+        language=None,
+        wrap_lines=True,
+    )
     st.stop()
 
 badges = st.container(horizontal=True)
@@ -124,11 +177,17 @@ with badges:
     st.badge(row.verdict, color=VERDICT_COLOR[row.verdict])
     if row.override:
         carried = row.override.get("carried_from")
-        st.badge(f"overridden (judge said {row.judge_verdict})" + (f"; carried from run {carried}" if carried else ""),
-                 color="violet", icon=":material/edit:")
+        st.badge(
+            f"overridden (judge said {row.judge_verdict})"
+            + (f"; carried from run {carried}" if carried else ""),
+            color="violet",
+            icon=":material/edit:",
+        )
     if row.uncertain:
-        st.badge(f"uncertain: judge samples split {' / '.join(row.samples)} (agreement {row.agreement:.0%})",
-                 color="yellow")
+        st.badge(
+            f"uncertain: judge samples split {' / '.join(row.samples)} (agreement {row.agreement:.0%})",
+            color="yellow",
+        )
     if row.gate_truncated:
         st.badge("gate-truncated: judged up to the unanswered gate", color="gray")
 c1, c2 = st.columns([3, 1])
@@ -137,15 +196,24 @@ with c1:
     st.text(row.behaviour_delta or "— (none: equivalent)")
     st.markdown("**Interpretation notes**")
     st.text(row.interpretation_notes or "—")
-c2.metric("Directness original → candidate", f"{row.original_directness} → {row.candidate_directness}",
-          row.candidate_directness - row.original_directness, help="5 = acted at once; 1 = heavy unpacking.")
-c2.caption(f"This case in this run: {row.calls_made} model call(s) made, {row.calls_cached} from the cache, "
-           f"{row.tokens:,} tokens, ${row.cost:.4f}" + (f" (+{row.unpriced_calls} unpriced)" if row.unpriced_calls else ""))
+c2.metric(
+    "Directness original → candidate",
+    f"{row.original_directness} → {row.candidate_directness}",
+    row.candidate_directness - row.original_directness,
+    help="5 = acted at once; 1 = heavy unpacking.",
+)
+c2.caption(
+    f"This case in this run: {row.calls_made} model call(s) made, {row.calls_cached} from the cache, "
+    f"{row.tokens:,} tokens, ${row.cost:.4f}"
+    + (f" (+{row.unpriced_calls} unpriced)" if row.unpriced_calls else "")
+)
 
 run_set = store.transfer_set(by_run[run_id]["transfer_set_hash"])
 the_case = next((c for c in (run_set.cases if run_set else []) if c.id == case_id), None)
 if the_case is not None:
-    with st.expander(f"Case input ({the_case.type}; exercises {', '.join(the_case.exercises_sections) or 'no section'})"):
+    with st.expander(
+        f"Case input ({the_case.type}; exercises {', '.join(the_case.exercises_sections) or 'no section'})"
+    ):
         st.text(the_case.input)
         for g in the_case.gate_responses:
             st.caption(md(f"gate answer: when asked “{g.pattern}” → “{g.response}”"))
@@ -153,11 +221,17 @@ teacher, cand = cases.side(store, row.teacher_key), cases.side(store, row.candid
 if teacher and cand:
     t1, t2 = st.tabs(["Transcripts (word diff)", "Self-reports (six fields)"])
     t1.caption("Removed words are struck through on the left, added words highlighted on the right.")
-    t1.html(side_by_side_html(teacher.transcript, cand.transcript, left_label="Original (teacher)",
-                              right_label="Candidate"))
+    t1.html(
+        side_by_side_html(
+            teacher.transcript, cand.transcript, left_label="Original (teacher)", right_label="Candidate"
+        )
+    )
     t2.caption("One row per field; rows that differ are tinted.")
-    t2.html(self_report_html(cases.self_report_rows(teacher.self_report, cand.self_report),
-                             "Original (teacher)", "Candidate"))
+    t2.html(
+        self_report_html(
+            cases.self_report_rows(teacher.self_report, cand.self_report), "Original (teacher)", "Candidate"
+        )
+    )
 else:
     st.warning("The stored transcripts for this case are missing.")
 
@@ -181,8 +255,14 @@ with st.form("override"):
             st.rerun()
         except AbeqError as e:
             st.error(md(e.render()))
-history = queries.override_history(store, run_id, case_id)
+history = store.override_history(run_id, case_id)
 if history:
     st.caption("Audit trail (latest in effect)")
-    st.dataframe([{k: h[k] for k in ("created_at", "reviewer", "judge_verdict", "verdict", "reason")} for h in history],
-                 hide_index=True, width="stretch")
+    st.dataframe(
+        [
+            {k: h[k] for k in ("created_at", "reviewer", "judge_verdict", "verdict", "reason")}
+            for h in history
+        ],
+        hide_index=True,
+        width="stretch",
+    )

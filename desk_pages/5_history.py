@@ -17,19 +17,37 @@ if not rows:
     st.info("No run yet for this review: start one on Run.")
     st.stop()
 
-st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={
-    "compression": st.column_config.NumberColumn("compression", format="%.2f", help="candidate / original characters"),
-    "pass": st.column_config.CheckboxColumn("pass")})
+st.dataframe(
+    pd.DataFrame(rows),
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "compression": st.column_config.NumberColumn(
+            "compression", format="%.2f", help="candidate / original characters"
+        ),
+        "pass": st.column_config.CheckboxColumn("pass"),
+    },
+)
 latest = pd.DataFrame(history.per_round(rows)).assign(round=lambda d: d["round"].map(lambda r: f"round {r}"))
 c1, c2 = st.columns(2)
 with c1:
     st.markdown("**Verdicts per round** (latest run of each round, overrides applied)")
-    st.bar_chart(latest, x="round", y=["equivalent", "diverged", "regressed", "errored"],
-                 color=["#2da44e", "#d4a72c", "#cf222e", "#8c959f"], stack=True)
+    st.bar_chart(
+        latest,
+        x="round",
+        y=["equivalent", "diverged", "regressed", "errored"],
+        color=["#2da44e", "#d4a72c", "#cf222e", "#8c959f"],
+        stack=True,
+    )
 with c2:
     st.markdown("**Mean directness** (5 = acted at once)")
-    st.bar_chart(latest, x="round", y=["directness original", "directness candidate"],
-                 color=["#8c959f", "#0969da"], stack=False)
+    st.bar_chart(
+        latest,
+        x="round",
+        y=["directness original", "directness candidate"],
+        color=["#8c959f", "#0969da"],
+        stack=False,
+    )
 
 if len(rows) >= 2:
     st.markdown("**Which cases changed verdict between two runs**")

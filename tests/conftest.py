@@ -12,14 +12,16 @@ EXAMPLE = ROOT / "abeq" / "examples" / "release-notes"
 
 def with_cases(example, cases):
     """The example's set with other cases, confirmed again (a set edited after confirmation is refused)."""
-    from abeq import transferset
+    from abeq import sets as transferset
 
-    return transferset.confirm(example["ts"].model_copy(update={"cases": list(cases)}), example["original"].hash)
+    return transferset.confirm(
+        example["ts"].model_copy(update={"cases": list(cases)}), example["original"].hash
+    )
 
 
 @pytest.fixture(autouse=True)
 def _scripted_clean():
-    from abeq.providers import scripted
+    from abeq.testing import scripted
 
     scripted.reset()
     yield
@@ -29,7 +31,7 @@ def _scripted_clean():
 @pytest.fixture
 def example():
     """The bundled release-notes example: original, candidates and a confirmed transfer set."""
-    from abeq import transferset
+    from abeq import sets as transferset
     from abeq.documents import load_document
 
     original = load_document(EXAMPLE / "SKILL.md")
@@ -45,7 +47,7 @@ def example():
 
 @pytest.fixture
 def store(tmp_path):
-    from abeq.store import Store
+    from abeq.results.store import Store
 
     s = Store(str(tmp_path / "abeq.db"))
     yield s
@@ -54,8 +56,8 @@ def store(tmp_path):
 
 @pytest.fixture
 def scripted_cfg():
-    from abeq.engine import RunConfig
     from abeq.models import ModelSpec
+    from abeq.run.engine import RunConfig
 
     def make(**kw):
         spec = ModelSpec(name="scripted/rules")

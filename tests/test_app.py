@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
-import sys
-
 import json
 
 import pytest
+from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
-from abeq import transferset
+from abeq import sets as transferset
 from abeq.desk import worker
-from abeq.store import Store
+from abeq.results.store import Store
+from abeq.testing.synthetic import synthetic_run  # noqa: E402
 
-from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "bench"))
-from synthetic import synthetic_run  # noqa: E402
-
-PAGES = ["desk_pages/1_documents.py", "desk_pages/2_transfer_set.py", "desk_pages/3_run.py",
-         "desk_pages/4_review.py", "desk_pages/5_history.py", "desk_pages/6_compare.py"]
+PAGES = [
+    "desk_pages/1_documents.py",
+    "desk_pages/2_transfer_set.py",
+    "desk_pages/3_run.py",
+    "desk_pages/4_review.py",
+    "desk_pages/5_history.py",
+    "desk_pages/6_compare.py",
+]
 XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
 
 
@@ -104,8 +105,10 @@ def test_run_is_refused_until_the_set_is_confirmed(app, db):
 def test_a_model_no_provider_serves_is_refused_before_a_run_exists(app, db):
     confirm_and_open_run(app, runner="nosuchprovider/xyz")
     app.button(key="start").click().run()
-    assert any("Runner model nosuchprovider/xyz: no provider serves this model string" in e.value.replace("\\", "")
-               for e in app.error), [e.value for e in app.error]
+    assert any(
+        "Runner model nosuchprovider/xyz: no provider serves this model string" in e.value.replace("\\", "")
+        for e in app.error
+    ), [e.value for e in app.error]
     assert Store(db).runs() == []
 
 
@@ -113,8 +116,12 @@ def test_a_set_confirmed_for_another_original_must_be_confirmed_again(app, db):
     store = Store(db)
     review = store.reviews()[0]
     ts = store.transfer_set(review["transfer_set_hash"])
-    store.upsert_review(review["name"], review["original_hash"],
-                        store.put_transfer_set(transferset.confirm(ts, "0" * 64)), review["variant"])
+    store.upsert_review(
+        review["name"],
+        review["original_hash"],
+        store.put_transfer_set(transferset.confirm(ts, "0" * 64)),
+        review["variant"],
+    )
     app.switch_page("desk_pages/3_run.py").run()
     assert "confirmed for a different version of the original" in app.error[0].value
     assert app.button(key="start").disabled
@@ -134,7 +141,10 @@ def test_confirming_then_running_the_scripted_model_judges_every_case(app, db):
     app.switch_page("desk_pages/4_review.py").run()
     assert metrics(app)["Regressed"] == "7"
     assert "FAIL" in gate(app) and ":red-badge[candidate-regressed]" in badges(app)
-    assert any(c.value.startswith("This case in this run: 3 model call(s) made, 0 from the cache") for c in app.caption)
+    assert any(
+        c.value.startswith("This case in this run: 3 model call(s) made, 0 from the cache")
+        for c in app.caption
+    )
 
 
 def test_judge_samples_and_aa_from_the_run_page_reach_the_run_and_the_budget(app, db):
@@ -142,9 +152,13 @@ def test_judge_samples_and_aa_from_the_run_page_reach_the_run_and_the_budget(app
     app.number_input(key="judge_samples").set_value(3)
     app.checkbox(key="aa").check().run()
     # 7 cases: 7 teacher + 7 candidate + 7 replays; 7 x 3 judge samples + 7 A/A judgements
-    assert any(c.value.startswith("This run: at most 49 model calls (21 runner, 28 judge, A/A replays included; "
-                                  "0 of the original's 7 transcripts come from the cache)") for c in app.caption), \
-        [c.value for c in app.caption]
+    assert any(
+        c.value.startswith(
+            "This run: at most 49 model calls (21 runner, 28 judge, A/A replays included; "
+            "0 of the original's 7 transcripts come from the cache)"
+        )
+        for c in app.caption
+    ), [c.value for c in app.caption]
     app.button(key="start").click().run()
     run_id = Store(db).runs()[0]["id"]
     assert worker.wait(run_id, 120)
@@ -159,8 +173,9 @@ def test_judge_samples_and_aa_from_the_run_page_reach_the_run_and_the_budget(app
     # the settings made before leaving the page are still there
     assert app.text_input(key="runner_model").value == "scripted/rules" and app.checkbox(key="aa").value
     assert app.number_input(key="judge_samples").value == 3
-    assert any("7 of the original's 7 transcripts come from the cache" in c.value for c in app.caption), \
-        [c.value for c in app.caption]
+    assert any("7 of the original's 7 transcripts come from the cache" in c.value for c in app.caption), [
+        c.value for c in app.caption
+    ]
 
 
 def test_editing_a_confirmed_set_makes_an_unconfirmed_version(app, db):
@@ -168,8 +183,11 @@ def test_editing_a_confirmed_set_makes_an_unconfirmed_version(app, db):
     app.button(key="confirm").click().run()
     review = Store(db).review("example")
     key = f"ts_editor_{review['transfer_set_hash']}"
-    app.session_state[key] = {"edited_rows": {0: {"input": "A different request."}}, "added_rows": [],
-                              "deleted_rows": []}
+    app.session_state[key] = {
+        "edited_rows": {0: {"input": "A different request."}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
     app.run()
     assert any("new unconfirmed version" in i.value for i in app.info)
     app.button(key="confirm").click().run()  # re-confirming the edit is allowed
@@ -205,7 +223,9 @@ def test_overriding_every_regression_turns_the_gate_to_pass(app, db):
 
 
 def test_a_script_in_a_transcript_is_escaped(app, db):
-    synthetic_run(Store(db), 3, review="xss", error_every=0, transcript=lambda i, side: f"Step one. {XSS} done")
+    synthetic_run(
+        Store(db), 3, review="xss", error_every=0, transcript=lambda i, side: f"Step one. {XSS} done"
+    )
     open_review(app, db, "xss")
     bodies = " ".join(h.value for h in app.get("html"))
     assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in bodies
@@ -224,7 +244,7 @@ def test_an_errored_case_shows_its_error_and_no_verdict(app, db):
 def test_a_run_survives_a_new_session_and_can_be_cancelled_from_it(app, db):
     import threading
 
-    from abeq.providers import scripted
+    from abeq.testing import scripted
 
     release = threading.Event()
     scripted.handler = lambda model, messages, schema: release.wait(60) and None  # hold every call
@@ -269,7 +289,7 @@ def test_the_original_cannot_change_under_existing_runs(app, db):
 
 
 def test_compare_page_judges_two_pasted_outputs_blind(app):
-    from abeq.providers import scripted
+    from abeq.testing import scripted
 
     app.switch_page("desk_pages/6_compare.py").run()
     app.text_input(key="compare_model").set_value("scripted/rules").run()
@@ -314,7 +334,9 @@ def test_a_thin_set_is_refused_on_the_run_page_in_the_desks_words(app, db):
     ts = store.transfer_set(review["transfer_set_hash"])
     original = store.document(review["original_hash"])
     thin = transferset.confirm(ts.model_copy(update={"cases": ts.cases[:3]}), original["hash"])
-    store.upsert_review(review["name"], review["original_hash"], store.put_transfer_set(thin), review["variant"])
+    store.upsert_review(
+        review["name"], review["original_hash"], store.put_transfer_set(thin), review["variant"]
+    )
     app.switch_page("desk_pages/3_run.py").run()
     assert any("Accept a thin set" in e.value for e in app.error) and app.button(key="start").disabled
     app.switch_page("desk_pages/2_transfer_set.py").run()

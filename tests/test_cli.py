@@ -6,15 +6,19 @@ import subprocess
 import sys
 
 import pytest
+from conftest import EXAMPLE
 
 from abeq.cli import main
-from conftest import EXAMPLE
 
 
 def args(tmp_path, **over):
-    a = {"--original": str(EXAMPLE / "SKILL.md"), "--candidate": str(EXAMPLE / "candidate-lossy.md"),
-         "--transfer-set": str(EXAMPLE / "transfer-set.json"), "--runner-model": "scripted/rules",
-         "--db": str(tmp_path / "abeq.db")}
+    a = {
+        "--original": str(EXAMPLE / "SKILL.md"),
+        "--candidate": str(EXAMPLE / "candidate-lossy.md"),
+        "--transfer-set": str(EXAMPLE / "transfer-set.json"),
+        "--runner-model": "scripted/rules",
+        "--db": str(tmp_path / "abeq.db"),
+    }
     a.update(over)
     out = ["run"]
     for k, v in a.items():
@@ -31,8 +35,17 @@ def test_run_writes_the_report_and_exits_1_on_regression(tmp_path):
 
 
 def test_run_exits_0_when_faithful(tmp_path):
-    code = main(args(tmp_path, **{"--candidate": str(EXAMPLE / "candidate-faithful.md"), "--confirm": True,
-                                  "--out": str(tmp_path / "r.json"), "--quiet": True}))
+    code = main(
+        args(
+            tmp_path,
+            **{
+                "--candidate": str(EXAMPLE / "candidate-faithful.md"),
+                "--confirm": True,
+                "--out": str(tmp_path / "r.json"),
+                "--quiet": True,
+            },
+        )
+    )
     assert code == 0
 
 
@@ -90,21 +103,41 @@ def test_help_is_fast_and_lists_commands():
     out = subprocess.run([sys.executable, "-m", "abeq", "--help"], capture_output=True, text=True, timeout=20)
     assert out.returncode == 0 and "run" in out.stdout and "check-set" in out.stdout
     # litellm must not be imported just to print help.
-    probe = subprocess.run([sys.executable, "-c", "import sys, abeq.cli; abeq.cli.build_parser(); "
-                            "print('litellm' in sys.modules)"], capture_output=True, text=True, timeout=20)
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, abeq.cli; abeq.cli.build_parser(); print('litellm' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
     assert probe.stdout.strip() == "False"
 
 
-def test_every_command_has_help():
+def test_every_command_and_option_has_help():
     parser = __import__("abeq.cli", fromlist=["build_parser"]).build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
+    one_line = {h.dest: h.help for h in sub._choices_actions}
     for name, p in sub.choices.items():
-        assert p.description or sub._name_parser_map[name].format_help(), name
-        assert any(h.dest == name for h in sub._choices_actions), f"{name} has no one-line help"
+        assert one_line.get(name), f"{name} has no one-line help"
+        for action in p._actions:
+            if action.dest != "help":
+                assert action.help, (
+                    f"abeq {name} {'/'.join(action.option_strings) or action.dest} has no help"
+                )
 
 
-@pytest.mark.skipif(shutil.which("abeq") is None and not (sys.prefix and True), reason="console script")
+CONSOLE_SCRIPT = shutil.which("abeq", path=str(__import__("pathlib").Path(sys.executable).parent))
+
+
+@pytest.mark.skipif(
+    CONSOLE_SCRIPT is None, reason="the abeq console script is not installed beside this Python"
+)
 def test_console_script_exit_code(tmp_path):
-    exe = shutil.which("abeq", path=str(__import__("pathlib").Path(sys.executable).parent))
-    out = subprocess.run([exe, *args(tmp_path, **{"--quiet": True})], capture_output=True, text=True, timeout=60)
+    exe = CONSOLE_SCRIPT
+    out = subprocess.run(
+        [exe, *args(tmp_path, **{"--quiet": True})], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 2 and "not confirmed" in out.stderr

@@ -1,4 +1,5 @@
-"""The CLI refuses bad input before any model call (exit 2, nothing stored) and reports what it did honestly."""
+"""The CLI refuses bad input before any model call (exit 2, nothing stored) and reports what it did
+honestly."""
 
 import json
 import subprocess
@@ -6,17 +7,28 @@ import sys
 from xml.etree import ElementTree as ET
 
 import pytest
+from conftest import EXAMPLE
 
 from abeq.cli import main
 from abeq.errors import InputError
-from abeq.providers import scripted
-from conftest import EXAMPLE
+from abeq.testing import scripted
 
 
 def run_args(tmp_path, *extra, candidate="candidate-faithful.md", confirm=True):
-    out = ["run", "--original", str(EXAMPLE / "SKILL.md"), "--candidate", str(EXAMPLE / candidate),
-           "--transfer-set", str(EXAMPLE / "transfer-set.json"), "--runner-model", "scripted/rules",
-           "--db", str(tmp_path / "abeq.db"), "--quiet"]
+    out = [
+        "run",
+        "--original",
+        str(EXAMPLE / "SKILL.md"),
+        "--candidate",
+        str(EXAMPLE / candidate),
+        "--transfer-set",
+        str(EXAMPLE / "transfer-set.json"),
+        "--runner-model",
+        "scripted/rules",
+        "--db",
+        str(tmp_path / "abeq.db"),
+        "--quiet",
+    ]
     return out + (["--confirm"] if confirm else []) + list(extra)
 
 
@@ -55,8 +67,11 @@ def test_an_unwritable_output_is_refused_before_any_model_call(tmp_path, capsys,
 
 
 def test_no_export_is_written_when_a_later_one_would_fail(tmp_path, capsys):
-    refused(capsys, run_args(tmp_path, "--csv", str(tmp_path / "c.csv"), "--junit", str(tmp_path / "nodir" / "j.xml")),
-            "--junit")
+    refused(
+        capsys,
+        run_args(tmp_path, "--csv", str(tmp_path / "c.csv"), "--junit", str(tmp_path / "nodir" / "j.xml")),
+        "--junit",
+    )
     assert not (tmp_path / "c.csv").exists()
 
 
@@ -67,8 +82,20 @@ def test_an_output_that_is_a_folder_is_refused(tmp_path, capsys):
 def test_export_checks_every_output_before_writing_any(tmp_path, capsys):
     assert main(run_args(tmp_path, "--out", str(tmp_path / "r.json"))) == 0
     scripted.reset()
-    refused(capsys, ["export", "1", "--db", str(tmp_path / "abeq.db"), "--csv", str(tmp_path / "c.csv"),
-                     "--junit", str(tmp_path / "nodir" / "j.xml")], "--junit")
+    refused(
+        capsys,
+        [
+            "export",
+            "1",
+            "--db",
+            str(tmp_path / "abeq.db"),
+            "--csv",
+            str(tmp_path / "c.csv"),
+            "--junit",
+            str(tmp_path / "nodir" / "j.xml"),
+        ],
+        "--junit",
+    )
     assert not (tmp_path / "c.csv").exists()
 
 
@@ -76,20 +103,44 @@ def test_compare_checks_out_before_the_judge_is_called(tmp_path, capsys):
     files = [tmp_path / n for n in ("t.md", "a.md", "b.md")]
     for f in files:
         f.write_text("some text\n")
-    refused(capsys, ["compare", "--task", str(files[0]), "--a", str(files[1]), "--b", str(files[2]),
-                     "--model", "scripted/rules", "--out", str(tmp_path / "nodir" / "c.json")], "--out")
+    refused(
+        capsys,
+        [
+            "compare",
+            "--task",
+            str(files[0]),
+            "--a",
+            str(files[1]),
+            "--b",
+            str(files[2]),
+            "--model",
+            "scripted/rules",
+            "--out",
+            str(tmp_path / "nodir" / "c.json"),
+        ],
+        "--out",
+    )
 
 
 # ------------------------------------------------------------------ 3. model strings, checked first
-@pytest.mark.parametrize("flag,model", [("--runner-model", "nosuchprovider/xyz"),
-                                        ("--judge-model", "local/no/such/model.gguf")])
+@pytest.mark.parametrize(
+    "flag,model", [("--runner-model", "nosuchprovider/xyz"), ("--judge-model", "local/no/such/model.gguf")]
+)
 def test_an_unknown_model_is_refused_with_nothing_stored(tmp_path, capsys, flag, model):
     refused(capsys, run_args(tmp_path, flag, model), flag, model)
     assert not (tmp_path / "abeq.db").exists()
 
 
-@pytest.mark.parametrize("model", ["gpt-4o-mini", "openai/some-model", "anthropic/claude-3-5-haiku-latest",
-                                   "ollama/llama3", "scripted/anything"])
+@pytest.mark.parametrize(
+    "model",
+    [
+        "gpt-4o-mini",
+        "openai/some-model",
+        "anthropic/claude-3-5-haiku-latest",
+        "ollama/llama3",
+        "scripted/anything",
+    ],
+)
 def test_models_litellm_or_abeq_knows_are_accepted(model, monkeypatch):
     from abeq.cli import check_model
 
@@ -98,8 +149,10 @@ def test_models_litellm_or_abeq_knows_are_accepted(model, monkeypatch):
     check_model(model, "--runner-model")
 
 
-@pytest.mark.parametrize("model, key", [("gpt-4o-mini", "OPENAI_API_KEY"),
-                                        ("anthropic/claude-3-5-haiku-latest", "ANTHROPIC_API_KEY")])
+@pytest.mark.parametrize(
+    "model, key",
+    [("gpt-4o-mini", "OPENAI_API_KEY"), ("anthropic/claude-3-5-haiku-latest", "ANTHROPIC_API_KEY")],
+)
 def test_a_hosted_model_without_its_key_is_refused_before_the_run(model, key, monkeypatch):
     from abeq.cli import check_model
     from abeq.errors import InputError
@@ -122,17 +175,36 @@ def test_the_default_embedded_model_is_accepted():
 
 
 def test_built_in_and_fast_path_models_are_checked_without_importing_litellm():
-    probe = subprocess.run([sys.executable, "-c", "import sys; from abeq.cli import check_model; "
-                            "check_model('scripted/rules', '-m'); "
-                            "check_model('openai/m', '-m', 'http://127.0.0.1:9/v1'); "
-                            "print('litellm' in sys.modules)"], capture_output=True, text=True, timeout=30)
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from abeq.cli import check_model; "
+            "check_model('scripted/rules', '-m'); "
+            "check_model('openai/m', '-m', 'http://127.0.0.1:9/v1'); "
+            "print('litellm' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert probe.stdout.strip() == "False", probe.stderr
 
 
 # ------------------------------------------------------------------ 4. numeric options
-@pytest.mark.parametrize("flag,value", [("--judge-samples", "-3"), ("--judge-samples", "10"),
-                                        ("--concurrency", "-5"), ("--concurrency", "0"), ("--timeout", "0"),
-                                        ("--timeout", "nan"), ("--max-tokens", "-1"), ("--max-retries", "-2")])
+@pytest.mark.parametrize(
+    "flag,value",
+    [
+        ("--judge-samples", "-3"),
+        ("--judge-samples", "10"),
+        ("--concurrency", "-5"),
+        ("--concurrency", "0"),
+        ("--timeout", "0"),
+        ("--timeout", "nan"),
+        ("--max-tokens", "-1"),
+        ("--max-retries", "-2"),
+    ],
+)
 def test_out_of_range_numbers_are_refused_by_the_parser(tmp_path, capsys, flag, value):
     with pytest.raises(SystemExit) as e:
         main(run_args(tmp_path, flag, value, confirm=False))
@@ -151,8 +223,14 @@ def test_quiet_still_prints_errored_cases(tmp_path, capsys):
 # ------------------------------------------------------------------ 6. JUnit shows a failed gate
 def test_junit_fails_when_the_directive_clarity_gate_fails(tmp_path):
     j = tmp_path / "j.xml"
-    assert main(run_args(tmp_path, "--gate", "directive-clarity", "--junit", str(j),
-                         "--out", str(tmp_path / "r.json"))) == 1
+    assert (
+        main(
+            run_args(
+                tmp_path, "--gate", "directive-clarity", "--junit", str(j), "--out", str(tmp_path / "r.json")
+            )
+        )
+        == 1
+    )
     suite = ET.parse(j).getroot()
     assert suite.get("failures") == "1" and suite.get("tests") == "8"
     gate = next(tc for tc in suite.iter("testcase") if tc.get("name") == "gate directive-clarity")
@@ -215,19 +293,36 @@ def test_outputs_go_through_links_into_devices_and_keep_normal_modes(tmp_path):
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
-@pytest.mark.parametrize("model, base, says", [
-    ("openai", "http://127.0.0.1:9/v1", "openai/MODEL"),
-    ("openai/", "http://127.0.0.1:9/v1", "provider/model"),
-    ("/gpt-4o", None, "provider/model"),
-    ("openai/scripted", "notaurl", "not an http:// or https:// URL"),
-])
-def test_malformed_model_strings_and_api_bases_are_refused_before_the_run(tmp_path, capsys, model, base, says):
-    from abeq.cli import main
+@pytest.mark.parametrize(
+    "model, base, says",
+    [
+        ("openai", "http://127.0.0.1:9/v1", "openai/MODEL"),
+        ("openai/", "http://127.0.0.1:9/v1", "provider/model"),
+        ("/gpt-4o", None, "provider/model"),
+        ("openai/scripted", "notaurl", "not an http:// or https:// URL"),
+    ],
+)
+def test_malformed_model_strings_and_api_bases_are_refused_before_the_run(
+    tmp_path, capsys, model, base, says
+):
     from conftest import EXAMPLE
 
-    argv = ["run", "--original", str(EXAMPLE / "SKILL.md"), "--candidate", str(EXAMPLE / "candidate-lossy.md"),
-            "--transfer-set", str(EXAMPLE / "transfer-set.json"), "--confirm", "--runner-model", model,
-            "--db", str(tmp_path / "x.db")] + (["--api-base", base] if base else [])
+    from abeq.cli import main
+
+    argv = [
+        "run",
+        "--original",
+        str(EXAMPLE / "SKILL.md"),
+        "--candidate",
+        str(EXAMPLE / "candidate-lossy.md"),
+        "--transfer-set",
+        str(EXAMPLE / "transfer-set.json"),
+        "--confirm",
+        "--runner-model",
+        model,
+        "--db",
+        str(tmp_path / "x.db"),
+    ] + (["--api-base", base] if base else [])
     assert main(argv) == 2
     assert says in capsys.readouterr().err and not (tmp_path / "x.db").exists()
 

@@ -4,19 +4,33 @@ import json
 import sqlite3
 
 import pytest
-
-from abeq import engine as engine_mod
-from abeq import transferset
-from abeq.cli import main
-from abeq.engine import Engine
-from abeq.errors import InputError, NotConfirmedError
 from conftest import EXAMPLE, with_cases
+
+from abeq import sets as transferset
+from abeq.cli import main
+from abeq.errors import InputError, NotConfirmedError
+from abeq.run import calls as engine_mod
+from abeq.run.engine import Engine
 
 
 def run_args(tmp_path, ts_path, *extra):
-    return ["run", "--original", str(EXAMPLE / "SKILL.md"), "--candidate", str(EXAMPLE / "candidate-lossy.md"),
-            "--transfer-set", str(ts_path), "--runner-model", "scripted/rules", "--db", str(tmp_path / "abeq.db"),
-            "--quiet", "--out", str(tmp_path / "r.json"), *extra]
+    return [
+        "run",
+        "--original",
+        str(EXAMPLE / "SKILL.md"),
+        "--candidate",
+        str(EXAMPLE / "candidate-lossy.md"),
+        "--transfer-set",
+        str(ts_path),
+        "--runner-model",
+        "scripted/rules",
+        "--db",
+        str(tmp_path / "abeq.db"),
+        "--quiet",
+        "--out",
+        str(tmp_path / "r.json"),
+        *extra,
+    ]
 
 
 def runs_in(db):
@@ -93,20 +107,39 @@ def test_sets_confirmed_in_an_older_database_stay_confirmed(store, example):
 def test_a_review_keeps_its_original(tmp_path, example, capsys):
     agents = EXAMPLE.parent / "agents-md"
     assert main(run_args(tmp_path, EXAMPLE / "transfer-set.json", "--confirm", "--review", "R")) == 1
-    other = ["run", "--original", str(agents / "AGENTS.md"), "--candidate", str(agents / "AGENTS.md"),
-             "--transfer-set", str(agents / "transfer-set.json"), "--confirm", "--review", "R",
-             "--runner-model", "scripted/rules", "--db", str(tmp_path / "abeq.db"), "--quiet"]
+    other = [
+        "run",
+        "--original",
+        str(agents / "AGENTS.md"),
+        "--candidate",
+        str(agents / "AGENTS.md"),
+        "--transfer-set",
+        str(agents / "transfer-set.json"),
+        "--confirm",
+        "--review",
+        "R",
+        "--runner-model",
+        "scripted/rules",
+        "--db",
+        str(tmp_path / "abeq.db"),
+        "--quiet",
+    ]
     assert main(other) == 2
     err = capsys.readouterr().err
-    assert "review 'R' already has runs against a different original (SKILL.md)" in err and "new --review" in err
+    assert (
+        "review 'R' already has runs against a different original (SKILL.md)" in err and "new --review" in err
+    )
     assert runs_in(tmp_path / "abeq.db") == 1
     con = sqlite3.connect(tmp_path / "abeq.db")
-    assert con.execute("select d.name from reviews r join documents d on d.hash = r.original_hash").fetchall() \
-        == [("SKILL.md",)]
+    assert con.execute(
+        "select d.name from reviews r join documents d on d.hash = r.original_hash"
+    ).fetchall() == [("SKILL.md",)]
 
 
 def test_allow_thin_on_a_full_set_is_not_recorded_as_thin(store, example, scripted_cfg):
-    full = Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg(allow_thin=True)).run()
+    full = Engine(
+        store, example["original"], example["lossy"], example["ts"], scripted_cfg(allow_thin=True)
+    ).run()
     assert store.run(full)["thin_accepted"] == 0
     thin = with_cases(example, example["ts"].cases[:2])
     small = Engine(store, example["original"], example["lossy"], thin, scripted_cfg(allow_thin=True)).run()
@@ -139,8 +172,19 @@ def test_check_set_confirm_writes_the_confirmation_into_the_file(tmp_path, capsy
     assert main(run_args(tmp_path, path)) == 1  # runs without --confirm now
     csv_path = tmp_path / "set.csv"
     csv_path.write_text("id,type,input\nh1,happy,hello\n")
-    assert main(["check-set", "--original", str(EXAMPLE / "SKILL.md"), "--transfer-set", str(csv_path),
-                 "--confirm"]) == 2  # thin: refused, and nothing written
+    assert (
+        main(
+            [
+                "check-set",
+                "--original",
+                str(EXAMPLE / "SKILL.md"),
+                "--transfer-set",
+                str(csv_path),
+                "--confirm",
+            ]
+        )
+        == 2
+    )  # thin: refused, and nothing written
     assert csv_path.read_text() == "id,type,input\nh1,happy,hello\n"
 
 
@@ -160,7 +204,7 @@ def test_the_desk_will_not_swap_the_cases_of_a_review_with_runs(store, example, 
 
     Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg(review="R")).run()
     review = store.review("R")
-    with pytest.raises(InputError, match="already has runs on its cases"):
+    with pytest.raises(InputError, match="already has runs against a different transfer set"):
         session.set_transfer_set(store, review, with_cases(example, example["ts"].cases[1:]))
     assert session.set_transfer_set(store, review, example["ts"]) == review["transfer_set_hash"]
 
@@ -172,7 +216,9 @@ def test_a_review_never_takes_another_reviews_candidate(store, example):
     first = store.review("example")
     rid = store.upsert_review("other", first["original_hash"], None, "skill")
     other = store.review("other")
-    assert rid == other["id"] and session.current_candidate(store, other, {}) is None  # nothing loaded into it
+    assert (
+        rid == other["id"] and session.current_candidate(store, other, {}) is None
+    )  # nothing loaded into it
     session.set_candidate(store, other, {}, "OTHER-candidate.md", "Other text.\n")
     example_cand = session.current_candidate(store, store.review("example"), {})
     assert example_cand["name"] == "candidate-lossy.md"  # untouched by the other review's load

@@ -5,15 +5,48 @@ import re
 
 import pytest
 
-from abeq import diff
-from abeq.diff import diff_stats, inline_html, side_by_side_html, tokenize, word_diff
+from abeq.results import diff
+from abeq.results.diff import diff_stats, inline_html, side_by_side_html, tokenize, word_diff
 
-WORDS = ["the", "model", "answer", "tool", "call", "café", "naïve", "日本語", "Привет", "👍🏽", "🇫🇷", "x_1", "42"]
-SEPARATORS = [" ", " ", " ", "  ", ", ", ". ", "\n", "\r\n", "\n\n", "\r\n\r\n", "\t", "! ", "'", "😀", "<", "&"]
+WORDS = [
+    "the",
+    "model",
+    "answer",
+    "tool",
+    "call",
+    "café",
+    "naïve",
+    "日本語",
+    "Привет",
+    "👍🏽",
+    "🇫🇷",
+    "x_1",
+    "42",
+]
+SEPARATORS = [
+    " ",
+    " ",
+    " ",
+    "  ",
+    ", ",
+    ". ",
+    "\n",
+    "\r\n",
+    "\n\n",
+    "\r\n\r\n",
+    "\t",
+    "! ",
+    "'",
+    "😀",
+    "<",
+    "&",
+]
 
 
 # Real transcripts have a wide vocabulary (names, numbers, rare words) next to the common words.
-VOCABULARY = ["".join(random.Random(i).choices("abcdefghijklmnopqrstuvwxyz", k=3 + i % 7)) for i in range(2000)]
+VOCABULARY = [
+    "".join(random.Random(i).choices("abcdefghijklmnopqrstuvwxyz", k=3 + i % 7)) for i in range(2000)
+]
 
 
 def random_word(rng: random.Random) -> str:
@@ -91,7 +124,12 @@ def test_identical_texts_have_no_marks():
     assert "<del" not in side_by_side_html(text, text) and "<ins" not in inline_html(text, text)
 
 
-PAYLOADS = ['<script>alert(1)</script>', '<img src=x onerror=alert(1)>', '"><svg onload=alert(1)>', "&lt;b&gt;"]
+PAYLOADS = [
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    '"><svg onload=alert(1)>',
+    "&lt;b&gt;",
+]
 
 
 @pytest.mark.parametrize("render", [side_by_side_html, inline_html])
@@ -161,7 +199,12 @@ def test_empty_side(a, b):
         assert "<del" in page and "Old answer." in page
     if b:
         assert "<ins" in page and "New answer." in page
-    assert diff_stats(a, b) == {"added": 2 * bool(b), "removed": 2 * bool(a), "unchanged": 0, "too_different": False}
+    assert diff_stats(a, b) == {
+        "added": 2 * bool(b),
+        "removed": 2 * bool(a),
+        "unchanged": 0,
+        "too_different": False,
+    }
 
 
 def test_long_transcripts_with_edits_everywhere_still_diff():
@@ -201,7 +244,7 @@ def test_paragraph_added_at_top_of_an_edited_transcript_does_not_shift_every_pai
 
 
 def test_a_finished_diff_is_reused_and_callers_cannot_change_the_kept_copy(monkeypatch):
-    from abeq import diff
+    from abeq.results import diff
 
     diff.clear_cache()
     calls = []
@@ -215,7 +258,7 @@ def test_a_finished_diff_is_reused_and_callers_cannot_change_the_kept_copy(monke
 
 
 def test_a_timed_out_diff_is_not_kept(monkeypatch):
-    from abeq import diff
+    from abeq.results import diff
 
     diff.clear_cache()
     answers = iter([None, [(0, "same")]])

@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from abeq import transferset as tsm
+from abeq import sets as tsm
 from abeq.cli import main
 from abeq.documents import sections, sha256
-from abeq.drafting import draft, draft_cases, draft_messages
 from abeq.models import ModelSpec
 from abeq.prompts import read_data_blocks
-from abeq.providers import scripted
 from abeq.schemas import CASE_TYPES, TransferSet
+from abeq.sets.drafting import draft, draft_cases, draft_messages
+from abeq.testing import scripted
 
 SCRIPTED = ModelSpec(name="scripted/rules")
 
@@ -45,17 +45,41 @@ def test_the_original_and_its_sections_go_in_named_data_blocks(example):
 
 def test_code_fixes_ids_drops_invented_sections_and_says_so():
     doc = "# Intro\n- do it\n\n# Limits\n- if over 3, stop\n"
-    reply = {"cases": [
-        {"id": "Edge case!", "type": "edge", "input": "four items", "exercises_sections": ["limits", "Appendix"],
-         "gate_responses": [], "rationale": "pass 2"},
-        {"id": "edge case", "type": "happy", "input": "one item", "exercises_sections": ["## Intro"],
-         "gate_responses": [{"pattern": "", "response": "yes"}], "rationale": "pass 1"},
-        {"id": "again", "type": "happy", "input": "  four   items ", "exercises_sections": [],
-         "gate_responses": [], "rationale": "duplicate"}]}
+    reply = {
+        "cases": [
+            {
+                "id": "Edge case!",
+                "type": "edge",
+                "input": "four items",
+                "exercises_sections": ["limits", "Appendix"],
+                "gate_responses": [],
+                "rationale": "pass 2",
+            },
+            {
+                "id": "edge case",
+                "type": "happy",
+                "input": "one item",
+                "exercises_sections": ["## Intro"],
+                "gate_responses": [{"pattern": "", "response": "yes"}],
+                "rationale": "pass 1",
+            },
+            {
+                "id": "again",
+                "type": "happy",
+                "input": "  four   items ",
+                "exercises_sections": [],
+                "gate_responses": [],
+                "rationale": "duplicate",
+            },
+        ]
+    }
     scripted.enqueue(json.dumps(reply))
     d = draft(doc, SCRIPTED)
     ts = d.transfer_set
-    assert [(c.id, c.exercises_sections) for c in ts.cases] == [("edge-case", ["Limits"]), ("edge-case-2", ["Intro"])]
+    assert [(c.id, c.exercises_sections) for c in ts.cases] == [
+        ("edge-case", ["Limits"]),
+        ("edge-case-2", ["Intro"]),
+    ]
     assert ts.cases[1].gate_responses == []
     text = "\n".join(d.warnings)
     assert "'Appendix'" in text and "renamed it 'edge-case-2'" in text and "repeats the input" in text
@@ -64,8 +88,18 @@ def test_code_fixes_ids_drops_invented_sections_and_says_so():
 
 def test_an_invalid_draft_is_reasked_with_the_errors():
     doc = "# Intro\n- do it\n"
-    good = {"cases": [{"id": "h", "type": "happy", "input": "go", "exercises_sections": ["Intro"],
-                       "gate_responses": [], "rationale": "pass 1"}]}
+    good = {
+        "cases": [
+            {
+                "id": "h",
+                "type": "happy",
+                "input": "go",
+                "exercises_sections": ["Intro"],
+                "gate_responses": [],
+                "rationale": "pass 1",
+            }
+        ]
+    }
     scripted.enqueue(json.dumps({"cases": [{"id": "h", "type": "typical", "input": "go"}]}), json.dumps(good))
     ts = draft_cases(doc, SCRIPTED)
     assert [c.id for c in ts.cases] == ["h"]
@@ -74,8 +108,20 @@ def test_an_invalid_draft_is_reasked_with_the_errors():
 
 def test_draft_set_cli_writes_an_unconfirmed_set(tmp_path, capsys, example):
     out = tmp_path / "drafted.json"
-    assert main(["draft-set", "--original", str(example["dir"] / "SKILL.md"), "--out", str(out),
-                 "--model", "scripted/rules"]) == 0
+    assert (
+        main(
+            [
+                "draft-set",
+                "--original",
+                str(example["dir"] / "SKILL.md"),
+                "--out",
+                str(out),
+                "--model",
+                "scripted/rules",
+            ]
+        )
+        == 0
+    )
     ts = tsm.load(out)
     assert not ts.user_confirmed and {c.status for c in ts.cases} == {"derived"}
     assert "Nothing runs until a person has reviewed" in capsys.readouterr().err

@@ -13,14 +13,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from playwright.sync_api import expect
 
-from abeq.store import Store
-
-from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "bench"))
-from synthetic import synthetic_run  # noqa: E402
+from abeq.results.store import Store
+from abeq.testing.synthetic import synthetic_run  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "test-artifacts"
@@ -29,13 +26,22 @@ XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
 pytestmark = [
     pytest.mark.e2e,
     # Locally a missing browser skips; in CI (.ci/run installs it) a missing browser must fail.
-    pytest.mark.skipif(not Path(CHROMIUM).exists() and not os.environ.get("CI"),
-                       reason=f"{CHROMIUM} not installed (apt-get install -y chromium)"),
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists() and not os.environ.get("CI"),
+        reason=f"{CHROMIUM} not installed (apt-get install -y chromium)",
+    ),
 ]
 
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 
 
 # Our own fixtures rather than pytest-playwright's session-scoped ones: those keep the sync API's
@@ -73,11 +79,32 @@ def _free_port() -> int:
 def desk(db: Path):
     """`streamlit run app.py` on a free port and the given database, until the test ends."""
     port = _free_port()
-    env = {**os.environ, "ABEQ_DB": str(db), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
+    env = {
+        **os.environ,
+        "ABEQ_DB": str(db),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "LITELLM_OFFLINE_MODE": "true",
+    }
     log = open(db.with_suffix(".log"), "w")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                             "--server.address", "127.0.0.1", "--server.headless", "true"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 60
@@ -145,7 +172,8 @@ def test_confirm_run_and_override_in_the_browser(page, tmp_path):
         verdict.press("ArrowDown")
         verdict.press("Enter")
         page.get_by_label("Reason (required; stored with your name and the time)").fill(
-            "Checked by hand: the ticket-id rule is kept.")
+            "Checked by hand: the ticket-id rule is kept."
+        )
         page.get_by_label("Reviewer").fill("e2e")
         page.get_by_role("button", name="Save override").click()
         page.get_by_text("Override saved").wait_for()
@@ -157,17 +185,26 @@ def test_confirm_run_and_override_in_the_browser(page, tmp_path):
         screenshot(page, ARTIFACTS / "history.png")
 
     con = sqlite3.connect(db)
-    (reason, reviewer, verdict), = con.execute("select reason, reviewer, verdict from overrides").fetchall()
-    assert reason == "Checked by hand: the ticket-id rule is kept." and reviewer == "e2e" and verdict == "equivalent"
-    judged, = con.execute("select count(*) from run_cases where status = 'judged'").fetchone()
+    ((reason, reviewer, verdict),) = con.execute("select reason, reviewer, verdict from overrides").fetchall()
+    assert (
+        reason == "Checked by hand: the ticket-id rule is kept."
+        and reviewer == "e2e"
+        and verdict == "equivalent"
+    )
+    (judged,) = con.execute("select count(*) from run_cases where status = 'judged'").fetchone()
     assert judged == 7
 
 
 def test_a_script_in_a_transcript_does_not_run(page, tmp_path):
     db = tmp_path / "desk.db"
     ends = {"teacher": "done", "candidate": "finished"}
-    run_id = synthetic_run(Store(str(db)), 2, review="xss", error_every=0,
-                           transcript=lambda i, side: f"Step one. {XSS} {ends[side]}")
+    run_id = synthetic_run(
+        Store(str(db)),
+        2,
+        review="xss",
+        error_every=0,
+        transcript=lambda i, side: f"Step one. {XSS} {ends[side]}",
+    )
     with desk(db) as url:
         page.goto(f"{url}/review?run={run_id}&case=case-0000")
         page.get_by_role("heading", name="Review", exact=True).wait_for(timeout=30_000)
@@ -219,9 +256,9 @@ def test_the_main_job_the_bundled_example_on_the_embedded_model(page, tmp_path):
         screenshot(page, ARTIFACTS / "review-embedded.png")
     con = sqlite3.connect(db)
     rows = con.execute("select status, verdict, error from run_cases").fetchall()
-    runner_model, = con.execute("select runner_model from runs").fetchone()
+    (runner_model,) = con.execute("select runner_model from runs").fetchone()
     assert runner_model == "local/smollm2" and len(rows) == 7
     # every case judged by the real model or errored with its reason; never a verdict without a judgement
     assert all((s == "judged" and v) or (s != "judged" and e and not v) for s, v, e in rows), rows
-    made, = con.execute("select count(*) from calls where cached = 0 and ok = 1").fetchone()
+    (made,) = con.execute("select count(*) from calls where cached = 0 and ok = 1").fetchone()
     assert made >= 14  # at least the 7 teacher and 7 candidate runs really happened

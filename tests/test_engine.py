@@ -4,15 +4,16 @@ import json
 from dataclasses import replace
 
 import pytest
+from conftest import EXAMPLE, with_cases
 
-from abeq.engine import Engine, judge_key, runner_key
+from abeq import sets as transferset
 from abeq.errors import NotConfirmedError, ThinSetError
 from abeq.models import ModelSpec
-from abeq.providers import scripted
-from abeq.report import build_report, exit_code
+from abeq.results.report import build_report, exit_code
+from abeq.run.engine import Engine
+from abeq.run.keys import judge_key, runner_key
 from abeq.schemas import Report
-from abeq import transferset
-from conftest import EXAMPLE, with_cases
+from abeq.testing import scripted
 
 
 def run(store, ex, cfg, candidate="lossy", ts=None, **kw):
@@ -62,12 +63,19 @@ def test_fresh_ignores_the_cache(store, example, scripted_cfg):
 def _key_parts(example):
     case = example["ts"].cases[0]
     spec = ModelSpec(name="scripted/rules")
-    return dict(doc_hash=example["original"].hash, case=case, variant="skill", spec=spec,
-                ts_hash=transferset.set_hash(example["ts"]))
+    return dict(
+        doc_hash=example["original"].hash,
+        case=case,
+        variant="skill",
+        spec=spec,
+        ts_hash=transferset.set_hash(example["ts"]),
+    )
 
 
-@pytest.mark.parametrize("change", ["doc", "input", "gate", "model", "variant", "temperature", "max_tokens",
-                                    "seed", "set", "sample"])
+@pytest.mark.parametrize(
+    "change",
+    ["doc", "input", "gate", "model", "variant", "temperature", "max_tokens", "seed", "set", "sample"],
+)
 def test_every_part_of_the_runner_key_matters(example, change):
     base = _key_parts(example)
     k0 = runner_key(**base)
@@ -137,8 +145,11 @@ def test_thin_set_is_refused_unless_accepted(store, example, scripted_cfg):
 
 def test_missing_self_report_field_is_retried_then_an_error(store, example, scripted_cfg):
     bad = json.dumps({"transcript": "did it", "self_report": {"output_produced": "x"}})
-    scripted.handler = lambda model, messages, schema: bad if "case_input" in messages[-1]["content"] or \
-        messages[-1]["content"].startswith("That reply") else None
+    scripted.handler = lambda model, messages, schema: (
+        bad
+        if "case_input" in messages[-1]["content"] or messages[-1]["content"].startswith("That reply")
+        else None
+    )
     rr, stats = run(store, example, scripted_cfg(concurrency=1))
     assert rr.report["cases"] == []
     assert len(rr.errors) == 7 and all(e["stage"] == "runner" for e in rr.errors)
@@ -164,9 +175,18 @@ def test_a_report_fixed_on_the_second_ask_is_used(store, example, scripted_cfg):
 
 
 def test_judge_equivalent_with_a_delta_is_not_accepted(store, example, scripted_cfg):
-    bogus = json.dumps({"verdict": "equivalent", "behaviour_delta": "lost the ticket rule",
-                        "original_directness": 3, "candidate_directness": 3, "interpretation_notes": "n"})
-    scripted.handler = lambda model, messages, schema: bogus if "original_run" in messages[1]["content"] else None
+    bogus = json.dumps(
+        {
+            "verdict": "equivalent",
+            "behaviour_delta": "lost the ticket rule",
+            "original_directness": 3,
+            "candidate_directness": 3,
+            "interpretation_notes": "n",
+        }
+    )
+    scripted.handler = lambda model, messages, schema: (
+        bogus if "original_run" in messages[1]["content"] else None
+    )
     rr, _ = run(store, example, scripted_cfg())
     assert rr.report["cases"] == [] and len(rr.errors) == 7
     assert all(e["stage"] == "judge" for e in rr.errors)
@@ -174,9 +194,18 @@ def test_judge_equivalent_with_a_delta_is_not_accepted(store, example, scripted_
 
 
 def test_regressed_without_a_delta_is_not_accepted(store, example, scripted_cfg):
-    bogus = json.dumps({"verdict": "candidate-regressed", "behaviour_delta": " ",
-                        "original_directness": 3, "candidate_directness": 3, "interpretation_notes": "n"})
-    scripted.handler = lambda model, messages, schema: bogus if "original_run" in messages[1]["content"] else None
+    bogus = json.dumps(
+        {
+            "verdict": "candidate-regressed",
+            "behaviour_delta": " ",
+            "original_directness": 3,
+            "candidate_directness": 3,
+            "interpretation_notes": "n",
+        }
+    )
+    scripted.handler = lambda model, messages, schema: (
+        bogus if "original_run" in messages[1]["content"] else None
+    )
     rr, _ = run(store, example, scripted_cfg())
     assert len(rr.errors) == 7 and rr.report["summary"]["pass"] is False
 
@@ -207,7 +236,7 @@ def test_resume_after_a_crash_repeats_nothing_finished(store, example, scripted_
 
 
 def test_concurrent_and_sequential_give_the_same_report(tmp_path, example, scripted_cfg):
-    from abeq.store import Store
+    from abeq.results.store import Store
 
     a, b = Store(str(tmp_path / "a.db")), Store(str(tmp_path / "b.db"))
     ra, _ = run(a, example, scripted_cfg(concurrency=1))
@@ -222,7 +251,7 @@ def test_gate_truncated_case_is_marked(store, example, scripted_cfg):
     # listed beside the SPEC report (which stays exact) and in the JUnit XML
     assert [t["case_id"] for t in rr.with_errors()["gate_truncated"]] == ["edge-2"]
     Report.model_validate(rr.report)
-    from abeq.exports import to_junit
+    from abeq.results.exports import to_junit
 
     assert "gate-truncated" in to_junit(rr) and to_junit(rr).count("gate-truncated at") == 1
 
@@ -233,10 +262,12 @@ def test_the_cache_key_holds_the_server_and_the_weights(tmp_path):
     def key(spec):
         return runner_key("doc", case, "skill", spec, "set")
 
-    assert key(ModelSpec("openai/llama", api_base="http://10.0.0.1/v1")) != \
-        key(ModelSpec("openai/llama", api_base="http://10.0.0.2/v1"))
-    assert key(ModelSpec("openai/llama", api_base="http://10.0.0.1/v1/")) == \
-        key(ModelSpec("openai/llama", api_base="http://10.0.0.1/v1"))
+    assert key(ModelSpec("openai/llama", api_base="http://10.0.0.1/v1")) != key(
+        ModelSpec("openai/llama", api_base="http://10.0.0.2/v1")
+    )
+    assert key(ModelSpec("openai/llama", api_base="http://10.0.0.1/v1/")) == key(
+        ModelSpec("openai/llama", api_base="http://10.0.0.1/v1")
+    )
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"weights one")
     first = key(ModelSpec(f"local/{gguf}"))
@@ -246,7 +277,9 @@ def test_the_cache_key_holds_the_server_and_the_weights(tmp_path):
 
 
 def test_replies_that_never_validate_still_count_their_tokens(store, example, scripted_cfg):
-    scripted.handler = lambda m, msgs, s: "not json at all" if "original_run" not in msgs[1]["content"] else None
+    scripted.handler = lambda m, msgs, s: (
+        "not json at all" if "original_run" not in msgs[1]["content"] else None
+    )
     rr, stats = run(store, example, scripted_cfg())
     assert len(rr.errors) == 7
     failed = store.all("select prompt_tokens, completion_tokens, cost from calls where ok = 0")

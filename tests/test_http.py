@@ -8,9 +8,9 @@ import time
 import urllib.request
 
 import pytest
+from conftest import EXAMPLE
 
 from abeq.cli import main
-from conftest import EXAMPLE
 
 
 def free_port() -> int:
@@ -23,8 +23,11 @@ def free_port() -> int:
 def server():
     """The loopback server in its own process, as a user's vLLM or proxy would be."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "abeq.loopback", "--port", str(port), "--latency", "0.01"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "abeq.testing.loopback", "--port", str(port), "--latency", "0.01"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     for _ in range(100):
         try:
@@ -54,9 +57,27 @@ def stats(url):
 def test_cli_run_over_http_gives_the_report(tmp_path, server):
     before = stats(server)["requests"]
     out = tmp_path / "report.json"
-    code = main(["run", "--original", str(EXAMPLE / "SKILL.md"), "--candidate", str(EXAMPLE / "candidate-lossy.md"),
-                 "--transfer-set", str(EXAMPLE / "transfer-set.json"), "--runner-model", "openai/scripted",
-                 "--api-base", server, "--db", str(tmp_path / "abeq.db"), "--confirm", "--quiet", "--out", str(out)])
+    code = main(
+        [
+            "run",
+            "--original",
+            str(EXAMPLE / "SKILL.md"),
+            "--candidate",
+            str(EXAMPLE / "candidate-lossy.md"),
+            "--transfer-set",
+            str(EXAMPLE / "transfer-set.json"),
+            "--runner-model",
+            "openai/scripted",
+            "--api-base",
+            server,
+            "--db",
+            str(tmp_path / "abeq.db"),
+            "--confirm",
+            "--quiet",
+            "--out",
+            str(out),
+        ]
+    )
     rep = json.loads(out.read_text())
     assert code == 1 and rep["summary"]["regressions"] == 7 and rep["errors"] == []
     assert stats(server)["requests"] - before == 21  # every call really crossed HTTP
@@ -64,20 +85,51 @@ def test_cli_run_over_http_gives_the_report(tmp_path, server):
 
 def test_each_transport_is_the_client_that_called(tmp_path, server, transport):
     before = stats(server)["clients"]
-    main(["run", "--original", str(EXAMPLE / "SKILL.md"), "--candidate", str(EXAMPLE / "candidate-faithful.md"),
-          "--transfer-set", str(EXAMPLE / "transfer-set.json"), "--runner-model", "openai/scripted",
-          "--api-base", server, "--db", str(tmp_path / "abeq.db"), "--confirm", "--quiet",
-          "--out", str(tmp_path / "r.json")])
+    main(
+        [
+            "run",
+            "--original",
+            str(EXAMPLE / "SKILL.md"),
+            "--candidate",
+            str(EXAMPLE / "candidate-faithful.md"),
+            "--transfer-set",
+            str(EXAMPLE / "transfer-set.json"),
+            "--runner-model",
+            "openai/scripted",
+            "--api-base",
+            server,
+            "--db",
+            str(tmp_path / "abeq.db"),
+            "--confirm",
+            "--quiet",
+            "--out",
+            str(tmp_path / "r.json"),
+        ]
+    )
     after = stats(server)["clients"]
     grew = {k for k in after if after[k] > before.get(k, 0)}
-    # aiohttp's default User-Agent is "Python/3.x aiohttp/..."; the OpenAI SDK under litellm sends "AsyncOpenAI/Python ..."
+    # aiohttp's default User-Agent is "Python/3.x aiohttp/..."; the OpenAI SDK under litellm sends
+    # "AsyncOpenAI/Python ..."
     assert grew == ({"Python"} if transport == "fast" else {"AsyncOpenAI"}), after
 
 
 def test_round_two_over_http_sends_only_candidate_and_judge_calls(tmp_path, server):
-    base = ["--original", str(EXAMPLE / "SKILL.md"), "--transfer-set", str(EXAMPLE / "transfer-set.json"),
-            "--runner-model", "openai/scripted", "--api-base", server, "--db", str(tmp_path / "abeq.db"),
-            "--confirm", "--quiet", "--out", str(tmp_path / "r.json")]
+    base = [
+        "--original",
+        str(EXAMPLE / "SKILL.md"),
+        "--transfer-set",
+        str(EXAMPLE / "transfer-set.json"),
+        "--runner-model",
+        "openai/scripted",
+        "--api-base",
+        server,
+        "--db",
+        str(tmp_path / "abeq.db"),
+        "--confirm",
+        "--quiet",
+        "--out",
+        str(tmp_path / "r.json"),
+    ]
     main(["run", "--candidate", str(EXAMPLE / "candidate-lossy.md"), *base])
     before = stats(server)["requests"]
     assert main(["run", "--candidate", str(EXAMPLE / "candidate-faithful.md"), *base]) == 0
@@ -86,10 +138,29 @@ def test_round_two_over_http_sends_only_candidate_and_judge_calls(tmp_path, serv
 
 def test_unreachable_server_is_an_error_not_a_verdict(tmp_path):
     out = tmp_path / "r.json"
-    code = main(["run", "--original", str(EXAMPLE / "SKILL.md"), "--candidate", str(EXAMPLE / "candidate-lossy.md"),
-                 "--transfer-set", str(EXAMPLE / "transfer-set.json"), "--runner-model", "openai/x",
-                 "--api-base", f"http://127.0.0.1:{free_port()}/v1", "--db", str(tmp_path / "abeq.db"),
-                 "--confirm", "--quiet", "--out", str(out), "--timeout", "5"])
+    code = main(
+        [
+            "run",
+            "--original",
+            str(EXAMPLE / "SKILL.md"),
+            "--candidate",
+            str(EXAMPLE / "candidate-lossy.md"),
+            "--transfer-set",
+            str(EXAMPLE / "transfer-set.json"),
+            "--runner-model",
+            "openai/x",
+            "--api-base",
+            f"http://127.0.0.1:{free_port()}/v1",
+            "--db",
+            str(tmp_path / "abeq.db"),
+            "--confirm",
+            "--quiet",
+            "--out",
+            str(out),
+            "--timeout",
+            "5",
+        ]
+    )
     rep = json.loads(out.read_text())
     assert code == 3
     assert rep["cases"] == [] and len(rep["errors"]) == 7 and rep["summary"]["pass"] is False
@@ -102,12 +173,36 @@ def test_a_priced_model_is_priced_on_both_transports(tmp_path, server):
     from abeq.models import price
 
     db = tmp_path / "abeq.db"
-    main(["run", "--original", str(EXAMPLE / "SKILL.md"), "--candidate", str(EXAMPLE / "candidate-faithful.md"),
-          "--transfer-set", str(EXAMPLE / "transfer-set.json"), "--runner-model", "openai/gpt-4o-mini",
-          "--judge-model", "openai/scripted", "--api-base", server, "--db", str(db), "--confirm", "--quiet",
-          "--out", str(tmp_path / "r.json")])
-    rows = sqlite3.connect(db).execute("select model, prompt_tokens, completion_tokens, cost from calls "
-                                       "where cached = 0 and ok = 1").fetchall()
+    main(
+        [
+            "run",
+            "--original",
+            str(EXAMPLE / "SKILL.md"),
+            "--candidate",
+            str(EXAMPLE / "candidate-faithful.md"),
+            "--transfer-set",
+            str(EXAMPLE / "transfer-set.json"),
+            "--runner-model",
+            "openai/gpt-4o-mini",
+            "--judge-model",
+            "openai/scripted",
+            "--api-base",
+            server,
+            "--db",
+            str(db),
+            "--confirm",
+            "--quiet",
+            "--out",
+            str(tmp_path / "r.json"),
+        ]
+    )
+    rows = (
+        sqlite3.connect(db)
+        .execute(
+            "select model, prompt_tokens, completion_tokens, cost from calls where cached = 0 and ok = 1"
+        )
+        .fetchall()
+    )
     runner = [r for r in rows if r[0] == "openai/gpt-4o-mini"]
     assert len(runner) == 14 and all(r[3] and r[3] > 0 for r in runner)
     for _, pt, ct, cost in runner:
@@ -120,19 +215,53 @@ def test_each_side_has_its_own_server_and_a_builtin_model_none(tmp_path, server)
     import sqlite3
 
     db = tmp_path / "abeq.db"
-    base = ["run", "--original", str(EXAMPLE / "SKILL.md"), "--candidate", str(EXAMPLE / "candidate-lossy.md"),
-            "--transfer-set", str(EXAMPLE / "transfer-set.json"), "--runner-model", "scripted/rules",
-            "--db", str(db), "--confirm", "--quiet", "--out", str(tmp_path / "r.json")]
+    base = [
+        "run",
+        "--original",
+        str(EXAMPLE / "SKILL.md"),
+        "--candidate",
+        str(EXAMPLE / "candidate-lossy.md"),
+        "--transfer-set",
+        str(EXAMPLE / "transfer-set.json"),
+        "--runner-model",
+        "scripted/rules",
+        "--db",
+        str(db),
+        "--confirm",
+        "--quiet",
+        "--out",
+        str(tmp_path / "r.json"),
+    ]
     assert main(base) == 1
     before = stats(server)["requests"]
     assert main(base + ["--judge-model", "openai/scripted", "--api-base", server]) == 1
     assert stats(server)["requests"] - before == 7  # only the judge crossed HTTP
     con = sqlite3.connect(db)
-    made = con.execute("select kind, count(*) from calls where run_id = 2 and cached = 0 group by kind").fetchall()
+    made = con.execute(
+        "select kind, count(*) from calls where run_id = 2 and cached = 0 group by kind"
+    ).fetchall()
     assert made == [("judge", 7)]  # the runner's transcripts came from the cache
     # --judge-api-base sends the judge elsewhere while the runner keeps --api-base
     before = stats(server)["requests"]
-    code = main(base[:-2] + ["--runner-model", "openai/scripted", "--api-base", server, "--judge-model",
-                             "openai/scripted", "--judge-api-base", f"http://127.0.0.1:{free_port()}/v1",
-                             "--timeout", "3", "--max-retries", "0", "--out", str(tmp_path / "r3.json")])
-    assert code == 3 and stats(server)["requests"] - before == 14  # runner calls here, judge calls failed there
+    code = main(
+        base[:-2]
+        + [
+            "--runner-model",
+            "openai/scripted",
+            "--api-base",
+            server,
+            "--judge-model",
+            "openai/scripted",
+            "--judge-api-base",
+            f"http://127.0.0.1:{free_port()}/v1",
+            "--timeout",
+            "3",
+            "--max-retries",
+            "0",
+            "--out",
+            str(tmp_path / "r3.json"),
+        ]
+    )
+    assert (
+        code == 3 and stats(server)["requests"] - before == 14
+    )  # runner calls here, judge calls failed there

@@ -7,17 +7,23 @@ from pathlib import Path
 
 import pytest
 
-from abeq import cli_sets, importers
-from abeq import transferset as tsm
+from abeq import sets as importers
+from abeq import sets as tsm
 from abeq.cli import main
+from abeq.cli import sets as cli_sets
 from abeq.errors import InputError, MissingTypesError
 from abeq.schemas import CASE_TYPES
 
 FIX = Path(__file__).resolve().parent / "fixtures"
 PROMPTFOO = FIX / "promptfoo" / "promptfooconfig.yaml"
 EVALS = FIX / "skill-creator" / "release-notes" / "evals" / "evals.json"
-UNTYPED_PF = ["typical-minor-release", "case-3", "security-fix-with-a-cve", "changelog-lint-missing",
-              "changelog-lint-missing-2"]
+UNTYPED_PF = [
+    "typical-minor-release",
+    "case-3",
+    "security-fix-with-a-cve",
+    "changelog-lint-missing",
+    "changelog-lint-missing-2",
+]
 
 
 # ---------------------------------------------------------------- promptfoo
@@ -25,23 +31,37 @@ def test_promptfoo_config_becomes_cases_with_ids_inputs_and_expectations():
     imp = importers.read_source("promptfoo", PROMPTFOO)
     by_id = {c["id"]: c for c in imp.cases}
     # description -> slug, a repeated one deduplicated, no description -> case-N by position
-    assert list(by_id) == ["typical-minor-release", "typical-minor-release-2", "case-3", "security-fix-with-a-cve",
-                           "changelog-lint-missing", "changelog-lint-missing-2", "docs-only-release"]
+    assert list(by_id) == [
+        "typical-minor-release",
+        "typical-minor-release-2",
+        "case-3",
+        "security-fix-with-a-cve",
+        "changelog-lint-missing",
+        "changelog-lint-missing-2",
+        "docs-only-release",
+    ]
     # defaultTest vars merge in; several vars read as "name: value" lines; a test's var wins
     assert by_id["case-3"]["input"] == "product: harbor\nchanges: misc cleanup (#490)"
     first = by_id["typical-minor-release"]
     assert first["input"].startswith("product: tidyq\nchanges: feat: add --since flag")
     # defaultTest asserts first, then the test's own; assert-set flattened
-    assert first["expectations"] == ["not-icontains: DATA-882", "contains: (#471)",
-                                     "llm-rubric: Groups the changes under Features and Fixes and leaves out the CI change"]
+    assert first["expectations"] == [
+        "not-icontains: DATA-882",
+        "contains: (#471)",
+        "llm-rubric: Groups the changes under Features and Fixes and leaves out the CI change",
+    ]
     assert "javascript: output.split(' ').length < 400" in by_id["typical-minor-release-2"]["expectations"]
 
 
 def test_promptfoo_follows_file_references_expands_var_lists_and_skips_code():
     imp = importers.read_source("promptfoo", PROMPTFOO)
     by_id = {c["id"]: c for c in imp.cases}
-    assert by_id["security-fix-with-a-cve"]["expectations"][-1] == "not-icontains: ../"  # from tests/more_tests.yaml
-    assert by_id["changelog-lint-missing-2"]["input"].endswith("shell completions for fish (#920)")  # a var list
+    assert (
+        by_id["security-fix-with-a-cve"]["expectations"][-1] == "not-icontains: ../"
+    )  # from tests/more_tests.yaml
+    assert by_id["changelog-lint-missing-2"]["input"].endswith(
+        "shell completions for fish (#920)"
+    )  # a var list
     assert by_id["docs-only-release"]["expectations"][-1] == "contains: Documentation"  # promptfoo CSV
     assert any("generate_tests.py" in w and "skipped" in w for w in imp.warnings)
 
@@ -78,7 +98,9 @@ def test_per_case_types_from_a_reviewer_resolve_the_rest():
 
 def test_a_promptfoo_test_without_vars_is_named(tmp_path):
     p = tmp_path / "promptfooconfig.yaml"
-    p.write_text("prompts: [x]\ntests:\n  - vars: {q: hello}\n  - description: nothing here\n    assert: []\n")
+    p.write_text(
+        "prompts: [x]\ntests:\n  - vars: {q: hello}\n  - description: nothing here\n    assert: []\n"
+    )
     with pytest.raises(InputError) as e:
         importers.read_source("promptfoo", p)
     assert str(p) in str(e.value) and "test 2: has no vars" in str(e.value)
@@ -98,9 +120,12 @@ def test_skill_creator_evals_keep_prompt_ids_and_expectations():
     assert imp.untyped == ["eval-1", "eval-2", "eval-3"]
     one = imp.cases[0]
     assert one["input"].startswith("Write release notes for tidyq 2.4.0.")
-    assert one["expectations"] == ["Expected output: Short Markdown notes with Features and Fixes headings and no "
-                                   "ticket ids", "The output has a Features heading and a Fixes heading",
-                                   "The internal ticket id DATA-882 does not appear", "The CI change is left out"]
+    assert one["expectations"] == [
+        "Expected output: Short Markdown notes with Features and Fixes headings and no ticket ids",
+        "The output has a Features heading and a Fixes heading",
+        "The internal ticket id DATA-882 does not appear",
+        "The CI change is left out",
+    ]
     # input files are named in the input (the runner gets text only) and the reviewer is told
     assert imp.cases[1]["input"].endswith("Input files: evals/files/harbor-changes.csv")
     assert any("does not attach their contents" in w for w in imp.warnings)
@@ -110,7 +135,9 @@ def test_skill_creator_evals_keep_prompt_ids_and_expectations():
 
 def test_skill_creator_eval_without_prompt_is_named(tmp_path):
     p = tmp_path / "evals.json"
-    p.write_text(json.dumps({"skill_name": "x", "evals": [{"id": 1, "prompt": "ok"}, {"id": 7, "expectations": []}]}))
+    p.write_text(
+        json.dumps({"skill_name": "x", "evals": [{"id": 1, "prompt": "ok"}, {"id": 7, "expectations": []}]})
+    )
     with pytest.raises(InputError) as e:
         importers.read_source("skill-creator", p)
     assert str(p) in str(e.value) and "evals[1] (id 7): 'prompt' is missing" in str(e.value)
@@ -137,8 +164,9 @@ def test_a_csv_without_types_is_reported_like_any_other_source(tmp_path):
 @pytest.mark.parametrize("fmt", ["json", "yaml", "jsonl", "csv"])
 def test_export_and_reimport_keep_the_set_hash(tmp_path, example, fmt):
     ts = tsm.load(example["dir"] / "transfer-set.json")
-    ts = ts.model_copy(update={"cases": [ts.cases[0].model_copy(update={"expectations": ["a; b", "c"]}),
-                                         *ts.cases[1:]]})
+    ts = ts.model_copy(
+        update={"cases": [ts.cases[0].model_copy(update={"expectations": ["a; b", "c"]}), *ts.cases[1:]]}
+    )
     p = tmp_path / f"out.{fmt}"
     p.write_text(importers.export_text(ts, fmt))
     back, _ = importers.import_set(fmt, p)
@@ -157,8 +185,21 @@ def test_import_set_names_untyped_cases_and_writes_nothing(tmp_path, capsys):
 
 def test_import_set_with_a_default_type_writes_a_loadable_unconfirmed_set(tmp_path, capsys):
     out = tmp_path / "set.yaml"
-    assert main(["import-set", "--from", "promptfoo", str(PROMPTFOO), "--out", str(out),
-                 "--default-type", "happy"]) == 0
+    assert (
+        main(
+            [
+                "import-set",
+                "--from",
+                "promptfoo",
+                str(PROMPTFOO),
+                "--out",
+                str(out),
+                "--default-type",
+                "happy",
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     assert "wrote 7 cases" in err and "default type 'happy'" in err
     ts = tsm.load(out)

@@ -6,14 +6,25 @@ import json
 
 import pytest
 
-from abeq import importers
-from abeq import transferset as tsm
+from abeq import sets as importers
+from abeq import sets as tsm
 from abeq.cli import main
 from abeq.desk import editor
 from abeq.errors import InputError
 from abeq.schemas import Case, TransferSet
 
-TYPES = ["happy", "edge", "adversarial", "composition", "happy", "edge", "adversarial", "composition", "happy", "edge"]
+TYPES = [
+    "happy",
+    "edge",
+    "adversarial",
+    "composition",
+    "happy",
+    "edge",
+    "adversarial",
+    "composition",
+    "happy",
+    "edge",
+]
 IDS = ["h1", "e1", "a1", "c1", "h2", "e2", "a2", "c2", "h3", "e3"]
 
 
@@ -59,7 +70,9 @@ def test_csv_quote_closed_rows_later_is_refused(tmp_path):
 
 def test_csv_cell_that_swallowed_whole_rows_is_refused(tmp_path):
     # the stray quote closes at a line end, so even a strict reader sees a valid (wrong) cell
-    text = ten_rows('"write notes for 1.0,').replace("a1,adversarial,input for a1", 'a1,adversarial,a screen of 5"')
+    text = ten_rows('"write notes for 1.0,').replace(
+        "a1,adversarial,input for a1", 'a1,adversarial,a screen of 5"'
+    )
     msg = refused(tmp_path, "set.csv", text)
     assert "row 2 (line 2)" in msg and "'input' cell" in msg and "e1,edge" in msg and "closing quote" in msg
 
@@ -79,14 +92,18 @@ def test_csv_repeated_column_is_refused(tmp_path):
 
 
 def test_yaml_repeated_key_names_key_and_both_lines(tmp_path):
-    msg = refused(tmp_path, "set.yaml", "cases:\n  - id: a\n    type: happy\n    input: one\n    input: two\n")
+    msg = refused(
+        tmp_path, "set.yaml", "cases:\n  - id: a\n    type: happy\n    input: one\n    input: two\n"
+    )
     assert "key 'input' at line 5" in msg and "line 4" in msg and "keep one" in msg
 
 
 def test_yaml_merge_keys_may_still_be_overridden(tmp_path):
     p = tmp_path / "set.yaml"
     p.write_text("base: &b {type: happy, input: x}\ncases:\n  - <<: *b\n    id: a\n    input: y\n")
-    with pytest.raises(InputError, match="base"):  # the anchor's holder is an unknown set field, not a duplicate
+    with pytest.raises(
+        InputError, match="base"
+    ):  # the anchor's holder is an unknown set field, not a duplicate
         tsm.load(p)
     assert tsm.parse_text(p.read_text(), "yaml")["cases"][0] == {"id": "a", "type": "happy", "input": "y"}
 
@@ -94,7 +111,9 @@ def test_yaml_merge_keys_may_still_be_overridden(tmp_path):
 def test_json_repeated_key_is_refused_with_where(tmp_path):
     msg = refused(tmp_path, "set.json", '{"cases": [],\n "cases": [1]}')
     assert "key 'cases' appears twice in the object at line 1, column 1" in msg
-    msg = refused(tmp_path, "set.json", '{"cases": [\n  {"id": "a", "type": "happy", "input": "x", "id": "b"}]}')
+    msg = refused(
+        tmp_path, "set.json", '{"cases": [\n  {"id": "a", "type": "happy", "input": "x", "id": "b"}]}'
+    )
     assert "key 'id'" in msg and "line 2, column 3" in msg
 
 
@@ -105,18 +124,38 @@ def test_jsonl_repeated_key_names_the_line(tmp_path):
 
 
 # ---------------------------------------------------------------- 3. each message says what to do
-@pytest.mark.parametrize("name,text,says,todo", [
-    ("set.yaml", "cases:\n  - id: a\n   input: x\n", "malformed YAML at line 3", "indentation"),
-    ("set.jsonl", '{"id": "a", "type": "happy", "input": "unterminated\n',
-     "line 1 is not valid JSON (column 39: Unterminated string starting here)", "one whole JSON object"),
-    ("set.json", '{"cases": [{"id": "a", "input": "x\n"}]}', "line 1, column 35: Invalid control character here",
-     "json.tool"),
-    ("set.csv", "id,type,input\na,happy,x,y\n", "row 2 has more cells than the header", "quotes"),
-    ("set.json", '{"cases": [{"id": "a", "type": "happy", "input": "x"}], "extra_top": 1}',
-     "transfer set: extra_top: Extra inputs are not permitted", "document_hash, coverage, cases"),
-    ("set.json", '{"cases": ["just text"]}', "case 1 is not an object", '"id": "happy-1"'),
-    ("set.json", '{"cases": [{"id": "a", "type": "happy", "input": "x", "colour": 1}]}', "colour", "rationale"),
-])
+@pytest.mark.parametrize(
+    "name,text,says,todo",
+    [
+        ("set.yaml", "cases:\n  - id: a\n   input: x\n", "malformed YAML at line 3", "indentation"),
+        (
+            "set.jsonl",
+            '{"id": "a", "type": "happy", "input": "unterminated\n',
+            "line 1 is not valid JSON (column 39: Unterminated string starting here)",
+            "one whole JSON object",
+        ),
+        (
+            "set.json",
+            '{"cases": [{"id": "a", "input": "x\n"}]}',
+            "line 1, column 35: Invalid control character here",
+            "json.tool",
+        ),
+        ("set.csv", "id,type,input\na,happy,x,y\n", "row 2 has more cells than the header", "quotes"),
+        (
+            "set.json",
+            '{"cases": [{"id": "a", "type": "happy", "input": "x"}], "extra_top": 1}',
+            "transfer set: extra_top: Extra inputs are not permitted",
+            "document_hash, coverage, cases",
+        ),
+        ("set.json", '{"cases": ["just text"]}', "case 1 is not an object", '"id": "happy-1"'),
+        (
+            "set.json",
+            '{"cases": [{"id": "a", "type": "happy", "input": "x", "colour": 1}]}',
+            "colour",
+            "rationale",
+        ),
+    ],
+)
 def test_messages_say_what_to_do(tmp_path, name, text, says, todo):
     msg = refused(tmp_path, name, text)
     head, _, hint = msg.partition("\n")
@@ -150,8 +189,19 @@ def test_desk_upload_of_a_good_csv_names_rows_like_the_cli(tmp_path):
 
 
 def five_derived() -> TransferSet:
-    return TransferSet(cases=[Case(id=f"c{i}", type=t, input=f"in {i}", status="derived", rationale=f"why {i}",
-                                   exercises_sections=["Setup"]) for i, t in enumerate(TYPES[:5])])
+    return TransferSet(
+        cases=[
+            Case(
+                id=f"c{i}",
+                type=t,
+                input=f"in {i}",
+                status="derived",
+                rationale=f"why {i}",
+                exercises_sections=["Setup"],
+            )
+            for i, t in enumerate(TYPES[:5])
+        ]
+    )
 
 
 def test_desk_edit_of_one_case_changes_only_that_case():

@@ -6,22 +6,30 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import EXAMPLE
 
-from abeq import importers
-from abeq import transferset as tsm
+from abeq import sets as importers
+from abeq import sets as tsm
 from abeq.cli import main
 from abeq.documents import Document, check_document_text, load_document, normalize_newlines, read_text_file
 from abeq.errors import InputError
 
-from conftest import EXAMPLE
-
-AWKWARD = ["line\u2028separator", "next\u0085line", "form\x0cfeed", "\ttab first", "  leading spaces",
-           "para\u2029sep\n", "v\x0btab and \x1c\x1d\x1e", "trailing spaces  ", "two\r\nendings"]
+AWKWARD = [
+    "line\u2028separator",
+    "next\u0085line",
+    "form\x0cfeed",
+    "\ttab first",
+    "  leading spaces",
+    "para\u2029sep\n",
+    "v\x0btab and \x1c\x1d\x1e",
+    "trailing spaces  ",
+    "two\r\nendings",
+]
 
 
 def awkward_set(example):
     cases = [c.model_copy(update={"input": s}) for c, s in zip(example["ts"].cases, AWKWARD)]
-    return example["ts"].model_copy(update={"cases": cases + example["ts"].cases[len(cases):]})
+    return example["ts"].model_copy(update={"cases": cases + example["ts"].cases[len(cases) :]})
 
 
 def refused(fn, path, *args) -> str:
@@ -42,7 +50,9 @@ def test_export_and_import_back_is_exact(tmp_path, example, fmt):
     out = tmp_path / "back.json"
     assert main(["import-set", "--from", fmt, str(mid), "--out", str(out)]) == 0
     back = tsm.load(out)
-    want = [c.input.replace("\r\n", "\n") if fmt == "csv" else c.input for c in ts.cases]  # CSV: raw, normalised
+    want = [
+        c.input.replace("\r\n", "\n") if fmt == "csv" else c.input for c in ts.cases
+    ]  # CSV: raw, normalised
     assert [c.input for c in back.cases] == want
     if fmt != "csv":
         assert tsm.set_hash(back) == tsm.set_hash(ts)
@@ -50,8 +60,10 @@ def test_export_and_import_back_is_exact(tmp_path, example, fmt):
 
 def test_jsonl_line_numbers_count_newlines_only(tmp_path):
     p = tmp_path / "s.jsonl"
-    p.write_text('{"id": "a", "type": "happy", "input": "x\u2028y"}\r\n{"id": "b", "type": "edge", "input": \n',
-                 encoding="utf-8")
+    p.write_text(
+        '{"id": "a", "type": "happy", "input": "x\u2028y"}\r\n{"id": "b", "type": "edge", "input": \n',
+        encoding="utf-8",
+    )
     assert "line 2 is not valid JSON" in refused(tsm.load, p, p)
 
 
@@ -67,7 +79,8 @@ def test_yaml_dump_escapes_what_yaml_reads_as_a_line_break(example):
     assert "\x85" not in text and "\u2028" not in text and "\u2029" not in text
 
 
-# ---------------------------------------------------------------- 2. malformed imports: InputError, not a traceback
+# ---------------------------------------------------------------- 2. malformed imports: InputError, not a
+# traceback
 def write(tmp_path, name, text):
     p = tmp_path / name
     p.write_text(text, encoding="utf-8")
@@ -95,23 +108,30 @@ def test_promptfoo_description_must_be_text(tmp_path):
 
 
 def test_promptfoo_yaml_dates_and_sets_in_vars_and_asserts_are_text(tmp_path):
-    p = write(tmp_path, "pf.yaml", "tests:\n  - vars: {when: 2024-05-01}\n    metadata: {case_type: happy}\n"
-                                   "    assert: [{type: equals, value: 2024-05-02}, !!set {a: null}]\n"
-                                   "  - vars: {when: 2024-05-01, what: {at: 2024-05-03}}\n"
-                                   "    metadata: {case_type: edge}\n")
+    p = write(
+        tmp_path,
+        "pf.yaml",
+        "tests:\n  - vars: {when: 2024-05-01}\n    metadata: {case_type: happy}\n"
+        "    assert: [{type: equals, value: 2024-05-02}, !!set {a: null}]\n"
+        "  - vars: {when: 2024-05-01, what: {at: 2024-05-03}}\n"
+        "    metadata: {case_type: edge}\n",
+    )
     cases = importers.read_source("promptfoo", p).cases
     assert cases[0]["input"] == "2024-05-01"
     assert cases[0]["expectations"][0] == "equals: 2024-05-02"
     assert cases[1]["input"] == 'when: 2024-05-01\nwhat: {"at": "2024-05-03"}'
 
 
-@pytest.mark.parametrize("fmt,text", [
-    ("json", "[" * 3000 + "]" * 3000),
-    ("json", '{"cases": ' + "[" * 500 + "]" * 500 + "}"),
-    ("jsonl", '{"id": ' + "[" * 3000 + "]" * 3000 + "}\n"),
-    ("yaml", "cases:\n" + "- " * 3000 + "x\n"),
-    ("yaml", "a: " + "[" * 3000 + "]" * 3000 + "\n"),
-])
+@pytest.mark.parametrize(
+    "fmt,text",
+    [
+        ("json", "[" * 3000 + "]" * 3000),
+        ("json", '{"cases": ' + "[" * 500 + "]" * 500 + "}"),
+        ("jsonl", '{"id": ' + "[" * 3000 + "]" * 3000 + "}\n"),
+        ("yaml", "cases:\n" + "- " * 3000 + "x\n"),
+        ("yaml", "a: " + "[" * 3000 + "]" * 3000 + "\n"),
+    ],
+)
 def test_deep_nesting_is_refused(tmp_path, fmt, text):
     p = write(tmp_path, f"deep.{fmt}", text)
     assert "nested more than" in refused(tsm.load, p, p)
@@ -132,14 +152,17 @@ def test_yaml_that_contains_itself_or_expands_without_end_is_refused(tmp_path):
     assert "expands to more than" in refused(importers.read_source, p, "promptfoo", p)
 
 
-@pytest.mark.parametrize("field,value,says", [
-    ("files", "abc", "'files' must be a list of file names, not text"),
-    ("files", {"a": 1}, "'files' must be a list of file names (text), not a mapping"),
-    ("files", [1, 2], "'files' must be a list of file names (text)"),
-    ("expected_output", ["a"], "'expected_output' must be text, not a list"),
-    ("id", {"n": 1}, "'id' must be a number or text, not a mapping"),
-    ("id", True, "'id' must be a number or text"),
-])
+@pytest.mark.parametrize(
+    "field,value,says",
+    [
+        ("files", "abc", "'files' must be a list of file names, not text"),
+        ("files", {"a": 1}, "'files' must be a list of file names (text), not a mapping"),
+        ("files", [1, 2], "'files' must be a list of file names (text)"),
+        ("expected_output", ["a"], "'expected_output' must be text, not a list"),
+        ("id", {"n": 1}, "'id' must be a number or text, not a mapping"),
+        ("id", True, "'id' must be a number or text"),
+    ],
+)
 def test_skill_creator_wrong_types_are_refused(tmp_path, field, value, says):
     ev = {"id": 1, "prompt": "do it", field: value}
     p = write(tmp_path, "evals.json", json.dumps({"skill_name": "x", "evals": [ev]}))
@@ -148,17 +171,24 @@ def test_skill_creator_wrong_types_are_refused(tmp_path, field, value, says):
 
 def test_skill_creator_list_of_files_still_named():
     p = EXAMPLE.parent  # any dir; the eval is given as text
-    imp = importers.read_source("skill-creator", p / "evals.json",
-                                json.dumps({"evals": [{"id": 1, "prompt": "go", "files": ["a.csv", "b.md"]}]}))
+    imp = importers.read_source(
+        "skill-creator",
+        p / "evals.json",
+        json.dumps({"evals": [{"id": 1, "prompt": "go", "files": ["a.csv", "b.md"]}]}),
+    )
     assert imp.cases[0]["input"] == "go\n\nInput files: a.csv, b.md"
 
 
 # ---------------------------------------------------------------- 3. CSV keeps text as written
 def test_csv_keeps_input_and_gate_text_exactly(tmp_path):
     gates = json.dumps([{"pattern": "confirm", "response": "  yes \t"}]).replace('"', '""')
-    p = write(tmp_path, "s.csv", "id,type,input,exercises_sections,gate_responses,rationale\n"
-                                 f' h1 , happy ,"  leading spaces", Sorting ; Tone ,"{gates}", \n'
-                                 'e1,edge,"\ttab\n",,,  why  \n')
+    p = write(
+        tmp_path,
+        "s.csv",
+        "id,type,input,exercises_sections,gate_responses,rationale\n"
+        f' h1 , happy ,"  leading spaces", Sorting ; Tone ,"{gates}", \n'
+        'e1,edge,"\ttab\n",,,  why  \n',
+    )
     data, _ = tsm.parse_located(p.read_text(encoding="utf-8"), "csv", str(p))
     assert (data[0]["id"], data[0]["type"], data[0]["input"]) == ("h1", "happy", "  leading spaces")
     assert data[0]["exercises_sections"] == ["Sorting", "Tone"]
@@ -176,7 +206,9 @@ def test_document_with_only_front_matter_is_refused(tmp_path, capsys, example):
     assert "has nothing after its front matter" in refused(load_document, p, p)
     msg = refused(check_document_text, "up.md", FM_ONLY, "up.md")
     assert "has nothing after its front matter" in msg
-    assert main(["check-set", "--original", str(p), "--transfer-set", str(EXAMPLE / "transfer-set.json")]) == 2
+    assert (
+        main(["check-set", "--original", str(p), "--transfer-set", str(EXAMPLE / "transfer-set.json")]) == 2
+    )
     assert f"{p}: original has nothing after its front matter" in capsys.readouterr().err
 
 
@@ -184,7 +216,9 @@ def test_front_matter_rule_is_for_documents_only(tmp_path):
     text = "---\ncases: []\n---\n"
     assert read_text_file(write(tmp_path, "t.yaml", text), what="transfer set") == text
     check_document_text(text, "t.yaml", what="transfer set", document=False)
-    assert load_document(write(tmp_path, "ok.md", FM_ONLY + "Do the thing.\n")).text.endswith("Do the thing.\n")
+    assert load_document(write(tmp_path, "ok.md", FM_ONLY + "Do the thing.\n")).text.endswith(
+        "Do the thing.\n"
+    )
 
 
 # ---------------------------------------------------------------- 5. one line ending
@@ -199,8 +233,14 @@ def test_crlf_and_lf_documents_hash_alike(tmp_path):
 
 
 def test_crlf_csv_set_has_no_carriage_returns_in_inputs(tmp_path):
-    rows = ["id,type,input", 'h1,happy,"two\nlines"', "e1,edge,one", "a1,adversarial,x", "c1,composition,y",
-            "h2,happy,z"]
+    rows = [
+        "id,type,input",
+        'h1,happy,"two\nlines"',
+        "e1,edge,one",
+        "a1,adversarial,x",
+        "c1,composition,y",
+        "h2,happy,z",
+    ]
     crlf = ("\n".join(rows) + "\n").replace("\n", "\r\n")  # as a Windows spreadsheet saves it, cells too
     p = tmp_path / "s.csv"
     p.write_bytes(crlf.encode())

@@ -1,13 +1,12 @@
 """The real embedded model (SmolLM2-135M through llama.cpp), through the same path as any model."""
 
 import pytest
-
-from abeq.engine import Engine, RunConfig
-from abeq.models import ModelSpec
-from abeq.providers import local
-from abeq.report import build_report
-from abeq.schemas import Report
 from conftest import with_cases
+
+from abeq.models import ModelSpec, local
+from abeq.results.report import build_report
+from abeq.run.engine import Engine, RunConfig
+from abeq.schemas import Report
 
 pytestmark = pytest.mark.slow
 
@@ -15,8 +14,13 @@ pytestmark = pytest.mark.slow
 def test_embedded_model_runs_a_small_set_and_the_report_validates(store, example):
     thin = with_cases(example, example["ts"].cases[:2])
     spec = ModelSpec(name="local/smollm2", max_tokens=600)
-    eng = Engine(store, example["original"], example["lossy"], thin,
-                 RunConfig(runner=spec, judge=spec, allow_thin=True, concurrency=2))
+    eng = Engine(
+        store,
+        example["original"],
+        example["lossy"],
+        thin,
+        RunConfig(runner=spec, judge=spec, allow_thin=True, concurrency=2),
+    )
     rr = build_report(store, eng.run())
     Report.model_validate(rr.report)
     # Every case ends judged or errored, never silently equivalent; and the model loaded once.
@@ -52,13 +56,18 @@ def test_unknown_local_model_is_a_clear_error():
 
 def test_embedded_model_with_three_judge_samples_and_aa_on_the_example(store, example):
     """Issue 5 on the real model: K=3 judge samples and the A/A replay, counted and recorded."""
-    from abeq.report import run_record
+    from abeq.results.report import run_record
 
     case = next(c for c in example["ts"].cases if c.type == "happy")
     one = with_cases(example, [case])
     spec = ModelSpec(name="local/smollm2", max_tokens=600)
-    eng = Engine(store, example["original"], example["lossy"], one,
-                 RunConfig(runner=spec, judge=spec, allow_thin=True, concurrency=2, judge_samples=3, aa=True))
+    eng = Engine(
+        store,
+        example["original"],
+        example["lossy"],
+        one,
+        RunConfig(runner=spec, judge=spec, allow_thin=True, concurrency=2, judge_samples=3, aa=True),
+    )
     run_id = eng.run()
     rec = run_record(store, build_report(store, run_id))
     Report.model_validate(rec["report"])
@@ -67,7 +76,9 @@ def test_embedded_model_with_three_judge_samples_and_aa_on_the_example(store, ex
     if row["status"] == "judged":
         # three real samples, a majority that follows the rule, and the replay judged as well
         assert len(row["judge_samples"]) == 3
-        assert all(v in ("equivalent", "candidate-regressed", "candidate-diverged") for v in row["judge_samples"])
+        assert all(
+            v in ("equivalent", "candidate-regressed", "candidate-diverged") for v in row["judge_samples"]
+        )
         top = max(row["judge_samples"].count(v) for v in set(row["judge_samples"]))
         assert row["agreement"] == pytest.approx(top / 3)
         assert row["uncertain"] == (len(set(row["judge_samples"])) > 1)

@@ -8,19 +8,21 @@ import json
 import aiohttp
 import pytest
 
-from abeq.loopback import LoopbackServer
 from abeq.prompts import load_prompt, messages
-from abeq.providers import scripted
 from abeq.schemas import JudgeReply
+from abeq.testing import scripted
+from abeq.testing.loopback import LoopbackServer
 
 HELLO = {"model": "scripted", "messages": [{"role": "user", "content": "hello"}]}
 
 
 def judge_messages() -> list[dict]:
-    run = json.dumps(scripted.run_rules({"document": "# Steps\n- write a summary\n- add a title",
-                                         "case_input": "x"}))
-    return messages(load_prompt("equivalence-judge"),
-                    [("case_input", "x"), ("original_run", run), ("candidate_run", run)])
+    run = json.dumps(
+        scripted.run_rules({"document": "# Steps\n- write a summary\n- add a title", "case_input": "x"})
+    )
+    return messages(
+        load_prompt("equivalence-judge"), [("case_input", "x"), ("original_run", run), ("candidate_run", run)]
+    )
 
 
 async def post_all(url: str, bodies: list[dict], path: str = "/chat/completions") -> list[tuple[int, dict]]:
@@ -40,14 +42,21 @@ def _clean_scripted():
 
 
 def test_openai_shape_and_endpoints():
-    body = {**HELLO, "messages": judge_messages(),
-            "response_format": {"type": "json_schema",
-                                "json_schema": {"name": "JudgeReply", "schema": JudgeReply.model_json_schema()}}}
+    body = {
+        **HELLO,
+        "messages": judge_messages(),
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "JudgeReply", "schema": JudgeReply.model_json_schema()},
+        },
+    }
     with LoopbackServer() as srv:
         assert srv.url.startswith("http://127.0.0.1:") and srv.url.endswith("/v1")
         [(status, out)] = asyncio.run(post_all(srv.url, [body]))
         assert status == 200
-        assert out["object"] == "chat.completion" and out["id"] and out["created"] and out["model"] == "scripted"
+        assert (
+            out["object"] == "chat.completion" and out["id"] and out["created"] and out["model"] == "scripted"
+        )
         choice = out["choices"][0]
         assert choice["finish_reason"] == "stop" and choice["message"]["role"] == "assistant"
         assert JudgeReply.model_validate_json(choice["message"]["content"]).verdict == "equivalent"
@@ -66,7 +75,9 @@ def test_openai_shape_and_endpoints():
 
         models, health, stats = asyncio.run(gets())
         assert models["data"][0]["id"] == "scripted" and health == {"status": "ok"}
-        assert stats == srv.stats and stats["requests"] == 3 and stats["ok"] == 2 and stats["bad_request"] == 1
+        assert (
+            stats == srv.stats and stats["requests"] == 3 and stats["ok"] == 2 and stats["bad_request"] == 1
+        )
 
 
 def test_fail_rate_one_gives_429_and_500():
@@ -84,7 +95,9 @@ def test_faults_are_deterministic_per_seed_and_malformed_needs_a_schema():
     def outcomes(seed):
         with LoopbackServer(fail_rate=0.3, malformed_rate=0.3, seed=seed) as srv:
             res = asyncio.run(post_all(srv.url, bodies))
-            counts = {k: v for k, v in srv.stats.items() if not k.endswith("_at")}  # timestamps differ per run
+            counts = {
+                k: v for k, v in srv.stats.items() if not k.endswith("_at")
+            }  # timestamps differ per run
             return [s if s != 200 else b["choices"][0]["message"]["content"][:12] for s, b in res], counts
 
     a, stats = outcomes(7)
@@ -100,6 +113,7 @@ def test_faults_are_deterministic_per_seed_and_malformed_needs_a_schema():
 
 def test_hang_is_a_request_that_never_answers():
     with LoopbackServer(hang_rate=1.0) as srv:
+
         async def one():
             async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=0.3)) as s:
                 await s.post(srv.url + "/chat/completions", json=HELLO)

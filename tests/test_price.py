@@ -5,14 +5,21 @@ import sys
 
 import pytest
 
-from abeq.engine import Engine, RunConfig, estimate
-from abeq.models import ModelSpec, cost_map, litellm, price
+from abeq.models import ModelSpec, price
+from abeq.models.bootstrap import litellm
+from abeq.models.pricing import cost_map
+from abeq.run.engine import Engine, RunConfig
+from abeq.run.estimate import estimate
 
 
 def test_the_price_list_is_litellms_own_and_needs_no_import():
-    code = ("import sys; from abeq.models import price; p = price('gpt-4o-mini', 1000, 1000); "
-            "print(p, 'litellm' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    code = (
+        "import sys; from abeq.models import price; p = price('gpt-4o-mini', 1000, 1000); "
+        "print(p, 'litellm' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
     assert float(out[0]) > 0 and out[1] == "False"
     ll = litellm()
     for model in ("gpt-4o-mini", "claude-haiku-4-5", "openai/gpt-4o"):
@@ -45,8 +52,8 @@ def test_a_provider_without_seed_gets_the_call_without_it(monkeypatch):
     import asyncio
     import socket
 
-    from abeq.models import CallPolicy, ModelSpec, complete
     from abeq.errors import ModelCallError
+    from abeq.models import CallPolicy, ModelSpec, complete
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-key")
     with socket.socket() as s:

@@ -5,13 +5,15 @@ import io
 import json
 from xml.etree import ElementTree as ET
 
-from abeq.cli import main
-from abeq.engine import Engine, estimate, estimate_calls
-from abeq.exports import CAVEAT, markdown, to_csv, to_junit
-from abeq.history import changed_verdicts, review_history
-from abeq.providers import scripted
-from abeq.report import build_report, exit_code, gate_result
 from conftest import EXAMPLE
+
+from abeq.cli import main
+from abeq.results.exports import CAVEAT, markdown, to_csv, to_junit
+from abeq.results.history import changed_verdicts, review_history
+from abeq.results.report import build_report, exit_code, gate_result
+from abeq.run.engine import Engine
+from abeq.run.estimate import estimate, estimate_calls
+from abeq.testing import scripted
 
 
 def _round(store, ex, cfg, cand):
@@ -28,14 +30,21 @@ def test_rounds_reuse_the_teacher_and_are_numbered(store, example, scripted_cfg)
     assert [h["regressed"] for h in hist] == [7, 0] and [h["equivalent"] for h in hist] == [0, 7]
     assert hist[1]["compression"] < 1 and hist[1]["characters"] == len(example["faithful"].text)
     changed = changed_verdicts(store, r1, r2)
-    assert len(changed) == 7 and changed[0]["before"] == "candidate-regressed" and changed[0]["after"] == "equivalent"
+    assert (
+        len(changed) == 7
+        and changed[0]["before"] == "candidate-regressed"
+        and changed[0]["after"] == "equivalent"
+    )
 
 
 def test_budget_arithmetic():
     assert estimate_calls(10, rounds=1) == {"runner_calls": 20, "judge_calls": 10, "total": 30}
     assert estimate_calls(10, rounds=3) == {"runner_calls": 40, "judge_calls": 30, "total": 70}
-    assert estimate_calls(10, rounds=1, judge_samples=3, aa=True) == {"runner_calls": 30, "judge_calls": 40,
-                                                                       "total": 70}
+    assert estimate_calls(10, rounds=1, judge_samples=3, aa=True) == {
+        "runner_calls": 30,
+        "judge_calls": 40,
+        "total": 70,
+    }
 
 
 def test_estimate_counts_cached_teacher_runs(store, example, scripted_cfg):
@@ -51,8 +60,16 @@ def _directness_judge(o, c):
     def handler(model, messages, schema):
         if "original_run" not in messages[1]["content"]:
             return None
-        return json.dumps({"verdict": "equivalent", "behaviour_delta": "", "original_directness": o,
-                           "candidate_directness": c, "interpretation_notes": "read from the self-reports"})
+        return json.dumps(
+            {
+                "verdict": "equivalent",
+                "behaviour_delta": "",
+                "original_directness": o,
+                "candidate_directness": c,
+                "interpretation_notes": "read from the self-reports",
+            }
+        )
+
     return handler
 
 
@@ -74,8 +91,9 @@ def test_directive_clarity_passes_with_a_gain_and_no_regression(store, example, 
 
 def test_exports_apply_overrides_and_say_so(store, example, scripted_cfg):
     run_id = _round(store, example, scripted_cfg(), "lossy")
-    store.add_override(run_id, "happy-1", "equivalent", "ticket ids never appear in this input", "ann",
-                       "candidate-regressed")
+    store.add_override(
+        run_id, "happy-1", "equivalent", "ticket ids never appear in this input", "ann", "candidate-regressed"
+    )
     rr = build_report(store, run_id)
     md = markdown(store, rr)
     assert "Overrides applied: 1" in md and "ticket ids never appear in this input" in md
@@ -84,7 +102,11 @@ def test_exports_apply_overrides_and_say_so(store, example, scripted_cfg):
     rows = list(csv.DictReader(io.StringIO(to_csv(rr))))
     assert len(rows) == 7
     h1 = next(r for r in rows if r["case_id"] == "happy-1")
-    assert h1["verdict"] == "equivalent" and h1["judge_verdict"] == "candidate-regressed" and h1["overridden"] == "True"
+    assert (
+        h1["verdict"] == "equivalent"
+        and h1["judge_verdict"] == "candidate-regressed"
+        and h1["overridden"] == "True"
+    )
     suite = ET.fromstring(to_junit(rr).encode())
     assert suite.get("tests") == "7" and suite.get("failures") == "6"
     failed = {tc.get("name") for tc in suite.iter("testcase") if tc.find("failure") is not None}
@@ -93,8 +115,14 @@ def test_exports_apply_overrides_and_say_so(store, example, scripted_cfg):
 
 def test_junit_stays_valid_xml_with_control_characters(store, example, scripted_cfg):
     run_id = _round(store, example, scripted_cfg(), "lossy")
-    store.add_override(run_id, "edge-1", "candidate-regressed", "pasted \x1b[31mred\x1b[0m\x0c text", "ann",
-                       "candidate-regressed")
+    store.add_override(
+        run_id,
+        "edge-1",
+        "candidate-regressed",
+        "pasted \x1b[31mred\x1b[0m\x0c text",
+        "ann",
+        "candidate-regressed",
+    )
     xml = to_junit(build_report(store, run_id))
     suite = ET.fromstring(xml.encode())
     assert suite.get("tests") == "7" and "pasted [31mred[0m text" in xml
@@ -108,13 +136,42 @@ def test_errored_cases_are_junit_errors(store, example, scripted_cfg):
 
 
 def test_cli_writes_every_export_and_history(tmp_path, capsys):
-    base = ["run", "--original", str(EXAMPLE / "SKILL.md"), "--transfer-set", str(EXAMPLE / "transfer-set.json"),
-            "--runner-model", "scripted/rules", "--db", str(tmp_path / "a.db"), "--confirm", "--quiet",
-            "--review", "rn", "--out", str(tmp_path / "r.json")]
+    base = [
+        "run",
+        "--original",
+        str(EXAMPLE / "SKILL.md"),
+        "--transfer-set",
+        str(EXAMPLE / "transfer-set.json"),
+        "--runner-model",
+        "scripted/rules",
+        "--db",
+        str(tmp_path / "a.db"),
+        "--confirm",
+        "--quiet",
+        "--review",
+        "rn",
+        "--out",
+        str(tmp_path / "r.json"),
+    ]
     assert main(base + ["--candidate", str(EXAMPLE / "candidate-lossy.md")]) == 1
-    assert main(base + ["--candidate", str(EXAMPLE / "candidate-faithful.md"), "--markdown", str(tmp_path / "r.md"),
-                        "--csv", str(tmp_path / "r.csv"), "--junit", str(tmp_path / "r.xml"),
-                        "--record", str(tmp_path / "rec.json")]) == 0
+    assert (
+        main(
+            base
+            + [
+                "--candidate",
+                str(EXAMPLE / "candidate-faithful.md"),
+                "--markdown",
+                str(tmp_path / "r.md"),
+                "--csv",
+                str(tmp_path / "r.csv"),
+                "--junit",
+                str(tmp_path / "r.xml"),
+                "--record",
+                str(tmp_path / "rec.json"),
+            ]
+        )
+        == 0
+    )
     assert (tmp_path / "r.md").read_text().startswith("# abeq review")
     ET.parse(tmp_path / "r.xml")
     assert json.loads((tmp_path / "rec.json").read_text())["report"]["summary"]["pass"] is True
@@ -136,9 +193,23 @@ def test_cost_per_case_counts_what_this_run_spent_on_it(store, example, scripted
     # a priced call and an unpriced one, logged as the engine logs them
     case = rows2[0].case_id
     for cost in (0.0125, None):
-        store.log_call({"run_id": r2, "case_id": case, "kind": "judge", "model": "m", "key": f"k{cost}", "cached": 0,
-                        "ok": 1, "error": "", "prompt_tokens": 100, "completion_tokens": 20, "cost": cost,
-                        "latency": 0.1, "attempts": 1})
+        store.log_call(
+            {
+                "run_id": r2,
+                "case_id": case,
+                "kind": "judge",
+                "model": "m",
+                "key": f"k{cost}",
+                "cached": 0,
+                "ok": 1,
+                "error": "",
+                "prompt_tokens": 100,
+                "completion_tokens": 20,
+                "cost": cost,
+                "latency": 0.1,
+                "attempts": 1,
+            }
+        )
     rr = build_report(store, r2)
     row = next(r for r in rr.rows if r.case_id == case)
     assert row.calls_made == 4 and row.cost == 0.0125 and row.unpriced_calls == 1
@@ -146,21 +217,58 @@ def test_cost_per_case_counts_what_this_run_spent_on_it(store, example, scripted
     line = next(x for x in csv.DictReader(io.StringIO(to_csv(rr))) if x["case_id"] == case)
     # one call had no price: the case's cost is unknown, not the sum of the priced ones
     assert (line["calls_made"], line["cost"], line["cost_unpriced_calls"]) == ("4", "", "1")
-    from abeq.report import run_record
+    from abeq.results.report import run_record
+
     rec = next(c for c in run_record(store, rr)["cases"] if c["case_id"] == case)
-    assert (rec["calls_made"], rec["calls_cached"], rec["cost"], rec["cost_unpriced_calls"]) == (4, 1, None, 1)
+    assert (rec["calls_made"], rec["calls_cached"], rec["cost"], rec["cost_unpriced_calls"]) == (
+        4,
+        1,
+        None,
+        1,
+    )
 
 
 def test_an_identical_re_run_keeps_the_reviewers_overrides(tmp_path, capsys):
-    base = ["run", "--original", str(EXAMPLE / "SKILL.md"), "--candidate", str(EXAMPLE / "candidate-lossy.md"),
-            "--transfer-set", str(EXAMPLE / "transfer-set.json"), "--runner-model", "scripted/rules",
-            "--db", str(tmp_path / "a.db"), "--confirm", "--quiet", "--review", "rn"]
+    base = [
+        "run",
+        "--original",
+        str(EXAMPLE / "SKILL.md"),
+        "--candidate",
+        str(EXAMPLE / "candidate-lossy.md"),
+        "--transfer-set",
+        str(EXAMPLE / "transfer-set.json"),
+        "--runner-model",
+        "scripted/rules",
+        "--db",
+        str(tmp_path / "a.db"),
+        "--confirm",
+        "--quiet",
+        "--review",
+        "rn",
+    ]
     assert main(base + ["--out", str(tmp_path / "r1.json")]) == 1
-    regressed = [c["case_id"] for c in json.loads((tmp_path / "r1.json").read_text())["cases"]
-                 if c["verdict"] == "candidate-regressed"]
+    regressed = [
+        c["case_id"]
+        for c in json.loads((tmp_path / "r1.json").read_text())["cases"]
+        if c["verdict"] == "candidate-regressed"
+    ]
     for case in regressed:
-        assert main(["override", "1", case, "--verdict", "equivalent", "--reason", "checked by hand",
-                     "--db", str(tmp_path / "a.db")]) == 0
+        assert (
+            main(
+                [
+                    "override",
+                    "1",
+                    case,
+                    "--verdict",
+                    "equivalent",
+                    "--reason",
+                    "checked by hand",
+                    "--db",
+                    str(tmp_path / "a.db"),
+                ]
+            )
+            == 0
+        )
     assert main(base + ["--out", str(tmp_path / "r2.json"), "--record", str(tmp_path / "rec.json")]) == 0
     rep = json.loads((tmp_path / "r2.json").read_text())
     assert rep["summary"]["regressions"] == 0 and len(rep["overrides"]) == len(regressed)
@@ -168,6 +276,9 @@ def test_an_identical_re_run_keeps_the_reviewers_overrides(tmp_path, capsys):
     rec = json.loads((tmp_path / "rec.json").read_text())
     assert rec["run"]["id"] == 2 and rec["run"]["calls_made"] == 0  # every call from the cache
     # a different candidate is a different judgement: nothing carries
-    other = [a if a != str(EXAMPLE / "candidate-lossy.md") else str(EXAMPLE / "candidate-faithful.md") for a in base]
+    other = [
+        a if a != str(EXAMPLE / "candidate-lossy.md") else str(EXAMPLE / "candidate-faithful.md")
+        for a in base
+    ]
     assert main(other + ["--out", str(tmp_path / "r3.json")]) == 0
     assert "overrides" not in json.loads((tmp_path / "r3.json").read_text())

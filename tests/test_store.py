@@ -4,7 +4,7 @@ import sqlite3
 
 import pytest
 
-from abeq.store import Store, migrations
+from abeq.results.store import Store, migrations
 
 
 def test_blank_database_is_migrated_to_the_full_schema(tmp_path):
@@ -12,8 +12,18 @@ def test_blank_database_is_migrated_to_the_full_schema(tmp_path):
     Store(str(path)).close()
     conn = sqlite3.connect(path)
     tables = {r[0] for r in conn.execute("select name from sqlite_master where type='table'")}
-    assert {"documents", "transfer_sets", "reviews", "runner_results", "judgements", "runs", "run_cases",
-            "overrides", "calls", "_sqlite_migrations"} <= tables
+    assert {
+        "documents",
+        "transfer_sets",
+        "reviews",
+        "runner_results",
+        "judgements",
+        "runs",
+        "run_cases",
+        "overrides",
+        "calls",
+        "_sqlite_migrations",
+    } <= tables
     assert conn.execute("pragma journal_mode").fetchone()[0] == "wal"
     applied = [r[0] for r in conn.execute("select name from _sqlite_migrations where migration_set = 'abeq'")]
     assert applied == [m.name for m in migrations._migrations]
@@ -35,12 +45,15 @@ def test_documents_are_content_addressed(store):
 
 def test_foreign_keys_are_enforced(store):
     with pytest.raises(sqlite3.IntegrityError):
-        store.add_override(run_id=999, case_id="x", verdict="equivalent", reason="r", reviewer="me",
-                           judge_verdict=None)
+        store.add_override(
+            run_id=999, case_id="x", verdict="equivalent", reason="r", reviewer="me", judge_verdict=None
+        )
 
 
 def test_override_needs_a_reason(store):
     from abeq.errors import InputError
 
     with pytest.raises(InputError):
-        store.add_override(run_id=1, case_id="x", verdict="equivalent", reason="  ", reviewer="", judge_verdict=None)
+        store.add_override(
+            run_id=1, case_id="x", verdict="equivalent", reason="  ", reviewer="", judge_verdict=None
+        )

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from abeq import transferset as tsm
-from abeq.documents import sections as doc_sections
+from abeq import sets as tsm
 from abeq.cli import main
+from abeq.documents import sections as doc_sections
 from abeq.errors import InputError, ThinSetError
 from abeq.schemas import Case, TransferSet
 
@@ -41,9 +41,15 @@ def case(cid: str, type_: str = "happy", secs=(), **kw) -> Case:
 
 def full_set(*extra_secs) -> TransferSet:
     """Five cases, one of each type (two happy), covering Setup, Rules, Limits, Handoff."""
-    return TransferSet(cases=[case("h1", "happy", ["Setup"]), case("h2", "happy", ["Rules"]),
-                              case("e1", "edge", ["Limits"]), case("a1", "adversarial", ["Rules", *extra_secs]),
-                              case("c1", "composition", ["Handoff"])])
+    return TransferSet(
+        cases=[
+            case("h1", "happy", ["Setup"]),
+            case("h2", "happy", ["Rules"]),
+            case("e1", "edge", ["Limits"]),
+            case("a1", "adversarial", ["Rules", *extra_secs]),
+            case("c1", "composition", ["Handoff"]),
+        ]
+    )
 
 
 # ---------------------------------------------------------------- coverage
@@ -57,8 +63,15 @@ def test_coverage_is_sections_exercised_over_sections_identified():
 
 
 def test_coverage_below_70_percent_names_every_uncovered_section():
-    ts = TransferSet(cases=[case("h1", "happy", ["Setup"]), case("e1", "edge", ["setup"]),
-                            case("a1", "adversarial"), case("c1", "composition", ["Handoff"]), case("h2")])
+    ts = TransferSet(
+        cases=[
+            case("h1", "happy", ["Setup"]),
+            case("e1", "edge", ["setup"]),
+            case("a1", "adversarial"),
+            case("c1", "composition", ["Handoff"]),
+            case("h2"),
+        ]
+    )
     cov = tsm.coverage(DOC, ts)
     assert cov.coverage_pct == 40.0
     [low] = [w for w in cov.warnings if w.startswith("coverage")]
@@ -81,21 +94,32 @@ def test_text_before_the_first_heading_is_a_section():
 
 def test_a_title_used_under_two_parents_is_two_sections():
     doc = "# Sorting\n## Examples\n- a\n# Writing\n## Examples\n- b\n## Examples\n- c\n"
-    assert doc_sections(doc) == ["Sorting", "Sorting › Examples", "Writing", "Writing › Examples",
-                                 "Writing › Examples (2)"]
+    assert doc_sections(doc) == [
+        "Sorting",
+        "Sorting › Examples",
+        "Writing",
+        "Writing › Examples",
+        "Writing › Examples (2)",
+    ]
     ts = TransferSet(cases=[case("h1", "happy", ["Sorting › Examples", "Examples"])])
     cov = tsm.coverage(doc, ts)
     assert cov.sections_covered == ["Sorting › Examples"]  # one occurrence covered, not every "Examples"
-    assert any("'Examples', which the original does not have (it has 'Sorting › Examples' and" in w
-               for w in cov.warnings)
+    assert any(
+        "'Examples', which the original does not have (it has 'Sorting › Examples' and" in w
+        for w in cov.warnings
+    )
 
 
 def test_the_behaviour_named_for_a_section():
     from abeq.documents import first_rule
 
-    assert first_rule("Readers skim.\n\n- Group every change. Then sort it.\n- Other") == "Group every change."
-    assert first_rule("Readers skim these notes, so keep\nthem short. More text.") == \
-        "Readers skim these notes, so keep them short."
+    assert (
+        first_rule("Readers skim.\n\n- Group every change. Then sort it.\n- Other") == "Group every change."
+    )
+    assert (
+        first_rule("Readers skim these notes, so keep\nthem short. More text.")
+        == "Readers skim these notes, so keep them short."
+    )
     assert first_rule("```\ncode\n```") == "" and len(first_rule("- " + "word " * 40)) == 90
 
 
@@ -157,17 +181,22 @@ def test_editing_a_confirmed_set_unconfirms_it_and_records_provenance():
 
 def test_an_edit_the_hash_ignores_still_unconfirms():
     confirmed = tsm.confirm(full_set(), "doc-sha")
-    cases = [confirmed.cases[0].model_copy(update={"expectations": ["mentions the version"]}), *confirmed.cases[1:]]
+    cases = [
+        confirmed.cases[0].model_copy(update={"expectations": ["mentions the version"]}),
+        *confirmed.cases[1:],
+    ]
     assert not tsm.edit(confirmed, cases).user_confirmed
     assert tsm.edit(confirmed, list(confirmed.cases)).user_confirmed  # no change, still confirmed
 
 
 def test_an_edited_case_misses_the_teacher_cache():
-    from abeq.engine import runner_key
     from abeq.models import ModelSpec
+    from abeq.run.keys import runner_key
 
     confirmed = tsm.confirm(full_set(), "doc-sha")
-    edited = tsm.edit(confirmed, [confirmed.cases[0].model_copy(update={"input": "changed"}), *confirmed.cases[1:]])
+    edited = tsm.edit(
+        confirmed, [confirmed.cases[0].model_copy(update={"input": "changed"}), *confirmed.cases[1:]]
+    )
     spec = ModelSpec(name="scripted/rules")
     untouched = confirmed.cases[1]
     before = runner_key("doc", untouched, "skill", spec, tsm.set_hash(confirmed))
@@ -176,9 +205,16 @@ def test_an_edited_case_misses_the_teacher_cache():
 
 
 # ---------------------------------------------------------------- bad input, every format
-GOOD = [{"id": "a", "type": "happy", "input": "first request"},
-        {"id": "b", "type": "edge", "input": "second request"}]
-WHERE = {"json": "case 2 (id 'b')", "yaml": "case 2 (id 'b')", "csv": "row 3 (id 'b')", "jsonl": "line 2 (id 'b')"}
+GOOD = [
+    {"id": "a", "type": "happy", "input": "first request"},
+    {"id": "b", "type": "edge", "input": "second request"},
+]
+WHERE = {
+    "json": "case 2 (id 'b')",
+    "yaml": "case 2 (id 'b')",
+    "csv": "row 3 (id 'b')",
+    "jsonl": "line 2 (id 'b')",
+}
 
 
 def write_set(tmp_path: Path, fmt: str, cases: list[dict]) -> Path:
@@ -233,12 +269,15 @@ def test_duplicate_ids_name_both_places(tmp_path, fmt):
     assert str(p) in str(e.value) and "duplicate case id 'a'" in str(e.value) and first in str(e.value)
 
 
-@pytest.mark.parametrize("fmt,text,expect", [
-    ("json", '{"cases": []}', "no cases"),
-    ("yaml", "cases: []\n", "no cases"),
-    ("csv", "id,type,input\n", "no cases"),
-    ("jsonl", "\n\n", "empty"),
-])
+@pytest.mark.parametrize(
+    "fmt,text,expect",
+    [
+        ("json", '{"cases": []}', "no cases"),
+        ("yaml", "cases: []\n", "no cases"),
+        ("csv", "id,type,input\n", "no cases"),
+        ("jsonl", "\n\n", "empty"),
+    ],
+)
 def test_an_empty_set_is_refused(tmp_path, fmt, text, expect):
     p = tmp_path / f"set.{fmt}"
     p.write_text(text)
@@ -247,12 +286,19 @@ def test_an_empty_set_is_refused(tmp_path, fmt, text, expect):
     assert str(p) in str(e.value)
 
 
-@pytest.mark.parametrize("fmt,text,expect", [
-    ("json", '{"cases": [{"id": "a",\n "type": "happy" "input": "x"}]}', "malformed JSON at line 2"),
-    ("yaml", "cases:\n  - id: a\n    input: [unclosed\n  - id: b\n", "malformed YAML at line"),
-    ("csv", 'id,type,input\na,happy,"x"\nb,edge,y,surplus\n', "row 3 has more cells than the header"),
-    ("jsonl", '{"id": "a", "type": "happy", "input": "x"}\n{"id": "b", "type": \n', "line 2 is not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "fmt,text,expect",
+    [
+        ("json", '{"cases": [{"id": "a",\n "type": "happy" "input": "x"}]}', "malformed JSON at line 2"),
+        ("yaml", "cases:\n  - id: a\n    input: [unclosed\n  - id: b\n", "malformed YAML at line"),
+        ("csv", 'id,type,input\na,happy,"x"\nb,edge,y,surplus\n', "row 3 has more cells than the header"),
+        (
+            "jsonl",
+            '{"id": "a", "type": "happy", "input": "x"}\n{"id": "b", "type": \n',
+            "line 2 is not valid JSON",
+        ),
+    ],
+)
 def test_a_malformed_file_says_where(tmp_path, fmt, text, expect):
     p = tmp_path / f"set.{fmt}"
     p.write_text(text)
@@ -264,8 +310,19 @@ def test_a_malformed_file_says_where(tmp_path, fmt, text, expect):
 # ---------------------------------------------------------------- check-set from the CLI
 def test_check_set_json_exits_0_when_runnable_and_2_when_refused(tmp_path, capsys, example):
     original = str(example["dir"] / "SKILL.md")
-    assert main(["check-set", "--original", original, "--transfer-set",
-                 str(example["dir"] / "transfer-set.json"), "--json"]) == 0
+    assert (
+        main(
+            [
+                "check-set",
+                "--original",
+                original,
+                "--transfer-set",
+                str(example["dir"] / "transfer-set.json"),
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["coverage_pct"] == 100.0 and out["per_type"]["composition"] == 1
     assert set(out) >= {"sections_identified", "sections_covered", "coverage_pct", "per_type", "warnings"}
@@ -275,4 +332,30 @@ def test_check_set_json_exits_0_when_runnable_and_2_when_refused(tmp_path, capsy
     assert main(["check-set", "--original", original, "--transfer-set", str(thin), "--json"]) == 2
     out = json.loads(capsys.readouterr().out)
     assert not out["runnable"] and any(w.startswith("thin transfer set") for w in out["warnings"])
-    assert main(["check-set", "--original", original, "--transfer-set", str(thin), "--json", "--allow-thin"]) == 0
+    assert (
+        main(["check-set", "--original", original, "--transfer-set", str(thin), "--json", "--allow-thin"])
+        == 0
+    )
+
+
+def test_a_case_without_the_optional_fields_hashes_as_before(example):
+    """The identity of a case grows only by what it sets: old confirmations and cache keys still hold."""
+    from abeq.sets.confirm import case_identity
+
+    case = example["ts"].cases[0]
+    assert set(case_identity(case)) == {"input", "gate_responses"}
+    checked = type(case).model_validate(
+        {**case.model_dump(), "assertions": [{"type": "contains", "value": "[ticket]"}]}
+    )
+    assert case_identity(checked)["assertions"] == [
+        {
+            "type": "contains",
+            "value": "[ticket]",
+            "description": "",
+            "metric": "",
+            "target": "output",
+            "options": {},
+        }
+    ]
+    ts = example["ts"]
+    assert tsm.set_hash(ts) != tsm.set_hash(ts.model_copy(update={"cases": [checked, *ts.cases[1:]]}))

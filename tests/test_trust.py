@@ -4,14 +4,14 @@ import json
 import re
 
 import pytest
-
-from abeq.agreement import aa_rates, cohen_kappa, judge_agreement
-from abeq.engine import Engine
-from abeq.judge import majority
-from abeq.prompts import read_data_blocks
-from abeq.providers import scripted
-from abeq.report import build_report, run_record
 from conftest import with_cases
+
+from abeq.prompts import read_data_blocks
+from abeq.results.agreement import aa_rates, cohen_kappa, judge_agreement
+from abeq.results.report import build_report, run_record
+from abeq.run.engine import Engine
+from abeq.run.judge import majority
+from abeq.testing import scripted
 
 
 def test_majority_is_the_most_common_verdict():
@@ -46,15 +46,28 @@ def _alternating_judge(verdicts):
             return None
         v = verdicts[state["i"] % len(verdicts)]
         state["i"] += 1
-        return json.dumps({"verdict": v, "behaviour_delta": "" if v == "equivalent" else "dropped a check",
-                           "original_directness": 4, "candidate_directness": 3, "interpretation_notes": "n"})
+        return json.dumps(
+            {
+                "verdict": v,
+                "behaviour_delta": "" if v == "equivalent" else "dropped a check",
+                "original_directness": 4,
+                "candidate_directness": 3,
+                "interpretation_notes": "n",
+            }
+        )
+
     return handler
 
 
 def test_disagreeing_samples_make_a_case_uncertain(store, example, scripted_cfg):
     scripted.handler = _alternating_judge(["equivalent", "candidate-regressed", "equivalent"])
-    eng = Engine(store, example["original"], example["faithful"], example["ts"],
-                 scripted_cfg(judge_samples=3, concurrency=1))
+    eng = Engine(
+        store,
+        example["original"],
+        example["faithful"],
+        example["ts"],
+        scripted_cfg(judge_samples=3, concurrency=1),
+    )
     rr = build_report(store, eng.run())
     assert all(r.uncertain for r in rr.rows)
     assert all(len(r.samples) == 3 for r in rr.rows)
@@ -75,8 +88,15 @@ def test_aa_adds_a_replay_and_a_judgement_per_case_and_reports_the_rate(store, e
     st = store.call_stats(run_id)
     assert st["made"] == 7 * 5  # teacher, candidate, judge, teacher replay, A/A judge
     rates = aa_rates(store, run_id)
-    assert rates == [{"runner_model": "scripted/rules", "judge_model": "scripted/rules", "cases": 7,
-                      "false_regression_rate": 0.0, "noisy_cases": 0}]
+    assert rates == [
+        {
+            "runner_model": "scripted/rules",
+            "judge_model": "scripted/rules",
+            "cases": 7,
+            "false_regression_rate": 0.0,
+            "noisy_cases": 0,
+        }
+    ]
 
 
 def test_a_noisy_aa_marks_regressions_within_noise(store, example, scripted_cfg):
@@ -95,10 +115,13 @@ def test_agreement_with_reviewers_from_overrides(store, example, scripted_cfg):
     run_id = Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg()).run()
     rows = build_report(store, run_id).rows
     for r in rows[:5]:  # agrees with the judge
-        store.add_override(run_id, r.case_id, r.judge_verdict, "checked: it did drop the rule", "ann", r.judge_verdict)
+        store.add_override(
+            run_id, r.case_id, r.judge_verdict, "checked: it did drop the rule", "ann", r.judge_verdict
+        )
     for r in rows[5:]:  # disagrees
-        store.add_override(run_id, r.case_id, "equivalent", "the rule does not apply to this input", "ann",
-                           r.judge_verdict)
+        store.add_override(
+            run_id, r.case_id, "equivalent", "the rule does not apply to this input", "ann", r.judge_verdict
+        )
     [a] = judge_agreement(store)
     assert a["reviewed"] == 7 and a["raw_agreement"] == pytest.approx(5 / 7, abs=1e-4)
     assert a["kappa"] == 0.0  # the judge said regressed every time: no agreement beyond chance
@@ -106,8 +129,9 @@ def test_agreement_with_reviewers_from_overrides(store, example, scripted_cfg):
 
 
 def test_record_has_the_per_case_trust_fields(store, example, scripted_cfg):
-    run_id = Engine(store, example["original"], example["lossy"], example["ts"],
-                    scripted_cfg(judge_samples=3, aa=True)).run()
+    run_id = Engine(
+        store, example["original"], example["lossy"], example["ts"], scripted_cfg(judge_samples=3, aa=True)
+    ).run()
     store.add_override(run_id, "happy-1", "equivalent", "not relevant", "ann", "candidate-regressed")
     rec = run_record(store, build_report(store, run_id))
     assert set(rec) >= {"report", "run", "cases"}
@@ -139,8 +163,12 @@ def test_injected_instructions_stay_inside_data_blocks(store, example, scripted_
 
 
 def test_unparseable_judge_reply_is_an_error_never_a_verdict(store, example, scripted_cfg):
-    scripted.handler = lambda m, msgs, s: "verdict: equivalent" if "original_run" in msgs[1]["content"] else None
-    rr = build_report(store, Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg()).run())
+    scripted.handler = lambda m, msgs, s: (
+        "verdict: equivalent" if "original_run" in msgs[1]["content"] else None
+    )
+    rr = build_report(
+        store, Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg()).run()
+    )
     assert rr.report["cases"] == [] and len(rr.errors) == 7
     assert "not valid JSON" in rr.errors[0]["error"]
 
@@ -158,13 +186,16 @@ def test_no_judged_replay_means_no_aa_rate_rather_than_zero(store, example, scri
 
 
 def test_local_grammar_builds_in_the_delta_rule_and_hosted_schema_stays_plain():
-    from abeq.models import response_format
-    from abeq.providers.local import bounded_schema
+    from abeq.models.local import bounded_schema
+    from abeq.models.schema import response_format
     from abeq.schemas import JudgeReply
 
     local = bounded_schema(response_format(JudgeReply, portable=False)["json_schema"]["schema"])
     eq, other = local["anyOf"]
-    assert eq["properties"]["verdict"] == {"const": "equivalent"} and eq["properties"]["behaviour_delta"]["maxLength"] == 0
+    assert (
+        eq["properties"]["verdict"] == {"const": "equivalent"}
+        and eq["properties"]["behaviour_delta"]["maxLength"] == 0
+    )
     assert other["properties"]["verdict"]["enum"] == ["candidate-regressed", "candidate-diverged"]
     assert other["properties"]["behaviour_delta"]["minLength"] == 1
     assert eq["properties"]["original_directness"] == {"enum": [1, 2, 3, 4, 5]}
@@ -173,7 +204,7 @@ def test_local_grammar_builds_in_the_delta_rule_and_hosted_schema_stays_plain():
 
 
 def test_an_identical_re_run_does_not_count_its_aa_twice(store, example, scripted_cfg):
-    from abeq.agreement import aa_rates
+    from abeq.results.agreement import aa_rates
 
     for _ in range(2):
         Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg(aa=True)).run()

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Optional
 
-from ..report import CaseRow
+from ..results.report import CaseRow
+from ..results.store import Store
 from ..schemas import SELF_REPORT_FIELDS
-from ..store import Store
 
 FILTERS: dict[str, str] = {
     "all": "All",
@@ -50,7 +49,7 @@ def counts(rows: list[CaseRow]) -> dict[str, int]:
     return {k: sum(1 for r in rows if matches(r, k)) for k in FILTERS}
 
 
-def neighbours(ids: list[str], current: str) -> tuple[Optional[str], Optional[str]]:
+def neighbours(ids: list[str], current: str) -> tuple[str | None, str | None]:
     """(previous, next) case id in the filtered list, or None at either end."""
     if current not in ids:
         return None, (ids[0] if ids else None)
@@ -63,13 +62,18 @@ def table(rows: list[CaseRow]) -> list[dict]:
     out = []
     for r in rows:
         judged = r.status == "judged"
-        out.append({"case": r.case_id,
-                    "verdict": r.verdict if judged else f"error ({r.error_stage or r.status})",
-                    "judge verdict": r.judge_verdict or "",
-                    "overridden": r.override is not None,
-                    "directness": f"{r.original_directness} → {r.candidate_directness}" if judged else "",
-                    "calls": r.calls_made, "cost $": round(r.cost, 4),
-                    "delta": (r.behaviour_delta if judged else (r.error or ""))[:160]})
+        out.append(
+            {
+                "case": r.case_id,
+                "verdict": r.verdict if judged else f"error ({r.error_stage or r.status})",
+                "judge verdict": r.judge_verdict or "",
+                "overridden": r.override is not None,
+                "directness": f"{r.original_directness} → {r.candidate_directness}" if judged else "",
+                "calls": r.calls_made,
+                "cost $": round(r.cost, 4),
+                "delta": (r.behaviour_delta if judged else (r.error or ""))[:160],
+            }
+        )
     return out
 
 
@@ -80,7 +84,7 @@ class Side:
     gate_truncated: bool
 
 
-def side(store: Store, key: Optional[str]) -> Optional[Side]:
+def side(store: Store, key: str | None) -> Side | None:
     row = store.runner_result(key) if key else None
     if row is None:
         return None
@@ -95,11 +99,15 @@ def format_field(name: str, value) -> str:
     lines = []
     for g in value:
         where = f" [{g.get('section')}]" if g.get("section") else ""
-        lines.append(f"{g.get('gate_type', '')}{where}: {g.get('prompt_text', '')}\n  → {g.get('response_used', '')}")
+        lines.append(
+            f"{g.get('gate_type', '')}{where}: {g.get('prompt_text', '')}\n  → {g.get('response_used', '')}"
+        )
     return "\n".join(lines)
 
 
 def self_report_rows(original: dict, candidate: dict) -> list[tuple[str, str, str]]:
     """The six self-report fields as (label, original, candidate), in the SPEC's order."""
-    return [(FIELD_LABELS[f], format_field(f, original.get(f)), format_field(f, candidate.get(f)))
-            for f in SELF_REPORT_FIELDS]
+    return [
+        (FIELD_LABELS[f], format_field(f, original.get(f)), format_field(f, candidate.get(f)))
+        for f in SELF_REPORT_FIELDS
+    ]

@@ -27,27 +27,33 @@ def render_compare_page() -> None:
     import pandas as pd
     import streamlit as st
 
-    from ..comparator import compare, compare_run_case, rubric_rows
+    from ..compare.comparator import compare, compare_run_case, rubric_rows
     from ..errors import AbeqError
     from ..models import DEFAULT_MODEL, ModelSpec
     from . import session
     from .render import md
 
     st.title("Compare")
-    st.caption("Which of two outputs does the task better? The judge sees them only as A and B, with origin "
-               "labels stripped, and judges both orders; a winner is declared only when the same output wins "
-               "both. Overall = 60% content + 40% structure: abeq's weighting (the upstream comparator averages "
-               "the two).")
+    st.caption(
+        "Which of two outputs does the task better? The judge sees them only as A and B, with origin "
+        "labels stripped, and judges both orders; a winner is declared only when the same output wins "
+        "both. Overall = 60% content + 40% structure: abeq's weighting (the upstream comparator averages "
+        "the two)."
+    )
     c1, c2, c3 = st.columns([2, 2, 1])
     model = c1.text_input("Judge model", value=DEFAULT_MODEL, key="compare_model")
     api_base = c2.text_input("API base (optional)", key="compare_api_base") or None
     seed_text = c3.text_input("Seed (optional)", key="compare_seed")
-    content_w = st.slider("Content weight (structure gets the rest)", 0.0, 1.0, 0.6, 0.05, key="compare_weight")
-    if model.startswith("local/"):
+    content_w = st.slider(
+        "Content weight (structure gets the rest)", 0.0, 1.0, 0.6, 0.05, key="compare_weight"
+    )
+    spec = ModelSpec.for_purpose(model, "compare", api_base=api_base)
+    if spec.provider.caution:
         st.info(md(session.EMBEDDED_NOTE))
-    spec = ModelSpec(name=model, api_base=api_base, max_tokens=900 if model.startswith("local/") else 2048)
 
-    source = st.radio("Compare", ["Pasted or loaded text", "A case from a run"], horizontal=True, key="compare_src")
+    source = st.radio(
+        "Compare", ["Pasted or loaded text", "A case from a run"], horizontal=True, key="compare_src"
+    )
     store = session.open_store()
     go = None
     if source == "A case from a run":
@@ -55,11 +61,14 @@ def render_compare_page() -> None:
         if not runs:
             st.info("No run with a judged case yet: start one on Run.")
         else:
-            run_id = st.selectbox("Run", [r["id"] for r in runs], key="compare_run",
-                                  format_func=lambda i: f"run {i}")
+            run_id = st.selectbox(
+                "Run", [r["id"] for r in runs], key="compare_run", format_func=lambda i: f"run {i}"
+            )
             cases = [c["case_id"] for c in store.run_cases(run_id) if c["status"] == "judged"]
             case_id = st.selectbox("Case", cases, key="compare_case")
-            st.caption("a = the teacher run (original document), b = the candidate run; the judge is not told.")
+            st.caption(
+                "a = the teacher run (original document), b = the candidate run; the judge is not told."
+            )
             if st.button("Compare", type="primary", key="compare_go_run"):
                 go = lambda kw: compare_run_case(store, run_id, case_id, spec, **kw)  # noqa: E731
     else:
@@ -69,9 +78,11 @@ def render_compare_page() -> None:
             a = _text_input(st, "Output a", "compare_a")
         with cb:
             b = _text_input(st, "Output b", "compare_b")
-        raw_assert = st.text_area("Assertions (optional: one per line, or a JSON list)", key="compare_assert",
-                                  height=80)
+        raw_assert = st.text_area(
+            "Assertions (optional: one per line, or a JSON list)", key="compare_assert", height=80
+        )
         if st.button("Compare", type="primary", key="compare_go_text"):
+
             def go(kw):
                 items = None
                 if raw_assert.strip():
@@ -82,11 +93,13 @@ def render_compare_page() -> None:
                 return compare(task, a, b, items, spec, labels={"a": "output a", "b": "output b"}, **kw)
 
     if go is not None:
-        from ..comparator import Weights
+        from ..compare.comparator import Weights
 
         try:
-            kw = {"seed": int(seed_text) if seed_text.strip() else None,
-                  "weights": Weights(content=content_w, structure=round(1 - content_w, 10))}
+            kw = {
+                "seed": int(seed_text) if seed_text.strip() else None,
+                "weights": Weights(content=content_w, structure=round(1 - content_w, 10)),
+            }
             with st.spinner("Judging both orders…"):
                 st.session_state[RESULT_KEY] = go(kw).model_dump()
         except ValueError:
@@ -102,28 +115,45 @@ def render_compare_page() -> None:
     result = ComparisonResult.model_validate(data)
     verdict = {"A": "a wins", "B": "b wins", "tie": "tie"}[result.winner]
     if result.order_dependent:
-        st.warning(f"**Tie, order-dependent**: the two orders disagreed, so no winner is declared. "
-                   f"Order 1: {result.orders[0].winner_input}; order 2: {result.orders[1].winner_input}.")
+        st.warning(
+            f"**Tie, order-dependent**: the two orders disagreed, so no winner is declared. "
+            f"Order 1: {result.orders[0].winner_input}; order 2: {result.orders[1].winner_input}."
+        )
     elif result.winner == "tie":
         st.info("**Tie** in both orders.")
     else:
         st.success(f"**{verdict}** in both orders.")
-    st.caption(" · ".join(f"order {o.order}: a shown as {'A' if o.shown['A'] == 'a' else 'B'}, judge picked "
-                          f"{o.winner_presented} (= {o.winner_input})" + (" overruling its rubric" if o.overruled
-                                                                          else "")
-                          for o in result.orders) + f" · seed {result.seed}")
+    st.caption(
+        " · ".join(
+            f"order {o.order}: a shown as {'A' if o.shown['A'] == 'a' else 'B'}, judge picked "
+            f"{o.winner_presented} (= {o.winner_input})" + (" overruling its rubric" if o.overruled else "")
+            for o in result.orders
+        )
+        + f" · seed {result.seed}"
+    )
     st.markdown("**Rubric** (in input terms: a and b; means over both orders)")
     st.dataframe(pd.DataFrame(rubric_rows(result)), hide_index=True, width="stretch")
-    totals = [{"output": side, "content": getattr(result.weighted_totals, side).content,
-               "structure": getattr(result.weighted_totals, side).structure,
-               "overall": getattr(result.weighted_totals, side).overall} for side in ("a", "b")]
-    st.markdown(f"**Weighted totals** (content {result.weights['content']:.0%}, "
-                f"structure {result.weights['structure']:.0%})")
+    totals = [
+        {
+            "output": side,
+            "content": getattr(result.weighted_totals, side).content,
+            "structure": getattr(result.weighted_totals, side).structure,
+            "overall": getattr(result.weighted_totals, side).overall,
+        }
+        for side in ("a", "b")
+    ]
+    st.markdown(
+        f"**Weighted totals** (content {result.weights['content']:.0%}, "
+        f"structure {result.weights['structure']:.0%})"
+    )
     st.dataframe(pd.DataFrame(totals), hide_index=True, width="stretch")
     if result.expectation_results:
         st.markdown("**Assertions** (PASS only when both orders agree)")
-        st.dataframe(pd.DataFrame([e.model_dump() for e in result.expectation_results]), hide_index=True,
-                     width="stretch")
+        st.dataframe(
+            pd.DataFrame([e.model_dump() for e in result.expectation_results]),
+            hide_index=True,
+            width="stretch",
+        )
     st.markdown("**Reasoning**")
     st.text(result.reasoning)
     qa, qb = st.columns(2)
@@ -137,5 +167,9 @@ def render_compare_page() -> None:
         for o in result.orders:
             st.markdown(f"Order {o.order}: A = {o.shown['A']}, B = {o.shown['B']}")
             st.json(o.judgement.model_dump())
-    st.download_button("Download comparison.json", json.dumps(data, indent=2, ensure_ascii=False),
-                       file_name="comparison.json", mime="application/json")
+    st.download_button(
+        "Download comparison.json",
+        json.dumps(data, indent=2, ensure_ascii=False),
+        file_name="comparison.json",
+        mime="application/json",
+    )

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
-from .. import transferset
+from .. import sets as transferset
 from ..errors import InputError, json_problem
 from ..schemas import Case, TransferSet
 
@@ -17,10 +18,19 @@ COLUMNS = ["id", "type", "input", "exercises_sections", "gate_responses", "statu
 
 def to_frame(ts: TransferSet) -> pd.DataFrame:
     """One row per case; sections as comma-separated text, gate responses as JSON text."""
-    rows = [{"id": c.id, "type": c.type, "input": c.input, "exercises_sections": ", ".join(c.exercises_sections),
-             "gate_responses": json.dumps([g.model_dump() for g in c.gate_responses], ensure_ascii=False)
-             if c.gate_responses else "",
-             "status": c.status} for c in ts.cases]
+    rows = [
+        {
+            "id": c.id,
+            "type": c.type,
+            "input": c.input,
+            "exercises_sections": ", ".join(c.exercises_sections),
+            "gate_responses": json.dumps([g.model_dump() for g in c.gate_responses], ensure_ascii=False)
+            if c.gate_responses
+            else "",
+            "status": c.status,
+        }
+        for c in ts.cases
+    ]
     return pd.DataFrame(rows, columns=COLUMNS).astype(object)
 
 
@@ -59,7 +69,11 @@ def from_frame(df: pd.DataFrame, ts: TransferSet, sections: Sequence[str] = ()) 
     that contains a comma ("Review, and handoff") survive the comma-separated cell.
     """
     old = {c.id: c for c in ts.cases}
-    titles = [*sections, *ts.coverage.sections_identified, *(s for c in ts.cases for s in c.exercises_sections)]
+    titles = [
+        *sections,
+        *ts.coverage.sections_identified,
+        *(s for c in ts.cases for s in c.exercises_sections),
+    ]
     known = {_squeeze(t): t for t in reversed(titles) if "," in t}  # the first spelling wins
     raw = []
     for n, rec in enumerate(df.to_dict("records"), start=1):
@@ -71,13 +85,19 @@ def from_frame(df: pd.DataFrame, ts: TransferSet, sections: Sequence[str] = ()) 
             try:
                 gates = json.loads(cells["gate_responses"])
             except json.JSONDecodeError as e:
-                raise InputError(f"row {n}: gate_responses is not valid JSON ({json_problem(e)})",
-                                 hint='Write a JSON list, e.g. [{"pattern": "confirm", "response": "yes"}].') from None
+                raise InputError(
+                    f"row {n}: gate_responses is not valid JSON ({json_problem(e)})",
+                    hint='Write a JSON list, e.g. [{"pattern": "confirm", "response": "yes"}].',
+                ) from None
             if isinstance(gates, dict):
                 gates = [gates]
-        case = {"id": cells["id"], "type": cells["type"], "input": _cell(rec.get("input")),
-                "exercises_sections": _split_sections(cells["exercises_sections"], known),
-                "gate_responses": gates}
+        case = {
+            "id": cells["id"],
+            "type": cells["type"],
+            "input": _cell(rec.get("input")),
+            "exercises_sections": _split_sections(cells["exercises_sections"], known),
+            "gate_responses": gates,
+        }
         prev = old.get(cells["id"])
         if prev is not None:  # fields the table does not show (expectations, rationale) travel with the case
             case = {**prev.model_dump(exclude=set(case)), **case, "status": prev.status}

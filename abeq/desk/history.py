@@ -1,3 +1,3 @@
 """A review's rounds for the History page (the logic lives in abeq.history)."""
 
-from ..history import changed_verdicts, per_round, rounds  # noqa: F401
+from ..results.history import changed_verdicts, per_round, rounds  # noqa: F401

@@ -8,10 +8,14 @@ import re
 VERDICT_COLOR = {"equivalent": "green", "candidate-diverged": "orange", "candidate-regressed": "red"}
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:])")
 
-_TABLE = ("width:100%;border-collapse:collapse;table-layout:fixed;color:#1f2328;"
-          "font:13px/1.5 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace")
+_TABLE = (
+    "width:100%;border-collapse:collapse;table-layout:fixed;color:#1f2328;"
+    "font:13px/1.5 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace"
+)
 _TH = "text-align:left;padding:4px 8px;background:#f6f8fa;border:1px solid #d0d7de;font-weight:600"
-_TD = "vertical-align:top;padding:4px 8px;border:1px solid #d0d7de;white-space:pre-wrap;overflow-wrap:anywhere"
+_TD = (
+    "vertical-align:top;padding:4px 8px;border:1px solid #d0d7de;white-space:pre-wrap;overflow-wrap:anywhere"
+)
 _LABEL = _TD + ";width:17%;font-weight:600;background:#f6f8fa;white-space:normal"
 _DIFF = ";background:#fff8c5"
 
@@ -21,15 +25,20 @@ def md(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", str(text))
 
 
-def self_report_html(rows: list[tuple[str, str, str]], left_label: str = "Original",
-                     right_label: str = "Candidate") -> str:
+def self_report_html(
+    rows: list[tuple[str, str, str]], left_label: str = "Original", right_label: str = "Candidate"
+) -> str:
     """The six fields side by side, one row per field; rows that differ are tinted."""
     e = html.escape
-    head = (f'<tr><th style="{_TH};width:17%">Field</th><th style="{_TH}">{e(left_label)}</th>'
-            f'<th style="{_TH}">{e(right_label)}</th></tr>')
+    head = (
+        f'<tr><th style="{_TH};width:17%">Field</th><th style="{_TH}">{e(left_label)}</th>'
+        f'<th style="{_TH}">{e(right_label)}</th></tr>'
+    )
     body = []
     for label, a, b in rows:
         tint = _DIFF if a.strip() != b.strip() else ""
-        body.append(f'<tr><td style="{_LABEL}">{e(label)}{"<br><small>differs</small>" if tint else ""}</td>'
-                    f'<td style="{_TD}{tint}">{e(a)}</td><td style="{_TD}{tint}">{e(b)}</td></tr>')
+        body.append(
+            f'<tr><td style="{_LABEL}">{e(label)}{"<br><small>differs</small>" if tint else ""}</td>'
+            f'<td style="{_TD}{tint}">{e(a)}</td><td style="{_TD}{tint}">{e(b)}</td></tr>'
+        )
     return f'<table style="{_TABLE}">{head}{"".join(body)}</table>'

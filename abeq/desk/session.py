@@ -6,23 +6,25 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import MutableMapping
 from pathlib import Path
-from typing import MutableMapping, Optional
 
-from .. import transferset
-from ..documents import check_document_text, detect_variant, load_document, normalize_newlines
+from .. import sets as transferset
+from ..documents import check_document_text, detect_variant, load_document, normalize_newlines, sha256
 from ..errors import InputError
-from ..models import DEFAULT_MODEL, ModelSpec
-from ..store import Store, db_path
-from . import queries
+from ..models.registry import PROVIDERS
+from ..models.spec import ModelSpec
+from ..results.store import Store, db_path
+from ..run.preflight import review_refusal
+from ..sets.confirm import set_hash
 
 EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "examples" / "release-notes"
 EXAMPLE_REVIEW = "example"
 EXAMPLE_CANDIDATES = {"lossy": "candidate-lossy.md", "faithful": "candidate-faithful.md"}
 
 EMBEDDED_NOTE = (
-    "The preselected embedded model (`local/smollm2`) is tiny (135M parameters): its verdicts are "
-    "for trying the desk, not for deciding anything. For real reviews put any litellm model string "
+    f"The preselected model (`local/smollm2`): {PROVIDERS['local'].caution} For real reviews put any litellm "
+    "model string "
     "in the model fields (`openai/<model>`, `anthropic/<model>`, …) with its API key in "
     "the environment the desk was started from (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, …), or point "
     "**API base** at a local server: Ollama (`ollama_chat/llama3.1`, `http://localhost:11434`), "
@@ -52,7 +54,7 @@ def example_candidate(store: Store, which: str) -> str:
     return store.put_document(doc.name, doc.text)
 
 
-def bootstrap(store: Store) -> Optional[int]:
+def bootstrap(store: Store) -> int | None:
     """On a database with no review yet, load the example; returns its id when it did."""
     if store.reviews():
         return None
@@ -69,11 +71,13 @@ def create_review(store: Store, name: str) -> int:
     if not name:
         raise InputError("a review needs a name")
     if store.review(name):
-        raise InputError(f"a review named '{name}' already exists", hint="Pick it in the list, or choose another name.")
+        raise InputError(
+            f"a review named '{name}' already exists", hint="Pick it in the list, or choose another name."
+        )
     return store.upsert_review(name, None, None, "skill")
 
 
-def current_review(store: Store, state: MutableMapping) -> Optional[dict]:
+def current_review(store: Store, state: MutableMapping) -> dict | None:
     """The review this session works on: its pick, else the newest review."""
     reviews = store.reviews()
     for r in reviews:
@@ -86,12 +90,12 @@ def _cand_key(review_id: int) -> str:
     return f"candidate:{review_id}"
 
 
-def current_candidate(store: Store, review: dict, state: MutableMapping) -> Optional[dict]:
+def current_candidate(store: Store, review: dict, state: MutableMapping) -> dict | None:
     """The candidate document: this session's choice, else the review's latest one."""
     h = state.get(_cand_key(review["id"]))
     doc = store.document(h) if h else None
     if doc is None:
-        h = queries.default_candidate(store, review)
+        h = store.review_candidate(review["id"])
         doc = store.document(h) if h else None
     return doc
 
@@ -120,17 +124,20 @@ def refuse_own_database(path: str) -> None:
     except OSError:
         return
     if target in {own, own.with_name(own.name + "-wal"), own.with_name(own.name + "-shm")}:
-        raise InputError("this is the desk's own database, not a document", path=path,
-                         hint="Give the path of a Markdown or text file.")
+        raise InputError(
+            "this is the desk's own database, not a document",
+            path=path,
+            hint="Give the path of a Markdown or text file.",
+        )
 
 
 def set_original(store: Store, review: dict, name: str, text: str) -> str:
     """Load the review's original; refused once runs exist (they were judged against the old one)."""
     text = normalize_newlines(text)
     check_document_text(text, name)
-    if review["original_hash"] and store.runs(review["id"]):
-        raise InputError("this review already has runs against its original",
-                         hint="Create a new review (sidebar) to test a different original.")
+    refused = review_refusal(store, review["name"], original_hash=sha256(text), desk=True)
+    if refused:
+        raise refused
     h = store.put_document(name, text)
     store.upsert_review(review["name"], h, review["transfer_set_hash"], detect_variant(name))
     return h
@@ -138,26 +145,21 @@ def set_original(store: Store, review: dict, name: str, text: str) -> str:
 
 def set_transfer_set(store: Store, review: dict, ts) -> str:
     """The review's cases; once it has runs, only a confirmation of the same cases (rounds must compare)."""
-    from ..transferset import set_hash
-
-    if review["transfer_set_hash"] and set_hash(ts) != review["transfer_set_hash"] and store.runs(review["id"]):
-        raise InputError("this review already has runs on its cases: its rounds must run the same set",
-                         hint="Create a new review (sidebar) to run changed cases; export this set first to start "
-                              "from it.")
+    refused = review_refusal(store, review["name"], ts_hash=set_hash(ts), desk=True)
+    if refused:
+        raise refused
     h = store.put_transfer_set(ts)
     store.upsert_review(review["name"], review["original_hash"], h, review["variant"])
     return h
 
 
 # ---------------------------------------------------------------- models
-def model_spec(name: str, api_base: str = "") -> ModelSpec:
+def model_spec(name: str, api_base: str = "", purpose: str = "run") -> ModelSpec:
     """The desk's model settings, with the same reply limits the CLI uses."""
-    name = (name or "").strip() or DEFAULT_MODEL
-    return ModelSpec(name=name, api_base=(api_base or "").strip() or None,
-                     max_tokens=700 if name.startswith("local/") else 2048)
+    return ModelSpec.for_purpose(name, purpose, api_base=api_base)
 
 
-def next_step(store: Store, review: Optional[dict], state: MutableMapping) -> str:
+def next_step(store: Store, review: dict | None, state: MutableMapping) -> str:
     """One line telling the reviewer what to do next on this review."""
     if review is None:
         return "Create a review in the sidebar."

@@ -7,13 +7,14 @@ running job by its run id, and Cancel reaches the thread from any session.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
-from typing import Optional
+from dataclasses import asdict, dataclass
 
+from ..api import DESK_LABELS, PreparedRun, prepare_run
 from ..documents import Document
-from ..engine import Engine, RunConfig
+from ..results.store import Store
+from ..run.engine import RunConfig
 from ..schemas import TransferSet
-from ..store import Store, now
+from ..timestamps import now
 
 
 @dataclass
@@ -21,7 +22,7 @@ class Job:
     run_id: int
     thread: threading.Thread
     cancel: threading.Event
-    error: Optional[str] = None
+    error: str | None = None
 
 
 _jobs: dict[int, Job] = {}
@@ -33,27 +34,41 @@ def start(db: str, original: Document, candidate: Document, ts: TransferSet, cfg
     run it in a background thread. Starting a run that is already running returns its id."""
     store = Store(db)
     try:
-        run_id = Engine(store, original, candidate, ts, cfg).prepare()
+        settings = {k: v for k, v in asdict(cfg).items() if k not in ("runner", "judge", "variant")}
+        prepared = prepare_run(
+            original,
+            candidate,
+            ts,
+            runner=cfg.runner,
+            judge=cfg.judge,
+            variant=cfg.variant,
+            store=store,
+            labels=DESK_LABELS,
+            **settings,
+        )
     finally:
         store.close()
+    run_id = prepared.run_id
     with _lock:
         job = _jobs.get(run_id)
         if job and job.thread.is_alive():
             return run_id
-        job = Job(run_id, threading.Thread(name=f"abeq-run-{run_id}", daemon=True, target=_work,
-                                           args=(db, original, candidate, ts, cfg, run_id)), threading.Event())
+        job = Job(
+            run_id,
+            threading.Thread(name=f"abeq-run-{run_id}", daemon=True, target=_work, args=(db, prepared)),
+            threading.Event(),
+        )
         _jobs[run_id] = job
         job.thread.start()
     return run_id
 
 
-def _work(db: str, original: Document, candidate: Document, ts: TransferSet, cfg: RunConfig, run_id: int) -> None:
+def _work(db: str, prepared: PreparedRun) -> None:
+    run_id = prepared.run_id
     job = _jobs[run_id]
     store = Store(db)  # this thread's own connection
     try:
-        eng = Engine(store, original, candidate, ts, cfg, cancel=job.cancel)
-        eng.run_id = run_id  # prepared by start(); run() skips prepare when the id is set
-        eng.run()
+        prepared.run(cancel=job.cancel, store=store)
     except Exception as e:  # noqa: BLE001 — a crashed worker must leave a trace, not a 'running' row
         job.error = f"{type(e).__name__}: {e}"
         try:
@@ -78,12 +93,12 @@ def cancel(run_id: int) -> bool:
     return True
 
 
-def error(run_id: int) -> Optional[str]:
+def error(run_id: int) -> str | None:
     job = _jobs.get(run_id)
     return job.error if job else None
 
 
-def wait(run_id: int, timeout: Optional[float] = None) -> bool:
+def wait(run_id: int, timeout: float | None = None) -> bool:
     """Block until the job ends (for tests and scripts); True when it has."""
     job = _jobs.get(run_id)
     if job:

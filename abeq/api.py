@@ -1,0 +1,193 @@
+"""The one entry point for running a review, used by the CLI and the desk alike.
+
+    from abeq import prepare_run
+    prepared = prepare_run("SKILL.md", "SKILL.short.md", "cases.json", runner="openai/gpt-4o-mini",
+                           confirm=True, review="my-skill")
+    print(prepared.estimate())
+    report = prepared.run()
+    report.passed, report.report["summary"]
+
+`run_problems` lists every refusal that comes before a model call (confirmation, thin set, model
+strings, review consistency) without writing anything; `prepare_run` raises the first of them, then
+stores the inputs and creates (or resumes) the run; `PreparedRun.run` makes the calls.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from .documents import Document, detect_variant, load_document
+from .errors import AbeqError, ThinSetError
+from .models.spec import ModelSpec
+from .results.report import RunReport, build_report
+from .results.store import Store, open_store
+from .run.engine import Engine, RunConfig
+from .run.estimate import estimate
+from .run.preflight import THIN_HINT, confirmation_refusal, model_refusals, review_refusal
+from .schemas import TransferSet
+from .sets.confirm import confirm as confirm_set
+from .sets.confirm import set_hash
+from .sets.coverage import CoverageReport, coverage
+from .sets.parse import load as load_set
+
+DocumentLike = Document | str | Path
+SetLike = TransferSet | str | Path
+ModelLike = ModelSpec | str | None
+CLI_LABELS = ("--runner-model", "--judge-model")
+DESK_LABELS = ("Runner model", "Judge model")
+
+
+def document(doc: DocumentLike, what: str = "document") -> Document:
+    """A Document, read from a path when given one (every check of a user's file applies)."""
+    return doc if isinstance(doc, Document) else load_document(doc, what)
+
+
+def transfer_set(ts: SetLike) -> TransferSet:
+    return ts if isinstance(ts, TransferSet) else load_set(ts)
+
+
+def model(spec: ModelLike, purpose: str = "run", **kw) -> ModelSpec:
+    """A ModelSpec from a model string (None: the default model), with its provider's reply limit."""
+    return spec if isinstance(spec, ModelSpec) else ModelSpec.for_purpose(spec, purpose, **kw)
+
+
+def run_problems(
+    original: Document,
+    ts: TransferSet,
+    config: RunConfig,
+    *,
+    store: Store | None = None,
+    set_path: str | None = None,
+    labels: tuple[str, str] = CLI_LABELS,
+) -> list[AbeqError]:
+    """Every reason this run would be refused before its first model call; [] when it can start.
+    Nothing is written. Review consistency is checked only when a store is given."""
+    out: list[AbeqError] = []
+    refused = confirmation_refusal(ts, original.hash, set_path)
+    if refused:
+        out.append(refused)
+    cov = coverage(original.text, ts, allow_thin=config.allow_thin)
+    if not cov.runnable:
+        out.append(
+            ThinSetError(next(w for w in cov.warnings if w.startswith("thin")), path=set_path, hint=THIN_HINT)
+        )
+    specs = [(config.runner, labels[0])]
+    if config.judge.name != config.runner.name:
+        specs.append((config.judge, labels[1]))
+    out += model_refusals(*specs)
+    if store is not None and config.review:
+        refused = review_refusal(store, config.review, original_hash=original.hash, ts_hash=set_hash(ts))
+        if refused:
+            out.append(refused)
+    return out
+
+
+def cautions(config: RunConfig) -> list[str]:
+    """What a user should know about the models chosen (the embedded one is tiny)."""
+    return list(
+        dict.fromkeys(s.provider.caution for s in (config.runner, config.judge) if s.provider.caution)
+    )
+
+
+@dataclass
+class PreparedRun:
+    """A run that passed every check and exists in the store; `run()` makes the model calls."""
+
+    engine: Engine
+    coverage: CoverageReport
+    warnings: list[str] = field(default_factory=list)  # coverage warnings, for the user to read
+    cautions: list[str] = field(default_factory=list)  # about the models (the embedded one is tiny)
+
+    @property
+    def run_id(self) -> int:
+        return self.engine.run_id
+
+    @property
+    def store(self) -> Store:
+        return self.engine.store
+
+    @property
+    def round(self) -> int:
+        return (self.store.run(self.run_id) or {}).get("round") or 1
+
+    def estimate(self) -> dict:
+        """Calls (the cache consulted), tokens and price this run will cost at most."""
+        return estimate(self.engine, rounds_so_far=self.round - 1)
+
+    def run(
+        self,
+        on_progress: Callable[[dict], None] | None = None,
+        cancel: threading.Event | None = None,
+        store: Store | None = None,
+    ) -> RunReport:
+        """Make the calls (resuming whatever the store already holds) and return the report.
+        `store`: another connection to the same database, for a run in another thread."""
+        eng = self.engine
+        if store is not None and store is not eng.store:
+            eng = Engine(store, eng.original, eng.candidate, eng.ts, eng.cfg)
+            eng.run_id = self.run_id
+        eng.on_progress, eng.cancel = on_progress, cancel or threading.Event()
+        eng.run()
+        return build_report(eng.store, self.run_id)
+
+
+def prepare_run(
+    original: DocumentLike,
+    candidate: DocumentLike,
+    cases: SetLike,
+    *,
+    runner: ModelLike = None,
+    judge: ModelLike = None,
+    api_base: str | None = None,
+    judge_api_base: str | None = None,
+    variant: str | None = None,
+    store: Store | str | None = None,
+    confirm: bool = False,
+    labels: tuple[str, str] = CLI_LABELS,
+    **settings,
+) -> PreparedRun:
+    """Check everything that comes before a model call, then store the inputs and create (or resume)
+    the run. Raises the first refusal (an AbeqError naming the file and what to do); nothing is
+    written when it does.
+
+    `confirm`: a person accepts the set for this run (as `abeq run --confirm`). `settings` are
+    RunConfig's: concurrency, judge_samples, aa, allow_thin, review, fresh, max_retries, …
+    """
+    set_path = None if isinstance(cases, TransferSet) else str(cases)
+    orig, cand, ts = document(original, "original"), document(candidate, "candidate"), transfer_set(cases)
+    runner_spec = model(runner, api_base=api_base)
+    judge_spec = model(judge if judge is not None else runner_spec.name, api_base=judge_api_base or api_base)
+    unknown = set(settings) - {f.name for f in fields(RunConfig)}
+    if unknown:
+        raise TypeError(f"prepare_run() got unknown settings: {', '.join(sorted(unknown))}")
+    cfg = RunConfig(
+        runner=runner_spec, judge=judge_spec, variant=variant or detect_variant(orig.name), **settings
+    )
+    if confirm and confirmation_refusal(ts, orig.hash):
+        ts = confirm_set(ts, orig.hash, thin_accepted=cfg.allow_thin or None)
+    problems = run_problems(orig, ts, cfg, set_path=set_path, labels=labels)
+    if problems:
+        raise problems[0]
+    db = store if isinstance(store, Store) else open_store(store)
+    refused = review_refusal(db, cfg.review, original_hash=orig.hash, ts_hash=set_hash(ts))
+    if refused:
+        raise refused
+    engine = Engine(db, orig, cand, ts, cfg)
+    engine.prepare()
+    cov = coverage(orig.text, ts, allow_thin=cfg.allow_thin)
+    return PreparedRun(engine, cov, list(cov.warnings), cautions(cfg))
+
+
+def estimate_run(
+    store: Store, original: Document, candidate: Document, ts: TransferSet, config: RunConfig
+) -> dict:
+    """The estimate prepare_run's run would print, without creating the run (the cache is consulted)."""
+    return estimate(Engine(store, original, candidate, ts, config))
+
+
+def run(original: DocumentLike, candidate: DocumentLike, cases: SetLike, **kw) -> RunReport:
+    """prepare_run(...).run(): one call from files (or objects) to the report."""
+    return prepare_run(original, candidate, cases, **kw).run()

@@ -1,0 +1,48 @@
+"""The `abeq` command line: one module per command group over a shared `_common`.
+
+Heavy imports stay inside the commands so `abeq --help` is instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import app, compare, results, run, sets
+from ._common import EXIT_INTERRUPTED, EXIT_PASS, check_model, write_output
+
+__all__ = ["main", "build_parser", "check_model", "write_output"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="abeq",
+        description="Does a rewritten prompt, skill or instruction file still "
+        "make the model do what the original did? A/B behavioural-equivalence runs.",
+    )
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    for group in (run, results, sets, app, compare):
+        group.register(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "fn", None):
+        parser.print_help()
+        return EXIT_PASS
+    from ..errors import AbeqError
+
+    try:
+        return args.fn(args)
+    except AbeqError as e:
+        print(f"abeq: {e.render()}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("\nabeq: interrupted; run the same command again to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

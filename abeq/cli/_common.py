@@ -1,0 +1,212 @@
+"""What every command shares: option types, model options, output files, the database, exit codes.
+
+Nothing heavy is imported at module level, so `abeq --help` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+EXIT_PASS, EXIT_REGRESSED, EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+def bounded(kind, lo=None, hi=None, *, above=None):
+    """An argparse `type=` that refuses values out of range, so argparse names the option and exits 2."""
+    import math
+
+    def parse(text: str):
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected {'a whole number' if kind is int else 'a number'}, got {text!r}"
+            ) from None
+        if (
+            (kind is float and not math.isfinite(v))
+            or (above is not None and not v > above)
+            or (lo is not None and v < lo)
+            or (hi is not None and v > hi)
+        ):
+            want = (
+                f"greater than {above:g}"
+                if above is not None
+                else f"from {lo} to {hi}"
+                if hi is not None
+                else f"{lo} or more"
+            )
+            raise argparse.ArgumentTypeError(f"must be {want}, got {text}")
+        return v
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def model_args(p: argparse.ArgumentParser, *, runner: bool = True) -> None:
+    if runner:
+        p.add_argument(
+            "--runner-model",
+            default=None,
+            help="litellm model string for the runner (default: local/smollm2)",
+        )
+    p.add_argument(
+        "--judge-model", default=None, help="litellm model string for the judge (default: the runner model)"
+    )
+    p.add_argument(
+        "--api-base",
+        default=None,
+        help="base URL of an OpenAI-compatible or other server"
+        + (" (the runner's; the judge's too unless --judge-api-base)" if runner else ""),
+    )
+    if runner:
+        p.add_argument(
+            "--judge-api-base",
+            default=None,
+            help="the judge's server when it differs from the runner's (e.g. a hosted runner, a local judge)",
+        )
+    p.add_argument(
+        "--timeout",
+        type=bounded(float, above=0),
+        default=120.0,
+        help="seconds before a model call is cut off and retried",
+    )
+    p.add_argument(
+        "--max-retries",
+        type=bounded(int, 0),
+        default=4,
+        help="retries of a call after a rate limit, server error or timeout (default 4)",
+    )
+    p.add_argument("--max-tokens", type=bounded(int, 1), default=None, help="reply length limit per call")
+    db_arg(p)
+
+
+DB_HELP = "sqlite file (default: $ABEQ_DB or ./abeq.db)"
+
+
+def db_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", default=None, help=DB_HELP)
+
+
+def model_spec(name, args, purpose: str = "run", api_base=None):
+    """The ModelSpec for a model option: its provider's reply limit unless --max-tokens says otherwise."""
+    from ..models.spec import ModelSpec
+
+    return ModelSpec.for_purpose(
+        name, purpose, api_base=api_base, timeout=args.timeout, max_tokens=getattr(args, "max_tokens", None)
+    )
+
+
+def check_model(name: str, option: str, api_base: str | None = None) -> None:
+    """Refuse a model string no provider can serve, before a run (or anything in the database) starts."""
+    from ..errors import InputError
+    from ..models.check import model_refusal
+
+    refused = model_refusal(name, option, api_base)
+    if refused:
+        raise InputError(refused[0], hint=refused[1])
+
+
+def caution(spec, quiet: bool = False) -> None:
+    """Print what a user should know about this model (the embedded one is tiny), once per command."""
+    if spec.provider.caution and not quiet:
+        print(f"note: {spec.provider.caution}", file=sys.stderr)
+
+
+def open_store(db):
+    """The Store at --db, or an InputError naming the path when it cannot be a database."""
+    from ..results.store import open_store as open_
+
+    return open_(db)
+
+
+def existing_store(db):
+    from ..results.store import existing_store as existing
+
+    return existing(db)
+
+
+class Bar:
+    """A one-line progress bar on stderr (cases done / total, cached hits, errors)."""
+
+    def __init__(self, quiet: bool):
+        self.quiet = quiet or not sys.stderr
+
+    def __call__(self, p: dict) -> None:
+        if self.quiet:
+            return
+        total = max(1, p["total"])
+        width = 24
+        fill = int(width * p["done"] / total)
+        sys.stderr.write(
+            f"\r[{'#' * fill}{'.' * (width - fill)}] {p['done']}/{p['total']} cases"
+            f" · {p['cached']} cached · {p['calls']} calls · {p['errors']} errors · {p['elapsed']:.0f}s "
+        )
+        if p["done"] == p["total"]:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def write_output(path: str | None, text: str) -> None:
+    """stdout for no path or "-"; otherwise the whole file or nothing: a temporary file beside it,
+    then one rename (an interrupted write never leaves half an export)."""
+    import tempfile
+
+    if not path or path == "-":
+        sys.stdout.write(text + ("\n" if not text.endswith("\n") else ""))
+        return
+    import stat
+
+    target = Path(os.path.realpath(path))  # write through a symlink, not over it
+    if target.exists() and not target.is_file():  # /dev/null, /dev/stdout, a FIFO: written in place
+        with open(target, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        return
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        # mkstemp makes the file 0600; give it the mode a plain open() would (or the file's own)
+        if target.exists():
+            mode = stat.S_IMODE(target.stat().st_mode)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+OUTPUT_OPTIONS = ("--out", "--record", "--markdown", "--csv", "--junit")
+
+
+def check_outputs(args, flags=OUTPUT_OPTIONS) -> None:
+    """Refuse an output path that cannot be written, before any model call or export is made."""
+    from ..errors import InputError
+
+    for flag in flags:
+        path = getattr(args, flag.lstrip("-").replace("-", "_"), None)
+        if not path or path == "-":
+            continue
+        target, hint = Path(os.path.realpath(path)), f"Create the folder first, or pick another {flag}."
+        if target.is_dir():
+            raise InputError(
+                f"{flag} is a folder; give a file name", path=path, hint=f"e.g. {flag} {target / 'report'}"
+            )
+        if target.exists() and not target.is_file():  # a device or FIFO is written in place
+            if not os.access(target, os.W_OK):
+                raise InputError(f"cannot write {flag}", path=path, hint=f"Pick another {flag}.")
+            continue
+        folder = target.parent
+        if not folder.is_dir():
+            raise InputError(f"cannot write {flag}: the folder {folder} does not exist", path=path, hint=hint)
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise InputError(
+                f"cannot write {flag}: the folder {folder} is not writable",
+                path=path,
+                hint=f"Pick another {flag}, or fix the folder's permissions.",
+            )

@@ -1,0 +1,137 @@
+"""`abeq history`, `stats`, `export`, `override`: reading and amending what runs left in the database."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ..vocab import GATES, VERDICTS
+from ._common import EXIT_PASS, check_outputs, db_arg, existing_store, write_output
+from .run import write_exports
+
+
+def register(sub) -> None:
+    h = sub.add_parser("history", help="the rounds of a review: size, ratio, verdicts, directness")
+    h.add_argument("name", help="review name (as given to run --review)")
+    db_arg(h)
+    h.add_argument("--json", action="store_true", help="machine-readable output")
+    h.set_defaults(fn=cmd_history)
+
+    st = sub.add_parser("stats", help="judge trust: agreement with reviewers (Cohen's kappa) and A/A noise")
+    db_arg(st)
+    st.add_argument("--json", action="store_true", help="machine-readable output")
+    st.set_defaults(fn=cmd_stats)
+
+    ex = sub.add_parser("export", help="re-export a stored run (overrides applied)")
+    ex.add_argument("run_id", type=int, help="the run's id (abeq run prints it; abeq history lists them)")
+    db_arg(ex)
+    ex.add_argument("--gate", choices=GATES, default="compress", help="the gate profile the exports apply")
+    for flag, what in (
+        ("--out", "the SPEC report (JSON; stdout when no other export is asked for)"),
+        ("--record", "the full run record (JSON)"),
+        ("--markdown", "a Markdown review report"),
+        ("--csv", "one CSV row per case"),
+        ("--junit", "JUnit XML, one testcase per case"),
+    ):
+        ex.add_argument(flag, default=None, help=f"write {what} here")
+    ex.set_defaults(fn=cmd_export)
+
+    ov = sub.add_parser("override", help="record a reviewer's verdict for a case (a reason is required)")
+    ov.add_argument("run_id", type=int, help="the run's id")
+    ov.add_argument("case_id", help="the case's id in the transfer set")
+    ov.add_argument("--verdict", required=True, choices=VERDICTS, help="the reviewer's verdict")
+    ov.add_argument("--reason", required=True, help="why (kept with the override and in every export)")
+    ov.add_argument("--reviewer", default=os.environ.get("USER", ""), help="who overrides (default: $USER)")
+    db_arg(ov)
+    ov.set_defaults(fn=cmd_override)
+
+
+def cmd_history(args) -> int:
+    from ..errors import InputError
+    from ..results.history import review_history
+
+    store = existing_store(args.db)
+    if store.review(args.name) is None:
+        names = ", ".join(r["name"] for r in store.reviews()) or "none yet"
+        raise InputError(f"no review named '{args.name}'", hint=f"Reviews in this database: {names}.")
+    rounds = review_history(store, args.name)
+    if args.json:
+        print(json.dumps(rounds, indent=2))
+        return EXIT_PASS
+    print(
+        f"{'round':>5}  {'run':>4}  {'chars':>6}  {'tokens':>6}  {'lines':>5}  {'ratio':>6}  {'equiv':>5}  "
+        f"{'div':>4}"
+        f"  {'regr':>4}  {'err':>4}  {'ovr':>4}  {'dir o→c':>9}  candidate"
+    )
+    for r in rounds:
+        d = f"{r['directness original']}→{r['directness candidate']}" if r["directness original"] else "-"
+        print(
+            f"{r['round'] or '-':>5}  {r['run']:>4}  {r['characters']:>6}  {r['tokens (est.)']:>6}  "
+            f"{r['lines']:>5}  {r['compression']:>6}  "
+            f"{r['equivalent']:>5}  {r['diverged']:>4}  {r['regressed']:>4}  {r['errored']:>4}  "
+            f"{r['overridden']:>4}  {d:>9}  {r['candidate']}"
+        )
+    return EXIT_PASS
+
+
+def cmd_stats(args) -> int:
+    from ..results.agreement import aa_rates, judge_agreement
+
+    store = existing_store(args.db)
+    agree, aa = judge_agreement(store), aa_rates(store)
+    if args.json:
+        print(json.dumps({"judge_agreement": agree, "aa": aa}, indent=2))
+        return EXIT_PASS
+    print(
+        "judge agreement with reviewers:" if agree else "no reviewed cases yet (overrides count as reviews)"
+    )
+    for a in agree:
+        k = "n/a" if a["kappa"] is None else f"{a['kappa']:.2f}"
+        print(
+            f"  {a['judge_model']}: {a['reviewed']} reviewed, raw agreement {a['raw_agreement']:.0%}, "
+            f"Cohen's kappa {k}" + (f" ({a['note']})" if a["note"] else "")
+        )
+    for a in aa:
+        print(
+            f"A/A false-regression rate {a['runner_model']} / {a['judge_model']}: "
+            f"{a['false_regression_rate']:.0%} of {a['cases']} cases ({a['noisy_cases']} noisy)"
+        )
+    return EXIT_PASS
+
+
+def cmd_export(args) -> int:
+    from ..errors import InputError
+    from ..results.report import build_report
+
+    check_outputs(args)  # before any file is written: all of them or none
+    store = existing_store(args.db)
+    if store.run(args.run_id) is None:
+        raise InputError(f"no run {args.run_id} in this database", path=store.path)
+    rr = build_report(store, args.run_id)
+    write_exports(store, rr, args, args.gate)
+    if args.out or not any((args.record, args.markdown, args.csv, args.junit)):
+        write_output(args.out, json.dumps(rr.with_errors(), indent=2, ensure_ascii=False))
+    return EXIT_PASS
+
+
+def cmd_override(args) -> int:
+    from ..errors import InputError
+    from ..results.report import build_report
+
+    store = existing_store(args.db)
+    if store.run(args.run_id) is None:
+        raise InputError(f"no run {args.run_id} in this database", path=store.path)
+    rows = {r.case_id: r for r in build_report(store, args.run_id).rows}
+    if args.case_id not in rows:
+        raise InputError(f"run {args.run_id} has no case '{args.case_id}'")
+    if rows[args.case_id].status != "judged":
+        raise InputError(f"case '{args.case_id}' errored: there is no verdict to override; re-run it")
+    store.add_override(
+        args.run_id, args.case_id, args.verdict, args.reason, args.reviewer, rows[args.case_id].judge_verdict
+    )
+    rr = build_report(store, args.run_id)
+    print(
+        f"recorded; run {args.run_id} now {'PASSES' if rr.passed else 'FAILS'} with {rr.overridden} "
+        "override(s)"
+    )
+    return EXIT_PASS

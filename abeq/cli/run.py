@@ -1,0 +1,198 @@
+"""`abeq run`: original and candidate over a transfer set, each case judged; exit code from the gate."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from ..vocab import GATES, VARIANTS
+from ._common import (
+    EXIT_INCOMPLETE,
+    Bar,
+    bounded,
+    caution,
+    check_outputs,
+    model_args,
+    model_spec,
+    write_output,
+)
+
+
+def register(sub) -> None:
+    r = sub.add_parser(
+        "run",
+        help="run original and candidate over a transfer set and judge each case",
+        description="Exit codes: 0 pass, 1 a case regressed, 2 bad input, 3 a case errored.",
+    )
+    r.add_argument("--original", required=True, help="the teacher document")
+    r.add_argument("--candidate", required=True, help="the rewritten document under test")
+    r.add_argument("--transfer-set", required=True, help="cases: .json, .yaml, .csv or .jsonl")
+    model_args(r)
+    r.add_argument(
+        "--variant",
+        choices=VARIANTS,
+        default=None,
+        help="runner variant (default: detected from the original's file name)",
+    )
+    r.add_argument(
+        "--concurrency",
+        type=bounded(int, 1),
+        default=8,
+        help="model calls in flight (1 = one case after another)",
+    )
+    r.add_argument("--out", default=None, help="write the report here (default: stdout)")
+    r.add_argument("--record", default=None, help="write the full run record (JSON) here")
+    r.add_argument(
+        "--confirm",
+        action="store_true",
+        help="accept the transfer set for this run (recorded with its time; the file is not changed: "
+        "`abeq check-set --confirm` writes the confirmation into it)",
+    )
+    r.add_argument(
+        "--allow-thin", action="store_true", help="accept a set below 5 cases or missing a case type"
+    )
+    r.add_argument("--fresh", action="store_true", help="ignore cached results (they are still written)")
+    r.add_argument(
+        "--judge-samples",
+        type=bounded(int, 1, 9),
+        default=1,
+        help="judge each case K times (1-9); majority verdict",
+    )
+    r.add_argument(
+        "--aa", action="store_true", help="also replay the teacher and judge it against itself (noise floor)"
+    )
+    r.add_argument("--review", default=None, help="name of a review to create or continue (rounds)")
+    r.add_argument(
+        "--gate",
+        choices=GATES,
+        default="compress",
+        help="compress: no regression; directive-clarity: no regression and a measured directness gain",
+    )
+    r.add_argument("--markdown", default=None, help="write a Markdown review report here")
+    r.add_argument("--csv", default=None, help="write one CSV row per case here")
+    r.add_argument("--junit", default=None, help="write JUnit XML (one testcase per case) here")
+    r.add_argument("--quiet", action="store_true", help="no progress or summary on stderr (errors still are)")
+    r.set_defaults(fn=cmd_run)
+
+
+def cmd_run(args) -> int:
+    from ..api import prepare_run
+    from ..results.report import exit_code
+
+    # Everything that would fail after the model calls is refused now, with nothing stored.
+    check_outputs(args)
+    runner = model_spec(args.runner_model, args, api_base=args.api_base)
+    judge = model_spec(
+        args.judge_model or args.runner_model, args, api_base=args.judge_api_base or args.api_base
+    )
+    prepared = prepare_run(
+        args.original,
+        args.candidate,
+        args.transfer_set,
+        runner=runner,
+        judge=judge,
+        variant=args.variant,
+        store=args.db,
+        confirm=args.confirm,
+        concurrency=args.concurrency,
+        fresh=args.fresh,
+        judge_samples=args.judge_samples,
+        aa=args.aa,
+        allow_thin=args.allow_thin,
+        review=args.review,
+        max_retries=args.max_retries,
+    )
+    for w in prepared.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    caution(runner, args.quiet)
+    if not args.quiet:
+        print_estimate(prepared)
+    rr = prepared.run(on_progress=Bar(args.quiet))
+    store, gate = prepared.store, args.gate
+    write_exports(store, rr, args, gate)
+    write_output(args.out, json.dumps(rr.with_errors(), indent=2, ensure_ascii=False))
+    if not args.quiet:
+        print_outcome(store, rr, gate)
+    else:
+        print_errors(rr)  # quiet drops progress and the summary, never the errors
+    return exit_code(rr, gate)
+
+
+def print_estimate(prepared) -> None:
+    est, eng = prepared.estimate(), prepared.engine
+    cost = "unpriced model" if est["est_cost"] is None else f"~${est['est_cost']:.4f}"
+    print(
+        f"run {prepared.run_id}: {len(eng.ts.cases)} cases, variant {eng.cfg.variant}, round "
+        f"{prepared.round}. "
+        f"Budget: at most {est['runner_calls']} runner calls ({est['teacher_cached']} teacher runs cached) + "
+        f"{est['judge_calls']} judge calls, ~{est['est_prompt_tokens'] + est['est_completion_tokens']:,} "
+        f"tokens (est.), {cost}; the review so far: N x (1 + rounds) = "
+        f"{est['review_budget_runner_calls']} runner calls",
+        file=sys.stderr,
+    )
+
+
+def write_exports(store, rr, args, gate: str) -> None:
+    from ..results.exports import markdown, to_csv, to_junit
+    from ..results.report import run_record
+
+    if getattr(args, "record", None):
+        write_output(args.record, json.dumps(run_record(store, rr, gate), indent=2, ensure_ascii=False))
+    if getattr(args, "markdown", None):
+        write_output(args.markdown, markdown(store, rr, gate))
+    if getattr(args, "csv", None):
+        write_output(args.csv, to_csv(rr))
+    if getattr(args, "junit", None):
+        write_output(args.junit, to_junit(rr, gate))
+
+
+def print_outcome(store, rr, gate: str) -> None:
+    from ..results.agreement import aa_rates
+    from ..results.report import gate_result
+
+    st = store.call_stats(rr.run["id"])
+    s = rr.report["summary"]
+    g = gate_result(rr, gate)
+    cost = "unknown cost" if st["unpriced"] else f"${st['cost']:.4f}"
+    print(
+        f"{'PASS' if g['pass'] else 'FAIL'} ({gate}): {s['equivalents']} equivalent, {s['divergences']} "
+        "diverged, "
+        f"{s['regressions']} regressed, {len(rr.errors)} errored"
+        + (f", {rr.overridden} overridden" if rr.overridden else "")
+        + f" · {st['made']} calls made ({st['teacher_made']} teacher), {st['cached']} from cache · "
+        f"{st['prompt_tokens'] + st['completion_tokens']} tokens · {cost}",
+        file=sys.stderr,
+    )
+    if gate == "directive-clarity":
+        print(
+            f"directness: original {g['mean_original_directness']} → candidate "
+            f"{g['mean_candidate_directness']}; "
+            "per case: " + ", ".join(f"{k} {v:+d}" for k, v in g["per_case_delta"].items()),
+            file=sys.stderr,
+        )
+    truncated = [r.case_id for r in rr.rows if r.gate_truncated]
+    if truncated:
+        print(
+            "gate-truncated (stopped at a gate with no scripted answer; judged up to it): "
+            f"{', '.join(truncated)}",
+            file=sys.stderr,
+        )
+    uncertain = [r.case_id for r in rr.rows if r.uncertain]
+    if uncertain:
+        print(f"uncertain (judge samples disagree): {', '.join(uncertain)}", file=sys.stderr)
+    for a in aa_rates(store, rr.run["id"]):
+        print(
+            f"A/A false-regression rate: {a['false_regression_rate']:.0%} of {a['cases']} cases "
+            f"({a['runner_model']} / {a['judge_model']})",
+            file=sys.stderr,
+        )
+    print_errors(rr)
+
+
+def print_errors(rr) -> None:
+    """One stderr line per errored case."""
+    for e in rr.errors:
+        print(f"error: case {e['case_id']} ({e['stage']}): {e['error'][:200]}", file=sys.stderr)
+
+
+__all__ = ["register", "cmd_run", "write_exports", "EXIT_INCOMPLETE"]

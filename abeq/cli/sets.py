@@ -1,0 +1,206 @@
+"""`abeq check-set`, `import-set` and `draft-set`: a set's coverage and confirmation, sets from
+existing files, sets drafted from the original.
+
+Heavy imports stay inside the commands so `abeq --help` stays instant; the format choices below are
+checked against the library's own list by a test.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from ..vocab import CASE_TYPES
+from ._common import EXIT_BAD_INPUT, EXIT_PASS, bounded, caution, check_model, check_outputs, write_output
+
+IMPORT_FORMATS = ("promptfoo", "skill-creator", "csv", "yaml", "jsonl", "json")
+OUT_FORMATS = ("json", "yaml", "jsonl", "csv")
+
+
+def _out_format(path: str) -> str:
+    from ..errors import InputError
+    from ..sets.parse import format_of
+
+    fmt = format_of(path)
+    if fmt not in OUT_FORMATS:
+        raise InputError(
+            f"cannot write a transfer set as .{fmt}",
+            path=path,
+            hint="End --out with .json, .yaml, .jsonl or .csv.",
+        )
+    return fmt
+
+
+def _summary(ts, cov) -> str:
+    types = ", ".join(f"{k} {v}" for k, v in cov.per_type.items())
+    return (
+        f"{len(ts.cases)} cases ({types}) · coverage {cov.coverage_pct:g}% "
+        f"({len(cov.sections_covered)}/{len(cov.sections_identified)} sections)"
+    )
+
+
+def cmd_import_set(args) -> int:
+    from ..sets import export_text, import_set
+
+    fmt = _out_format(args.out)  # refuse a bad --out before reading anything
+    check_outputs(args, ("--out",))
+    ts, warnings = import_set(args.source, args.file, default_type=args.default_type)
+    write_output(args.out, export_text(ts, fmt))
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    if fmt in ("jsonl", "csv") and (ts.user_confirmed or ts.document_hash):
+        print(
+            f"warning: .{fmt} keeps only the cases; the confirmation and document hash were not written",
+            file=sys.stderr,
+        )
+    per_type = {t: sum(1 for c in ts.cases if c.type == t) for t in CASE_TYPES}
+    print(
+        f"wrote {len(ts.cases)} cases to {args.out} ("
+        + ", ".join(f"{k} {v}" for k, v in per_type.items())
+        + ")"
+        + (
+            ""
+            if ts.user_confirmed
+            else "; not confirmed: check it against the original with `abeq check-set`"
+        ),
+        file=sys.stderr,
+    )
+    return 0
+
+
+def cmd_draft_set(args) -> int:
+    from ..documents import load_document
+    from ..sets import coverage, export_text
+    from ..sets.drafting import draft
+    from ._common import model_spec
+
+    fmt = _out_format(args.out)
+    check_outputs(args, ("--out",))
+    original = load_document(args.original, "original")
+    spec = model_spec(args.model, args, "draft", api_base=args.api_base)
+    check_model(spec.name, "--model", spec.api_base)
+    caution(spec)
+    d = draft(original.text, spec)
+    write_output(args.out, export_text(d.transfer_set, fmt))
+    for w in d.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    cov = coverage(original.text, d.transfer_set)
+    for w in cov.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    print(
+        f"drafted {_summary(d.transfer_set, cov)} with {spec.name} ({d.prompt_ref}) into {args.out}. "
+        "Nothing runs until a person has reviewed each case and confirmed the set.",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def register(sub) -> None:
+    """Add check-set, import-set and draft-set to the `abeq` subcommands."""
+    c = sub.add_parser(
+        "check-set",
+        help="coverage of a transfer set against the original",
+        description="Exit 0 when the set is runnable, 2 when a run would be refused.",
+    )
+    c.add_argument("--original", required=True, help="the document the cases test")
+    c.add_argument("--transfer-set", required=True, help="the cases: .json, .yaml, .csv or .jsonl")
+    c.add_argument(
+        "--allow-thin", action="store_true", help="accept a set below 5 cases or missing a case type"
+    )
+    c.add_argument("--json", action="store_true", help="machine-readable output")
+    c.add_argument(
+        "--confirm",
+        action="store_true",
+        help="you have read the cases: write the set back confirmed (frozen, hashed, stamped) so later "
+        "runs need no --confirm; a runnable set only (.json or .yaml)",
+    )
+    c.set_defaults(fn=cmd_check_set)
+
+    i = sub.add_parser(
+        "import-set",
+        help="read a transfer set from promptfoo, skill-creator, CSV, YAML, JSONL or JSON",
+        description="Exit 0 when written, 2 on bad input or when cases have no type. promptfoo tests "
+        "and skill-creator evals have no case type: the command names the cases that "
+        "need one, unless --default-type is given. The output format follows --out.",
+    )
+    i.add_argument("--from", dest="source", required=True, choices=IMPORT_FORMATS, help="the format of FILE")
+    i.add_argument("file", metavar="FILE", help="promptfooconfig.yaml or a tests file, evals.json, or a set")
+    i.add_argument(
+        "--out", required=True, help="where to write the set: .json (default shape), .yaml, .jsonl or .csv"
+    )
+    i.add_argument(
+        "--default-type",
+        choices=CASE_TYPES,
+        default=None,
+        help="the type for every case that has none (those cases are marked user-modified)",
+    )
+    i.set_defaults(fn=cmd_import_set)
+
+    d = sub.add_parser(
+        "draft-set",
+        help="draft cases from the original with a model, for a person to review",
+        description="Exit 0 when written, 2 on bad input, 3 when the model gave no valid draft. "
+        "The set is written unconfirmed, every case 'derived'.",
+    )
+    d.add_argument("--original", required=True, help="the document to draft cases from")
+    d.add_argument(
+        "--out", required=True, help="where to write the drafted set (.json, .yaml, .jsonl or .csv)"
+    )
+    d.add_argument("--model", default=None, help="litellm model string (default: local/smollm2)")
+    d.add_argument("--api-base", default=None, help="base URL of an OpenAI-compatible or other server")
+    d.add_argument(
+        "--timeout",
+        type=bounded(float, above=0),
+        default=180.0,
+        help="seconds before the model call is cut off and retried",
+    )
+    d.add_argument(
+        "--max-tokens",
+        type=bounded(int, 1),
+        default=None,
+        help="reply length limit (default 1200 local, 4096 hosted)",
+    )
+    d.set_defaults(fn=cmd_draft_set)
+
+
+def cmd_check_set(args) -> int:
+    from .. import sets as tsm
+    from ..documents import load_document
+
+    original = load_document(args.original, "original")
+    ts = tsm.load(args.transfer_set)
+    cov = tsm.coverage(original.text, ts, allow_thin=args.allow_thin)
+    if args.json:
+        print(json.dumps(cov.as_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(
+            f"{len(ts.cases)} cases · coverage {cov.coverage_pct:.0f}% "
+            f"({len(cov.sections_covered)}/{len(cov.sections_identified)} sections) · "
+            + ", ".join(f"{k} {v}" for k, v in cov.per_type.items())
+            + f" · {tsm.confirmation_problem(ts, original.hash) or 'confirmed'}"
+        )
+        for w in cov.warnings:
+            print(f"warning: {w}")
+    if args.confirm:
+        from ..errors import InputError
+
+        if not cov.runnable:
+            raise InputError(
+                "not confirmed: a run would refuse this set",
+                path=args.transfer_set,
+                hint="Add cases, or accept a thin set explicitly with --allow-thin.",
+            )
+        if tsm.format_of(args.transfer_set) not in ("json", "yaml"):
+            raise InputError(
+                "a confirmation cannot be written into this format (it keeps only the cases)",
+                path=args.transfer_set,
+                hint="Convert it with `abeq import-set … --out set.json` first.",
+            )
+        done = tsm.confirm(ts, original.hash, thin_accepted=(args.allow_thin and cov.thin) or None)
+        write_output(args.transfer_set, tsm.export_text(done, tsm.format_of(args.transfer_set)))
+        print(
+            f"confirmed: {args.transfer_set} (set {tsm.set_hash(done)[:12]}, {done.confirmation_timestamp}); "
+            "runs on this original need no --confirm until a case changes",
+            file=sys.stderr,
+        )
+    return EXIT_PASS if cov.runnable else EXIT_BAD_INPUT

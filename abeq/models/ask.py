@@ -1,0 +1,85 @@
+"""Ask a model for a structured reply and keep asking (bounded) until it validates."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from ..errors import ModelCallError, json_problem
+from .call import CallPolicy, Completion, complete
+from .spec import ModelSpec
+
+MAX_ATTEMPTS = 3  # a reply that does not validate is re-asked this many times in all
+
+
+@dataclass
+class Outcome:
+    """A validated model reply and what producing it cost (summed over re-asks)."""
+
+    value: object
+    raw: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+    latency: float
+    attempts: int
+
+
+def _fmt(e: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors(include_url=False)[:6])
+
+
+async def ask_validated(
+    spec: ModelSpec, msgs: list[dict], model_cls, policy: CallPolicy, check=None, attempts: int = MAX_ATTEMPTS
+) -> Outcome:
+    """Call the model until its reply validates against model_cls (and `check`), then give up loudly.
+
+    A failed reply is shown back to the model with the validation errors, since re-asking the same
+    question at temperature 0 would only return the same reply.
+    """
+    convo = list(msgs)
+    pt = ct = 0
+    cost: float | None = 0.0
+    latency = 0.0
+    problem = ""
+    for i in range(attempts):
+        try:
+            c: Completion = await complete(spec, convo, model_cls, policy)
+        except ModelCallError as e:  # the replies already paid for are still spent
+            raise e.spent(pt, ct, cost) from None
+        pt, ct, latency = pt + c.prompt_tokens, ct + c.completion_tokens, latency + c.latency
+        cost = None if (cost is None or c.cost is None) else cost + c.cost
+        try:
+            # strict=False: small local models put raw newlines inside JSON strings.
+            value = model_cls.model_validate(json.loads(strip_fences(c.text), strict=False))
+            if check is not None:
+                check(value)
+            return Outcome(value, c.text, pt, ct, cost, latency, i + 1)
+        except ValidationError as e:
+            problem = _fmt(e)
+        except json.JSONDecodeError as e:
+            problem = f"not valid JSON ({json_problem(e)})"
+        except ValueError as e:
+            problem = str(e)
+        convo = list(msgs) + [
+            {"role": "assistant", "content": c.text[:4000]},
+            {
+                "role": "user",
+                "content": f"That reply was not valid: {problem}. "
+                "Reply again with the complete JSON object only.",
+            },
+        ]
+    raise ModelCallError(f"{spec.name}: no valid reply after {attempts} attempts: {problem[:400]}").spent(
+        pt, ct, cost
+    )
+
+
+def strip_fences(text: str) -> str:
+    t = text.strip()
+    if t.startswith("```"):
+        t = t.split("\n", 1)[1] if "\n" in t else ""
+        if t.rstrip().endswith("```"):
+            t = t.rstrip()[:-3]
+    return t

@@ -1,0 +1,155 @@
+"""One model call: retries with backoff on rate limits, server errors and timeouts, then accounting.
+
+The call goes over abeq's HTTP transport for OpenAI-compatible servers (see http.py) and through
+litellm for everything else, the in-process providers included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ModelCallError
+from .bootstrap import litellm
+from .http import redact, send_fast, uses_fast_path
+from .schema import response_format
+from .spec import ModelSpec
+
+RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+_RETRYABLE_NAMES = {
+    "Timeout",
+    "APITimeoutError",
+    "APIConnectionError",
+    "RateLimitError",
+    "InternalServerError",
+    "ServiceUnavailableError",
+    "TimeoutError",
+    "ClientConnectorError",
+    "ServerDisconnectedError",
+    "ClientOSError",
+    "ClientPayloadError",
+    "ServerTimeoutError",
+}
+
+
+@dataclass
+class Completion:
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None  # None: the model has no known price
+    latency: float = 0.0
+    attempts: int = 1
+
+
+@dataclass
+class CallPolicy:
+    max_retries: int = 4
+    backoff_base: float = 0.5
+    backoff_cap: float = 8.0
+    semaphore: asyncio.Semaphore | None = None
+    sleep: Any = field(default=asyncio.sleep)
+
+
+def _status_of(exc: BaseException) -> int | None:
+    for attr in ("status_code", "code"):
+        v = getattr(exc, attr, None)
+        if isinstance(v, int):
+            return v
+    return None
+
+
+def is_retryable(exc: BaseException) -> bool:
+    if type(exc).__name__ in _RETRYABLE_NAMES or isinstance(exc, (asyncio.TimeoutError, ConnectionError)):
+        return True
+    return _status_of(exc) in RETRYABLE_STATUS
+
+
+async def _send_litellm(spec: ModelSpec, kwargs: dict) -> tuple[str, int, int, float | None]:
+    ll = litellm()
+    resp = await ll.acompletion(**kwargs)
+    usage = getattr(resp, "usage", None)
+    return (
+        resp.choices[0].message.content or "",
+        getattr(usage, "prompt_tokens", 0) or 0,
+        getattr(usage, "completion_tokens", 0) or 0,
+        _cost(ll, resp, spec),
+    )
+
+
+def call_kwargs(spec: ModelSpec, messages: list[dict], response_model=None, *, fast: bool) -> dict:
+    """The keyword arguments of one call, as litellm takes them (the HTTP transport reads the same)."""
+    kwargs: dict = dict(
+        model=spec.name,
+        messages=messages,
+        temperature=spec.temperature,
+        max_tokens=spec.max_tokens,
+        timeout=spec.timeout,
+        num_retries=0,
+    )
+    if spec.seed is not None:
+        kwargs["seed"] = spec.seed
+    if not fast:
+        # a parameter the provider lacks (Anthropic and Bedrock have no `seed`) is left out, not fatal
+        kwargs["drop_params"] = True
+    if spec.api_base:
+        kwargs["api_base"] = spec.api_base
+        if spec.provider.placeholder_key and not os.environ.get(spec.provider.key_env):
+            kwargs["api_key"] = "not-needed"  # the OpenAI client insists on some key
+    if response_model is not None:
+        kwargs["response_format"] = response_format(response_model, portable=not spec.is_local)
+    return kwargs
+
+
+async def complete(
+    spec: ModelSpec, messages: list[dict], response_model=None, policy: CallPolicy | None = None
+) -> Completion:
+    """One model call with bounded retries on rate limits, server errors and timeouts."""
+    policy = policy or CallPolicy()
+    fast = uses_fast_path(spec)
+    kwargs = call_kwargs(spec, messages, response_model, fast=fast)
+    send = send_fast if fast else _send_litellm
+    last: BaseException | None = None
+    for attempt in range(policy.max_retries + 1):
+        t0 = time.perf_counter()
+        try:
+            # An in-process model is computation, not a network peer: cutting it off would leave its
+            # thread generating (and holding the model) while the retry waits behind it.
+            limit = None if spec.is_local else spec.timeout + 5
+            if policy.semaphore is not None:
+                async with policy.semaphore:
+                    t0 = time.perf_counter()
+                    text, pt, ct, cost = await asyncio.wait_for(send(spec, kwargs), limit)
+            else:
+                text, pt, ct, cost = await asyncio.wait_for(send(spec, kwargs), limit)
+        except Exception as e:  # noqa: BLE001 — classified below
+            last = e
+            if not is_retryable(e) or attempt == policy.max_retries:
+                break
+            delay = min(policy.backoff_cap, policy.backoff_base * 2**attempt) * (0.5 + random.random() / 2)
+            await policy.sleep(delay)
+            continue
+        return Completion(
+            text=text,
+            prompt_tokens=pt,
+            completion_tokens=ct,
+            cost=0.0 if spec.is_local else cost,
+            latency=time.perf_counter() - t0,
+            attempts=attempt + 1,
+        )
+    kind = type(last).__name__
+    msg = redact(str(last))[:500]
+    raise ModelCallError(f"{spec.name}: {kind} after {attempt + 1} attempt(s): {msg}")
+
+
+def _cost(ll, resp, spec: ModelSpec) -> float | None:
+    if spec.is_local:
+        return 0.0
+    try:
+        return float(ll.completion_cost(completion_response=resp))
+    except Exception:  # noqa: BLE001 — unknown price: say so rather than invent one
+        return None

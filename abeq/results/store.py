@@ -1,0 +1,344 @@
+"""The one sqlite file: documents, transfer sets, cached runner/judge results, runs, overrides.
+
+Every SQL statement abeq runs is here; callers get typed rows (rows.py). Migrations (migrations.py)
+are applied every time the database is opened. A connection belongs to one thread (open one per
+thread); WAL lets readers and a writer work at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+from ..documents import sha256
+from ..errors import InputError
+from ..schemas import TransferSet
+from ..sets.confirm import set_hash
+from ..timestamps import now
+from .ledger import Ledger
+from .migrations import migrations
+from .rows import (
+    DocumentRow,
+    JudgementRow,
+    ReviewRow,
+    RunCaseRow,
+    RunnerResultRow,
+    RunRow,
+)
+
+DEFAULT_DB = "abeq.db"
+
+
+def db_path(path: str | None = None) -> str:
+    return path or os.environ.get("ABEQ_DB") or DEFAULT_DB
+
+
+class Store(Ledger):
+    """A thin layer over one sqlite file; every write is one short transaction."""
+
+    def __init__(self, path: str | None = None, *, memory: bool = False):
+        self.path = ":memory:" if memory else db_path(path)
+        if memory:
+            conn = sqlite3.connect(":memory:", check_same_thread=False)
+        else:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA busy_timeout=30000")
+        self.db = Database(conn)
+        if not memory:
+            self.db.enable_wal()
+            conn.execute("PRAGMA synchronous=NORMAL")
+        self._write = threading.Lock()
+        with self._write:
+            self._migrate()
+
+    def _migrate(self) -> None:
+        """Apply pending migrations holding the write lock from the start.
+
+        Two processes opening a new file at once would otherwise both see the steps as pending;
+        the second then fails with "database is locked" (its read snapshot is stale when it comes
+        to write, which sqlite reports at once instead of waiting). BEGIN IMMEDIATE waits its turn
+        (busy_timeout), then sees what the other process applied.
+        """
+        if not migrations.pending(self.db):
+            return
+        conn = self.db.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            migrations.apply(self.db)  # its per-step transactions become savepoints inside this one
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    # -------------------------------------------------------- helpers
+    def _tx(self, fn, *a, **kw):
+        with self._write:
+            with self.db.conn:
+                return fn(*a, **kw)
+
+    def _insert(self, table: str, row: dict, *, replace: bool = False) -> None:
+        """One row in its own transaction, as a single statement.
+
+        For the writes made once per model call: sqlite-utils' `insert` also reads sqlite_master
+        three times per row, which was a third of abeq's CPU per call in bench/bench_overhead.py.
+        Values are converted exactly as sqlite-utils converts them.
+        """
+        from sqlite_utils.db import jsonify_if_needed
+
+        cols = ", ".join(f'"{c}"' for c in row)
+        sql = (
+            f'INSERT {"OR REPLACE " if replace else ""}INTO "{table}" ({cols}) '
+            f"VALUES ({', '.join('?' * len(row))})"
+        )
+        self._tx(self.db.conn.execute, sql, [jsonify_if_needed(v) for v in row.values()])
+
+    def one(self, sql: str, params: Iterable = ()) -> dict | None:
+        rows = list(self.db.query(sql, list(params)))
+        return rows[0] if rows else None
+
+    def all(self, sql: str, params: Iterable = ()) -> list[dict]:
+        return list(self.db.query(sql, list(params)))
+
+    # -------------------------------------------------------- documents and sets
+    def put_document(self, name: str, content: str) -> str:
+        h = sha256(content)
+        self._tx(
+            lambda: self.db["documents"].insert(
+                {"hash": h, "name": name, "content": content, "created_at": now()}, ignore=True
+            )
+        )
+        return h
+
+    def document(self, h: str) -> DocumentRow | None:
+        return self.one("select * from documents where hash = ?", [h])
+
+    def put_transfer_set(self, ts: TransferSet) -> str:
+        h = set_hash(ts)
+        row = {
+            "hash": h,
+            "document_hash": ts.document_hash,
+            "content": ts.model_dump_json(),
+            "confirmed": int(ts.user_confirmed),
+            "confirmed_at": ts.confirmation_timestamp,
+            "created_at": now(),
+        }
+        existing = self.one("select confirmed, document_hash from transfer_sets where hash = ?", [h])
+        if existing is None:  # another process may insert it between the check and here
+            self._tx(lambda: self.db["transfer_sets"].insert(row, ignore=True))
+        elif ts.user_confirmed and (
+            not existing["confirmed"] or existing["document_hash"] != ts.document_hash
+        ):
+            # confirmed now, or confirmed again for another original: the newest confirmation holds
+            self._tx(lambda: self.db["transfer_sets"].update(h, row))
+        return h
+
+    def transfer_set(self, h: str) -> TransferSet | None:
+        row = self.one("select content, confirmed from transfer_sets where hash = ?", [h])
+        if not row:
+            return None
+        ts = TransferSet.model_validate_json(row["content"])
+        if row["confirmed"] and ts.user_confirmed and not ts.confirmed_hash:
+            # confirmed in this database before sets carried their confirmation hash; the row is keyed by it
+            ts = ts.model_copy(update={"confirmed_hash": h})
+        return ts
+
+    # -------------------------------------------------------- reviews
+    def review(self, name: str) -> ReviewRow | None:
+        return self.one("select * from reviews where name = ?", [name])
+
+    def reviews(self) -> list[ReviewRow]:
+        return self.all("select * from reviews order by id desc")
+
+    def upsert_review(
+        self, name: str, original_hash: str, transfer_set_hash: str | None, variant: str
+    ) -> int:
+        def go():
+            r = self.review(name)
+            if r is None:
+                return (
+                    self.db["reviews"]
+                    .insert(
+                        {
+                            "name": name,
+                            "original_hash": original_hash,
+                            "transfer_set_hash": transfer_set_hash,
+                            "variant": variant,
+                            "created_at": now(),
+                        }
+                    )
+                    .last_pk
+                )
+            self.db["reviews"].update(
+                r["id"],
+                {"original_hash": original_hash, "transfer_set_hash": transfer_set_hash, "variant": variant},
+            )
+            return r["id"]
+
+        return self._tx(go)
+
+    def set_review_candidate(self, review_id: int, doc_hash: str) -> None:
+        self._tx(lambda: self.db["reviews"].update(review_id, {"candidate_hash": doc_hash}))
+
+    def review_candidate(self, review_id: int) -> str | None:
+        """The candidate last loaded into this review (in any session), else its latest run's; never
+        a document loaded into another review."""
+        row = self.one("select candidate_hash from reviews where id = ?", [review_id])
+        if row and row["candidate_hash"]:
+            return row["candidate_hash"]
+        run = self.latest_run(review_id)
+        return run["candidate_hash"] if run else None
+
+    def review_candidates(self, review_id: int) -> list[dict]:
+        """Documents used as candidates in this review's runs, newest first (hash, name, last_run)."""
+        return self.all(
+            """select d.hash, d.name, max(r.id) last_run from runs r
+                           join documents d on d.hash = r.candidate_hash
+                           where r.review_id = ? group by d.hash order by last_run desc""",
+            [review_id],
+        )
+
+    # -------------------------------------------------------- cache
+    def runner_result(self, key: str) -> RunnerResultRow | None:
+        return self.one("select * from runner_results where key = ?", [key])
+
+    def put_runner_result(self, row: dict) -> None:
+        self._insert("runner_results", {**row, "created_at": now()}, replace=True)
+
+    def judgement(self, key: str) -> JudgementRow | None:
+        return self.one("select * from judgements where key = ?", [key])
+
+    def judgements(self, keys: list[str]) -> dict[str, JudgementRow]:
+        """The judgements with these keys, by key (asked in chunks: sqlite caps a query's parameters)."""
+        out: dict[str, JudgementRow] = {}
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            for j in self.all(f"select * from judgements where key in ({','.join('?' * len(chunk))})", chunk):
+                out[j["key"]] = j
+        return out
+
+    def gate_section(self, runner_key: str) -> str:
+        """The section a cached run stopped in at an unanswered gate ("" when unknown)."""
+        t = self.one("select gate_section from runner_results where key = ?", [runner_key])
+        return (t or {}).get("gate_section") or ""
+
+    def put_judgement(self, row: dict) -> None:
+        self._insert("judgements", {**row, "created_at": now()}, replace=True)
+
+    # -------------------------------------------------------- runs
+    def create_run(self, row: dict) -> int:
+        return self._tx(
+            lambda: self.db["runs"].insert({**row, "started_at": now(), "status": "running"}).last_pk
+        )
+
+    def unfinished_run(self, config_key: str) -> RunRow | None:
+        return self.one(
+            "select * from runs where config_key = ? and status != 'finished' order by id desc limit 1",
+            [config_key],
+        )
+
+    def update_run(self, run_id: int, **fields: Any) -> None:
+        self._tx(lambda: self.db["runs"].update(run_id, fields))
+
+    def run(self, run_id: int) -> RunRow | None:
+        return self.one("select * from runs where id = ?", [run_id])
+
+    def runs(self, review_id: int | None = None) -> list[RunRow]:
+        if review_id is None:
+            return self.all("select * from runs order by id desc")
+        return self.all("select * from runs where review_id = ? order by id", [review_id])
+
+    def add_pending_cases(self, run_id: int, case_ids: list[str]) -> None:
+        """A pending row for each case the run does not have yet (a resumed run keeps its own)."""
+        have = {r["case_id"] for r in self.all("select case_id from run_cases where run_id = ?", [run_id])}
+        for i, cid in enumerate(case_ids):
+            if cid not in have:
+                self.put_run_case({"run_id": run_id, "case_id": cid, "position": i, "status": "pending"})
+
+    def run_case(self, run_id: int, case_id: str) -> RunCaseRow | None:
+        return self.one("select * from run_cases where run_id = ? and case_id = ?", [run_id, case_id])
+
+    def latest_run(self, review_id: int) -> RunRow | None:
+        return self.one("select * from runs where review_id = ? order by id desc limit 1", [review_id])
+
+    def case_counts(self, run_id: int) -> dict:
+        """total, done (judged or errored), judged and errors among a run's cases."""
+        c = (
+            self.one(
+                """select count(*) total, sum(status in ('judged', 'error')) done,
+                               sum(status = 'judged') judged, sum(status = 'error') errors
+                        from run_cases where run_id = ?""",
+                [run_id],
+            )
+            or {}
+        )
+        return {k: c.get(k) or 0 for k in ("total", "done", "judged", "errors")}
+
+    def put_run_case(self, row: dict) -> None:
+        self._insert("run_cases", {**row, "updated_at": now()}, replace=True)
+
+    def run_cases(self, run_id: int) -> list[RunCaseRow]:
+        return self.all("select * from run_cases where run_id = ? order by position", [run_id])
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True)
+
+
+# sqlite's words for "this path cannot hold an abeq database" (as opposed to a bug in abeq)
+_BAD_DB = {
+    "SQLITE_NOTADB",
+    "SQLITE_CANTOPEN",
+    "SQLITE_READONLY",
+    "SQLITE_PERM",
+    "SQLITE_CORRUPT",
+    "SQLITE_IOERR",
+    "SQLITE_AUTH",
+}
+_BAD_DB_TEXT = ("not a database", "unable to open", "readonly", "malformed", "disk i/o error")
+_DB_HINT = "Point --db (or $ABEQ_DB) at an abeq database, or at a new file in a folder you can write."
+
+
+def open_store(path: str | None = None) -> Store:
+    """The Store at `path` (default: $ABEQ_DB or ./abeq.db), or an InputError naming the path when it
+    cannot be a database (a folder, unwritable, not sqlite)."""
+    path = db_path(path)
+    if Path(path).is_dir():
+        raise InputError("--db is a folder, not a database file", path=path, hint=_DB_HINT)
+    if Path(path).exists() and not os.access(path, os.R_OK | os.W_OK):
+        raise InputError("cannot read and write this database file", path=path, hint=_DB_HINT)
+    folder = Path(path).parent
+    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):  # sqlite writes its -wal/-shm files here
+        raise InputError(f"the database's folder {folder} is not writable", path=path, hint=_DB_HINT)
+    try:
+        return Store(path)
+    except OSError as e:  # its folder could not be created
+        raise InputError(
+            f"cannot create the database's folder ({e.strerror or e}: {e.filename})", path=path, hint=_DB_HINT
+        ) from None
+    except sqlite3.DatabaseError as e:
+        name, text = getattr(e, "sqlite_errorname", None), str(e).lower()
+        if name in _BAD_DB or (name is None and any(t in text for t in _BAD_DB_TEXT)):
+            raise InputError(
+                f"cannot use this file as the database ({e})", path=path, hint=_DB_HINT
+            ) from None
+        raise
+
+
+def existing_store(path: str | None = None) -> Store:
+    """open_store, for commands that read what runs left: refused when there is no database yet."""
+    if not Path(db_path(path)).exists():
+        raise InputError("no database here", path=db_path(path), hint="Pass --db, or run `abeq run` first.")
+    return open_store(path)

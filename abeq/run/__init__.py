@@ -1,0 +1,2 @@
+"""Running a review: the runner applies a document to a case, the judge compares two runs, the
+engine does both for every case with the cache, and preflight refuses what must not run."""

@@ -1,0 +1,159 @@
+"""The model calls of a run, each behind the cache: a hit is logged and returned, a miss is made,
+stored (errors never are) and logged with what it cost. Mixed into Engine."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from ..documents import Document
+from ..errors import ModelCallError
+from ..models.ask import Outcome
+from ..models.call import CallPolicy
+from ..results.store import dumps
+from ..schemas import Case, JudgeReply, RunnerReply
+from .judge import judge_pair, judge_prompt
+from .keys import judge_key, judge_spec, runner_key
+from .runner import gate_state, run_document, runner_prompt
+
+
+class Cancelled(Exception):
+    """The run was cancelled before this call started."""
+
+
+class CachedCalls:
+    """The cached runner and judge calls; expects Engine's store, cfg, run_id, progress and cancel."""
+
+    def _emit(self) -> None:
+        if self.on_progress:
+            try:
+                self.on_progress(self.progress.as_dict())
+            except Exception:
+                pass
+
+    def _log(
+        self,
+        case_id: str,
+        kind: str,
+        model: str,
+        key: str,
+        cached: bool,
+        out: Outcome | None = None,
+        row: dict | None = None,
+        error: str = "",
+    ) -> None:
+        src = out.__dict__ if out else (row or {})
+        self.store.log_call(
+            {
+                "run_id": self.run_id,
+                "case_id": case_id,
+                "kind": kind,
+                "model": model,
+                "key": key,
+                "cached": int(cached),
+                "ok": int(not error),
+                "error": error[:500],
+                "prompt_tokens": src.get("prompt_tokens", 0),
+                "completion_tokens": src.get("completion_tokens", 0),
+                "cost": src.get("cost"),
+                "latency": src.get("latency", 0.0),
+                "attempts": src.get("attempts", 0),
+            }
+        )
+        if cached:
+            self.progress.cached += 1
+        else:
+            self.progress.calls += 1
+
+    async def _runner(
+        self, doc: Document, case: Case, kind: str, policy: CallPolicy, sample: int = 0, fresh: bool = False
+    ) -> tuple[str, RunnerReply]:
+        spec = self.cfg.runner
+        if sample:  # another sample of the same document (the A/A replay): its own seed
+            spec = replace(spec, seed=(spec.seed or 0) + sample)
+        key = runner_key(doc.hash, case, self.cfg.variant, spec, self.ts_hash, sample)
+        row = None if (fresh or self.cfg.fresh) else self.store.runner_result(key)
+        if row:
+            self._log(case.id, kind, spec.name, key, True, row=row)
+            return key, RunnerReply.model_validate(
+                {"transcript": row["transcript"], "self_report": json.loads(row["self_report"])}
+            )
+        if self.cancel.is_set():
+            raise Cancelled()
+        try:
+            out = await run_document(doc.text, case, self.cfg.variant, spec, policy)
+        except ModelCallError as e:
+            self._log(case.id, kind, spec.name, key, False, row=e.usage, error=e.message)
+            raise
+        reply: RunnerReply = out.value
+        truncated, section = gate_state(reply)
+        self.store.put_runner_result(
+            {
+                "key": key,
+                "doc_hash": doc.hash,
+                "case_id": case.id,
+                "model": spec.name,
+                "variant": self.cfg.variant,
+                "prompt": runner_prompt(self.cfg.variant).ref,
+                "sample": sample,
+                "transcript": reply.transcript,
+                "self_report": dumps(reply.self_report.model_dump()),
+                "gate_truncated": int(truncated),
+                "gate_section": section,
+                "prompt_tokens": out.prompt_tokens,
+                "completion_tokens": out.completion_tokens,
+                "cost": out.cost,
+                "latency": out.latency,
+                "attempts": out.attempts,
+            }
+        )
+        self._log(case.id, kind, spec.name, key, False, out=out)
+        return key, reply
+
+    async def _judge(
+        self,
+        case: Case,
+        okey: str,
+        o: RunnerReply,
+        ckey: str,
+        c: RunnerReply,
+        sample: int,
+        samples: int,
+        truncated: bool,
+        policy: CallPolicy,
+        kind: str = "judge",
+    ) -> tuple[str, dict]:
+        spec = judge_spec(self.cfg.judge, sample, samples)
+        key = judge_key(okey, ckey, spec, sample, truncated)
+        row = None if self.cfg.fresh else self.store.judgement(key)
+        if row:
+            self._log(case.id, kind, spec.name, key, True, row=row)
+            return key, row
+        if self.cancel.is_set():
+            raise Cancelled()
+        try:
+            out = await judge_pair(case, o, c, spec, policy, truncated)
+        except ModelCallError as e:
+            self._log(case.id, kind, spec.name, key, False, row=e.usage, error=e.message)
+            raise
+        r: JudgeReply = out.value
+        row = {
+            "key": key,
+            "model": spec.name,
+            "prompt": judge_prompt().ref,
+            "sample": sample,
+            "verdict": r.verdict,
+            "behaviour_delta": r.behaviour_delta,
+            "original_directness": r.original_directness,
+            "candidate_directness": r.candidate_directness,
+            "interpretation_notes": r.interpretation_notes,
+            "raw": out.raw[:20000],
+            "prompt_tokens": out.prompt_tokens,
+            "completion_tokens": out.completion_tokens,
+            "cost": out.cost,
+            "latency": out.latency,
+            "attempts": out.attempts,
+        }
+        self.store.put_judgement(row)
+        self._log(case.id, kind, spec.name, key, False, out=out)
+        return key, row

@@ -1,0 +1,52 @@
+"""What a run will cost at most, before it starts: calls (the cache consulted), tokens and price."""
+
+from __future__ import annotations
+
+from ..documents import estimate_tokens
+from ..models.pricing import price
+from .judge import judge_prompt
+from .keys import runner_key
+from .runner import runner_prompt
+
+
+def estimate(engine, rounds_so_far: int = 0) -> dict:
+    """What this run will cost at most: calls needed now (cache consulted), tokens and price."""
+    cfg, n = engine.cfg, len(engine.ts.cases)
+    need_teacher = sum(
+        1
+        for c in engine.ts.cases
+        if cfg.fresh
+        or not engine.store.runner_result(
+            runner_key(engine.original.hash, c, cfg.variant, cfg.runner, engine.ts_hash)
+        )
+    )
+    base = estimate_calls(n, 1, cfg.judge_samples, cfg.aa)
+    runner_calls = need_teacher + n + (n if cfg.aa else 0)
+    judge_calls = base["judge_calls"]
+    sys_tokens = estimate_tokens(runner_prompt(cfg.variant).text)[0]
+    per_runner = sys_tokens + estimate_tokens(engine.original.text)[0] + 200
+    runner_prompt_tokens = runner_calls * per_runner
+    judge_prompt_tokens = judge_calls * (estimate_tokens(judge_prompt().text)[0] + 1200)
+    prompt_tokens = runner_prompt_tokens + judge_prompt_tokens
+    completion_tokens = (runner_calls + judge_calls) * 400
+    # each side at its own model's price; unknown for either means unknown in total
+    costs = (
+        price(cfg.runner.name, runner_prompt_tokens, runner_calls * 400),
+        price(cfg.judge.name, judge_prompt_tokens, judge_calls * 400),
+    )
+    return {
+        "runner_calls": runner_calls,
+        "judge_calls": judge_calls,
+        "teacher_cached": n - need_teacher,
+        "review_budget_runner_calls": n * (1 + rounds_so_far + 1),
+        "est_prompt_tokens": prompt_tokens,
+        "est_completion_tokens": completion_tokens,
+        "est_cost": None if None in costs else round(sum(costs), 6),
+    }
+
+
+def estimate_calls(n_cases: int, rounds: int = 1, judge_samples: int = 1, aa: bool = False) -> dict:
+    """Budget before a run: N × (1 + rounds) runner calls, plus judge calls (and A/A extras)."""
+    runner = n_cases * (1 + rounds) + (n_cases if aa else 0)
+    judge = n_cases * rounds * judge_samples + (n_cases if aa else 0)
+    return {"runner_calls": runner, "judge_calls": judge, "total": runner + judge}

@@ -1,0 +1,82 @@
+"""The equivalence judge: two observed runs of one case → verdict, behaviour delta, directness."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from ..models.ask import Outcome, ask_validated
+from ..models.call import CallPolicy
+from ..models.spec import ModelSpec
+from ..prompts import load_prompt, messages
+from ..schemas import Case, JudgeReply, RunnerReply
+from ..vocab import VERDICT_ORDER
+
+
+def judge_prompt():
+    return load_prompt("equivalence-judge")
+
+
+def check_reply(r: JudgeReply) -> None:
+    """What code can check, code checks: a delta exactly when the verdict is not equivalent."""
+    if r.verdict == "equivalent" and r.behaviour_delta.strip():
+        raise ValueError("verdict 'equivalent' must come with an empty behaviour_delta (\"\")")
+    if r.verdict != "equivalent" and not r.behaviour_delta.strip():
+        raise ValueError(
+            f"verdict '{r.verdict}' needs a behaviour_delta naming the behaviour lost or changed"
+        )
+
+
+def run_json(reply: RunnerReply) -> str:
+    return json.dumps(reply.model_dump(), ensure_ascii=False, indent=1)
+
+
+def judge_messages(
+    case: Case, original: RunnerReply, candidate: RunnerReply, truncated: bool = False
+) -> list[dict]:
+    blocks = [
+        ("case_input", case.input),
+        ("original_run", run_json(original)),
+        ("candidate_run", run_json(candidate)),
+    ]
+    if truncated:
+        blocks.append(
+            (
+                "run_notes",
+                "The original run stopped at an interactive gate with no scripted answer. "
+                "Compare behaviour only up to that gate.",
+            )
+        )
+    return messages(judge_prompt(), blocks)
+
+
+async def judge_pair(
+    case: Case,
+    original: RunnerReply,
+    candidate: RunnerReply,
+    spec: ModelSpec,
+    policy: CallPolicy | None = None,
+    truncated: bool = False,
+) -> Outcome:
+    """One judge sample; the value is a JudgeReply that passed the code checks."""
+    return await ask_validated(
+        spec,
+        judge_messages(case, original, candidate, truncated),
+        JudgeReply,
+        policy or CallPolicy(),
+        check=check_reply,
+    )
+
+
+def majority(verdicts: list[str]) -> tuple[str, float]:
+    """The majority verdict and the share of samples that gave it.
+
+    A tie that involves candidate-regressed resolves to it (a false regression costs a round; a
+    false equivalent ships a loss); otherwise the more cautious verdict wins the tie.
+    """
+    if not verdicts:
+        raise ValueError("no verdicts to combine")
+    counts = Counter(verdicts)
+    top = max(counts.values())
+    tied = [v for v in VERDICT_ORDER if counts.get(v) == top]
+    return tied[0], round(top / len(verdicts), 4)

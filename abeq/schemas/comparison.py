@@ -1,0 +1,151 @@
+"""The blind comparator's structures (SPEC §10): the judge's reply and comparison.json."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from .core import NonEmpty, Strict
+
+# ---------------------------------------------------------------- comparator (SPEC §10)
+# The judge replies in the labels it was shown (A/B). comparison.json reports in terms of the
+# inputs as given (a = output_a / --a, b = output_b / --b) after un-blinding; see abeq.comparator.
+Winner = Literal["A", "B", "tie"]
+PassFail = Literal["PASS", "FAIL"]
+
+
+class CriterionScore(Strict):
+    a: int = Field(ge=1, le=5)
+    b: int = Field(ge=1, le=5)
+    note: str
+
+
+class ContentQuality(Strict):
+    completeness: CriterionScore
+    accuracy: CriterionScore
+    usefulness: CriterionScore
+    clarity: CriterionScore
+    depth: CriterionScore
+
+
+class StructuralQuality(Strict):
+    organization: CriterionScore
+    progressive_disclosure: CriterionScore
+    conciseness: CriterionScore
+    formatting: CriterionScore
+    consistency: CriterionScore
+
+
+class RubricScores(Strict):
+    content_quality: ContentQuality
+    structural_quality: StructuralQuality
+
+
+class OutputQuality(Strict):
+    a: str
+    b: str
+
+
+class ExpectationResult(Strict):
+    assertion_id: str
+    assertion_text: str
+    a_result: PassFail
+    b_result: PassFail
+    note: str
+
+
+class ComparatorReply(Strict):
+    """What the comparator model must return; scores before the verdict, so it reasons first."""
+
+    rubric_scores: RubricScores
+    expectation_results: list[ExpectationResult]
+    output_quality: OutputQuality
+    reasoning: NonEmpty
+    winner: Winner
+
+
+class Totals(Strict):
+    content: float
+    structure: float
+    overall: float
+
+
+class WeightedTotals(Strict):
+    a: Totals
+    b: Totals
+
+
+class MeanScore(Strict):
+    """A criterion in comparison.json: the mean of both orders' scores (so x.5 is possible)."""
+
+    a: float = Field(ge=1, le=5)
+    b: float = Field(ge=1, le=5)
+    note: str
+
+
+class MeanContent(Strict):
+    completeness: MeanScore
+    accuracy: MeanScore
+    usefulness: MeanScore
+    clarity: MeanScore
+    depth: MeanScore
+
+
+class MeanStructure(Strict):
+    organization: MeanScore
+    progressive_disclosure: MeanScore
+    conciseness: MeanScore
+    formatting: MeanScore
+    consistency: MeanScore
+
+
+class MeanRubric(Strict):
+    content_quality: MeanContent
+    structural_quality: MeanStructure
+
+
+class Comparison(Strict):
+    """comparison.json exactly as SPEC §10 lays it out (no other keys)."""
+
+    winner: Winner
+    reasoning: str
+    rubric_scores: MeanRubric
+    weighted_totals: WeightedTotals
+    output_quality: OutputQuality
+    expectation_results: list[ExpectationResult]
+
+
+InputSide = Literal["a", "b"]
+
+
+class OrderJudgement(Strict):
+    """One order as the judge saw it: labels, raw reply and the totals code computed from it."""
+
+    order: int
+    shown: dict[str, InputSide]  # {"A": "a"|"b", "B": "b"|"a"}
+    judgement: ComparatorReply  # in the presented labels
+    weighted_totals: WeightedTotals  # presented labels too
+    winner_presented: Winner
+    winner_input: Literal["a", "b", "tie"]
+    rubric_winner_presented: Winner  # what the computed totals alone would pick
+    overruled: bool  # the holistic winner differs from the rubric's
+    raw: str
+    attempts: int
+
+
+class ComparisonResult(Comparison):
+    """comparison.json: the SPEC §10 keys first, then abeq's extras beside them."""
+
+    order_dependent: bool
+    seed: int
+    mapping: dict[str, dict[str, InputSide]]  # {"order_1": {"A": "a", "B": "b"}, "order_2": {...}}
+    orders: list[OrderJudgement]
+    weights: dict[str, float]
+    judge: dict[str, str]  # model and prompt ref
+    inputs: dict[str, str] = {}  # what a and b were (labels or paths), revealed only here
+    blinding: dict[str, bool] = {}  # whether strip_origin changed each input
+
+    def spec_part(self) -> dict:
+        """Only the SPEC §10 keys."""
+        return Comparison.model_validate(self.model_dump(include=set(Comparison.model_fields))).model_dump()

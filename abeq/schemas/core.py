@@ -1,0 +1,258 @@
+"""Transfer sets, runner and judge replies, and the SPEC report.
+
+JSON schemas sent to models are derived from these classes, never written by hand.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
+
+from ..vocab import CASE_STATUSES, CASE_TYPES, VARIANTS, VERDICTS
+
+Verdict = Literal[VERDICTS]
+CaseType = Literal[CASE_TYPES]
+CaseStatus = Literal[CASE_STATUSES]
+Variant = Literal[VARIANTS]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---------------------------------------------------------------- transfer set
+class GateResponse(Strict):
+    gate_id: str = ""
+    gate_type: str = ""
+    pattern: str
+    response: str
+
+
+class Assertion(Strict):
+    """A check on what a run produced, in promptfoo's vocabulary: code checks (contains, icontains,
+    regex, equals, starts-with, is-json, contains-any, contains-all, their not- forms, …) or a
+    natural-language one (llm-rubric) that the judge model grades on both arms."""
+
+    type: str = Field(min_length=1)
+    value: Any = None
+    description: str = ""
+    metric: str = ""
+    # what the check reads on each arm: the self-report's output_produced, or the whole transcript
+    target: Literal["output", "transcript"] = "output"
+    # the source's other settings (promptfoo's threshold, weight, transform, …), kept as given
+    options: dict[str, Any] = {}
+
+
+class CommandOutput(Strict):
+    """A scripted answer for a command a runner wants to run in the case workspace (first match wins)."""
+
+    pattern: str = Field(min_length=1)
+    output: str
+    exit_code: int = 0
+
+
+class Case(Strict):
+    id: str = Field(min_length=1)
+    type: CaseType
+    input: str = Field(min_length=1)
+    exercises_sections: list[str] = []
+    status: CaseStatus = "user-added"
+    gate_responses: list[GateResponse] = []
+    # Kept from imported formats (e.g. skill-creator expectations); not sent to the runner.
+    expectations: list[str] = []
+    # Why the case exists (the drafting model's reason, or the reviewer's); not sent to the runner.
+    rationale: str = ""
+    # Checks run on both arms' output (see abeq.run.checks); part of the case's identity.
+    assertions: list[Assertion] = []
+    # Fields a source file carried that abeq does not use (kept so nothing is lost on import).
+    metadata: dict[str, Any] = {}
+    # The case's workspace: a folder relative to the set file, and/or inline files (path -> text);
+    # each run gets a fresh copy. Part of the case's identity.
+    workspace: str | None = None
+    files: dict[str, str] = {}
+    command_outputs: list[CommandOutput] = []
+
+    @field_validator("id", "input")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be blank")
+        return v
+
+
+class Coverage(Strict):
+    sections_identified: list[str] = []
+    sections_covered: list[str] = []
+    thin_coverage_warnings: list[str] = []
+
+
+class TransferSet(Strict):
+    document_hash: str = ""
+    coverage: Coverage = Coverage()
+    cases: list[Case]
+    user_confirmed: StrictBool = False  # true/false only: "yes" in a file is refused, not read as true
+    confirmation_timestamp: str | None = None
+    # Recorded when a reviewer explicitly accepts a set below the minimum.
+    thin_accepted: StrictBool = False
+    # set_hash of the cases at confirmation: a file edited after it was confirmed no longer matches.
+    confirmed_hash: str | None = None
+
+
+# ---------------------------------------------------------------- drafting
+class DraftCase(Strict):
+    """One case the drafting model proposes; code then checks ids and sections and marks it derived."""
+
+    # No string-length keywords: several hosted structured-output modes reject them; checked below.
+    id: str = Field(description="short unique slug, e.g. edge-over-20-changes")
+    type: CaseType
+    input: str = Field(description="the realistic request a user would send")
+    exercises_sections: list[str] = Field(description="titles copied exactly from the sections list")
+    gate_responses: list[GateResponse] = Field(
+        description="an answer for each question the document makes the model ask the user on this input"
+    )
+    rationale: str = Field(description="which pass found it and the behaviour it checks")
+
+    @field_validator("id", "input")
+    @classmethod
+    def _filled(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be empty")
+        return v
+
+
+class DraftReply(Strict):
+    """What the drafting model must return."""
+
+    # maxItems is in the schema on purpose: it makes a small local model that repeats itself close the
+    # JSON instead of running out of tokens mid-object. A first draft; the reviewer adds more.
+    cases: list[DraftCase] = Field(min_length=1, max_length=12)
+
+
+# ---------------------------------------------------------------- runner
+class GateHit(Strict):
+    gate_type: str
+    prompt_text: str
+    response_used: str
+    section: str = ""
+
+
+NonEmpty = Annotated[str, Field(min_length=1)]
+
+
+class SelfReport(Strict):
+    output_produced: NonEmpty
+    steps_followed_skipped: NonEmpty
+    ambiguities: NonEmpty
+    improvisation: NonEmpty
+    wanted_to_deviate: NonEmpty
+    gates_hit: list[GateHit]
+
+    @field_validator(
+        "output_produced", "steps_followed_skipped", "ambiguities", "improvisation", "wanted_to_deviate"
+    )
+    @classmethod
+    def _present(cls, v: str) -> str:
+        # An empty field is a missing field: the runner must say "none" when there is nothing.
+        if not v.strip():
+            raise ValueError("field is empty; the runner must fill every self-report field")
+        return v
+
+
+SELF_REPORT_FIELDS: tuple[str, ...] = tuple(SelfReport.model_fields)
+
+
+class RunnerReply(Strict):
+    """What the runner model must return."""
+
+    transcript: str = Field(
+        min_length=1, description="What you did, step by step, including any text you wrote."
+    )
+    self_report: SelfReport
+
+    @field_validator("transcript")
+    @classmethod
+    def _transcript(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("transcript is empty")
+        return v
+
+
+# ---------------------------------------------------------------- judge
+class JudgeReply(Strict):
+    """What the equivalence judge model must return (flat, so small models manage it)."""
+
+    verdict: Verdict
+    behaviour_delta: str
+    original_directness: int = Field(ge=1, le=5)
+    candidate_directness: int = Field(ge=1, le=5)
+    interpretation_notes: NonEmpty
+
+    @classmethod
+    def grammar_schema(cls) -> dict:
+        """The schema for grammar-constrained decoding (local models): the same object, with the
+        rule code checks anyway (delta empty iff equivalent) built in, so a small model cannot
+        produce a reply that breaks it. Hosted models get the plain schema; every reply is still
+        validated and checked (judge.check_reply) whatever produced it."""
+        base = cls.model_json_schema()
+        same = {k: v for k, v in base["properties"].items() if k not in ("verdict", "behaviour_delta")}
+
+        def variant(verdict: dict, delta: dict) -> dict:
+            props = {"verdict": verdict, "behaviour_delta": {"type": "string", **delta}, **same}
+            return {
+                "type": "object",
+                "properties": props,
+                "required": list(props),
+                "additionalProperties": False,
+            }
+
+        changed = [v for v in get_args(Verdict) if v != "equivalent"]
+        return {
+            "anyOf": [
+                variant({"const": "equivalent"}, {"maxLength": 0}),
+                variant({"enum": changed}, {"minLength": 1}),
+            ]
+        }
+
+
+class EfficiencySignal(Strict):
+    original_directness: int = Field(ge=1, le=5)
+    candidate_directness: int = Field(ge=1, le=5)
+    interpretation_notes: str
+
+
+# ---------------------------------------------------------------- report (SPEC §4, exact)
+class CaseVerdict(Strict):
+    case_id: str
+    verdict: Verdict
+    behaviour_delta: str
+    efficiency_signal: EfficiencySignal
+
+
+class Summary(Strict):
+    # `pass` is a Python keyword, hence the alias.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    pass_: bool = Field(alias="pass")
+    regressions: int
+    divergences: int
+    equivalents: int
+
+
+class Report(Strict):
+    cases: list[CaseVerdict]
+    summary: Summary
+
+
+class CaseError(Strict):
+    case_id: str
+    stage: str
+    error: str
+
+
+class Override(Strict):
+    case_id: str
+    verdict: Verdict
+    reason: str = Field(min_length=1)
+    reviewer: str = ""
+    created_at: str = ""
+    judge_verdict: str | None = None

@@ -1,0 +1,155 @@
+"""What the importers share: the imported cases before their types are supplied, naming cases,
+reading a type a source declares, wording refusals."""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InputError, MissingTypesError
+from ..schemas import TransferSet
+from ..vocab import CASE_TYPES
+from .parse import from_obj
+
+MAX_CASES = 5000  # a var matrix can multiply; past this the file is not a transfer set
+
+
+def _kind(v: Any) -> str:
+    return {dict: "mapping", list: "list", str: "text"}.get(type(v), type(v).__name__)
+
+
+def _need_mapping(val: Any, label: str, key: str, path: str) -> None:
+    if not isinstance(val, dict):
+        raise InputError(
+            f"{label}: '{key}' must be a mapping of names to values, not a {_kind(val)}",
+            path=path,
+            hint=f"Write it as 'name: value' lines under '{key}:' "
+            + (
+                "(e.g. metadata: {case_type: edge})."
+                if key == "metadata"
+                else "(e.g. vars: {question: ...})."
+            ),
+        )
+
+
+def _json_text(v: Any) -> str:
+    """JSON for a non-text value; YAML also gives dates, sets and bytes, which are written as text."""
+    if not isinstance(v, (dict, list, int, float, type(None))):
+        return str(v)  # a YAML date 2024-05-01 is the input "2024-05-01", not '"2024-05-01"'
+    return json.dumps(v, ensure_ascii=False, default=str)
+
+
+def _declared_type(obj: dict, path: str, label: str) -> str | None:
+    """A case type the source itself declares, or None. A misspelt explicit one is an error."""
+    for key in ("case_type", "abeq_type"):
+        if key in obj and obj[key] not in (None, ""):
+            if obj[key] not in CASE_TYPES:
+                raise InputError(
+                    f"{label}: {key} '{obj[key]}' is not a case type",
+                    path=path,
+                    hint=f"Use one of {', '.join(CASE_TYPES)}.",
+                )
+            return obj[key]
+    t = obj.get("type")
+    return t if t in CASE_TYPES else None  # 'type' may mean something else to the other tool
+
+
+def _as_list(x: Any) -> list:
+    if x is None:
+        return []
+    return x if isinstance(x, list) else [x]
+
+
+def slugify(text: str) -> str:
+    """A lowercase ASCII id from free text ("Handles >20 changes!" -> "handles-20-changes")."""
+    ascii_ = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "-", ascii_.lower()).strip("-")[:60].rstrip("-")
+
+
+def unique_id(want: str, taken: set) -> str:
+    """`want`, or `want-2`, `want-3`... whichever is free; records it as taken."""
+    cid, n = want, 2
+    while cid in taken:
+        cid, n = f"{want}-{n}", n + 1
+    taken.add(cid)
+    return cid
+
+
+@dataclass
+class Imported:
+    """Cases read from a file, before a person has supplied the types the source lacked."""
+
+    path: str
+    source: str
+    cases: list[dict]
+    labels: list[str]
+    warnings: list[str] = field(default_factory=list)
+    rest: dict = field(default_factory=dict)  # set-level fields, for abeq's own formats
+
+    @property
+    def untyped(self) -> list[str]:
+        """Ids of the cases that have no type."""
+        return [str(c.get("id", "")) for c in self.cases if isinstance(c, dict) and not c.get("type")]
+
+    def resolve(
+        self, types: dict[str, str] | None = None, default_type: str | None = None
+    ) -> tuple[TransferSet, list[str]]:
+        """The transfer set, with each missing type taken from `types` (by id) or `default_type`."""
+        types = dict(types or {})
+        for t in [*types.values(), *([default_type] if default_type else [])]:
+            if t not in CASE_TYPES:
+                raise InputError(
+                    f"'{t}' is not a case type", path=self.path, hint=f"Use one of {', '.join(CASE_TYPES)}."
+                )
+        cases, missing, defaulted, chosen = [], [], [], []
+        for c in self.cases:
+            if isinstance(c, dict) and not c.get("type"):
+                cid = str(c.get("id", ""))
+                t = types.get(cid) or default_type
+                if t is None:
+                    missing.append(cid)
+                    continue
+                (chosen if cid in types else defaulted).append(cid)
+                c = {**c, "type": t, "status": "user-modified"}
+            cases.append(c)
+        if missing:
+            raise MissingTypesError(
+                f"{len(missing)} case(s) have no type and {_no_type_reason(self.source)}: {_names(missing)}",
+                case_ids=missing,
+                path=self.path,
+                hint=f"Give each a type ({', '.join(CASE_TYPES)}){_where_types_go(self.source)}, or pass "
+                "--default-type TYPE to give them all one (marked user-modified; review before confirming).",
+            )
+        notes = list(self.warnings)
+        if defaulted:
+            notes.append(
+                f"gave {len(defaulted)} case(s) the default type '{default_type}' (marked user-modified; "
+                f"check each before confirming): {_names(defaulted)}"
+            )
+        rest = dict(self.rest)
+        if (defaulted or chosen) and rest.get("user_confirmed"):
+            # supplying a type is an edit; a confirmed set that was edited is no longer confirmed
+            rest.update(user_confirmed=False, confirmation_timestamp=None, confirmed_hash=None)
+            notes.append("the file was a confirmed set; with types added it is unconfirmed again")
+        return from_obj({**rest, "cases": cases}, self.path, self.labels), notes
+
+
+def _names(ids: list[str], limit: int = 15) -> str:
+    shown = ", ".join(i or "(no id)" for i in ids[:limit])
+    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def _no_type_reason(source: str) -> str:
+    if source in ("promptfoo", "skill-creator"):
+        return f"{source} files have no field for one"
+    return "the file gives none"
+
+
+def _where_types_go(source: str) -> str:
+    return {
+        "promptfoo": " in each test's metadata.case_type",
+        "skill-creator": " as a case_type key on each eval",
+    }.get(source, " in the 'type' field")

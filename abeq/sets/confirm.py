@@ -1,0 +1,101 @@
+"""A set's frozen hash, confirmation (a person accepted exactly these cases for this original) and edits."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from ..schemas import Case, TransferSet
+from ..timestamps import now
+
+# what a case gives the runner and the checks besides its input and gate answers: in its identity
+# only when set, so the identity of a case without them is what it always was
+_OPTIONAL_IDENTITY = ("assertions", "workspace", "files", "command_outputs")
+
+
+def case_identity(case: Case) -> dict:
+    """Everything about a case that can change what a run of it produces or how it is checked;
+    the cache keys and the set's hash are built from it."""
+    out = case.model_dump(include={"input", "gate_responses"})
+    for name in _OPTIONAL_IDENTITY:
+        value = getattr(case, name)
+        if value:
+            out[name] = case.model_dump(include={name})[name]
+    return out
+
+
+def set_hash(ts: TransferSet) -> str:
+    """Hash of what the runner and judge see of the set; status and confirmation are excluded,
+    so confirming does not change it and any edit to a case does."""
+    cases = [
+        {**c.model_dump(include={"id", "type", "exercises_sections"}), **case_identity(c)} for c in ts.cases
+    ]
+    blob = json.dumps(cases, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def confirm(ts: TransferSet, document_hash: str, *, thin_accepted: bool | None = None) -> TransferSet:
+    """A person accepted the set: freeze it (every case confirmed) and stamp the time."""
+    cases = [c.model_copy(update={"status": "confirmed"}) for c in ts.cases]
+    upd: dict = {
+        "cases": cases,
+        "user_confirmed": True,
+        "confirmation_timestamp": now(),
+        "document_hash": document_hash,
+        "confirmed_hash": set_hash(ts),
+    }
+    if thin_accepted is not None:
+        upd["thin_accepted"] = thin_accepted
+    return ts.model_copy(update=upd)
+
+
+def edit(ts: TransferSet, cases: list[Case]) -> TransferSet:
+    """Replace the cases: any change to a confirmed set makes a new, unconfirmed version.
+
+    Provenance: a new id is user-added, a changed case user-modified, an unchanged one keeps
+    its status.
+    """
+    old = {c.id: c for c in ts.cases}
+    marked = []
+    for c in cases:
+        prev = old.get(c.id)
+        if prev is None:
+            c = c.model_copy(update={"status": "user-added"})
+        elif c.model_dump(exclude={"status"}) != prev.model_dump(exclude={"status"}):
+            c = c.model_copy(update={"status": "user-modified"})
+        else:
+            c = c.model_copy(update={"status": prev.status})
+        marked.append(c)
+    new = ts.model_copy(update={"cases": marked})
+    # Any change un-confirms, even one the hash ignores (expectations, rationale): the person
+    # accepted that exact set.
+    before = [c.model_dump(exclude={"status"}) for c in ts.cases]
+    after = [c.model_dump(exclude={"status"}) for c in cases]
+    if after != before:
+        new = new.model_copy(update=UNCONFIRMED)
+    return new
+
+
+UNCONFIRMED = {"user_confirmed": False, "confirmation_timestamp": None, "confirmed_hash": None}
+
+
+def confirmation_problem(ts: TransferSet, original_hash: str | None = None) -> str:
+    """Why this set cannot count as confirmed for this original ("" when it can).
+
+    A set counts only as a person confirmed it: its cases still hash to what was confirmed (so a
+    file edited by hand afterwards, or marked confirmed by hand, is not), for the same original.
+    """
+    if not ts.user_confirmed:
+        return "the transfer set is not confirmed"
+    if not ts.confirmed_hash:
+        return (
+            "the transfer set is marked confirmed but carries no confirmation hash "
+            "(it was not confirmed by abeq)"
+        )
+    if ts.confirmed_hash != set_hash(ts):
+        return "the transfer set's cases changed after it was confirmed"
+    if original_hash and not ts.document_hash:
+        return "the transfer set is marked confirmed but names no original (its document_hash is empty)"
+    if original_hash and ts.document_hash != original_hash:
+        return "the transfer set was confirmed for a different version of the original"
+    return ""

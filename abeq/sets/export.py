@@ -1,0 +1,86 @@
+"""Writing a transfer set out: JSON or YAML (everything), JSONL or CSV (the cases only)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from ..errors import InputError
+from ..schemas import TransferSet
+from .parse import dump
+
+
+def export_text(ts: TransferSet, fmt: str) -> str:
+    """The set as json or yaml (everything), or jsonl or csv (the cases only)."""
+    if fmt == "json":
+        return dump(ts) + "\n"
+    if fmt == "yaml":
+        import yaml
+
+        return yaml.dump(
+            ts.model_dump(), Dumper=_block_dumper(), sort_keys=False, allow_unicode=True, width=100
+        )
+    if fmt == "jsonl":
+        return "".join(c.model_dump_json() + "\n" for c in ts.cases)
+    if fmt == "csv":
+        buf = io.StringIO()
+        cols = [
+            "id",
+            "type",
+            "input",
+            "exercises_sections",
+            "status",
+            "gate_responses",
+            "expectations",
+            "rationale",
+        ]
+        w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+        w.writeheader()
+        for c in ts.cases:
+            secs = c.exercises_sections
+            plain = not any(ch in s for s in secs for ch in ";|") and not any(s.startswith("[") for s in secs)
+            exp = c.expectations
+            w.writerow(
+                {
+                    "id": c.id,
+                    "type": c.type,
+                    "input": c.input,
+                    "status": c.status,
+                    "rationale": c.rationale,
+                    "exercises_sections": "; ".join(secs) if plain else json.dumps(secs, ensure_ascii=False),
+                    "gate_responses": json.dumps(
+                        [g.model_dump() for g in c.gate_responses], ensure_ascii=False
+                    )
+                    if c.gate_responses
+                    else "",
+                    "expectations": "\n".join(exp)
+                    if not any("\n" in e or e.startswith("[") for e in exp)
+                    else json.dumps(exp, ensure_ascii=False),
+                }
+            )
+        return buf.getvalue()
+    raise InputError(f"cannot write a transfer set as '{fmt}'", hint="Use .json, .yaml, .jsonl or .csv.")
+
+
+def _block_dumper():
+    import yaml
+
+    class BlockDumper(yaml.SafeDumper):
+        pass
+
+    def text(dumper, value):  # multi-line inputs read as written, not as one escaped line
+        # ...unless the text holds a character YAML reads as a line break (U+0085, U+2028, U+2029)
+        # or a control character: PyYAML writes U+0085 raw (allow_unicode) and reads it back as a
+        # break, so only the double-quoted style, which escapes them, gives back the same text.
+        if any(
+            ch in "\x85\u2028\u2029\ufeff" or (ch < " " and ch not in "\n\t") or "\x7f" <= ch < "\xa0"
+            for ch in value
+        ):
+            style = '"'
+        else:
+            style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    BlockDumper.add_representer(str, text)
+    return BlockDumper

@@ -1,0 +1,381 @@
+"""Reading transfer-set text strictly: JSON and JSONL (repeated keys refused), YAML (repeated keys,
+self-containing aliases and alias bombs refused), CSV (quotes left open refused) — each problem
+named by line, row or column, with what to do."""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import json
+from typing import Any
+
+from ..errors import InputError, json_problem
+from ..schemas import Case
+from ..vocab import CASE_TYPES
+
+
+def _list_cell(cell: str, split) -> list[str]:
+    """A list in one CSV cell: a JSON list when it is one, else split the plain text."""
+    cell = cell.strip()
+    if cell.startswith("["):
+        try:
+            val = json.loads(cell)
+            if isinstance(val, list):
+                return [str(x).strip() for x in val if str(x).strip()]
+        except json.JSONDecodeError:
+            pass
+    return [x.strip() for x in split(cell) if x.strip()]
+
+
+def _open_quote_line(text: str, start: int) -> int:
+    """The line where the quote left open at the end of the file opened, reading from line `start`
+    (the first line of the record the csv reader could not finish)."""
+    chars = "\n".join(text.split("\n")[start - 1 :])
+    line, quoted, field_start, opened, i = start, False, True, start, 0
+    while i < len(chars):
+        ch = chars[i]
+        if quoted and ch == '"':
+            if chars[i + 1 : i + 2] == '"':
+                i += 1  # "" is a quote inside the cell
+            else:
+                quoted = False
+        elif not quoted and ch == '"' and field_start:
+            quoted, opened = True, line
+        field_start = not quoted and ch in ",\n"
+        line += ch == "\n"
+        i += 1
+    return opened
+
+
+def _csv_records(text: str, path: str):
+    """(row, first line, cells) for each non-blank record. Strict, because a lenient reader lets a
+    quote left open swallow the rows after it into one cell and the set silently loses cases."""
+    reader = csv.reader(io.StringIO(text), strict=True)
+    row = 0
+    while True:
+        start = reader.line_num + 1
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            where = f"row {row + 1} (line {start})"
+            if "end of data" in str(e):
+                opened = _open_quote_line(text, start)
+                raise InputError(
+                    f"{where}: the quote opened at line {opened} is never closed; the file ends inside it",
+                    path=path,
+                    hint='Close the quoted cell with a " where it ends; inside a quoted cell '
+                    'write a quote as "".',
+                ) from None
+            raise InputError(
+                f"{where}: {e} (at line {reader.line_num})",
+                path=path,
+                hint='Inside a quoted cell write a quote as ""; check that every quoted cell from line '
+                f"{start} on is closed where it ends.",
+            ) from None
+        if cells:
+            row += 1
+            yield row, start, cells
+
+
+def _swallowed_row(cell: str, header: list[str]) -> str | None:
+    """A line inside a multi-line cell that reads as a row of its own: a closing quote is missing."""
+    if "\n" not in cell or "id" not in header or "type" not in header:
+        return None
+    i, t = header.index("id"), header.index("type")
+    for line in cell.split("\n")[1:]:
+        cells = next(csv.reader([line]), [])
+        if max(i, t) < len(cells) <= len(header) and cells[i].strip() and cells[t].strip() in CASE_TYPES:
+            return line
+    return None
+
+
+_CSV_TRIMMED = ("id", "type", "status", "exercises_sections", "expectations")
+
+
+def _parse_csv_rows(text: str, path: str) -> tuple[list[dict], list[str]]:
+    records = _csv_records(text, path)
+    fieldnames = next(records, (0, 0, []))[2]
+    if "input" not in fieldnames:
+        raise InputError(
+            "CSV needs a header row with at least 'id', 'type' and 'input' columns",
+            path=path,
+            hint="Make the first row the column names, e.g. id,type,input,exercises_sections.",
+        )
+    repeated = [c for c in dict.fromkeys(fieldnames) if c and fieldnames.count(c) > 1]
+    if repeated:  # a DictReader keeps the last of them and drops the rest without a word
+        c = repeated[0]
+        cols = " and ".join(str(i + 1) for i, f in enumerate(fieldnames) if f == c)
+        raise InputError(
+            f"row 1 (the header) has column '{c}' more than once (columns {cols})",
+            path=path,
+            hint="Keep one column of each name: delete or rename the others.",
+        )
+    unknown = [c for c in fieldnames if c and c not in Case.model_fields]
+    if unknown:  # a column, not a row: say so once, in the header's terms
+        raise InputError(
+            f"row 1 (the header) has unknown column(s): {', '.join(unknown)}",
+            path=path,
+            hint="Columns are " + ", ".join(Case.model_fields) + ".",
+        )
+    rows, labels = [], []
+    for n, start, cells in records:  # spreadsheet numbering: the header is row 1
+        if len(cells) > len(fieldnames):
+            raise InputError(
+                f"row {n} has more cells than the header",
+                path=path,
+                hint='Put a cell that contains a comma in quotes ("like, this"), or add the '
+                "missing column to the header.",
+            )
+        for col, cell in zip(fieldnames, cells):
+            swallowed = _swallowed_row(cell, fieldnames)
+            if swallowed is not None:
+                raise InputError(
+                    f"row {n} (line {start}): the quoted '{col}' cell runs on over a line that reads "
+                    f"as a row of its own ({swallowed[:60]!r}); a closing quote is probably missing",
+                    path=path,
+                    hint='Close the quoted cell with a " where it ends; inside a quoted '
+                    'cell write a quote as "".',
+                )
+        # names and keywords are trimmed; text (input, rationale, gate responses) is kept exactly as written
+        case: dict = {k: (cells[i] if i < len(cells) else "") for i, k in enumerate(fieldnames) if k}
+        case.update({k: case[k].strip() for k in _CSV_TRIMMED if k in case})
+        secs = case.pop("exercises_sections", "")
+        case["exercises_sections"] = _list_cell(secs, lambda c: c.replace("|", ";").split(";"))
+        if "expectations" in case:
+            # one expectation per line of the cell (they are sentences and may contain ';')
+            # ("\n" only: splitlines() would also cut an expectation at U+2028, \x0c...)
+            case["expectations"] = _list_cell(case.pop("expectations"), lambda c: c.split("\n"))
+        gates = case.pop("gate_responses", "")
+        if gates.strip():
+            try:
+                case["gate_responses"] = json.loads(gates)
+            except json.JSONDecodeError as e:
+                raise InputError(
+                    f"row {n}: gate_responses is not valid JSON (column {e.colno}: "
+                    f"{json_problem(e, position=False)})",
+                    path=path,
+                    hint='Write a JSON list, e.g. [{"pattern": "confirm", "response": "yes"}].',
+                ) from None
+        for optional in ("status", "rationale"):
+            if not case.get(optional, "").strip():
+                case.pop(optional, None)
+        rows.append(case)
+        labels.append(f"row {n}")
+    return rows, labels
+
+
+_DUPLICATE_HINT = "Only one value can count: keep one of the two and delete or rename the other."
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key, self.pos = key, None
+
+
+def _unique_pairs(pairs: list) -> dict:
+    seen = set()
+    for k, _ in pairs:
+        if k in seen:
+            raise _DuplicateKey(k)
+        seen.add(k)
+    return dict(pairs)
+
+
+def _duplicate_at(text: str) -> _DuplicateKey:
+    """The first repeated key and where its object starts. Only on the error path: the pure-Python
+    decoder is slow, but unlike the C one it lets us see where each object begins."""
+    dec = json.JSONDecoder(object_pairs_hook=_unique_pairs)
+
+    def parse_object(s_and_end, *args):
+        try:
+            return json.decoder.JSONObject(s_and_end, *args)
+        except _DuplicateKey as e:
+            e.pos = s_and_end[1] - 1 if e.pos is None else e.pos  # the innermost object is the one
+            raise
+
+    dec.parse_object = parse_object
+    dec.scan_once = json.scanner.py_make_scanner(dec)
+    try:
+        dec.decode(text)
+    except _DuplicateKey as e:
+        return e
+    raise AssertionError("no duplicate key found on the second pass")
+
+
+def _load_json(text: str, path: str, line: int | None = None) -> Any:
+    """json.loads, refusing a repeated key (json would keep the last one without a word)."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique_pairs)
+    except _DuplicateKey:
+        dup = _duplicate_at(text)
+        ln = text.count("\n", 0, dup.pos) + 1
+        col = dup.pos - (text.rfind("\n", 0, dup.pos) + 1) + 1
+        where = f"line {line}, column {col}" if line else f"line {ln}, column {col}"
+        raise InputError(
+            f"key '{dup.key}' appears twice in the object at {where}", path=path, hint=_DUPLICATE_HINT
+        ) from None
+
+
+@functools.lru_cache(maxsize=1)
+def _yaml_loader():
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        """safe_load, refusing a key repeated in one mapping (YAML would keep the last one)."""
+
+        def construct_mapping(self, node, deep=False):
+            seen: dict = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # `<<: *defaults` may be overridden by the mapping's own keys
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.setdefault(key, key_node)
+                except TypeError:
+                    continue  # an unhashable key: SafeLoader reports it
+                if first is not key_node:
+                    raise _yaml_duplicate(key, first, key_node)
+            return super().construct_mapping(node, deep)
+
+    return UniqueKeyLoader
+
+
+def _yaml_duplicate(key: Any, first: Any, again: Any) -> Exception:
+    import yaml
+
+    err = yaml.constructor.ConstructorError(None, None, f"key '{key}'", again.start_mark)
+    err.first_line = first.start_mark.line + 1
+    return err
+
+
+def parse_text(text: str, fmt: str, path: str = "<transfer set>") -> Any:
+    """Parse transfer-set text in json, yaml, csv or jsonl into plain data."""
+    return parse_located(text, fmt, path)[0]
+
+
+def parse_located(text: str, fmt: str, path: str = "<transfer set>") -> tuple[Any, list[str] | None]:
+    """Like parse_text, plus where each case came from ("row 3", "line 4") for CSV and JSONL."""
+    try:
+        data, labels = _parse_located(text, fmt, path)
+    except RecursionError:
+        raise _too_deep(path) from None
+    if fmt != "csv":
+        _check_shape(data, path)
+    return data, labels
+
+
+MAX_DEPTH = 100  # a transfer set is ~5 levels deep; promptfoo vars may hold some nested JSON
+MAX_VALUES = (
+    2_000_000  # what the data holds once YAML aliases are expanded (JSON/JSONL cannot reach it in 5 MB)
+)
+
+
+def _too_deep(path: str) -> InputError:
+    return InputError(
+        f"the data is nested more than {MAX_DEPTH} levels deep",
+        path=path,
+        hint="A transfer set is a list of flat cases; check for brackets or indentation that never close.",
+    )
+
+
+def _check_shape(data: Any, path: str) -> None:
+    """Refuse what later steps cannot handle without a traceback: nesting deeper than MAX_DEPTH, a
+    YAML structure that contains itself (an alias to an enclosing node), or aliases that expand
+    past MAX_VALUES values. Iterative, and each shared node is measured once."""
+    done: dict[int, tuple[int, int]] = {}  # id -> (depth, values) of a finished container
+    open_: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(data, False)]
+    while stack:
+        node, finished = stack.pop()
+        if not isinstance(node, (dict, list)):
+            continue
+        key = id(node)
+        kids = [k for k in (node.values() if isinstance(node, dict) else node) if isinstance(k, (dict, list))]
+        if finished:
+            open_.discard(key)
+            depth = 1 + max((done[id(k)][0] for k in kids), default=0)
+            values = len(node) + sum(done[id(k)][1] for k in kids)
+            if depth > MAX_DEPTH:
+                raise _too_deep(path)
+            if values > MAX_VALUES:
+                raise InputError(
+                    f"the data expands to more than {MAX_VALUES:,} values (YAML aliases repeating "
+                    "one another?)",
+                    path=path,
+                    hint="Write the cases out instead of nesting aliases.",
+                )
+            done[key] = (depth, values)
+            continue
+        if key in done:
+            continue
+        if key in open_:
+            raise InputError(
+                "the data contains itself (a YAML alias refers to a node that encloses it)",
+                path=path,
+                hint="Replace the *alias with the values it should stand for.",
+            )
+        if len(open_) >= MAX_DEPTH:
+            raise _too_deep(path)
+        open_.add(key)
+        stack.append((node, True))
+        stack.extend((k, False) for k in kids if id(k) not in done)
+
+
+def _parse_located(text: str, fmt: str, path: str) -> tuple[Any, list[str] | None]:
+    try:
+        if fmt == "json":
+            return _load_json(text, path), None
+        if fmt == "jsonl":
+            out, labels = [], []
+            # "\n" only: str.splitlines() also breaks at U+2028, U+0085, \x0c..., which JSON keeps raw in
+            # strings
+            for n, line in enumerate(text.split("\n"), start=1):
+                line = line.removesuffix("\r")
+                if line.strip():
+                    try:
+                        out.append(_load_json(line, path, line=n))
+                    except json.JSONDecodeError as e:
+                        raise InputError(
+                            f"line {n} is not valid JSON (column {e.colno}: "
+                            f"{json_problem(e, position=False)})",
+                            path=path,
+                            hint="Each line of a JSONL file is one whole JSON object; a "
+                            "string cannot run onto the next line (write \\n inside it).",
+                        ) from None
+                    labels.append(f"line {n}")
+            return out, labels
+        if fmt == "yaml":
+            import yaml
+
+            try:
+                return yaml.load(text, Loader=_yaml_loader()), None
+            except yaml.YAMLError as e:
+                mark = getattr(e, "problem_mark", None)
+                where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+                if hasattr(e, "first_line"):
+                    raise InputError(
+                        f"{e.problem}{where} repeats the one at line {e.first_line} in the same mapping",
+                        path=path,
+                        hint=_DUPLICATE_HINT,
+                    ) from None
+                raise InputError(
+                    f"malformed YAML{where}: {getattr(e, 'problem', e)}",
+                    path=path,
+                    hint="Fix the YAML there: check the indentation, and quote a value that contains "
+                    "': ' or ' #' or starts with a quote, '[' or '{'.",
+                ) from None
+        if fmt == "csv":
+            return _parse_csv_rows(text, path)
+    except json.JSONDecodeError as e:
+        raise InputError(
+            f"malformed JSON at line {e.lineno}, column {e.colno}: {json_problem(e, position=False)}",
+            path=path,
+            hint="Fix the JSON syntax (a validator or `python -m json.tool` shows where).",
+        ) from None
+    raise InputError(
+        f"unknown transfer-set format '{fmt}'", path=path, hint="Use .json, .yaml, .csv or .jsonl."
+    )

@@ -1,0 +1,31 @@
+"""abeq's vocabulary, spelled once: the schemas' Literals, the CLI's choices and the desk's lists
+are all built from these tuples."""
+
+from __future__ import annotations
+
+# the judge's verdicts; the report schema lists them in this order
+VERDICTS: tuple[str, ...] = ("equivalent", "candidate-regressed", "candidate-diverged")
+REGRESSED, DIVERGED, EQUIVALENT = "candidate-regressed", "candidate-diverged", "equivalent"
+# most cautious first: a tie between judge samples resolves to the earliest (SPEC §3: when unsure, regressed)
+VERDICT_ORDER: tuple[str, ...] = (REGRESSED, DIVERGED, EQUIVALENT)
+
+CASE_TYPES: tuple[str, ...] = ("happy", "edge", "adversarial", "composition")
+CASE_STATUSES: tuple[str, ...] = ("derived", "user-modified", "user-added", "confirmed")
+VARIANTS: tuple[str, ...] = ("skill", "instruction-file")
+
+# gate profiles (SPEC §8): compress passes with no regression; directive-clarity also needs a
+# measured directness gain
+GATES: tuple[str, ...] = ("compress", "directive-clarity")
+
+# the blind comparator's rubric (SPEC §10)
+CONTENT_CRITERIA: tuple[str, ...] = ("completeness", "accuracy", "usefulness", "clarity", "depth")
+STRUCTURE_CRITERIA: tuple[str, ...] = (
+    "organization",
+    "progressive_disclosure",
+    "conciseness",
+    "formatting",
+    "consistency",
+)
+
+# what a runner records for an interactive gate the case gave no answer for
+STOPPED = "STOPPED (no scripted answer)"
