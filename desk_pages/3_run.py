@@ -15,6 +15,7 @@ from abeq.run.engine import RunConfig
 from abeq.run.estimate import estimate_calls
 from abeq.sets import confirmation_problem
 from abeq.sets import coverage as transferset_coverage
+from abeq.vocab import VARIANTS
 
 store = session.open_store()
 review = session.current_review(store, st.session_state)
@@ -48,7 +49,7 @@ judge = c2.text_input("Judge model", key="judge_model")
 api_base = c1.text_input(
     "API base (Ollama, vLLM, any OpenAI-compatible server; blank for hosted APIs)", key="api_base"
 )
-variants = ["skill", "instruction-file"]
+variants = list(VARIANTS)
 variant = c2.selectbox(
     "Variant",
     variants,

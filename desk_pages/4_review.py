@@ -13,6 +13,7 @@ from abeq.results.agreement import aa_rates, judge_agreement
 from abeq.results.diff import side_by_side_html
 from abeq.results.report import build_report, gate_result
 from abeq.schemas import VERDICTS
+from abeq.vocab import GATES
 
 PAGE = 25
 store = session.open_store()
@@ -58,7 +59,7 @@ rr = build_report(store, run_id)
 # ---------------------------------------------------------------- summary and gate
 profile = st.radio(
     "Gate",
-    ["compress", "directive-clarity"],
+    list(GATES),
     horizontal=True,
     key="gate_profile",
     help="compress: no regression. directive-clarity: no regression and higher candidate directness.",

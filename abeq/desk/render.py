@@ -5,7 +5,9 @@ from __future__ import annotations
 import html
 import re
 
-VERDICT_COLOR = {"equivalent": "green", "candidate-diverged": "orange", "candidate-regressed": "red"}
+from ..vocab import DIVERGED, EQUIVALENT, REGRESSED
+
+VERDICT_COLOR = {EQUIVALENT: "green", DIVERGED: "orange", REGRESSED: "red"}
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:])")
 
 _TABLE = (

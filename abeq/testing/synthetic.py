@@ -17,7 +17,7 @@ from ..run.keys import cache_key
 from ..schemas import Case, TransferSet
 from ..sets.confirm import confirm
 from ..sets.parse import dump, load
-from ..vocab import CASE_TYPES
+from ..vocab import CASE_TYPES, DIVERGED, EQUIVALENT, REGRESSED
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "release-notes"
 
@@ -130,7 +130,7 @@ def synthetic_run(
             "thin_accepted": 0,
         }
     )
-    verdicts = ["equivalent", "candidate-diverged", "candidate-regressed"]
+    verdicts = [EQUIVALENT, DIVERGED, REGRESSED]
     for i, c in enumerate(cases):
         base = {"run_id": run_id, "case_id": c.id, "position": i}
         if error_every and i % error_every == error_every - 1:
