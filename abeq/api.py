@@ -40,9 +40,10 @@ CLI_LABELS = ("--runner-model", "--judge-model")
 DESK_LABELS = ("Runner model", "Judge model")
 
 
-def document(doc: DocumentLike, what: str = "document") -> Document:
-    """A Document, read from a path when given one (every check of a user's file applies)."""
-    return doc if isinstance(doc, Document) else load_document(doc, what)
+def document(doc: DocumentLike, what: str = "document", follow_imports: bool | None = None) -> Document:
+    """A Document, read from a path when given one (every check of a user's file applies; an
+    instruction file's @imports are followed: see abeq.doc_imports)."""
+    return doc if isinstance(doc, Document) else load_document(doc, what, follow_imports=follow_imports)
 
 
 def transfer_set(ts: SetLike) -> TransferSet:
@@ -157,15 +158,18 @@ def prepare_run(
     RunConfig's: concurrency, judge_samples, aa, allow_thin, review, fresh, max_retries, …
     """
     set_path = None if isinstance(cases, TransferSet) else str(cases)
-    orig, cand, ts = document(original, "original"), document(candidate, "candidate"), transfer_set(cases)
+    orig = document(
+        original, "original", follow_imports=None if variant is None else variant == "instruction-file"
+    )
+    variant = variant or detect_variant(orig.name)
+    # a candidate of an instruction file is one too, whatever its name (CLAUDE.short.md): its imports count
+    cand, ts = document(candidate, "candidate", variant == "instruction-file"), transfer_set(cases)
     runner_spec = model(runner, api_base=api_base)
     judge_spec = model(judge if judge is not None else runner_spec.name, api_base=judge_api_base or api_base)
     unknown = set(settings) - {f.name for f in fields(RunConfig)}
     if unknown:
         raise TypeError(f"prepare_run() got unknown settings: {', '.join(sorted(unknown))}")
-    cfg = RunConfig(
-        runner=runner_spec, judge=judge_spec, variant=variant or detect_variant(orig.name), **settings
-    )
+    cfg = RunConfig(runner=runner_spec, judge=judge_spec, variant=variant, **settings)
     if confirm and confirmation_refusal(ts, orig.hash):
         ts = confirm_set(ts, orig.hash, thin_accepted=cfg.allow_thin or None)
     problems = run_problems(orig, ts, cfg, set_path=set_path, labels=labels)
@@ -178,7 +182,17 @@ def prepare_run(
     engine = Engine(db, orig, cand, ts, cfg)
     engine.prepare()
     cov = coverage(orig.text, ts, allow_thin=cfg.allow_thin)
-    return PreparedRun(engine, cov, list(cov.warnings), cautions(cfg))
+    return PreparedRun(engine, cov, [*_read_notes(orig, cand), *cov.warnings], cautions(cfg))
+
+
+def _read_notes(*docs: Document) -> list[str]:
+    """Which files an instruction file's @imports pulled in (the runner sees them as one document)."""
+    out = []
+    for d in docs:
+        if d.read:
+            out.append(f"{d.name} imports {', '.join(d.read[1:])}: the runner gets them as one document")
+        out += list(d.notes)
+    return out
 
 
 def estimate_run(

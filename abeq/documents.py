@@ -5,16 +5,19 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputError
+from .sections import PREAMBLE as PREAMBLE  # where sections are found lives in abeq.sections;
+from .sections import first_rule as first_rule  # these names stay importable from here
+from .sections import paragraph_name as paragraph_name
+from .sections import section_texts as section_texts
+from .sections import sections as sections
+from .sections import strip_front_matter
 
 MAX_DOCUMENT_BYTES = 200_000  # ~50k tokens: far beyond any sane skill or instruction file.
-INSTRUCTION_FILE_NAMES = {"claude.md", "agents.md", "gemini.md", "copilot-instructions.md"}
-_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
+INSTRUCTION_FILE_NAMES = {"claude.md", "agents.md", "gemini.md", "copilot-instructions.md", "claude.local.md"}
 
 
 def sha256(text: str) -> str:
@@ -23,8 +26,13 @@ def sha256(text: str) -> str:
 
 @dataclass(frozen=True)
 class Document:
+    """A document under test. For an instruction file that imports others (`@AGENTS.md`), `text`
+    is the expanded text the runner gets, and its hash covers the imported files too."""
+
     name: str
     text: str
+    read: tuple[str, ...] = ()  # the files read to make `text`, when there was more than one
+    notes: tuple[str, ...] = ()  # imports that were not read, and why
 
     @property
     def hash(self) -> str:
@@ -114,9 +122,29 @@ def check_document_text(
         _check_body(text, name, what)
 
 
-def load_document(path: str | Path, what: str = "document") -> Document:
+def load_document(
+    path: str | Path, what: str = "document", *, follow_imports: bool | None = None
+) -> Document:
+    """Read a document under test. `follow_imports`: expand its `@path` imports (abeq.doc_imports);
+    None follows them for agent instruction files (CLAUDE.md, AGENTS.md, …), by the file's name."""
     p = Path(path)
-    return Document(name=p.name, text=read_text_file(p, what=what, document=True))
+    text = read_text_file(p, what=what, document=True)
+    if follow_imports is None:
+        follow_imports = detect_variant(p.name) == "instruction-file"
+    if not follow_imports or "@" not in text:
+        return Document(name=p.name, text=text)
+    from .doc_imports import expand
+
+    exp = expand(p, text, lambda f: read_text_file(f, what=f"{what}'s import", document=False))
+    if len(exp.text.encode("utf-8")) > MAX_DOCUMENT_BYTES:
+        raise InputError(
+            f"{what} with its imports ({', '.join(exp.read)}) is over {MAX_DOCUMENT_BYTES:,} bytes",
+            path=str(p),
+            hint="Import fewer or smaller files.",
+        )
+    return Document(
+        name=p.name, text=exp.text, read=tuple(exp.read) if len(exp.read) > 1 else (), notes=tuple(exp.notes)
+    )
 
 
 def detect_variant(name: str) -> str:
@@ -126,96 +154,6 @@ def detect_variant(name: str) -> str:
     if base in INSTRUCTION_FILE_NAMES or "/.cursor/rules/" in f"/{n}" or n.endswith(".mdc"):
         return "instruction-file"
     return "skill"
-
-
-PREAMBLE = "Preamble"  # the text before the first heading, when there is any: it often holds rules
-
-
-def section_texts(text: str) -> list[tuple[str, str]]:
-    """(title, body) per section, in document order.
-
-    Markdown headings outside code fences; text before the first heading is the section
-    "Preamble". A title used more than once ("Examples" under two parents) is named with its
-    parent ("Sorting › Examples"), so each occurrence is a section of its own. A document
-    without headings is split into paragraphs, each named by its first words: coverage then
-    counts paragraphs.
-    """
-    heads: list[tuple[int, str, list[str]]] = []  # (level, title, body lines); level 0: the preamble
-    in_fence = False
-    for line in strip_front_matter(text).split("\n"):  # not splitlines(): U+2028, \x0c... are not line ends
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        m = None if in_fence else _HEADING.match(line)
-        if m:
-            heads.append((len(m.group(1)), m.group(2).strip(), []))
-        elif heads:
-            heads[-1][2].append(line)
-        elif line.strip():
-            heads.append((0, PREAMBLE, [line]))
-    if not any(level for level, _, _ in heads):
-        paras = [p.strip() for p in re.split(r"\n\s*\n", strip_front_matter(text)) if p.strip()]
-        return [(paragraph_name(p), p) for p in paras]
-    counts: dict[str, int] = {}
-    for _, title, _ in heads:
-        counts[title] = counts.get(title, 0) + 1
-    out: list[tuple[str, str]] = []
-    taken: set[str] = set()
-    for i, (level, title, body) in enumerate(heads):
-        name = title
-        if counts[title] > 1:
-            parent = next((t for lv, t, _ in reversed(heads[:i]) if 0 < lv < level), "")
-            name = f"{parent} › {title}" if parent else title
-        base, n = name, 2
-        while name in taken:  # the same title twice under one parent
-            name, n = f"{base} ({n})", n + 1
-        taken.add(name)
-        out.append((name, "\n".join(body).strip()))
-    return out
-
-
-def sections(text: str) -> list[str]:
-    """Section titles in document order (see section_texts)."""
-    return [t for t, _ in section_texts(text)]
-
-
-def first_rule(body: str, limit: int = 90) -> str:
-    """What a reader would call a section's behaviour: its first bullet (bullets are where rules
-    usually live), else the first sentence of its first paragraph; cut to `limit` characters."""
-    bullet = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-    lines = body.split("\n")
-    start = next((i for i, ln in enumerate(lines) if bullet.match(ln)), None)
-    block: list[str] = []
-    in_fence = False
-    for line in lines[start or 0 :]:
-        stripped = line.strip()
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        if (
-            in_fence
-            or _FENCE.match(line)
-            or stripped.startswith("|")
-            or not stripped
-            or (block and bullet.match(line))
-        ):
-            if block:
-                break
-            continue
-        block.append(bullet.sub("", line).strip())
-    sentence = re.split(r"(?<=[.!?])\s", " ".join(block), maxsplit=1)[0]
-    return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
-
-
-def paragraph_name(p: str) -> str:
-    words = p.split()
-    return "¶ " + " ".join(words[:6]) + (" …" if len(words) > 6 else "")
-
-
-def strip_front_matter(text: str) -> str:
-    if text.startswith("---"):
-        end = text.find("\n---", 3)
-        if end != -1:
-            return text[end + 4 :]
-    return text
 
 
 @dataclass(frozen=True)

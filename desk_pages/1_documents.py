@@ -6,7 +6,8 @@ import streamlit as st
 
 from abeq.desk import session
 from abeq.desk.render import md
-from abeq.documents import compression_ratio, load_document, size_stats
+from abeq.doc_imports import imported_files, unfollowed_imports
+from abeq.documents import compression_ratio, detect_variant, load_document, size_stats
 from abeq.errors import AbeqError, InputError
 from abeq.results.diff import side_by_side_html
 
@@ -41,7 +42,10 @@ def loader(which: str) -> tuple[str, str] | None:
         path = st.text_input("Path on this machine", key=f"{which}_path")
         if st.button("Load path", key=f"{which}_load_path"):
             session.refuse_own_database(path.strip())
-            doc = load_document(path.strip(), which)
+            # a candidate of an instruction file follows its @imports like the original, whatever its name
+            follow = None if which == "original" else review["variant"] == "instruction-file" or None
+            doc = load_document(path.strip(), which, follow_imports=follow)
+            st.session_state[f"{which}_import_notes"] = list(doc.notes)
             return doc.name, doc.text
     else:
         pick = st.selectbox(
@@ -69,6 +73,27 @@ for col, which, doc in ((left, "original", original), (right, "candidate", candi
     with col:
         st.subheader(which.capitalize())
         st.caption(md(f"{doc['name']} · sha256 {doc['hash'][:12]}") if doc else f"No {which} loaded yet.")
+        if doc:
+            read = imported_files(doc["content"])
+            if read:
+                st.caption(
+                    md(
+                        f"Read {doc['name']} with its imports: "
+                        + ", ".join(f"{r['path']} (@{r['ref']} in {r['by']})" for r in read)
+                        + ". The runner gets them as one document; the hash covers them all."
+                    )
+                )
+            elif detect_variant(doc["name"]) == "instruction-file" and (
+                refs := unfollowed_imports(doc["content"])
+            ):
+                st.warning(
+                    md(
+                        f"{doc['name']} imports {', '.join('@' + r for r in refs)}, which pasted or uploaded "
+                        "text cannot follow: load it by Path so the runner sees what the agent sees."
+                    )
+                )
+            for n in st.session_state.get(f"{which}_import_notes", []):
+                st.warning(md(n))
         if which == "candidate":
             earlier = store.review_candidates(review["id"])
             if len(earlier) > 1:

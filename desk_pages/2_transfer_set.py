@@ -147,6 +147,7 @@ m[0].metric(
 )
 for col, t in zip(m[1:], CASE_TYPES):
     col.metric(t, cov.per_type[t])
+st.caption(md("How sections were found: " + cov.how))
 for w in cov.warnings:
     st.warning(md(w))
 uncovered = [s for s in cov.sections_identified if s not in cov.sections_covered]
@@ -156,3 +157,30 @@ if not cov.runnable:
     st.error(
         "A run will be refused: this set is thin. Add cases, or tick “Accept a thin set” before confirming."
     )
+
+if ts.cases and cov.sections_identified:
+    with st.expander("Map cases to sections", expanded=not cov.sections_named):
+        st.caption(
+            "Pick, for each case, the sections of the original it exercises. “suggested” lists the "
+            "sections whose words the input shares most: a hint, never applied by itself."
+        )
+        mapped = st.data_editor(
+            editor.mapping_frame(ts, original["content"]),
+            hide_index=True,
+            width="stretch",
+            key=f"map_editor_{ts_hash}",
+            disabled=["id", "input", "suggested"],
+            column_config={
+                "id": st.column_config.TextColumn("id", width=120),
+                "input": st.column_config.TextColumn("input", width="medium"),
+                "suggested": st.column_config.TextColumn("suggested", width="medium"),
+                "exercises_sections": st.column_config.MultiselectColumn(
+                    "exercises_sections", options=cov.sections_identified, width="large"
+                ),
+            },
+        )
+        if st.button("Save the mapping", key="save_mapping", disabled=locked):
+            session.set_transfer_set(store, review, editor.apply_mapping(ts, mapped))
+            st.rerun()
+        if locked:
+            st.caption("This review has runs, so its cases are fixed: map them in a new review.")

@@ -27,7 +27,7 @@ UNTYPED_PF = [
 
 
 # ---------------------------------------------------------------- promptfoo
-def test_promptfoo_config_becomes_cases_with_ids_inputs_and_expectations():
+def test_promptfoo_config_becomes_cases_with_ids_inputs_and_assertions():
     imp = importers.read_source("promptfoo", PROMPTFOO)
     by_id = {c["id"]: c for c in imp.cases}
     # description -> slug, a repeated one deduplicated, no description -> case-N by position
@@ -44,25 +44,36 @@ def test_promptfoo_config_becomes_cases_with_ids_inputs_and_expectations():
     assert by_id["case-3"]["input"] == "product: harbor\nchanges: misc cleanup (#490)"
     first = by_id["typical-minor-release"]
     assert first["input"].startswith("product: tidyq\nchanges: feat: add --since flag")
-    # defaultTest asserts first, then the test's own; assert-set flattened
-    assert first["expectations"] == [
-        "not-icontains: DATA-882",
-        "contains: (#471)",
-        "llm-rubric: Groups the changes under Features and Fixes and leaves out the CI change",
+    # (issue 13) asserts are assertions in promptfoo's terms, not expectation text: defaultTest's
+    # first, then the test's own; assert-set flattened, each member numbered by its set
+    assert [(a["type"], a["value"]) for a in first["assertions"]] == [
+        ("not-icontains", "DATA-882"),
+        ("contains", "(#471)"),
+        ("llm-rubric", "Groups the changes under Features and Fixes and leaves out the CI change"),
     ]
-    assert "javascript: output.split(' ').length < 400" in by_id["typical-minor-release-2"]["expectations"]
+    assert "expectations" not in first
+    second = by_id["typical-minor-release-2"]["assertions"]
+    assert second[-1] == {
+        "type": "javascript",
+        "value": "output.split(' ').length < 400",
+        "metric": "",
+        "options": {"assert_set": 1},
+    }
 
 
 def test_promptfoo_follows_file_references_expands_var_lists_and_skips_code():
     imp = importers.read_source("promptfoo", PROMPTFOO)
     by_id = {c["id"]: c for c in imp.cases}
-    assert (
-        by_id["security-fix-with-a-cve"]["expectations"][-1] == "not-icontains: ../"
-    )  # from tests/more_tests.yaml
+    last = by_id["security-fix-with-a-cve"]["assertions"][-1]  # from tests/more_tests.yaml
+    assert (last["type"], last["value"]) == ("not-icontains", "../")
     assert by_id["changelog-lint-missing-2"]["input"].endswith(
         "shell completions for fish (#920)"
     )  # a var list
-    assert by_id["docs-only-release"]["expectations"][-1] == "contains: Documentation"  # promptfoo CSV
+    csv_last = by_id["docs-only-release"]["assertions"][-1]  # promptfoo CSV "contains: Documentation":
+    assert (csv_last["type"], csv_last["value"]) == (
+        "contains",
+        " Documentation",
+    )  # promptfoo keeps the space
     assert any("generate_tests.py" in w and "skipped" in w for w in imp.warnings)
 
 
@@ -121,11 +132,12 @@ def test_skill_creator_evals_keep_prompt_ids_and_expectations():
     one = imp.cases[0]
     assert one["input"].startswith("Write release notes for tidyq 2.4.0.")
     assert one["expectations"] == [
-        "Expected output: Short Markdown notes with Features and Fixes headings and no ticket ids",
         "The output has a Features heading and a Fixes heading",
         "The internal ticket id DATA-882 does not appear",
         "The CI change is left out",
     ]
+    # (issue 13) expected_output describes success for a person; it is not a check, so it is metadata
+    assert one["metadata"]["expected_output"].startswith("Short Markdown notes with Features")
     # input files are named in the input (the runner gets text only) and the reviewer is told
     assert imp.cases[1]["input"].endswith("Input files: evals/files/harbor-changes.csv")
     assert any("does not attach their contents" in w for w in imp.warnings)

@@ -163,12 +163,13 @@ def test_messages_say_what_to_do(tmp_path, name, text, says, todo):
 
 
 # ---------------------------------------------------------------- 4. skill-creator fields
-def test_skill_creator_unknown_eval_field_is_refused_listing_the_known_ones(tmp_path):
+def test_skill_creator_unknown_eval_field_is_kept_in_metadata_and_named(tmp_path):
+    # (issue 13) was refused; real files carry name/category/description, so they are kept and named
     p = tmp_path / "evals.json"
     p.write_text(json.dumps({"skill_name": "x", "evals": [{"id": 1, "prompt": "go", "weird": 2}]}))
-    with pytest.raises(InputError) as e:
-        importers.read_source("skill-creator", p)
-    assert "weird" in str(e.value) and "expectations" in str(e.value) and str(p) in str(e.value)
+    imp = importers.read_source("skill-creator", p)
+    assert imp.cases[0]["metadata"] == {"weird": 2}
+    assert any("weird (1 eval)" in w and "metadata" in w for w in imp.warnings)
 
 
 # ---------------------------------------------------------------- 5-7. the desk's table and upload

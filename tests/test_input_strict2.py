@@ -112,14 +112,17 @@ def test_promptfoo_yaml_dates_and_sets_in_vars_and_asserts_are_text(tmp_path):
         tmp_path,
         "pf.yaml",
         "tests:\n  - vars: {when: 2024-05-01}\n    metadata: {case_type: happy}\n"
-        "    assert: [{type: equals, value: 2024-05-02}, !!set {a: null}]\n"
+        "    assert: [{type: equals, value: 2024-05-02}]\n"
         "  - vars: {when: 2024-05-01, what: {at: 2024-05-03}}\n"
         "    metadata: {case_type: edge}\n",
     )
     cases = importers.read_source("promptfoo", p).cases
     assert cases[0]["input"] == "2024-05-01"
-    assert cases[0]["expectations"][0] == "equals: 2024-05-02"
+    assert cases[0]["assertions"][0]["value"] == "2024-05-02"  # (issue 13) an assertion, its date as text
     assert cases[1]["input"] == 'when: 2024-05-01\nwhat: {"at": "2024-05-03"}'
+    # (issue 13) an assert that is not a mapping (here a YAML set) is refused, not turned into text
+    bad = write(tmp_path, "pf2.yaml", "tests:\n  - vars: {q: a}\n    assert: [!!set {a: null}]\n")
+    assert "an assert entry must be a mapping" in refused(importers.read_source, bad, "promptfoo", bad)
 
 
 @pytest.mark.parametrize(

@@ -44,7 +44,9 @@ def cmd_import_set(args) -> int:
 
     fmt = _out_format(args.out)  # refuse a bad --out before reading anything
     check_outputs(args, ("--out",))
-    ts, warnings = import_set(args.source, args.file, default_type=args.default_type)
+    ts, warnings = import_set(
+        args.source, args.file, default_type=args.default_type, trigger_queries=args.trigger_queries
+    )
     write_output(args.out, export_text(ts, fmt))
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
@@ -54,10 +56,19 @@ def cmd_import_set(args) -> int:
             file=sys.stderr,
         )
     per_type = {t: sum(1 for c in ts.cases if c.type == t) for t in CASE_TYPES}
+    carried = [
+        f"{n} {what}(s)"
+        for what, n in (
+            ("assertion", sum(len(c.assertions) for c in ts.cases)),
+            ("expectation", sum(len(c.expectations) for c in ts.cases)),
+        )
+        if n
+    ]
     print(
         f"wrote {len(ts.cases)} cases to {args.out} ("
         + ", ".join(f"{k} {v}" for k, v in per_type.items())
         + ")"
+        + (f"; {', '.join(carried)}" if carried else "")
         + (
             ""
             if ts.user_confirmed
@@ -65,6 +76,13 @@ def cmd_import_set(args) -> int:
         ),
         file=sys.stderr,
     )
+    if not any(c.exercises_sections for c in ts.cases):
+        print(
+            "note: no case names the sections of the original it exercises, so coverage will read 0% "
+            "until you map them (the desk's Transfer set page, “Map cases to sections”, or "
+            "exercises_sections in the file)",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -77,6 +95,7 @@ def cmd_draft_set(args) -> int:
     fmt = _out_format(args.out)
     check_outputs(args, ("--out",))
     original = load_document(args.original, "original")
+    print_read(original)
     spec = model_spec(args.model, args, "draft", api_base=args.api_base)
     check_model(spec.name, "--model", spec.api_base)
     caution(spec)
@@ -134,6 +153,12 @@ def register(sub) -> None:
         default=None,
         help="the type for every case that has none (those cases are marked user-modified)",
     )
+    i.add_argument(
+        "--trigger-queries",
+        action="store_true",
+        help="for a skill-creator trigger eval (query + should_trigger): import the queries that should "
+        "trigger the skill as case inputs (the others are left out)",
+    )
     i.set_defaults(fn=cmd_import_set)
 
     d = sub.add_parser(
@@ -163,6 +188,19 @@ def register(sub) -> None:
     d.set_defaults(fn=cmd_draft_set)
 
 
+def print_read(doc, out=None) -> None:
+    """Say which files made the document (an instruction file's @imports), and which were not read."""
+    out = out or sys.stderr
+    if doc.read:
+        print(
+            f"read {doc.name} with its imports: {', '.join(doc.read[1:])} — the runner gets them as one "
+            "document, and its hash covers them all",
+            file=out,
+        )
+    for n in doc.notes:
+        print(f"warning: {n}", file=out)
+
+
 def cmd_check_set(args) -> int:
     from .. import sets as tsm
     from ..documents import load_document
@@ -170,15 +208,33 @@ def cmd_check_set(args) -> int:
     original = load_document(args.original, "original")
     ts = tsm.load(args.transfer_set)
     cov = tsm.coverage(original.text, ts, allow_thin=args.allow_thin)
+    problem = tsm.confirmation_problem(ts, original.hash)
     if args.json:
-        print(json.dumps(cov.as_dict(), indent=2, ensure_ascii=False))
+        out = cov.as_dict()
+        out.update(
+            {
+                "confirmed": not problem,
+                "confirmation": problem or "confirmed",
+                "document_hash": original.hash,
+                "set_document_hash": ts.document_hash or None,
+                "set_hash": tsm.set_hash(ts),
+                "documents_read": list(original.read) or [original.name],
+                "imports_not_read": list(original.notes),
+                "cases": len(ts.cases),
+                "assertions": sum(len(c.assertions) for c in ts.cases),
+                "expectations": sum(len(c.expectations) for c in ts.cases),
+            }
+        )
+        print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
+        print_read(original, sys.stdout)
         print(
             f"{len(ts.cases)} cases · coverage {cov.coverage_pct:.0f}% "
             f"({len(cov.sections_covered)}/{len(cov.sections_identified)} sections) · "
             + ", ".join(f"{k} {v}" for k, v in cov.per_type.items())
-            + f" · {tsm.confirmation_problem(ts, original.hash) or 'confirmed'}"
+            + f" · {problem or 'confirmed'}"
         )
+        print(f"sections: {cov.how}")
         for w in cov.warnings:
             print(f"warning: {w}")
     if args.confirm:

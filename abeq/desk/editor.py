@@ -121,3 +121,36 @@ def import_text(text: str, filename: str, original_hash: str) -> TransferSet:
     if ts.user_confirmed and ts.document_hash != original_hash:
         ts = ts.model_copy(update=transferset.UNCONFIRMED)
     return ts
+
+
+MAP_COLUMNS = ["id", "input", "suggested", "exercises_sections"]
+
+
+def mapping_frame(ts: TransferSet, document_text: str) -> pd.DataFrame:
+    """One row per case for mapping it to the original's sections: the sections it names now (in
+    the original's own words where they match one) and, as a hint, the sections it shares most words with."""
+    rows = []
+    for c in ts.cases:
+        named, _ = transferset.canonical_sections(document_text, c.exercises_sections)
+        rows.append(
+            {
+                "id": c.id,
+                "input": " ".join(c.input.split())[:160],
+                "suggested": ", ".join(transferset.suggest_sections(document_text, c.input)),
+                "exercises_sections": named,
+            }
+        )
+    return pd.DataFrame(rows, columns=MAP_COLUMNS).astype(object)
+
+
+def apply_mapping(ts: TransferSet, df: pd.DataFrame) -> TransferSet:
+    """The set with each case's sections as the mapping table says: an edit like any other (the
+    cases changed are user-modified, and a confirmed set is no longer confirmed)."""
+    chosen = {}
+    for rec in df.to_dict("records"):
+        secs = rec.get("exercises_sections")
+        chosen[str(rec["id"])] = [str(s) for s in secs] if isinstance(secs, (list, tuple)) else []
+    cases = [
+        c.model_copy(update={"exercises_sections": chosen[c.id]}) if c.id in chosen else c for c in ts.cases
+    ]
+    return transferset.edit(ts, cases)

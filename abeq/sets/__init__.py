@@ -2,7 +2,15 @@
 files people already have, drafted from the original, and written back out."""
 
 from .confirm import UNCONFIRMED, confirm, confirmation_problem, edit, set_hash
-from .coverage import COVERAGE_WARN, MIN_CASES, CoverageReport, coverage, require_runnable
+from .coverage import (
+    COVERAGE_WARN,
+    MIN_CASES,
+    CoverageReport,
+    canonical_sections,
+    coverage,
+    require_runnable,
+    suggest_sections,
+)
 from .export import export_text
 from .formats import parse_located, parse_text
 from .imported import FORMATS, Imported, import_set, read_source
@@ -23,6 +31,8 @@ __all__ = [
     "confirmation_problem",
     "UNCONFIRMED",
     "coverage",
+    "canonical_sections",
+    "suggest_sections",
     "require_runnable",
     "CoverageReport",
     "MIN_CASES",

@@ -1,17 +1,23 @@
-"""Coverage: which sections of the original the cases exercise, the thin-set minimum, and the warnings."""
+"""Coverage: which sections of the original the cases exercise, the thin-set minimum, and the warnings.
+
+What counts as a section, and how the names cases give are matched to headings, is abeq.sections.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..documents import first_rule, section_texts
-from ..documents import sections as doc_sections
 from ..errors import ThinSetError
 from ..schemas import Coverage, TransferSet
+from ..sections import SectionIndex, first_rule, outline
 from ..vocab import CASE_TYPES
 
 MIN_CASES = 5
 COVERAGE_WARN = 0.70
+MAP_HINT = (
+    "map each case to the sections it exercises (the desk's Transfer set page, “Map cases to "
+    "sections”, or `exercises_sections` in the file)"
+)
 
 
 @dataclass
@@ -23,7 +29,10 @@ class CoverageReport:
     warnings: list[str] = field(default_factory=list)
     thin: bool = False
     runnable: bool = True
-    unknown_sections: list[str] = field(default_factory=list)
+    unknown_sections: list[str] = field(default_factory=list)  # names no heading of the original has
+    how: str = ""  # how the sections were found, in the user's terms
+    empty_headings: list[str] = field(default_factory=list)  # headings with no text of their own
+    sections_named: bool = True  # False: no case names any section (an imported set, typically)
 
     def as_dict(self) -> dict:
         return {
@@ -34,6 +43,10 @@ class CoverageReport:
             "warnings": self.warnings,
             "thin": self.thin,
             "runnable": self.runnable,
+            "unknown_sections": self.unknown_sections,
+            "sections_found": self.how,
+            "headings_without_text": self.empty_headings,
+            "cases_name_sections": self.sections_named,
         }
 
     def as_coverage(self) -> Coverage:
@@ -44,8 +57,18 @@ class CoverageReport:
         )
 
 
-def _norm(s: str) -> str:
-    return " ".join(s.lower().replace("#", " ").split())
+def canonical_sections(document_text: str, names: list[str]) -> tuple[list[str], list[str]]:
+    """The original's own names for `names` (matched tolerantly), and the names that match no
+    section (unknown, ambiguous, or a heading with no text of its own)."""
+    index = SectionIndex(document_text)
+    out, bad = [], []
+    for s in names:
+        m = index.resolve(s)
+        if m.status == "section" and m.heading.name not in out:
+            out.append(m.heading.name)
+        elif m.status != "section":
+            bad.append(s)
+    return out, bad
 
 
 def coverage(
@@ -62,51 +85,56 @@ def coverage(
     When the section is "" or not one of the original's, nothing is known about how far the
     case got, so it covers none: coverage is a claim, and an unfounded one is worse than a low one.
     """
-    identified = doc_sections(document_text)
-    index = {_norm(s): i for i, s in enumerate(identified)}
-    covered_idx: set[int] = set()
+    doc = outline(document_text)
+    index = SectionIndex(doc)
+    identified = [h.name for h in doc.sections]
+    covered_names: set[str] = set()
     unknown: list[str] = []
+    problems: dict[str, str] = {}  # a name a case gives -> why it counts for nothing
     ids = {c.id for c in ts.cases}
     truncated = {k: v for k, v in (truncated or {}).items() if k in ids}
     for c in ts.cases:
         limit = None
         if c.id in truncated:
-            limit = index.get(_norm(truncated[c.id]), -1)
+            m = index.resolve(truncated[c.id]) if truncated[c.id] else None
+            limit = m.heading.position if m is not None and m.heading is not None else -1
         for s in c.exercises_sections:
-            i = index.get(_norm(s))
-            if i is None:
-                if s not in unknown:
+            m = index.resolve(s)
+            if m.status != "section":
+                problems.setdefault(s, _why(s, m, index))
+                if m.status == "unknown" and s not in unknown:
                     unknown.append(s)
                 continue
-            if limit is not None and i > limit:
+            if limit is not None and m.heading.position > limit:
                 continue
-            covered_idx.add(i)
-    covered = [identified[i] for i in sorted(covered_idx)]
+            covered_names.add(m.heading.name)
+    covered = [s for s in identified if s in covered_names]
     ratio = len(covered) / max(1, len(identified))
     pct = round(100.0 * ratio, 1)
     per_type = {t: sum(1 for c in ts.cases if c.type == t) for t in CASE_TYPES}
+    named = any(c.exercises_sections for c in ts.cases)
     warnings = []
-    if ratio < COVERAGE_WARN:  # the exact ratio: 69.96% must not round up to "70%, fine"
-        bodies = dict(section_texts(document_text))
+    if ts.cases and not named:
+        warnings.append(
+            f"coverage is 0% because no case names a section it exercises (imported promptfoo and "
+            f"skill-creator cases never do: those formats have no such field); {MAP_HINT}"
+        )
+    elif ratio < COVERAGE_WARN:  # the exact ratio: 69.96% must not round up to "70%, fine"
+        bodies = {h.name: h.body for h in doc.sections}
         missing = [
             f"{s} (untested: “{rule}”)" if (rule := first_rule(bodies.get(s, ""))) else s
-            for i, s in enumerate(identified)
-            if i not in covered_idx
+            for s in identified
+            if s not in covered_names
         ]
         warnings.append(
             f"coverage {pct:g}% is below {COVERAGE_WARN * 100:g}%; no case exercises: "
             + "; ".join(missing)
             + " — the behaviour those sections induce is untested"
         )
-    for s in unknown:
-        # a title the original uses under several parents is named with its parent: say which
-        named = [t for t in identified if _norm(t.rsplit(" › ", 1)[-1]) == _norm(s)]
-        warnings.append(
-            f"a case names section '{s}', which the original does not have"
-            + (f" (it has {' and '.join(repr(t) for t in named)})" if named else "")
-        )
+    warnings += problems.values()
     for cid, sec in truncated.items():
-        if _norm(sec) in index:
+        m = index.resolve(sec) if sec else None
+        if m is not None and m.heading is not None:
             warnings.append(f"case {cid} stopped at a gate in '{sec}'; sections after it are not counted")
         else:
             warnings.append(
@@ -132,6 +160,26 @@ def coverage(
         thin,
         runnable=(not thin) or allow_thin or ts.thin_accepted,
         unknown_sections=unknown,
+        how=doc.how(),
+        empty_headings=[h.name for h in doc.headings if h.kind == "empty"],
+        sections_named=named,
+    )
+
+
+def _why(given: str, m, index: SectionIndex) -> str:
+    """Why a section name a case gives counts for nothing, and what to write instead."""
+    if m.status == "heading":
+        subs = index.subsections(m.heading)
+        return f"a case names '{given}', a heading with no text of its own, so it counts for no section" + (
+            f"; name the subsection(s) it exercises: {', '.join(repr(s) for s in subs)}" if subs else ""
+        )
+    if m.status == "ambiguous":
+        return (
+            f"a case names '{given}', which matches more than one section "
+            f"({' and '.join(repr(t) for t in m.candidates)}); name one of them"
+        )
+    return f"a case names section '{given}', which the original does not have" + (
+        f"; the closest headings are {', '.join(repr(t) for t in m.candidates)}" if m.candidates else ""
     )
 
 
@@ -146,3 +194,33 @@ def require_runnable(
             hint="Add cases, or accept a thin set explicitly (--allow-thin; the report records it).",
         )
     return cov
+
+
+_STOP = set(
+    "a an and are as at be but by can do does for from has have how if in into is it its may must not "
+    "of on or so than that the their them then there these this those to use used using was what when "
+    "which who will with you your".split()
+)
+
+
+def _words(text: str) -> set[str]:
+    import re
+
+    return {w for w in re.findall(r"[^\W\d_]{3,}", text.casefold()) if w not in _STOP}
+
+
+def suggest_sections(document_text: str, case_input: str, n: int = 3) -> list[str]:
+    """The sections whose words the case input shares most, rarer words counting more: a hint for
+    the person mapping cases to sections (never applied by itself)."""
+    import math
+
+    secs = outline(document_text).sections
+    bags = [(h.name, _words(h.name + " " + h.body)) for h in secs]
+    want = _words(case_input)
+    df = {w: sum(1 for _, b in bags if w in b) for w in want}
+    scored = [
+        (sum(math.log(1 + len(bags) / df[w]) for w in want & bag), i, name)
+        for i, (name, bag) in enumerate(bags)
+    ]
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    return [name for score, _, name in scored[:n] if score > 0]

@@ -18,8 +18,9 @@ from ..models.call import CallPolicy
 from ..models.spec import ModelSpec
 from ..prompts import load_prompt, messages
 from ..schemas import Case, DraftReply, GateResponse, TransferSet
+from ..sections import SectionIndex
 from ._common import slugify, unique_id
-from .coverage import _norm, coverage
+from .coverage import coverage
 
 PROMPT = "draft-cases"
 
@@ -61,7 +62,7 @@ def draft_cases(document_text: str, spec: ModelSpec, policy: CallPolicy | None =
 
 def build_set(reply: DraftReply, document_text: str) -> tuple[TransferSet, list[str]]:
     """What code checks in a drafted reply; returns the set and a warning for everything it changed."""
-    canon = {_norm(s): s for s in sections(document_text)}
+    index = SectionIndex(document_text)
     warnings: list[str] = []
     cases: list[Case] = []
     taken: set[str] = set()
@@ -74,13 +75,13 @@ def build_set(reply: DraftReply, document_text: str) -> tuple[TransferSet, list[
             continue
         secs: list[str] = []
         for s in d.exercises_sections:
-            title = canon.get(_norm(s))
-            if title is None:
+            m = index.resolve(s)  # the model may drop an emoji or a number: matched tolerantly
+            if m.status != "section":
                 warnings.append(
                     f"{label} names a section the original does not have: '{s}'; dropped that section"
                 )
-            elif title not in secs:
-                secs.append(title)
+            elif m.heading.name not in secs:
+                secs.append(m.heading.name)
         gates = [g for g in d.gate_responses if g.pattern.strip() and g.response.strip()]
         if len(gates) < len(d.gate_responses):
             warnings.append(f"{label}: dropped a gate response with no pattern or no response")

@@ -9,6 +9,7 @@ import json
 from ..errors import InputError
 from ..schemas import TransferSet
 from .parse import dump
+from .yaml12 import SourceFloat, SourceInt, reads_as_text
 
 
 def export_text(ts: TransferSet, fmt: str) -> str:
@@ -35,6 +36,8 @@ def export_text(ts: TransferSet, fmt: str) -> str:
             "expectations",
             "rationale",
         ]
+        # the structured fields get a column (JSON in the cell) only when a case has them
+        cols += [f for f in _OPTIONAL if any(getattr(c, f) for c in ts.cases)]
         w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
         w.writeheader()
         for c in ts.cases:
@@ -57,10 +60,21 @@ def export_text(ts: TransferSet, fmt: str) -> str:
                     "expectations": "\n".join(exp)
                     if not any("\n" in e or e.startswith("[") for e in exp)
                     else json.dumps(exp, ensure_ascii=False),
+                    **{f: _cell(c, f) for f in _OPTIONAL if f in cols},
                 }
             )
         return buf.getvalue()
     raise InputError(f"cannot write a transfer set as '{fmt}'", hint="Use .json, .yaml, .jsonl or .csv.")
+
+
+_OPTIONAL = ("assertions", "metadata", "workspace", "files", "command_outputs")
+
+
+def _cell(case, name: str) -> str:
+    value = case.model_dump(mode="json", include={name})[name]
+    if not value:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def _block_dumper():
@@ -80,7 +94,12 @@ def _block_dumper():
             style = '"'
         else:
             style = "|" if "\n" in value else None
+        if style is None and not reads_as_text(value):
+            style = "'"  # e.g. "1e5" or "0o17": plain, YAML 1.2 would read them back as numbers
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
     BlockDumper.add_representer(str, text)
+    # numbers read from YAML remember their spelling (yaml12); they are written as plain numbers
+    BlockDumper.add_representer(SourceInt, yaml.SafeDumper.represent_int)
+    BlockDumper.add_representer(SourceFloat, yaml.SafeDumper.represent_float)
     return BlockDumper

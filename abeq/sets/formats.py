@@ -1,11 +1,10 @@
-"""Reading transfer-set text strictly: JSON and JSONL (repeated keys refused), YAML (repeated keys,
-self-containing aliases and alias bombs refused), CSV (quotes left open refused) — each problem
-named by line, row or column, with what to do."""
+"""Reading transfer-set text strictly: JSON and JSONL (repeated keys refused), YAML 1.2 (see yaml12;
+repeated keys, self-containing aliases and alias bombs refused), CSV (quotes left open refused) —
+each problem named by line, row or column, with what to do."""
 
 from __future__ import annotations
 
 import csv
-import functools
 import io
 import json
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 from ..errors import InputError, json_problem
 from ..schemas import Case
 from ..vocab import CASE_TYPES
+from .yaml12 import loader as yaml12_loader
 
 
 def _list_cell(cell: str, split) -> list[str]:
@@ -93,6 +93,13 @@ def _swallowed_row(cell: str, header: list[str]) -> str | None:
 
 
 _CSV_TRIMMED = ("id", "type", "status", "exercises_sections", "expectations")
+_JSON_CELLS = {
+    "gate_responses": '[{"pattern": "confirm", "response": "yes"}]',
+    "assertions": '[{"type": "contains", "value": "Fixes"}]',
+    "metadata": '{"category": "billing"}',
+    "files": '{"notes.md": "text of the file"}',
+    "command_outputs": '[{"pattern": "git status", "output": "clean"}]',
+}
 
 
 def _parse_csv_rows(text: str, path: str) -> tuple[list[dict], list[str]]:
@@ -148,18 +155,19 @@ def _parse_csv_rows(text: str, path: str) -> tuple[list[dict], list[str]]:
             # one expectation per line of the cell (they are sentences and may contain ';')
             # ("\n" only: splitlines() would also cut an expectation at U+2028, \x0c...)
             case["expectations"] = _list_cell(case.pop("expectations"), lambda c: c.split("\n"))
-        gates = case.pop("gate_responses", "")
-        if gates.strip():
-            try:
-                case["gate_responses"] = json.loads(gates)
-            except json.JSONDecodeError as e:
-                raise InputError(
-                    f"row {n}: gate_responses is not valid JSON (column {e.colno}: "
-                    f"{json_problem(e, position=False)})",
-                    path=path,
-                    hint='Write a JSON list, e.g. [{"pattern": "confirm", "response": "yes"}].',
-                ) from None
-        for optional in ("status", "rationale"):
+        for col, example in _JSON_CELLS.items():  # structured fields travel as JSON in one cell
+            cell = case.pop(col, "")
+            if cell.strip():
+                try:
+                    case[col] = json.loads(cell)
+                except json.JSONDecodeError as e:
+                    raise InputError(
+                        f"row {n}: {col} is not valid JSON (column {e.colno}: "
+                        f"{json_problem(e, position=False)})",
+                        path=path,
+                        hint=f"Write JSON, e.g. {example}.",
+                    ) from None
+        for optional in ("status", "rationale", "workspace"):
             if not case.get(optional, "").strip():
                 case.pop(optional, None)
         rows.append(case)
@@ -218,38 +226,6 @@ def _load_json(text: str, path: str, line: int | None = None) -> Any:
         raise InputError(
             f"key '{dup.key}' appears twice in the object at {where}", path=path, hint=_DUPLICATE_HINT
         ) from None
-
-
-@functools.lru_cache(maxsize=1)
-def _yaml_loader():
-    import yaml
-
-    class UniqueKeyLoader(yaml.SafeLoader):
-        """safe_load, refusing a key repeated in one mapping (YAML would keep the last one)."""
-
-        def construct_mapping(self, node, deep=False):
-            seen: dict = {}
-            for key_node, _ in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    continue  # `<<: *defaults` may be overridden by the mapping's own keys
-                key = self.construct_object(key_node, deep=True)
-                try:
-                    first = seen.setdefault(key, key_node)
-                except TypeError:
-                    continue  # an unhashable key: SafeLoader reports it
-                if first is not key_node:
-                    raise _yaml_duplicate(key, first, key_node)
-            return super().construct_mapping(node, deep)
-
-    return UniqueKeyLoader
-
-
-def _yaml_duplicate(key: Any, first: Any, again: Any) -> Exception:
-    import yaml
-
-    err = yaml.constructor.ConstructorError(None, None, f"key '{key}'", again.start_mark)
-    err.first_line = first.start_mark.line + 1
-    return err
 
 
 def parse_text(text: str, fmt: str, path: str = "<transfer set>") -> Any:
@@ -352,7 +328,7 @@ def _parse_located(text: str, fmt: str, path: str) -> tuple[Any, list[str] | Non
             import yaml
 
             try:
-                return yaml.load(text, Loader=_yaml_loader()), None
+                return yaml.load(text, Loader=yaml12_loader()), None  # YAML 1.2: see yaml12
             except yaml.YAMLError as e:
                 mark = getattr(e, "problem_mark", None)
                 where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

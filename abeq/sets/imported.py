@@ -27,14 +27,22 @@ FORMATS: tuple[str, ...] = ("promptfoo", "skill-creator", "csv", "yaml", "jsonl"
 
 
 def import_set(
-    fmt: str, path: str | Path, default_type: str | None = None, types: dict[str, str] | None = None
+    fmt: str,
+    path: str | Path,
+    default_type: str | None = None,
+    types: dict[str, str] | None = None,
+    *,
+    trigger_queries: bool = False,
 ) -> tuple[TransferSet, list[str]]:
     """Read a transfer set in `fmt`; raises MissingTypesError when cases lack a type nobody supplied."""
-    return read_source(fmt, path).resolve(types, default_type)
+    return read_source(fmt, path, trigger_queries=trigger_queries).resolve(types, default_type)
 
 
-def read_source(fmt: str, path: str | Path, text: str | None = None) -> Imported:
-    """Read cases from a file (or from `text`, named `path`, e.g. an upload) without resolving types."""
+def read_source(
+    fmt: str, path: str | Path, text: str | None = None, *, trigger_queries: bool = False
+) -> Imported:
+    """Read cases from a file (or from `text`, named `path`, e.g. an upload) without resolving types.
+    `trigger_queries`: a skill-creator trigger eval's should-trigger queries become the cases."""
     p = str(path)
     if fmt not in FORMATS:
         raise InputError(f"unknown import format '{fmt}'", path=p, hint=f"Use one of {', '.join(FORMATS)}.")
@@ -48,7 +56,7 @@ def read_source(fmt: str, path: str | Path, text: str | None = None) -> Imported
     if fmt == "skill-creator":
         from .skill_creator import read_skill_creator
 
-        return read_skill_creator(p, text)
+        return read_skill_creator(p, text, trigger_queries=trigger_queries)
     return _read_abeq(fmt, p, text)
 
 
@@ -61,7 +69,8 @@ def _read_abeq(fmt: str, path: str, text: str) -> Imported:
         raise InputError(
             "a transfer set must be an object with a 'cases' list (or a list of cases)",
             path=path,
-            hint="See SPEC §7 for the shape; for promptfoo or skill-creator files use "
+            hint='Write {"cases": [{"id": "happy-1", "type": "happy", "input": "..."}]} (the README\'s '
+            '"Transfer sets" section has every field); for promptfoo or skill-creator files use '
             "--from promptfoo|skill-creator.",
         )
     cases = []

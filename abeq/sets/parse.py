@@ -34,7 +34,8 @@ def _case_label(i: int, raw: Any, labels: list[str] | None = None) -> str:
 
 _SHAPE_HINT = (
     'Write {"cases": [...]} (or a list of cases), each case an object like '
-    '{"id": "happy-1", "type": "happy", "input": "..."}; see SPEC §7.'
+    '{"id": "happy-1", "type": "happy", "input": "..."}; the README\'s "Transfer sets" section lists '
+    "every field (or run `abeq check-set --help`)."
 )
 
 
@@ -50,7 +51,7 @@ def from_obj(obj: Any, path: str = "<transfer set>", labels: list[str] | None = 
         raise InputError("a transfer set must be an object with a 'cases' list", path=path, hint=_SHAPE_HINT)
     raw_cases = obj.get("cases")
     if not isinstance(raw_cases, list):
-        raise InputError("missing the 'cases' list", path=path, hint="See SPEC §7 for the shape.")
+        raise InputError("missing the 'cases' list", path=path, hint=_SHAPE_HINT)
     if not raw_cases:
         raise InputError(
             "the transfer set has no cases", path=path, hint="Add cases or draft them with `abeq draft-set`."
@@ -82,6 +83,8 @@ def from_obj(obj: Any, path: str = "<transfer set>", labels: list[str] | None = 
         seen[case.id] = i
         cases.append(case)
     rest = {k: v for k, v in obj.items() if k != "cases"}
+    if "document_hash" in rest and rest["document_hash"] is None:
+        rest["document_hash"] = ""  # written by hand as null: not bound to an original yet
     try:
         return TransferSet.model_validate({**rest, "cases": [c.model_dump() for c in cases]})
     except ValidationError as e:

@@ -1,45 +1,88 @@
-"""skill-creator evals.json files as abeq cases (types are supplied later: see imported.py)."""
+"""skill-creator evals.json files as abeq cases (types are supplied later: see imported.py).
+
+Per eval: `prompt` is the input (with `files` named after it: the runner gets text only);
+`expectations` stay the case's expectations; `assertions` (text, or objects with a text) become
+natural-language assertions (type "llm-rubric", the text as value, an id as metric, a name as
+description, other keys in options); `expected_output` (a description for the person reading the
+results, not a check) and every other field (`name`, `category`, `checks`, …) go to the case's
+metadata, with a warning naming them. Refused: what would change the meaning — an eval without a
+prompt, fields of the wrong type, and a trigger eval (`query` + `should_trigger`), which tests
+whether a skill is loaded, not what it makes a model do once it is.
+"""
 
 from __future__ import annotations
 
 import json
+import re
+from typing import Any
 
 from ..errors import InputError
 from ._common import Imported, _declared_type, _kind
 from .formats import parse_text
 
-# skill-creator's evals.json fields (references/schemas.md), plus the type keys abeq reads
-_EVAL_FIELDS = ("id", "prompt", "expected_output", "files", "expectations", "case_type", "abeq_type", "type")
+_EVAL_FIELDS = (
+    "id",
+    "prompt",
+    "expected_output",
+    "files",
+    "expectations",
+    "assertions",
+    "case_type",
+    "abeq_type",
+    "type",
+)
+# fields some authors use for checks; kept in metadata, and the warning says how to make them run
+_CHECKLIKE = {"checks", "scorers", "must_have", "must_not_have", "expected_behavior", "verifiers", "criteria"}
+_TEXT_KEYS = ("text", "assertion", "statement", "check", "expectation", "criterion", "description")
+_PLACEHOLDER = re.compile(r"\{\{?\s*[A-Z][A-Z0-9_]*\s*\}?\}")
+TRIGGER_HINT = (
+    "A trigger eval is for skill-creator's description optimiser (it tunes the skill's `description` "
+    "so Claude loads the skill for the right requests). To use its should_trigger: true queries as case "
+    "inputs here, run `abeq import-set --from skill-creator FILE --trigger-queries --out cases.json`."
+)
 
 
-def read_skill_creator(path: str, text: str) -> Imported:
+def read_skill_creator(path: str, text: str, trigger_queries: bool = False) -> Imported:
     data = parse_text(text, "json", path)
+    trig = trigger_items(data)
+    if trig is not None:
+        if not trigger_queries:
+            keys = (
+                "prompt + expected_trigger"
+                if any("expected_trigger" in x for x in trig)
+                else "query + should_trigger"
+            )
+            raise InputError(
+                f"this is a skill-creator trigger eval ({len(trig)} entries of {keys}): it tests whether a "
+                "skill's description makes Claude load the skill for a request, not what the skill makes "
+                "a model do once loaded, which is what abeq compares",
+                path=path,
+                hint=TRIGGER_HINT,
+            )
+        return _trigger_cases(path, trig)
     evals = data.get("evals") if isinstance(data, dict) else data
     if not isinstance(evals, list):
-        raise InputError(
-            "a skill-creator file has an 'evals' list",
-            path=path,
-            hint='Expected {"skill_name": ..., "evals": [{"id": 1, "prompt": ..., "expectations": [...]}]}.',
-        )
+        raise InputError(_not_evals(data), path=path, hint=_EVALS_SHAPE)
     if not evals:
         raise InputError("the 'evals' list is empty: nothing to import", path=path)
     cases, labels, warnings = [], [], []
+    extra_fields: dict[str, int] = {}
+    if isinstance(data, dict):
+        rest = [k for k in data if k not in ("evals", "skill_name")]
+        if rest:
+            warnings.append(
+                f"the file's own fields {', '.join(rest)} are not carried into the set (a set has no place "
+                "for them); read them beside the cases"
+            )
     for i, ev in enumerate(evals):
         label = f"evals[{i}]" + (f" (id {ev.get('id')})" if isinstance(ev, dict) and "id" in ev else "")
         if not isinstance(ev, dict):
             raise InputError(f"{label} is not an object", path=path)
-        unknown = [k for k in ev if k not in _EVAL_FIELDS]
-        if unknown:  # a misspelt 'expectations' would otherwise drop every check without a word
-            raise InputError(
-                f"{label} has unknown field(s): {', '.join(map(str, unknown))}",
-                path=path,
-                hint=f"An eval's fields are {', '.join(_EVAL_FIELDS)}; rename or remove the others.",
-            )
         prompt = ev.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             raise InputError(f"{label}: 'prompt' is missing or empty; it is the case input", path=path)
         _check_eval_types(ev, label, path)
-        if "id" in ev and ev["id"] not in (None, ""):
+        if ev.get("id") not in (None, ""):
             cid = f"eval-{ev['id']}"
         else:
             cid = f"eval-{i + 1}"
@@ -48,26 +91,158 @@ def read_skill_creator(path: str, text: str) -> Imported:
         if isinstance(expectations, str):
             expectations = [expectations]
         if not isinstance(expectations, list) or not all(isinstance(x, str) for x in expectations):
-            raise InputError(f"{label}: 'expectations' must be a list of statements", path=path)
-        expected = ev.get("expected_output")
-        if isinstance(expected, str) and expected.strip():
-            expectations = [f"Expected output: {expected.strip()}", *expectations]
+            raise InputError(
+                f"{label}: 'expectations' must be a list of statements",
+                path=path,
+                hint='Write "expectations": ["The output has a Fixes heading", …].',
+            )
+        metadata = {k: v for k, v in ev.items() if k not in _EVAL_FIELDS}
+        for k in metadata:
+            extra_fields[k] = extra_fields.get(k, 0) + 1
+        if isinstance(ev.get("expected_output"), str) and ev["expected_output"].strip():
+            metadata["expected_output"] = ev["expected_output"]
         inp = prompt
         files = ev.get("files") or []
         if files:
             # The runner gets text only; naming the files keeps the task as the skill saw it.
             inp += "\n\nInput files: " + ", ".join(map(str, files))
+            metadata["files"] = files
             warnings.append(
                 f"{label} comes with files ({', '.join(map(str, files))}); abeq names them in the input "
                 "but does not attach their contents"
             )
-        case: dict = {"id": cid, "input": inp, "expectations": expectations, "status": "user-added"}
+        if _PLACEHOLDER.search(prompt):
+            found = ", ".join(sorted(set(_PLACEHOLDER.findall(prompt))))
+            warnings.append(
+                f"{label}: the prompt has placeholders ({found}) that your eval harness fills in; abeq "
+                "passes the prompt as written"
+            )
+        case: dict = {"id": cid, "input": inp, "status": "user-added"}
+        if expectations:
+            case["expectations"] = expectations
+        asserts = [
+            _assertion(a, f"{label}: assertions[{j}]", path)
+            for j, a in enumerate(_list(ev, "assertions", label, path))
+        ]
+        if asserts:
+            case["assertions"] = asserts
+        if metadata:
+            case["metadata"] = metadata
         t = _declared_type(ev, path, label)
         if t:
             case["type"] = t
         cases.append(case)
         labels.append(label)
+    if extra_fields:
+        checklike = sorted(set(extra_fields) & _CHECKLIKE)
+        warnings.append(
+            "fields skill-creator does not define are kept in each case's metadata: "
+            + ", ".join(f"{k} ({n} eval{'s' if n > 1 else ''})" for k, n in extra_fields.items())
+            + (
+                f"; {', '.join(checklike)} read like checks but are not run as checks — to have them "
+                "checked, write them as 'expectations' (statements) or 'assertions'"
+                if checklike
+                else ""
+            )
+        )
     return Imported(path, "skill-creator", cases, labels, warnings)
+
+
+_EVALS_SHAPE = 'Expected {"skill_name": ..., "evals": [{"id": 1, "prompt": ..., "expectations": [...]}]}.'
+
+
+def _not_evals(data: Any) -> str:
+    if isinstance(data, dict):
+        keys = ", ".join(list(data)[:8]) or "none"
+        for key, what in (("test_cases", "test cases"), ("cases", "cases"), ("scenarios", "scenarios")):
+            if isinstance(data.get(key), list):
+                return (
+                    f"this file keeps its {what} under '{key}', not 'evals': it is not a skill-creator "
+                    f"evals.json (its top-level fields: {keys})"
+                )
+        return f"a skill-creator file has an 'evals' list; this one has none (its top-level fields: {keys})"
+    return f"a skill-creator file is an object with an 'evals' list, not a {_kind(data)}"
+
+
+def trigger_items(data: Any) -> list[dict] | None:
+    """The entries of a trigger eval (query + should_trigger, in its known shapes), or None."""
+    items = data
+    if isinstance(data, dict):
+        items = data.get("evals") if isinstance(data.get("evals"), list) else data.get("cases")
+    if not isinstance(items, list) or not items or not all(isinstance(x, dict) for x in items):
+        return None
+    if all("should_trigger" in x or "expected_trigger" in x for x in items):
+        return items
+    return None
+
+
+def _trigger_cases(path: str, items: list[dict]) -> Imported:
+    """The queries that should trigger the skill, as cases (asked for with --trigger-queries)."""
+    cases, labels = [], []
+    skipped = 0
+    for i, x in enumerate(items):
+        query = x.get("query", x.get("prompt"))
+        should = x.get("should_trigger", x.get("expected_trigger"))
+        if not isinstance(query, str) or not query.strip():
+            raise InputError(f"entry {i}: has no query text", path=path)
+        if should is not True:
+            skipped += 1
+            continue
+        meta = {k: v for k, v in x.items() if k not in ("query", "prompt")}
+        cid = (
+            f"query-{x['id']}"
+            if isinstance(x.get("id"), (str, int)) and str(x["id"]).strip()
+            else f"query-{i + 1}"
+        )
+        cases.append({"id": cid, "input": query, "status": "user-added", "metadata": meta})
+        labels.append(f"entry {i}")
+    if not cases:
+        raise InputError(
+            "no query in this trigger eval should trigger the skill: nothing to import", path=path
+        )
+    warnings = [
+        f"imported the {len(cases)} queries that should trigger the skill as case inputs"
+        + (
+            f"; the {skipped} that should not were left out (they test that the skill is not loaded, "
+            "and abeq always gives the runner the document)"
+            if skipped
+            else ""
+        )
+    ]
+    return Imported(path, "skill-creator", cases, labels, warnings)
+
+
+def _list(ev: dict, key: str, label: str, path: str) -> list:
+    v = ev.get(key, [])
+    if isinstance(v, (str, dict)):
+        return [v]
+    if not isinstance(v, list):
+        raise InputError(f"{label}: '{key}' must be a list, not a {_kind(v)}", path=path)
+    return v
+
+
+def _assertion(a: Any, label: str, path: str) -> dict:
+    """A skill-creator assertion as a natural-language check the judge model grades."""
+    if isinstance(a, str) and a.strip():
+        return {"type": "llm-rubric", "value": a}
+    if isinstance(a, dict):
+        key = next((k for k in _TEXT_KEYS if isinstance(a.get(k), str) and a[k].strip()), None)
+        if key is not None:
+            out = {"type": "llm-rubric", "value": a[key]}
+            if a.get("id") not in (None, ""):
+                out["metric"] = str(a["id"])
+            if isinstance(a.get("name"), str) and key != "name":
+                out["description"] = a["name"]
+            rest = {k: v for k, v in a.items() if k not in (key, "id", "name")}
+            if rest:
+                out["options"] = rest
+            return out
+    raise InputError(
+        f"{label}: an assertion must be a statement (text) or an object with a 'text', "
+        f"not {json.dumps(a, default=str)[:80]}",
+        path=path,
+        hint='Write "assertions": ["The output has a Fixes heading"] or [{"text": "…"}].',
+    )
 
 
 def _check_eval_types(ev: dict, label: str, path: str) -> None:

@@ -1,0 +1,269 @@
+"""promptfoo tests as abeq cases (types are supplied later: see imported.py).
+
+- The input is the test's vars (defaultTest's, overridden by the test's): one var is the input
+  itself; several are `name: value` lines in the order written. Text is kept exactly as written
+  (YAML 1.2: see yaml12). A var listing several texts makes one case per combination, as promptfoo
+  runs them. A `file://` var naming a text file is replaced by the file's text; one naming code (or
+  any file abeq cannot pass as text) keeps the reference as written, relative, with a warning.
+- Asserts (defaultTest's first) become the case's assertions (promptfoo_asserts); nothing becomes
+  an expectation, and nothing is added.
+- Tests that share `metadata.conversationId` are the turns of one conversation: they become one
+  case whose input lists the turns in order, each labelled `[turn k of n]`, after the vars all the
+  turns share; each turn's asserts keep options["turn"].
+- The test's metadata goes to the case's metadata; its other fields (description, threshold,
+  options, provider, …) go to metadata["promptfoo"], as given.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..documents import read_text_file
+from ..errors import InputError
+from ._common import MAX_CASES, _as_list, _declared_type, _json_text, _kind, _need_mapping, slugify, unique_id
+from .promptfoo_asserts import to_assertions
+from .yaml12 import plain, scalar_text
+
+_TEXT_SUFFIXES = {"", ".txt", ".md", ".markdown", ".json", ".yaml", ".yml", ".csv", ".html", ".xml", ".log"}
+_TEST_KEYS = ("vars", "assert", "metadata")
+
+
+@dataclass
+class Test:
+    """One promptfoo test as found, with where it came from and the config its $refs resolve in."""
+
+    label: str
+    test: dict
+    config: dict
+
+
+@dataclass
+class _Turn:
+    label: str
+    vars: dict
+    assertions: list[dict]
+    meta: dict
+    extra: dict
+    ctype: str | None
+    raw_asserts: list = field(default_factory=list)  # as written, to fill {{var}} per combination
+    config: dict = field(default_factory=dict)  # where the asserts' $refs resolve
+
+
+def build_cases(tests: list[Test], default: dict, path: str, warnings: list[str]) -> tuple[list, list]:
+    """The cases and their labels, in the order the tests came (a conversation where its first turn was)."""
+    dvars = default.get("vars") or {}
+    dmeta = default.get("metadata") or {}
+    for key, val in (("vars", dvars), ("metadata", dmeta)):
+        _need_mapping(val, "defaultTest", key, path)
+    dextra = {k: v for k, v in default.items() if k not in _TEST_KEYS}
+    groups: dict[str, list[_Turn]] = {}
+    order: list[tuple[str, Any]] = []  # ("test", (_Turn, combos)) or ("conversation", id)
+    for t in tests:
+        turn, combos = _turn(t, default, dvars, dmeta, dextra, path, warnings)
+        conv = turn.meta.get("conversationId")
+        if conv is not None and str(conv).strip():
+            conv = str(conv)
+            if len(combos) > 1:
+                raise InputError(
+                    f"{t.label}: a turn of conversation '{conv}' has list-valued vars ({len(combos)} "
+                    "combinations); abeq cannot tell which combination belongs to which turn",
+                    path=path,
+                    hint="Give each turn single values, or split the combinations into conversations.",
+                )
+            if conv not in groups:
+                groups[conv] = []
+                order.append(("conversation", conv))
+            turn.vars = combos[0]
+            groups[conv].append(turn)
+        else:
+            order.append(("test", (turn, combos)))
+    cases: list[dict] = []
+    labels: list[str] = []
+    taken: set[str] = set()
+    for kind, item in order:
+        if kind == "conversation":
+            turns = groups[item]
+            case = _conversation(item, turns, taken, len(cases))
+            cases.append(case)
+            labels.append(f"{turns[0].label} … (conversation '{item}', {len(turns)} turns)")
+            if len(turns) > 1:
+                warnings.append(
+                    f"{', '.join(t.label for t in turns)} share conversationId '{item}': imported as "
+                    f"one conversational case '{case['id']}' with the {len(turns)} turns in order "
+                    "(promptfoo feeds each reply back; abeq's runner gets all the turns at once)"
+                )
+            continue
+        turn, combos = item
+        if len(combos) > 1:
+            warnings.append(f"{turn.label}: list-valued vars make {len(combos)} combinations; each is a case")
+        for k, combo in enumerate(combos):
+            inp = input_text(combo)
+            if not inp.strip():
+                raise InputError(
+                    f"{turn.label}: its vars are empty, so there is no input to give the runner", path=path
+                )
+            desc = turn.extra.get("description")
+            want = slugify(str(desc)) if desc else ""
+            want = want or f"case-{len(cases) + 1}"
+            cid = unique_id(want, taken)
+            if desc and cid != want and len(combos) == 1 and not turn.label.startswith("scenario "):
+                warnings.append(f"{turn.label}: id '{want}' was already taken; named it '{cid}'")
+            asserts = [dict(a) for a in turn.assertions]
+            if len(combos) > 1:  # {{var}} in an assert is filled per combination
+                asserts = _assertions_for(turn, combo, path, warnings)
+            cases.append(_case(cid, inp, asserts, turn.meta, turn.extra, turn.ctype))
+            labels.append(turn.label + (f", combination {k + 1}" if len(combos) > 1 else ""))
+    return cases, labels
+
+
+def _turn(t: Test, default, dvars, dmeta, dextra, path, warnings) -> tuple[_Turn, list[dict]]:
+    test, label = t.test, t.label
+    tvars = test.get("vars") or {}
+    _need_mapping(tvars, label, "vars", path)
+    _need_mapping(test.get("metadata") or {}, label, "metadata", path)
+    if isinstance(test.get("description"), (dict, list)):
+        raise InputError(
+            f"{label}: 'description' must be text, not a {_kind(test['description'])}",
+            path=path,
+            hint="Write the test's description as one line of text.",
+        )
+    merged = {**dvars, **tvars}
+    if not merged:
+        raise InputError(
+            f"{label}: has no vars, so there is no input to give the runner",
+            path=path,
+            hint="Each test needs vars; with one var its value is the input, with several "
+            "the input lists them as 'name: value' lines.",
+        )
+    meta = {**dmeta, **(test.get("metadata") or {})}
+    extra = {**dextra, **{k: v for k, v in test.items() if k not in _TEST_KEYS}}
+    if isinstance(dextra.get("options"), dict) and isinstance(test.get("options"), dict):
+        extra["options"] = {**dextra["options"], **test["options"]}
+    combos = _combinations(merged, label, path, warnings)
+    raw = [*_as_list(default.get("assert")), *_as_list(test.get("assert"))]
+    turn = _Turn(label, merged, [], meta, extra, _declared_type(meta, path, label), raw, t.config)
+    turn.assertions = _convert(turn, combos[0], path, warnings)
+    return turn, combos
+
+
+def _convert(turn: _Turn, vars_: dict, path: str, warnings: list[str]) -> list[dict]:
+    set_no = [0]
+    out = [
+        a
+        for r in turn.raw_asserts
+        for a in to_assertions(r, turn.label, path, vars_, turn.config, warnings, set_no)
+    ]
+    options = turn.extra.get("options")
+    transform = options.get("transform") if isinstance(options, dict) else None
+    if transform:  # promptfoo applies a test's options.transform to the output every assert reads
+        for a in out:
+            a["options"] = {**a["options"], "test_transform": transform}
+    return out
+
+
+def _assertions_for(turn: _Turn, combo: dict, path: str, warnings: list[str]) -> list[dict]:
+    quiet: list[str] = []  # the first combination already said what there was to say
+    return _convert(turn, combo, path, quiet)
+
+
+def _case(cid: str, inp: str, asserts: list, meta: dict, extra: dict, ctype: str | None) -> dict:
+    case: dict = {"id": cid, "input": inp, "status": "user-added"}
+    if asserts:
+        case["assertions"] = asserts
+    metadata = dict(meta)
+    if extra:
+        metadata["promptfoo"] = extra
+    if metadata:
+        case["metadata"] = metadata
+    if ctype:
+        case["type"] = ctype
+    return plain(case)
+
+
+def _conversation(conv: str, turns: list[_Turn], taken: set, n_before: int) -> dict:
+    """One case for the turns of a conversation, in order."""
+    keys = list(dict.fromkeys(k for t in turns for k in t.vars))
+    shared = {
+        k: turns[0].vars[k] for k in keys if all(k in t.vars and t.vars[k] == turns[0].vars[k] for t in turns)
+    }
+    if len(shared) == len(keys):
+        shared = {}  # every turn says the same thing: each turn shows its vars in full
+    # the shared vars are labelled even when there is one, so it does not read as a first message
+    parts = ["\n".join(f"{k}: {_text(v)}" for k, v in shared.items())] if shared else []
+    for k, t in enumerate(turns, start=1):
+        own = {key: v for key, v in t.vars.items() if key not in shared}
+        parts.append(f"[turn {k} of {len(turns)}]\n{input_text(own)}")
+    asserts = []
+    for k, t in enumerate(turns, start=1):
+        for a in t.assertions:
+            asserts.append({**a, "options": {**a["options"], "turn": k}} if len(turns) > 1 else a)
+    cid = unique_id(slugify(conv) or f"conversation-{n_before + 1}", taken)
+    extra = dict(turns[0].extra)
+    descs = [t.extra.get("description") for t in turns]
+    if any(descs) and len(turns) > 1:
+        extra["turn_descriptions"] = descs
+    meta = {**turns[0].meta, "turns": len(turns)}
+    return _case(cid, "\n\n".join(parts), asserts, meta, extra, turns[0].ctype)
+
+
+def _combinations(merged: dict, label: str, path: str, warnings: list[str]) -> list[dict]:
+    """promptfoo runs every combination of list-of-text vars; file:// values are read here."""
+    keys, choices = [], []
+    base = Path(path).resolve().parent
+    for k, v in merged.items():
+        if isinstance(v, str) and v.startswith("file://"):
+            options = _var_files(v, base, label, k, warnings)
+        elif isinstance(v, list) and v and isinstance(v[0], str):
+            options = v
+        else:
+            options = [v]
+        keys.append(k)
+        choices.append(options)
+    combos = [dict(zip(keys, vals)) for vals in itertools.product(*choices)]
+    if len(combos) > MAX_CASES:
+        raise InputError(f"{label}: its vars make {len(combos)} combinations", path=path)
+    return combos
+
+
+def _var_files(ref: str, base: Path, label: str, key: str, warnings: list[str]) -> list[str]:
+    """A file:// var: the text of each file it names; the reference itself, as written, for a file
+    abeq cannot pass as text (code promptfoo would run, a missing file). Never an absolute path."""
+    rel = ref.removeprefix("file://")
+    if any(ch in rel for ch in "*?["):
+        paths = sorted(base.glob(rel))
+        refs = [f"file://{p.relative_to(base).as_posix()}" if p.is_relative_to(base) else ref for p in paths]
+    else:
+        paths, refs = [base / rel], [ref]
+    out = []
+    for p, written in zip(paths, refs):
+        if p.suffix.lower() in _TEXT_SUFFIXES and p.is_file():
+            out.append(read_text_file(p, what=f"var '{key}' file").rstrip("\n"))
+            continue
+        if not p.exists():
+            why = "does not exist"
+        elif p.suffix.lower() in (".py", ".js", ".mjs", ".cjs", ".ts"):
+            why = "is code promptfoo runs to make the value; abeq does not run it"
+        else:
+            why = "is not a text file abeq can pass to the runner"
+        warnings.append(
+            f"{label}: var '{key}' is {written}, which {why}; the input keeps the reference as text"
+        )
+        out.append(written)
+    return out or [ref]
+
+
+def input_text(vars_: dict) -> str:
+    """The case input from vars: the one value, or `name: value` lines in order."""
+    vals = {k: _text(v) for k, v in vars_.items()}
+    if len(vals) == 1:
+        return next(iter(vals.values()))
+    return "\n".join(f"{k}: {v}" for k, v in vals.items())
+
+
+def _text(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    return scalar_text(v) or _json_text(v)
