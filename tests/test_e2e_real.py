@@ -1,0 +1,47 @@
+"""Real material in a real Chromium: a CLAUDE.md that imports AGENTS.md, read on Documents; an
+imported set whose cases name no sections, with the reason and the mapping table on Transfer set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_e2e import ARTIFACTS, browser, context, desk, nav, page, pytestmark, screenshot  # noqa: F401
+
+from abeq import sets as tsm
+from abeq.desk import session
+from abeq.results.store import Store
+
+REAL = Path(__file__).resolve().parent / "fixtures" / "real"
+EVALS = (
+    Path(__file__).resolve().parent / "fixtures" / "skill-creator" / "release-notes" / "evals" / "evals.json"
+)
+assert pytest  # the marks come with pytestmark
+
+
+def test_imports_and_section_mapping_in_the_browser(page, tmp_path):  # noqa: F811
+    db = tmp_path / "desk.db"
+    with desk(db) as url:
+        page.goto(url)
+        page.get_by_role("heading", name="Documents", exact=True).wait_for(timeout=30_000)
+        store = Store(str(db))
+        imported, _ = tsm.import_set("skill-creator", EVALS, default_type="happy")
+        session.set_transfer_set(store, store.review("example"), imported)
+
+        nav(page, "Transfer set")
+        page.get_by_text("coverage is 0% because no case names a section").wait_for()
+        page.get_by_text("Map cases to sections").first.wait_for()
+        page.get_by_role("button", name="Save the mapping").wait_for()
+        screenshot(page, ARTIFACTS / "transfer-set-mapping.png")
+
+        nav(page, "Documents")
+        page.get_by_text("Load another original").click()  # the example's original is loaded already
+        page.get_by_text("Path", exact=True).first.click()
+        field = page.get_by_label("Path on this machine").first
+        field.fill(str(REAL / "instructions" / "DiversioTeam__claude-plugins" / "CLAUDE.md"))
+        field.press("Enter")
+        page.get_by_role("button", name="Load path").first.click()
+        page.get_by_text("Read CLAUDE.md with its imports: AGENTS.md").wait_for(timeout=30_000)
+        screenshot(page, ARTIFACTS / "documents-imports.png")
+    doc = Store(str(db)).document(Store(str(db)).review("example")["original_hash"])
+    assert doc["name"] == "CLAUDE.md" and "How Claude Code Should Behave Here" in doc["content"]
