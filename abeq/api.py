@@ -10,6 +10,7 @@
 `run_problems` lists every refusal that comes before a model call (confirmation, thin set, model
 strings, review consistency) without writing anything; `prepare_run` raises the first of them, then
 stores the inputs and creates (or resumes) the run; `PreparedRun.run` makes the calls.
+`resume_run(run_id)` prepares an unfinished run again with its own stored settings.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from .documents import Document, detect_variant, load_document
-from .errors import AbeqError, ThinSetError
+from .errors import AbeqError, InputError, ThinSetError
 from .models.spec import ModelSpec
+from .results.liveness import ACTIVE
 from .results.report import RunReport, build_report
 from .results.store import Store, open_store
-from .run.engine import Engine, RunConfig
+from .run.engine import SETTINGS, Engine, RunConfig, Stop
 from .run.estimate import estimate
 from .run.preflight import THIN_HINT, confirmation_refusal, model_refusals, review_refusal
 from .schemas import TransferSet
@@ -130,7 +132,7 @@ class PreparedRun:
         if store is not None and store is not eng.store:
             eng = Engine(store, eng.original, eng.candidate, eng.ts, eng.cfg)
             eng.run_id = self.run_id
-        eng.on_progress, eng.cancel = on_progress, cancel or threading.Event()
+        eng.on_progress, eng.cancel = on_progress, cancel or Stop()
         eng.run()
         return build_report(eng.store, self.run_id)
 
@@ -193,6 +195,60 @@ def _read_notes(*docs: Document) -> list[str]:
             out.append(f"{d.name} imports {', '.join(d.read[1:])}: the runner gets them as one document")
         out += list(d.notes)
     return out
+
+
+def run_settings(run: dict) -> dict | None:
+    """The settings a run was made with (models, sampling, concurrency, …), as stored with it;
+    None for a run stored before abeq kept them."""
+    import json
+
+    return json.loads(run.get("config") or "{}").get("settings")
+
+
+def resume_run(run_id: int, store: Store | str | None = None) -> PreparedRun:
+    """Prepare an unfinished run (cancelled, interrupted, failed) again with its own stored settings:
+    the same run continues, and nothing it finished is repeated. Refused for a run that finished,
+    one still running in some process, or one whose settings cannot be rebuilt; nothing is written
+    when it is."""
+    db = store if isinstance(store, Store) else open_store(store)
+    run = db.run(run_id)
+    if run is None:
+        raise InputError(f"there is no run {run_id} in this database", path=db.path)
+    hint_new = "Start it again with the same documents, cases and models (Run page, or `abeq run`)."
+    if run["status"] == "finished":
+        raise InputError(f"run {run_id} has finished: there is nothing to resume")
+    if run["status"] in ACTIVE:
+        raise InputError(
+            f"run {run_id} is still running (process {run.get('owner') or '?'})",
+            hint="Cancel it first, or wait for it to end.",
+        )
+    settings = run_settings(run)
+    if not settings:
+        raise InputError(f"run {run_id} was stored before abeq kept a run's settings", hint=hint_new)
+    if settings.get("api_base_stripped"):
+        raise InputError(f"run {run_id}'s API base held credentials, which abeq never stores", hint=hint_new)
+    cfg = RunConfig.from_settings(settings)
+    orig, cand = db.document(run["original_hash"]), db.document(run["candidate_hash"])
+    ts = db.transfer_set(run["transfer_set_hash"])
+    if not (orig and cand and ts):
+        raise InputError(f"run {run_id}'s documents or cases are missing from the database", hint=hint_new)
+    original, candidate = Document(orig["name"], orig["content"]), Document(cand["name"], cand["content"])
+    # the set was accepted by a person when this run started: that acceptance holds for the run
+    if confirmation_refusal(ts, original.hash):
+        ts = confirm_set(ts, original.hash, thin_accepted=cfg.allow_thin or None)
+    if Engine(db, original, candidate, ts, cfg).config_key() != run["config_key"]:
+        raise InputError(f"run {run_id} cannot be rebuilt from its stored settings", hint=hint_new)
+    prepared = prepare_run(
+        original,
+        candidate,
+        ts,
+        runner=cfg.runner,
+        judge=cfg.judge,
+        variant=cfg.variant,
+        store=db,
+        **{k: v for k, v in settings.items() if k in SETTINGS and k != "variant"},
+    )
+    return prepared
 
 
 def estimate_run(

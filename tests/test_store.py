@@ -57,3 +57,33 @@ def test_override_needs_a_reason(store):
         store.add_override(
             run_id=1, case_id="x", verdict="equivalent", reason="  ", reviewer="", judge_verdict=None
         )
+
+
+def test_runs_carry_their_owner_heartbeat_and_attempt(tmp_path):
+    path = tmp_path / "new.db"
+    Store(str(path)).close()
+    cols = {r[1]: r[2] for r in sqlite3.connect(path).execute("pragma table_info(runs)")}
+    assert cols == {
+        "id": "INTEGER",
+        "review_id": "INTEGER",
+        "round": "INTEGER",
+        "config_key": "TEXT",
+        "original_hash": "TEXT",
+        "candidate_hash": "TEXT",
+        "transfer_set_hash": "TEXT",
+        "runner_model": "TEXT",
+        "judge_model": "TEXT",
+        "variant": "TEXT",
+        "config": "TEXT",
+        "status": "TEXT",
+        "thin_accepted": "INTEGER",
+        "started_at": "TEXT",
+        "finished_at": "TEXT",
+        "summary": "TEXT",
+        "stats": "TEXT",
+        "owner": "TEXT",
+        "heartbeat_at": "TEXT",
+        "cancel_requested_at": "TEXT",
+        "attempt_started_at": "TEXT",
+        "attempt_first_call": "INTEGER",
+    }

@@ -46,6 +46,10 @@ class Completion:
     attempts: int = 1
 
 
+class Cancelled(Exception):
+    """The run was cancelled before this call (or its next attempt) started."""
+
+
 @dataclass
 class CallPolicy:
     max_retries: int = 4
@@ -53,6 +57,12 @@ class CallPolicy:
     backoff_cap: float = 8.0
     semaphore: asyncio.Semaphore | None = None
     sleep: Any = field(default=asyncio.sleep)
+    cancel: Any = None  # anything with is_set() (a threading.Event): once set, no attempt starts
+
+    def check(self) -> None:
+        """Raise Cancelled when the run was cancelled: called right before a request goes out."""
+        if self.cancel is not None and self.cancel.is_set():
+            raise Cancelled()
 
 
 def _status_of(exc: BaseException) -> int | None:
@@ -122,10 +132,16 @@ async def complete(
             limit = None if spec.is_local else spec.timeout + 5
             if policy.semaphore is not None:
                 async with policy.semaphore:
+                    # checked after the wait for a slot, not before it: a call queued behind the
+                    # concurrency limit when Cancel is pressed must not start once a slot frees
+                    policy.check()
                     t0 = time.perf_counter()
                     text, pt, ct, cost = await asyncio.wait_for(send(spec, kwargs), limit)
             else:
+                policy.check()
                 text, pt, ct, cost = await asyncio.wait_for(send(spec, kwargs), limit)
+        except Cancelled:
+            raise
         except Exception as e:  # noqa: BLE001 — classified below
             last = e
             if not is_retryable(e) or attempt == policy.max_retries:

@@ -24,6 +24,19 @@ def redact(text: str) -> str:
     return text
 
 
+def strip_credentials(url: str | None) -> tuple[str | None, bool]:
+    """A server address fit to store: without user:password and query string (where gateways put
+    keys); and whether anything was taken out."""
+    if not url:
+        return url, False
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc and not (parts.query or parts.fragment):
+        return url, False
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", "")), True
+
+
 def uses_fast_path(spec: ModelSpec) -> bool:
     """Whether this call goes over abeq's own HTTP client rather than litellm."""
     return (

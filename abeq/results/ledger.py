@@ -31,6 +31,20 @@ class Ledger:
         r = self.one(f"select {self._CALL_SUMS} from calls where run_id = ?", [run_id]) or {}
         return {k: (v or 0) for k, v in r.items()}
 
+    def call_progress(self, run_id: int, after_call: int = 0) -> dict:
+        """The calls of a run logged after calls.id `after_call` (the current attempt's): runner and
+        judge calls resolved (made, from the cache or failed), cached, made, failed."""
+        r = (
+            self.one(
+                """select sum(kind like 'runner%') runner, sum(kind like 'judge%') judge,
+                          sum(cached) cached, sum(1 - cached) made, sum(1 - ok) failed
+                   from calls where run_id = ? and id > ?""",
+                [run_id, after_call or 0],
+            )
+            or {}
+        )
+        return {k: r.get(k) or 0 for k in ("runner", "judge", "cached", "made", "failed")}
+
     def case_costs(self, run_id: int) -> dict[str, CallSums]:
         """call_stats per case of a run: calls made and served from the cache, tokens and cost of
         the calls this run made (a cached call costs nothing now), made calls with no price."""
@@ -38,6 +52,34 @@ class Ledger:
             f"select case_id, {self._CALL_SUMS} from calls where run_id = ? group by case_id", [run_id]
         )
         return {r.pop("case_id"): {k: (v or 0) for k, v in r.items()} for r in rows}
+
+    # -------------------------------------------------------- who runs a run (liveness.py)
+    def claim_run(self, run_id: int, owner: str) -> None:
+        """This process runs the run now: a new attempt, a fresh heartbeat, no cancel pending."""
+        t = now()
+        self._tx(
+            self.db.conn.execute,
+            """update runs set status = 'running', owner = ?, heartbeat_at = ?, attempt_started_at = ?,
+                      cancel_requested_at = null, finished_at = null,
+                      attempt_first_call = (select coalesce(max(id), 0) from calls)
+               where id = ?""",
+            [owner, t, t, run_id],
+        )
+
+    def heartbeat(self, run_id: int) -> None:
+        self._tx(self.db.conn.execute, "update runs set heartbeat_at = ? where id = ?", [now(), run_id])
+
+    def request_cancel(self, run_id: int) -> None:
+        """Ask whichever process runs this run to cancel it (its engine looks every second)."""
+        self._tx(
+            self.db.conn.execute,
+            "update runs set cancel_requested_at = ? where id = ? and status in ('running', 'cancelling')",
+            [now(), run_id],
+        )
+
+    def cancel_requested(self, run_id: int) -> bool:
+        r = self.one("select cancel_requested_at from runs where id = ?", [run_id])
+        return bool(r and r["cancel_requested_at"])
 
     # -------------------------------------------------------- overrides
     def add_override(

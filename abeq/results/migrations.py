@@ -173,3 +173,18 @@ def m001_initial(db: Database) -> None:
 def m002_review_candidate(db: Database) -> None:
     # the candidate loaded into a review before it has runs (each review its own: never another's)
     db["reviews"].add_column("candidate_hash", str)
+
+
+@migrations()
+def m003_run_owner(db: Database) -> None:
+    # Who runs a run and whether it is still alive: a row left 'running' by a process that died
+    # reads as interrupted. A cancel can be asked from another process (the desk, for a CLI run).
+    # The attempt columns make progress count the calls of the current attempt of a resumed run.
+    for col, kind in (
+        ("owner", str),  # "host:pid" of the process running it
+        ("heartbeat_at", str),  # refreshed every few seconds while it runs
+        ("cancel_requested_at", str),
+        ("attempt_started_at", str),
+        ("attempt_first_call", int),  # calls.id after which this attempt's calls lie
+    ):
+        db["runs"].add_column(col, kind)

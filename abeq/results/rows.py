@@ -34,12 +34,18 @@ class RunRow(TypedDict):
     judge_model: str
     variant: str
     config: str  # JSON: the settings that made the run
-    status: str  # running | finished | cancelled | failed
+    status: str  # running | cancelling | finished | cancelled | interrupted | failed (as read: liveness.py)
+    stored_status: str  # what the process last wrote ('running' for a run whose process died)
     thin_accepted: int
     started_at: str
     finished_at: str | None
     summary: str | None  # JSON: the SPEC summary when the run ended
     stats: str | None  # JSON: call sums when the run ended
+    owner: str | None  # "host:pid" of the process that runs (or last ran) it
+    heartbeat_at: str | None
+    cancel_requested_at: str | None
+    attempt_started_at: str | None  # when the current (or last) attempt started; a resume is a new one
+    attempt_first_call: int | None  # calls.id after which that attempt's calls lie
 
 
 class RunCaseRow(TypedDict):

@@ -23,6 +23,7 @@ from ..schemas import TransferSet
 from ..sets.confirm import set_hash
 from ..timestamps import now
 from .ledger import Ledger
+from .liveness import live_status
 from .migrations import migrations
 from .rows import (
     DocumentRow,
@@ -252,13 +253,24 @@ class Store(Ledger):
     def update_run(self, run_id: int, **fields: Any) -> None:
         self._tx(lambda: self.db["runs"].update(run_id, fields))
 
+    # A run read back has the status a reader should see: 'interrupted' when the process that
+    # left it 'running' is gone (liveness.py); `stored_status` keeps what was written.
+    @staticmethod
+    def _live(row: dict | None) -> dict | None:
+        if row is not None:
+            row["stored_status"] = row["status"]
+            row["status"] = live_status(row)
+        return row
+
     def run(self, run_id: int) -> RunRow | None:
-        return self.one("select * from runs where id = ?", [run_id])
+        return self._live(self.one("select * from runs where id = ?", [run_id]))
 
     def runs(self, review_id: int | None = None) -> list[RunRow]:
         if review_id is None:
-            return self.all("select * from runs order by id desc")
-        return self.all("select * from runs where review_id = ? order by id", [review_id])
+            return [self._live(r) for r in self.all("select * from runs order by id desc")]
+        return [
+            self._live(r) for r in self.all("select * from runs where review_id = ? order by id", [review_id])
+        ]
 
     def add_pending_cases(self, run_id: int, case_ids: list[str]) -> None:
         """A pending row for each case the run does not have yet (a resumed run keeps its own)."""
@@ -271,7 +283,9 @@ class Store(Ledger):
         return self.one("select * from run_cases where run_id = ? and case_id = ?", [run_id, case_id])
 
     def latest_run(self, review_id: int) -> RunRow | None:
-        return self.one("select * from runs where review_id = ? order by id desc limit 1", [review_id])
+        return self._live(
+            self.one("select * from runs where review_id = ? order by id desc limit 1", [review_id])
+        )
 
     def case_counts(self, run_id: int) -> dict:
         """total, done (judged or errored), judged and errors among a run's cases."""

@@ -17,10 +17,6 @@ from .keys import judge_key, judge_spec, runner_key
 from .runner import gate_state, run_document, runner_prompt
 
 
-class Cancelled(Exception):
-    """The run was cancelled before this call started."""
-
-
 class CachedCalls:
     """The cached runner and judge calls; expects Engine's store, cfg, run_id, progress and cancel."""
 
@@ -60,10 +56,8 @@ class CachedCalls:
                 "attempts": src.get("attempts", 0),
             }
         )
-        if cached:
-            self.progress.cached += 1
-        else:
-            self.progress.calls += 1
+        self.progress.count(kind, cached, not error)
+        self._emit()  # progress counts calls, not only cases: a slow case still shows its calls landing
 
     async def _runner(
         self, doc: Document, case: Case, kind: str, policy: CallPolicy, sample: int = 0, fresh: bool = False
@@ -78,8 +72,7 @@ class CachedCalls:
             return key, RunnerReply.model_validate(
                 {"transcript": row["transcript"], "self_report": json.loads(row["self_report"])}
             )
-        if self.cancel.is_set():
-            raise Cancelled()
+        policy.check()  # complete() checks again once a concurrency slot is free
         try:
             out = await run_document(doc.text, case, self.cfg.variant, spec, policy)
         except ModelCallError as e:
@@ -129,8 +122,7 @@ class CachedCalls:
         if row:
             self._log(case.id, kind, spec.name, key, True, row=row)
             return key, row
-        if self.cancel.is_set():
-            raise Cancelled()
+        policy.check()
         try:
             out = await judge_pair(case, o, c, spec, policy, truncated)
         except ModelCallError as e:

@@ -10,64 +10,28 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 
 from ..documents import Document
-from ..errors import ModelCallError
-from ..models.call import CallPolicy
-from ..models.http import close_sessions, open_session
-from ..models.spec import ModelSpec
+from ..errors import InputError, ModelCallError
+from ..models.call import CallPolicy, Cancelled
+from ..models.http import close_sessions, open_session, strip_credentials
+from ..results.liveness import ACTIVE, HEARTBEAT_SECONDS, live_status, owner_id
 from ..results.report import build_report
 from ..results.store import Store, dumps
 from ..schemas import Case, TransferSet
 from ..sets.confirm import set_hash
 from ..sets.coverage import require_runnable
 from ..timestamps import now
-from .calls import CachedCalls, Cancelled
-from .judge import judge_prompt, majority
+from .calls import CachedCalls
+from .config import SETTINGS, RunConfig
+from .estimate import estimate_calls
+from .judge import majority
 from .keys import cache_key
 from .preflight import confirmation_refusal, review_refusal
-from .runner import gate_state, runner_prompt
+from .progress import Progress, Stop, stop
+from .runner import gate_state
 
 AA_SAMPLE = 1  # the teacher replay of an A/A check is sample 1 of the original (sample 0 is cached)
-
-
-@dataclass
-class RunConfig:
-    runner: ModelSpec = field(default_factory=ModelSpec)
-    judge: ModelSpec = field(default_factory=ModelSpec)
-    variant: str = "skill"
-    concurrency: int = 8
-    fresh: bool = False
-    judge_samples: int = 1
-    aa: bool = False
-    allow_thin: bool = False
-    review: str | None = None
-    max_retries: int = 4
-    backoff_base: float = 0.5  # seconds before the first retry; doubled per retry, with jitter
-
-    def key_parts(self) -> dict:
-        return {
-            "runner": self.runner.sampling(),
-            "judge": self.judge.sampling(),
-            "variant": self.variant,
-            "judge_samples": self.judge_samples,
-            "aa": self.aa,
-            "prompts": [runner_prompt(self.variant).ref, judge_prompt().ref],
-        }
-
-
-@dataclass
-class Progress:
-    total: int
-    done: int = 0
-    errors: int = 0
-    cached: int = 0
-    calls: int = 0
-    started: float = field(default_factory=time.time)
-
-    def as_dict(self) -> dict:
-        return {**asdict(self), "elapsed": round(time.time() - self.started, 2)}
 
 
 class Engine(CachedCalls):
@@ -84,9 +48,27 @@ class Engine(CachedCalls):
         self.store, self.original, self.candidate, self.ts, self.cfg = store, original, candidate, ts, config
         self.ts_hash = set_hash(ts)
         self.on_progress = on_progress
-        self.cancel = cancel or threading.Event()
-        self.progress = Progress(total=len(ts.cases))
+        self.cancel = cancel or Stop()
+        self.progress = self._new_progress()
         self.run_id = 0
+
+    def _new_progress(self) -> Progress:
+        n, c = len(self.ts.cases), self.cfg
+        need = estimate_calls(n, 1, max(1, c.judge_samples), c.aa)
+        return Progress(total=n, runner_needed=need["runner_calls"], judge_needed=need["judge_calls"])
+
+    def config_key(self) -> str:
+        """What identifies this run: running it again resumes the run with this key, unless finished."""
+        return cache_key(
+            "run",
+            {
+                "original": self.original.hash,
+                "candidate": self.candidate.hash,
+                "set": self.ts_hash,
+                "review": self.cfg.review,
+                **self.cfg.key_parts(),
+            },
+        )
 
     # -------------------------------------------------------- setup
     def prepare(self) -> int:
@@ -98,6 +80,15 @@ class Engine(CachedCalls):
             raise refused
         cov = require_runnable(self.original.text, self.ts, self.cfg.allow_thin)
         s = self.store
+        config_key = self.config_key()
+        existing = s.unfinished_run(config_key)
+        if existing and live_status(existing) in ACTIVE and existing.get("owner") != owner_id():
+            # two processes making the same calls for one run would each pay for them
+            raise InputError(
+                f"run {existing['id']} (these documents, cases and settings) is running in another "
+                f"process ({existing.get('owner') or 'unknown'})",
+                hint="Cancel it there (Ctrl-C, or Cancel on the desk's Run page), or wait for it to end.",
+            )
         oh = s.put_document(self.original.name, self.original.text)
         ch = s.put_document(self.candidate.name, self.candidate.text)
         s.put_transfer_set(self.ts)
@@ -107,20 +98,8 @@ class Engine(CachedCalls):
             prior = [r for r in s.runs(review_id) if r["candidate_hash"] != ch]
             same = [r for r in s.runs(review_id) if r["candidate_hash"] == ch]
             rnd = same[-1]["round"] if same else len({r["candidate_hash"] for r in prior}) + 1
-        config_key = cache_key(
-            "run",
-            {
-                "original": oh,
-                "candidate": ch,
-                "set": self.ts_hash,
-                "review": self.cfg.review,
-                **self.cfg.key_parts(),
-            },
-        )
-        existing = s.unfinished_run(config_key)
         if existing:
             self.run_id = existing["id"]
-            s.update_run(self.run_id, status="running")
         else:
             self.run_id = s.create_run(
                 {
@@ -133,19 +112,30 @@ class Engine(CachedCalls):
                     "runner_model": self.cfg.runner.name,
                     "judge_model": self.cfg.judge.name,
                     "variant": self.cfg.variant,
-                    "config": dumps(
-                        {
-                            **self.cfg.key_parts(),
-                            "concurrency": self.cfg.concurrency,
-                            "api_base": bool(self.cfg.runner.api_base or self.cfg.judge.api_base),
-                        }
-                    ),
+                    "config": dumps(self._stored_config()),
                     # only a set that is thin can have been accepted as thin
                     "thin_accepted": int(cov.thin and (self.cfg.allow_thin or self.ts.thin_accepted)),
                 }
             )
+        if not (existing and live_status(existing) in ACTIVE):  # (already running here: leave it be)
+            s.claim_run(self.run_id, owner_id())  # this process's from now on: it reads as running
         s.add_pending_cases(self.run_id, [c.id for c in self.ts.cases])
         return self.run_id
+
+    def _stored_config(self) -> dict:
+        parts = self.cfg.key_parts()
+        for side in (
+            "runner",
+            "judge",
+        ):  # the key hashes the full api base; the row keeps none of its secrets
+            if "api_base" in parts[side]:
+                parts[side] = {**parts[side], "api_base": strip_credentials(parts[side]["api_base"])[0]}
+        return {
+            **parts,
+            "concurrency": self.cfg.concurrency,
+            "api_base": bool(self.cfg.runner.api_base or self.cfg.judge.api_base),
+            "settings": self.cfg.settings(),
+        }
 
     # -------------------------------------------------------- one case
     async def _case(self, i: int, case: Case, policy: CallPolicy) -> None:
@@ -200,6 +190,40 @@ class Engine(CachedCalls):
         self._emit()
 
     # -------------------------------------------------------- whole run
+    async def _cases(self, policy: CallPolicy) -> None:
+        if self.cfg.concurrency <= 1:
+            for i, case in enumerate(self.ts.cases):
+                if self.cancel.is_set():
+                    break
+                await self._case(i, case, policy)
+        else:
+            await asyncio.gather(*[self._case(i, c, policy) for i, c in enumerate(self.ts.cases)])
+
+    async def _watch(self, work: asyncio.Future) -> None:
+        """Cancel the calls in flight once the run is cancelled (here, or from another process via the
+        store), and keep the run's heartbeat going so a reader can tell it from a run whose process died.
+
+        The flag is a threading.Event set from another thread or a signal handler, so it is polled;
+        complete() also checks it right before every request, so no call starts in between."""
+        beat = poll = time.monotonic()
+        while not work.done():
+            await asyncio.sleep(0.05)
+            t = time.monotonic()
+            if t - poll >= 1.0 and not self.cancel.is_set():
+                poll = t
+                if self.store.cancel_requested(self.run_id):
+                    stop(self.cancel, "cancelled")
+            if self.cancel.is_set():
+                self.store.update_run(self.run_id, status="cancelling")
+                # aiohttp and litellm requests are dropped mid-flight; a call on the embedded model
+                # that is generating finishes on its thread (llama.cpp cannot be stopped), and its
+                # reply is thrown away; the calls queued behind it never start
+                work.cancel()
+                return
+            if t - beat >= HEARTBEAT_SECONDS:
+                beat = t
+                self.store.heartbeat(self.run_id)
+
     async def run_async(self) -> int:
         if not self.run_id:
             self.prepare()
@@ -207,21 +231,31 @@ class Engine(CachedCalls):
             max_retries=self.cfg.max_retries,
             backoff_base=self.cfg.backoff_base,
             semaphore=asyncio.Semaphore(max(1, self.cfg.concurrency)),
+            cancel=self.cancel,
         )
-        self.store.update_run(self.run_id, status="running")
+        self.store.claim_run(self.run_id, owner_id())
+        self.progress = self._new_progress()
         await open_session()
         self._emit()
+        work = asyncio.ensure_future(self._cases(policy))
+        watch = asyncio.ensure_future(self._watch(work))
         try:
-            if self.cfg.concurrency <= 1:
-                for i, case in enumerate(self.ts.cases):
-                    if self.cancel.is_set():
-                        break
-                    await self._case(i, case, policy)
-            else:
-                await asyncio.gather(*[self._case(i, c, policy) for i, c in enumerate(self.ts.cases)])
+            await work
+        except asyncio.CancelledError:
+            if asyncio.current_task().cancelling():  # the engine itself was cancelled, not by _watch
+                self._end("interrupted")
+                raise
         finally:
+            watch.cancel()
             await close_sessions()
-        status = "cancelled" if self.cancel.is_set() else "finished"
+        self._end(getattr(self.cancel, "reason", "cancelled") if self.cancel.is_set() else "finished")
+        return self.run_id
+
+    def _end(self, status: str) -> None:
+        """Record how the attempt ended; a run with every case done is finished whatever stopped it."""
+        c = self.store.case_counts(self.run_id)
+        if c["done"] == c["total"]:
+            status = "finished"
         rep = build_report(self.store, self.run_id)
         self.store.update_run(
             self.run_id,
@@ -230,7 +264,10 @@ class Engine(CachedCalls):
             summary=dumps(rep.report["summary"]),
             stats=dumps(self.store.call_stats(self.run_id)),
         )
-        return self.run_id
+        self._emit()
 
     def run(self) -> int:
         return asyncio.run(self.run_async())
+
+
+__all__ = ["AA_SAMPLE", "SETTINGS", "Engine", "Progress", "RunConfig", "Stop", "stop"]

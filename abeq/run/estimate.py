@@ -50,3 +50,12 @@ def estimate_calls(n_cases: int, rounds: int = 1, judge_samples: int = 1, aa: bo
     runner = n_cases * (1 + rounds) + (n_cases if aa else 0)
     judge = n_cases * rounds * judge_samples + (n_cases if aa else 0)
     return {"runner_calls": runner, "judge_calls": judge, "total": runner + judge}
+
+
+def time_left(done: int, needed: int, made: int, elapsed: float) -> float | None:
+    """Seconds until the remaining calls are resolved at the pace of this attempt so far (the calls
+    made per second, cached ones aside), or None before the first call was made or once all are.
+    Cached calls still to come resolve at once, so the estimate errs long, never short."""
+    if made <= 0 or elapsed <= 0 or done >= needed:
+        return None
+    return round((needed - done) * elapsed / made, 1)

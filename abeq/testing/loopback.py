@@ -117,17 +117,20 @@ class LoopbackServer:
             # Wall-clock seconds (time.time) of the first chat request received and the last chat
             # reply sent since the last reset: the span a benchmark measures, seen from the server.
             self._first_request_at: float | None = None
+            self._last_request_at: float | None = None
             self._last_response_at: float | None = None
 
     @property
     def stats(self) -> dict:
         """A snapshot of the counters: `requests` (chat requests received) and one per outcome,
-        plus `first_request_at` / `last_response_at` (time.time(), None before any request)."""
+        plus `first_request_at` / `last_request_at` / `last_response_at` (time.time(), None before
+        any request)."""
         with self._stats_lock:
             return {
                 **self._counts,
                 "clients": dict(self._clients),
                 "first_request_at": self._first_request_at,
+                "last_request_at": self._last_request_at,
                 "last_response_at": self._last_response_at,
             }
 
@@ -140,8 +143,9 @@ class LoopbackServer:
         """(fault, ordinal) for the next request; fault is hang / fail_429 / fail_500 / malformed / ''."""
         with self._stats_lock:
             self._counts["requests"] += 1
+            self._last_request_at = time.time()
             if self._first_request_at is None:
-                self._first_request_at = time.time()
+                self._first_request_at = self._last_request_at
             h, f, m = self._rng_hang.random(), self._rng_fail.random(), self._rng_malformed.random()
             if h < self.hang_rate:
                 return "hang", 0

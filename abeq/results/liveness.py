@@ -1,0 +1,63 @@
+"""Whether a run stored as running is really running.
+
+The process that runs a run writes its owner ("host:pid") and a heartbeat every few seconds. A
+row left 'running' by a process that died (kill -9, a crash, a closed laptop) would otherwise read
+as running forever; it reads as **interrupted**: its owner is gone on this host, or its heartbeat
+stopped. Nothing here writes: the stored status stays what the process last wrote, and a resume
+makes the run running again.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+
+from ..timestamps import epoch
+
+HEARTBEAT_SECONDS = 5.0
+# A heartbeat this old means the process stopped beating: it died on another host, or its pid was
+# reused here. Six missed beats, so a process busy for a moment (a slow import) is not declared dead.
+STALE_SECONDS = 30.0
+ACTIVE = ("running", "cancelling")  # stored statuses of a run some process is working on
+UNFINISHED = ("running", "cancelling", "cancelled", "interrupted", "failed")
+
+
+def owner_id() -> str:
+    """This process, as a run's owner: host and pid."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def owner_alive(owner: str | None) -> bool | None:
+    """True/False for an owner on this host (is its process alive?); None when it cannot be told."""
+    if not owner or ":" not in owner:
+        return None
+    host, _, pid_text = owner.rpartition(":")
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return None
+    pid = int(pid_text)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: it exists
+        return True
+    try:  # a killed child nobody has waited for yet is a zombie: dead, though kill(0) succeeds
+        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+        return state not in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+def live_status(run: dict, now: float | None = None) -> str:
+    """The run's status as a reader should see it: 'interrupted' for an active run whose process is
+    gone or has stopped beating, otherwise the stored status."""
+    status = run.get("status") or "unknown"
+    if status not in ACTIVE:
+        return status
+    if owner_alive(run.get("owner")) is False:
+        return "interrupted"
+    beat = epoch(run.get("heartbeat_at"))
+    if beat is None or (now if now is not None else time.time()) - beat > STALE_SECONDS:
+        return "interrupted"
+    return status

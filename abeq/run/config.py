@@ -1,0 +1,71 @@
+"""A run's settings: the models and everything else a run is made with, stored with each run so
+it can be resumed with exactly its own settings."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from ..models.http import strip_credentials
+from ..models.spec import ModelSpec
+from .judge import judge_prompt
+from .runner import runner_prompt
+
+
+@dataclass
+class RunConfig:
+    runner: ModelSpec = field(default_factory=ModelSpec)
+    judge: ModelSpec = field(default_factory=ModelSpec)
+    variant: str = "skill"
+    concurrency: int = 8
+    fresh: bool = False
+    judge_samples: int = 1
+    aa: bool = False
+    allow_thin: bool = False
+    review: str | None = None
+    max_retries: int = 4
+    backoff_base: float = 0.5  # seconds before the first retry; doubled per retry, with jitter
+
+    def key_parts(self) -> dict:
+        return {
+            "runner": self.runner.sampling(),
+            "judge": self.judge.sampling(),
+            "variant": self.variant,
+            "judge_samples": self.judge_samples,
+            "aa": self.aa,
+            "prompts": [runner_prompt(self.variant).ref, judge_prompt().ref],
+        }
+
+    def settings(self) -> dict:
+        """Everything needed to resume this run with its own settings, as JSON, without secrets:
+        an API base loses any user:password and query string (and says so)."""
+        out = {k: getattr(self, k) for k in SETTINGS}
+        for side in ("runner", "judge"):
+            spec = asdict(getattr(self, side))
+            spec["api_base"], stripped = strip_credentials(spec["api_base"])
+            if stripped:
+                out["api_base_stripped"] = True
+            out[side] = spec
+        return out
+
+    @classmethod
+    def from_settings(cls, settings: dict) -> RunConfig:
+        """The RunConfig a run was made with, from its stored settings."""
+        return cls(
+            runner=ModelSpec(**settings["runner"]),
+            judge=ModelSpec(**settings["judge"]),
+            **{k: settings[k] for k in SETTINGS if k in settings},
+        )
+
+
+# RunConfig's fields besides the two models; all of them are stored with each run
+SETTINGS = (
+    "variant",
+    "concurrency",
+    "fresh",
+    "judge_samples",
+    "aa",
+    "allow_thin",
+    "review",
+    "max_retries",
+    "backoff_base",
+)

@@ -1,0 +1,65 @@
+"""A run in progress: its cancel flag (with why it was set) and what it has done, in cases and calls."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+
+from .estimate import time_left
+
+
+class Stop(threading.Event):
+    """A run's cancel flag, with why it was set: 'cancelled' (a person pressed Cancel) or
+    'interrupted' (Ctrl-C, SIGTERM, the desk shutting down). Either way no new model call starts."""
+
+    reason = "cancelled"
+
+    def stop(self, reason: str = "cancelled") -> None:
+        if not self.is_set():
+            self.reason = reason
+        self.set()
+
+
+@dataclass
+class Progress:
+    """One attempt at a run, counted in cases and in model calls."""
+
+    total: int  # cases
+    runner_needed: int = 0  # the calls the run consists of (cached or not)
+    judge_needed: int = 0
+    done: int = 0  # cases judged or errored
+    errors: int = 0  # cases errored
+    runner_done: int = 0  # runner calls resolved: made, from the cache, or failed after retries
+    judge_done: int = 0
+    cached: int = 0  # calls served from the cache
+    calls: int = 0  # calls made (sent to a model)
+    failed_calls: int = 0
+    started: float = field(default_factory=time.time)
+
+    def count(self, kind: str, cached: bool, ok: bool) -> None:
+        if kind.startswith("runner"):
+            self.runner_done += 1
+        else:
+            self.judge_done += 1
+        if cached:
+            self.cached += 1
+        else:
+            self.calls += 1
+        if not ok:
+            self.failed_calls += 1
+
+    def as_dict(self) -> dict:
+        elapsed = time.time() - self.started
+        left = time_left(
+            self.runner_done + self.judge_done, self.runner_needed + self.judge_needed, self.calls, elapsed
+        )
+        return {**asdict(self), "elapsed": round(elapsed, 2), "eta": left}
+
+
+def stop(flag: threading.Event, reason: str = "cancelled") -> None:
+    """Set a run's cancel flag, saying why when it can carry a reason (a Stop)."""
+    if isinstance(flag, Stop):
+        flag.stop(reason)
+    else:
+        flag.set()
