@@ -128,23 +128,29 @@ def existing_store(db):
 
 
 class Bar:
-    """A one-line progress bar on stderr (cases done / total, cached hits, errors)."""
+    """A one-line progress bar on stderr: cases, runner and judge calls done / needed, cache hits,
+    failed calls, elapsed time and a time-to-finish estimate."""
 
     def __init__(self, quiet: bool):
         self.quiet = quiet or not sys.stderr
+        self.closed = False
 
     def __call__(self, p: dict) -> None:
-        if self.quiet:
+        if self.quiet or self.closed:
             return
-        total = max(1, p["total"])
+        needed = max(1, p["runner_needed"] + p["judge_needed"])
+        resolved = p["runner_done"] + p["judge_done"]
         width = 24
-        fill = int(width * p["done"] / total)
+        fill = min(width, int(width * resolved / needed))
+        eta = f" · ~{p['eta']:.0f}s left" if p.get("eta") else ""
         sys.stderr.write(
             f"\r[{'#' * fill}{'.' * (width - fill)}] {p['done']}/{p['total']} cases"
-            f" · {p['cached']} cached · {p['calls']} calls · {p['errors']} errors · {p['elapsed']:.0f}s "
+            f" · runner {p['runner_done']}/{p['runner_needed']} · judge {p['judge_done']}/{p['judge_needed']}"
+            f" · {p['cached']} cached · {p['failed_calls']} failed · {p['elapsed']:.0f}s{eta} "
         )
         if p["done"] == p["total"]:
             sys.stderr.write("\n")
+            self.closed = True
         sys.stderr.flush()
 
 

@@ -16,8 +16,6 @@ def register(sub) -> None:
 
 
 def cmd_app(args) -> int:
-    import subprocess
-
     app = Path(__file__).resolve().parents[2] / "app.py"
     if not app.exists():
         from ..errors import InputError
@@ -43,4 +41,11 @@ def cmd_app(args) -> int:
         "--browser.gatherUsageStats",
         "false",
     ]
-    return subprocess.call(cmd, env=env, cwd=str(app.parent))
+    # Become the Streamlit server rather than wait on it as a child: SIGTERM or SIGINT then reach
+    # the server itself (which stops, marking the desk's runs interrupted), and no server is left
+    # orphaned on the port when `abeq app` is stopped.
+    os.chdir(app.parent)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, cmd, env)
+    return 0  # not reached

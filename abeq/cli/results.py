@@ -61,7 +61,7 @@ def cmd_history(args) -> int:
     print(
         f"{'round':>5}  {'run':>4}  {'chars':>6}  {'tokens':>6}  {'lines':>5}  {'ratio':>6}  {'equiv':>5}  "
         f"{'div':>4}"
-        f"  {'regr':>4}  {'err':>4}  {'ovr':>4}  {'dir o→c':>9}  candidate"
+        f"  {'regr':>4}  {'err':>4}  {'ovr':>4}  {'dir o→c':>9}  candidate · status · runner / judge"
     )
     for r in rounds:
         d = f"{r['directness original']}→{r['directness candidate']}" if r["directness original"] else "-"
@@ -69,7 +69,7 @@ def cmd_history(args) -> int:
             f"{r['round'] or '-':>5}  {r['run']:>4}  {r['characters']:>6}  {r['tokens (est.)']:>6}  "
             f"{r['lines']:>5}  {r['compression']:>6}  "
             f"{r['equivalent']:>5}  {r['diverged']:>4}  {r['regressed']:>4}  {r['errored']:>4}  "
-            f"{r['overridden']:>4}  {d:>9}  {r['candidate']}"
+            f"{r['overridden']:>4}  {d:>9}  {r['candidate']} · {r['status']} · {r['runner']} / {r['judge']}"
         )
     return EXIT_PASS
 

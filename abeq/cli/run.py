@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 
 from ..vocab import GATES, VARIANTS
 from ._common import (
     EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    OUTPUT_OPTIONS,
     Bar,
     bounded,
     caution,
     check_outputs,
+    db_arg,
+    existing_store,
     model_args,
     model_spec,
     write_output,
@@ -74,10 +79,35 @@ def register(sub) -> None:
     r.add_argument("--quiet", action="store_true", help="no progress or summary on stderr (errors still are)")
     r.set_defaults(fn=cmd_run)
 
+    rs = sub.add_parser(
+        "resume",
+        help="resume a cancelled or interrupted run with its own stored settings",
+        description="Makes only the calls the run has not made. Exit codes as for `abeq run`; "
+        "130 when interrupted.",
+    )
+    rs.add_argument(
+        "run_id", type=int, help="the run's id (the desk's Run page and `abeq history` list them)"
+    )
+    db_arg(rs)
+    rs.add_argument(
+        "--gate", choices=GATES, default="compress", help="the gate profile the exit code and exports apply"
+    )
+    for flag in OUTPUT_OPTIONS:
+        rs.add_argument(flag, default=None, help=f"as for `abeq run {flag}`")
+    rs.add_argument("--quiet", action="store_true", help="no progress or summary on stderr")
+    rs.set_defaults(fn=cmd_resume)
+
 
 def cmd_run(args) -> int:
+    from ..run.engine import Stop
+
+    stop = Stop()
+    with on_signals(stop, args.quiet):
+        return _run(args, stop)
+
+
+def _run(args, stop) -> int:
     from ..api import prepare_run
-    from ..results.report import exit_code
 
     # Everything that would fail after the model calls is refused now, with nothing stored.
     check_outputs(args)
@@ -105,9 +135,42 @@ def cmd_run(args) -> int:
     for w in prepared.warnings:
         print(f"warning: {w}", file=sys.stderr)
     caution(runner, args.quiet)
+    try:
+        return execute(prepared, args, stop, "Run the same command again to resume it.")
+    finally:
+        prepared.store.close()  # now, not whenever a garbage collection gets to it: that checkpoints the file
+
+
+def cmd_resume(args) -> int:
+    from ..api import resume_run
+    from ..run.engine import Stop
+
+    check_outputs(args)
+    stop = Stop()
+    with on_signals(stop, args.quiet):
+        store = existing_store(args.db)
+        try:
+            prepared = resume_run(args.run_id, store)
+            caution(prepared.engine.cfg.runner, args.quiet)
+            return execute(prepared, args, stop, f"`abeq resume {args.run_id}` resumes it again.")
+        finally:
+            store.close()
+
+
+def execute(prepared, args, stop, how_to_resume: str) -> int:
+    """Make a prepared run's calls, then write its report and exports; 130 when a signal stopped it."""
+    from ..results.report import exit_code
+
     if not args.quiet:
         print_estimate(prepared)
-    rr = prepared.run(on_progress=Bar(args.quiet))
+    rr = prepared.run(on_progress=Bar(args.quiet), cancel=stop)
+    if stop.is_set() and rr.run["status"] != "finished":
+        # no export: a report of the cases done so far would overwrite a whole one with a half
+        print(
+            f"\nabeq: run {prepared.run_id} {rr.run['status']}; what finished is kept. {how_to_resume}",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     store, gate = prepared.store, args.gate
     write_exports(store, rr, args, gate)
     write_output(args.out, json.dumps(rr.with_errors(), indent=2, ensure_ascii=False))
@@ -116,6 +179,37 @@ def cmd_run(args) -> int:
     else:
         print_errors(rr)  # quiet drops progress and the summary, never the errors
     return exit_code(rr, gate)
+
+
+@contextmanager
+def on_signals(stop, quiet: bool):
+    """Ctrl-C or SIGTERM: the run stops starting calls, drops those in flight, is marked interrupted,
+    and the command exits 130. A second Ctrl-C stops at once (the run then reads as interrupted
+    because its process is gone)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():  # only the main thread gets signals
+        yield
+        return
+
+    def handler(signum, frame):
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.stop("interrupted")
+        if not quiet:
+            print(
+                "\nabeq: interrupted: no new model call starts; calls in flight are dropped "
+                "(Ctrl-C again to quit at once)",
+                file=sys.stderr,
+            )
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
 
 
 def print_estimate(prepared) -> None:
@@ -195,4 +289,4 @@ def print_errors(rr) -> None:
         print(f"error: case {e['case_id']} ({e['stage']}): {e['error'][:200]}", file=sys.stderr)
 
 
-__all__ = ["register", "cmd_run", "write_exports", "EXIT_INCOMPLETE"]
+__all__ = ["register", "cmd_run", "cmd_resume", "write_exports", "EXIT_INCOMPLETE"]

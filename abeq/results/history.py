@@ -27,6 +27,8 @@ def rounds(store: Store, review_id: int) -> list[dict]:
                 "round": run["round"],
                 "candidate": cand["name"],
                 "status": run["status"],
+                "runner": run["runner_model"],
+                "judge": run["judge_model"],
                 "characters": size.characters,
                 "tokens (est.)": size.tokens,
                 "lines": size.lines,
@@ -39,8 +41,6 @@ def rounds(store: Store, review_id: int) -> list[dict]:
                 "pass": s["pass"],
                 "directness original": mean([r.original_directness for r in judged]),
                 "directness candidate": mean([r.candidate_directness for r in judged]),
-                "runner": run["runner_model"],
-                "judge": run["judge_model"],
             }
         )
     return out
