@@ -1,11 +1,12 @@
-"""Run: pick the models and start a background run; live progress, cancel."""
+"""Run: pick the models and start a background run; live progress counted in calls; cancel; every
+unfinished run of the review, with its settings, to cancel or resume."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from abeq.api import estimate_run
-from abeq.desk import queries, session, worker
+from abeq.desk import queries, runs, session, worker
 from abeq.desk.render import md
 from abeq.documents import Document, detect_variant
 from abeq.errors import AbeqError
@@ -29,6 +30,13 @@ if not (original and candidate and ts):
     st.warning("This review needs an original and a candidate (Documents) and a transfer set (Transfer set).")
     st.stop()
 st.info(session.EMBEDDED_NOTE, icon=":material/info:")
+CALLS_HELP = (
+    "Calls resolved in this attempt (made, from the cache, or failed after retries) / calls the run needs."
+)
+CANCEL_HELP = (
+    "No new model call starts; HTTP calls in flight are dropped; a reply the embedded model is generating "
+    "is finished, then discarded. What finished is kept: Resume continues the run."
+)
 
 st.caption(md(f"Original {original['name']} → candidate {candidate['name']} · {len(ts.cases)} cases"))
 # Streamlit drops a widget's state when its page is left; these settings outlive that (per session).
@@ -130,24 +138,42 @@ if st.button("Start run", type="primary", key="start", disabled=bool(unconfirmed
     except AbeqError as e:
         st.error(md(e.render()), icon=":material/block:")
 
-run_id = st.session_state.get(f"run:{review['id']}") or (store.latest_run(review["id"]) or {}).get("id")
+run_key = f"run:{review['id']}"
+run_id = st.session_state.get(run_key) or (store.latest_run(review["id"]) or {}).get("id")
 
 
 def progress_panel(run_id: int, ticking: bool) -> None:
-    p = queries.progress(session.open_store(), run_id)
-    live = worker.alive(run_id)
-    if ticking and not live:
-        st.rerun()  # finished: redraw the page once, without the timer
-    label = (
-        p.status if live or p.status != "running" else "not running here (interrupted?) — Start resumes it"
-    )
+    db = session.open_store()
+    p = queries.progress(db, run_id)
+    if ticking and not p.active:
+        st.rerun()  # ended: redraw the page once, without the timer
+    label = runs.status_text(p.status, p.cancel_requested or worker.cancelling(run_id))
     st.progress(p.fraction, text=f"Run {run_id}: {p.done}/{p.total} cases · {label}")
-    m = st.columns(6)
-    m[0].metric("Cases done", f"{p.done}/{p.total}")
-    m[1].metric("Cache hits", p.cache_hits)
-    m[2].metric("Errors", p.errors)
-    m[3].metric("Tokens", f"{p.tokens:,}")
+    st.caption(md(runs.settings_text(db.run(run_id))))  # the run's own models, whatever the form says
+    m = st.columns(5)
+    m[0].metric("Cases done", f"{p.done}/{p.total}", help="judged or errored")
+    m[1].metric("Runner calls", f"{p.runner_done}/{p.runner_needed}", help=CALLS_HELP)
+    m[2].metric("Judge calls", f"{p.judge_done}/{p.judge_needed}", help=CALLS_HELP)
+    m[3].metric("Cache hits", p.cache_hits)
     m[4].metric(
+        "Errors",
+        p.errors,
+        f"{p.failed_calls} call(s) failed" if p.failed_calls else None,
+        delta_color="off",
+        delta_arrow="off",
+        help="Cases that errored (a case without a verdict fails the gate); calls that failed after "
+        "their retries.",
+    )
+    m = st.columns(5)
+    m[0].metric("Elapsed", f"{p.elapsed:.0f} s")
+    m[1].metric(
+        "Time left (est.)",
+        f"~{p.eta:.0f} s" if p.eta is not None else "—",
+        help="The calls still to resolve, at this run's pace so far (cache hits still to come make it "
+        "shorter).",
+    )
+    m[2].metric("Tokens", f"{p.tokens:,}")
+    m[3].metric(
         "Cost",
         "unknown" if p.unpriced and not p.cost else f"${p.cost:.4f}",
         f"+{p.unpriced} unpriced call(s)" if p.unpriced else None,
@@ -155,26 +181,77 @@ def progress_panel(run_id: int, ticking: bool) -> None:
         delta_arrow="off",
         help="Calls litellm has no price for are counted, never shown as $0.",
     )
-    m[5].metric("Elapsed", f"{p.elapsed:.0f} s")
-    if live:
-        st.button(
+    if p.active and label == "running":
+        m[4].button(
             "Cancel run",
             key="cancel",
             on_click=worker.cancel,
-            args=(run_id,),
-            help="Calls in flight finish; no new call starts. Start again to resume.",
+            args=(run_id, db_path()),
+            help=CANCEL_HELP,
         )
-        if p.done == 0:
-            st.caption("Starting: the first run in a fresh desk loads the model library (about 10 s).")
+        if p.runner_done + p.judge_done == 0:
+            st.caption(
+                "Starting: the first call of a fresh desk loads the model library and the model (about 10 s)."
+            )
+    elif p.active:
+        st.caption(f"Cancelling: {CANCEL_HELP}")
     elif err := worker.error(run_id):
         st.error(md(f"The run stopped: {err}"))
     elif p.status == "finished":
         st.page_link(
             "desk_pages/4_review.py", label="Read the verdicts on Review", icon=":material/rate_review:"
         )
+    else:
+        st.caption(
+            f"{p.done} of {p.total} cases finished and are kept; **Resume** below continues the run with "
+            "its own settings, making only the calls it has not made."
+        )
 
 
 if run_id:
     st.subheader("Progress")
-    ticking = worker.alive(run_id)
+    ticking = queries.progress(store, run_id).active
     st.fragment(progress_panel, run_every=1.0 if ticking else None)(run_id, ticking)
+
+
+def open_runs_panel(review_id: int) -> None:
+    open_runs = runs.unfinished(session.open_store(), review_id)
+    if not open_runs:
+        return
+    st.subheader("Runs not finished")
+    st.caption(
+        "Every run of this review that is running or stopped before its end, in this desk or in another "
+        "process (`abeq run`). **Resume** uses the run's own settings, shown here; nothing it finished is "
+        "asked again."
+    )
+    for r in open_runs:
+        with st.container(border=True):
+            c1, c2 = st.columns([5, 1], vertical_alignment="center")
+            c1.markdown(
+                f"**Run {r['id']}** · round {r['round']} · candidate {md(r['candidate'])} · "
+                f"**{md(r['label'])}** · {r['counts']['done']} of {r['counts']['total']} cases done · "
+                f"started {md(r['started_at'])}"
+            )
+            c1.caption(md(r["settings_text"]))
+            if r["status"] in ("running", "cancelling"):
+                c2.button(
+                    "Cancel",
+                    key=f"cancel_{r['id']}",
+                    on_click=worker.cancel,
+                    args=(r["id"], db_path()),
+                    disabled=r["label"] != "running",
+                    help=CANCEL_HELP,
+                )
+            elif r["resume_problem"]:
+                c1.caption(md(f"Cannot resume: {r['resume_problem']}."))
+            elif c2.button(f"Resume run {r['id']}", key=f"resume_{r['id']}"):
+                try:
+                    st.session_state[run_key] = worker.resume(db_path(), r["id"])
+                    st.rerun()  # the whole page: its progress panel follows the resumed run
+                except AbeqError as e:
+                    st.error(md(e.render()), icon=":material/block:")
+
+
+# runs of other processes change too: keep the list fresh while any of them runs
+active = any(r["status"] in ("running", "cancelling") for r in store.runs(review["id"]))
+st.fragment(open_runs_panel, run_every=2.0 if active else None)(review["id"])

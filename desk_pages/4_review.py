@@ -7,6 +7,7 @@ import json
 import streamlit as st
 
 from abeq.desk import cases, session
+from abeq.desk import runs as run_state
 from abeq.desk.render import VERDICT_COLOR, md, self_report_html
 from abeq.errors import AbeqError
 from abeq.results.agreement import aa_rates, judge_agreement
@@ -66,13 +67,18 @@ profile = st.radio(
 )
 gate, s = gate_result(rr, profile), rr.report["summary"]
 head = st.columns([1.2, 1, 1, 1, 1, 1, 1.6])
+running = run_state.review_headline(by_run[run_id], rr.rows)  # a running run is not a failed one
 with head[0]:
-    st.markdown("### :green[✓ PASS]" if gate["pass"] else "### :red[✗ FAIL]")
-    st.caption(f"{profile} gate, from effective verdicts")
+    if running:
+        st.markdown("### :blue[running]")
+        st.caption(running)
+    else:
+        st.markdown("### :green[✓ PASS]" if gate["pass"] else "### :red[✗ FAIL]")
+        st.caption(f"{profile} gate, from effective verdicts")
 head[1].metric("Regressed", s["regressions"])
 head[2].metric("Diverged", s["divergences"])
 head[3].metric("Equivalent", s["equivalents"])
-head[4].metric("Errored", len(rr.errors))
+head[4].metric("Errored", sum(r.status == "error" for r in rr.rows) if running else len(rr.errors))
 head[5].metric("Overridden", rr.overridden)
 head[6].download_button(
     "Export report JSON",
@@ -104,7 +110,10 @@ if rr.overridden:
     )
 
 # ---------------------------------------------------------------- case list
-n = cases.counts(rr.rows)
+if running:
+    st.caption("The run is still going: finished cases are listed; reload to see the ones that land.")
+shown = run_state.finished_rows(by_run[run_id], rr.rows)
+n = cases.counts(shown)
 which = (
     st.segmented_control(
         "Show",
@@ -116,9 +125,9 @@ which = (
     )
     or "all"
 )
-rows = cases.filter_rows(rr.rows, which)
+rows = cases.filter_rows(shown, which)
 if not rows:
-    st.info("No case matches this filter.")
+    st.info("No case has finished yet." if running and not shown else "No case matches this filter.")
     st.stop()
 ids = [r.case_id for r in rows]
 if q.get("case") in ids and "review_case" not in st.session_state:

@@ -3,31 +3,49 @@ runs it)."""
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 
+from ..results.liveness import ACTIVE
 from ..results.store import Store
+from ..run.estimate import estimate_calls, time_left
 from ..timestamps import epoch
 
 
 @dataclass
 class Progress:
     run_id: int
-    status: str
-    total: int
+    status: str  # as read: a run whose process died is 'interrupted'
+    total: int  # cases
     done: int
     judged: int
-    errors: int
-    cache_hits: int
-    calls_made: int
-    tokens: int
+    errors: int  # cases errored
+    runner_done: int  # this attempt's runner calls resolved (made, cached or failed) / needed
+    runner_needed: int
+    judge_done: int
+    judge_needed: int
+    cache_hits: int  # this attempt's
+    calls_made: int  # this attempt's
+    failed_calls: int  # this attempt's calls that failed after their retries
+    tokens: int  # the whole run's (every attempt's) calls
     cost: float
     unpriced: int
-    elapsed: float
+    elapsed: float  # this attempt's
+    eta: float | None  # seconds left at this attempt's pace; None when it cannot be told
+    cancel_requested: bool
 
     @property
     def fraction(self) -> float:
         return self.done / self.total if self.total else 0.0
+
+    @property
+    def active(self) -> bool:
+        return self.status in ACTIVE
+
+    @property
+    def cancelling(self) -> bool:
+        return self.status == "cancelling" or (self.status == "running" and self.cancel_requested)
 
 
 def progress(store: Store, run_id: int) -> Progress:
@@ -35,20 +53,32 @@ def progress(store: Store, run_id: int) -> Progress:
     run = store.run(run_id) or {}
     c = store.case_counts(run_id)
     s = store.call_stats(run_id)
-    start = epoch(run.get("started_at"))
-    end = epoch(run.get("finished_at")) if run.get("status") != "running" else None
+    a = store.call_progress(run_id, run.get("attempt_first_call") or 0)
+    cfg = json.loads(run.get("config") or "{}")
+    need = estimate_calls(c["total"], 1, max(1, cfg.get("judge_samples") or 1), bool(cfg.get("aa")))
+    status = run.get("status") or "unknown"
+    start = epoch(run.get("attempt_started_at") or run.get("started_at"))
+    end = None if status in ACTIVE else epoch(run.get("finished_at") or run.get("heartbeat_at"))
     elapsed = max(0.0, (end or time.time()) - start) if start else 0.0
+    done_calls, needed = a["runner"] + a["judge"], need["total"]
     return Progress(
         run_id=run_id,
-        status=run.get("status") or "unknown",
+        status=status,
         total=c["total"],
         done=c["done"],
         judged=c["judged"],
         errors=c["errors"],
-        cache_hits=s["cached"],
-        calls_made=s["made"],
+        runner_done=a["runner"],
+        runner_needed=need["runner_calls"],
+        judge_done=a["judge"],
+        judge_needed=need["judge_calls"],
+        cache_hits=a["cached"],
+        calls_made=a["made"],
+        failed_calls=a["failed"],
         tokens=s["prompt_tokens"] + s["completion_tokens"],
         cost=float(s["cost"] or 0.0),
         unpriced=s["unpriced"],
         elapsed=elapsed,
+        eta=time_left(done_calls, needed, a["made"], elapsed) if status in ACTIVE else None,
+        cancel_requested=bool(run.get("cancel_requested_at")),
     )

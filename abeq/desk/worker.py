@@ -6,13 +6,14 @@ running job by its run id, and Cancel reaches the thread from any session.
 
 from __future__ import annotations
 
+import atexit
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
-from ..api import DESK_LABELS, PreparedRun, prepare_run
+from ..api import DESK_LABELS, PreparedRun, prepare_run, resume_run
 from ..documents import Document
 from ..results.store import Store
-from ..run.engine import RunConfig
+from ..run.engine import RunConfig, Stop
 from ..schemas import TransferSet
 from ..timestamps import now
 
@@ -21,7 +22,7 @@ from ..timestamps import now
 class Job:
     run_id: int
     thread: threading.Thread
-    cancel: threading.Event
+    cancel: Stop = field(default_factory=Stop)
     error: str | None = None
 
 
@@ -48,6 +49,21 @@ def start(db: str, original: Document, candidate: Document, ts: TransferSet, cfg
         )
     finally:
         store.close()
+    return _launch(db, prepared)
+
+
+def resume(db: str, run_id: int) -> int:
+    """Resume an unfinished run with its own stored settings (refused, with the reason, when it
+    cannot be), in a background thread."""
+    store = Store(db)
+    try:
+        prepared = resume_run(run_id, store)
+    finally:
+        store.close()
+    return _launch(db, prepared)
+
+
+def _launch(db: str, prepared: PreparedRun) -> int:
     run_id = prepared.run_id
     with _lock:
         job = _jobs.get(run_id)
@@ -56,7 +72,6 @@ def start(db: str, original: Document, candidate: Document, ts: TransferSet, cfg
         job = Job(
             run_id,
             threading.Thread(name=f"abeq-run-{run_id}", daemon=True, target=_work, args=(db, prepared)),
-            threading.Event(),
         )
         _jobs[run_id] = job
         job.thread.start()
@@ -84,13 +99,42 @@ def alive(run_id: int) -> bool:
     return bool(job and job.thread.is_alive())
 
 
-def cancel(run_id: int) -> bool:
-    """Ask a running job to stop: calls in flight finish, no new call starts."""
+def cancel(run_id: int, db: str | None = None) -> bool:
+    """Cancel a run: no new model call starts, calls in flight are dropped (the embedded model
+    finishes the generation it is in), what finished is kept. A run of this process stops at once;
+    with `db`, a run of another process (`abeq run` in a terminal, another desk) is asked through
+    the database, and its engine stops within a second. True when a running run was asked."""
     job = _jobs.get(run_id)
-    if not job or not job.thread.is_alive():
-        return False
-    job.cancel.set()
-    return True
+    here = bool(job and job.thread.is_alive())
+    if here:
+        job.cancel.stop("cancelled")
+    if db is not None:
+        store = Store(db)
+        try:
+            run = store.run(run_id)
+            if run and run["status"] == "running":
+                store.request_cancel(run_id)
+                here = True
+        finally:
+            store.close()
+    return here
+
+
+def cancelling(run_id: int) -> bool:
+    """Cancel was pressed for this process's run and it has not ended yet."""
+    job = _jobs.get(run_id)
+    return bool(job and job.thread.is_alive() and job.cancel.is_set())
+
+
+@atexit.register
+def _shutdown(grace: float = 10.0) -> None:
+    """The desk is stopping (SIGTERM, Ctrl-C): interrupt its runs, so their rows say so (and a
+    resume can continue them), instead of dying mid-call as 'running'."""
+    alive_jobs = [j for j in list(_jobs.values()) if j.thread.is_alive()]
+    for j in alive_jobs:
+        j.cancel.stop("interrupted")
+    for j in alive_jobs:
+        j.thread.join(grace)
 
 
 def error(run_id: int) -> str | None:

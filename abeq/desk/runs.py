@@ -1,0 +1,97 @@
+"""A review's runs as the desk tells them: which are not finished (running, cancelling, cancelled,
+interrupted, failed), with their models and settings, and what Review says while one runs."""
+
+from __future__ import annotations
+
+from ..api import run_settings
+from ..results.liveness import ACTIVE
+from ..results.store import Store
+
+STATUS_TEXT = {
+    "running": "running",
+    "cancelling": "cancelling…",
+    "cancelled": "cancelled",
+    "interrupted": "interrupted (its process stopped)",
+    "failed": "failed",
+    "finished": "finished",
+}
+
+
+def status_text(status: str, cancel_requested: bool = False) -> str:
+    if status == "running" and cancel_requested:
+        return STATUS_TEXT["cancelling"]
+    return STATUS_TEXT.get(status, status)
+
+
+def settings_text(run: dict) -> str:
+    """The run's models and settings in one line (what a resume will use)."""
+    s = run_settings(run)
+    if not s:
+        return f"runner {run['runner_model']} · judge {run['judge_model']} · variant {run['variant']}"
+    r, j = s["runner"], s["judge"]
+    at = lambda spec: f" at {spec['api_base']}" if spec.get("api_base") else ""  # noqa: E731
+    parts = [
+        f"runner {r['name']}{at(r)}",
+        f"judge {j['name']}{at(j)}",
+        f"variant {s['variant']}",
+        f"concurrency {s['concurrency']}",
+        f"judge samples {s['judge_samples']}",
+        "A/A replay" if s["aa"] else "",
+        f"temperature {r['temperature']:g}, max tokens {r['max_tokens']}, seed {r['seed']}",
+        f"timeout {r['timeout']:g} s, {s['max_retries']} retries",
+        "fresh (cache ignored)" if s["fresh"] else "",
+        "thin set accepted" if s["allow_thin"] else "",
+    ]
+    return " · ".join(p for p in parts if p)
+
+
+def resume_problem(run: dict) -> str | None:
+    """Why this run cannot be resumed from the desk with its own settings, or None."""
+    s = run_settings(run)
+    if run["status"] in ACTIVE or run["status"] == "finished":
+        return None  # nothing to resume
+    if not s:
+        return "stored before abeq kept a run's settings: start it again with the same settings"
+    if s.get("api_base_stripped"):
+        return "its API base held credentials, which abeq never stores: start it again from the form"
+    return None
+
+
+def unfinished(store: Store, review_id: int) -> list[dict]:
+    """The review's runs that did not finish, newest first, each with its case counts, candidate,
+    settings line and whether it can be resumed."""
+    out = []
+    for run in reversed(store.runs(review_id)):
+        if run["status"] == "finished":
+            continue
+        doc = store.document(run["candidate_hash"]) or {}
+        out.append(
+            {
+                **run,
+                "candidate": doc.get("name", "?"),
+                "counts": store.case_counts(run["id"]),
+                "settings_text": settings_text(run),
+                "resume_problem": resume_problem(run),
+                "label": status_text(run["status"], bool(run.get("cancel_requested_at"))),
+            }
+        )
+    return out
+
+
+def review_headline(run: dict, rows: list) -> str | None:
+    """What Review says instead of PASS/FAIL while the run is still running: "running — k of n
+    judged" (None once it is not running: then the gate applies)."""
+    if run["status"] not in ACTIVE:
+        return None
+    judged = sum(1 for r in rows if r.status == "judged")
+    return (
+        f"{status_text(run['status'], bool(run.get('cancel_requested_at')))} — {judged} of {len(rows)} judged"
+    )
+
+
+def finished_rows(run: dict, rows: list) -> list:
+    """The cases to list: while the run runs, only those that finished (a pending case is not an
+    error yet); afterwards all of them."""
+    if run["status"] not in ACTIVE:
+        return rows
+    return [r for r in rows if r.status != "pending"]
