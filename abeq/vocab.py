@@ -29,3 +29,13 @@ STRUCTURE_CRITERIA: tuple[str, ...] = (
 
 # what a runner records for an interactive gate the case gave no answer for
 STOPPED = "STOPPED (no scripted answer)"
+
+# what a check did on the two arms of a case (abeq.run.checks): only LOST changes a verdict
+CHECK_KEPT, CHECK_LOST, CHECK_GAINED, CHECK_FAILED_BOTH, CHECK_SKIPPED = (
+    "kept",
+    "lost",
+    "gained",
+    "failed-both",
+    "skipped",
+)
+CHECK_OUTCOMES: tuple[str, ...] = (CHECK_KEPT, CHECK_LOST, CHECK_GAINED, CHECK_FAILED_BOTH, CHECK_SKIPPED)

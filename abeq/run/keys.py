@@ -9,6 +9,7 @@ from dataclasses import replace
 from ..models.spec import ModelSpec
 from ..schemas import Case
 from ..sets.confirm import case_identity
+from .grading import grader_prompt
 from .judge import judge_prompt
 from .runner import runner_prompt
 
@@ -55,5 +56,22 @@ def judge_key(original_key: str, candidate_key: str, spec: ModelSpec, sample: in
             "sampling": spec.sampling(),
             "sample": sample,
             "truncated": truncated,
+        },
+    )
+
+
+def grading_key(
+    original_key: str, candidate_key: str, checks: list[dict], spec: ModelSpec, shown_as_a: str
+) -> str:
+    """The natural-language checks of one case graded on these two runs, in this blind order."""
+    return cache_key(
+        "grading",
+        {
+            "original": original_key,
+            "candidate": candidate_key,
+            "checks": checks,
+            "prompt": grader_prompt().ref,
+            "sampling": spec.sampling(),
+            "a": shown_as_a,
         },
     )

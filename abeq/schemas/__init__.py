@@ -1,10 +1,12 @@
 """The one schema source: every structure abeq reads, writes or asks a model for (pydantic).
 
 JSON schemas sent to models are derived from these classes, never written by hand. `core` holds
-transfer sets, runner and judge replies and the SPEC report; `comparison` the blind comparator's.
+transfer sets, runner and judge replies and the SPEC report; `checks` the checks run on both arms;
+`comparison` the blind comparator's.
 """
 
 from ..vocab import CASE_TYPES, CONTENT_CRITERIA, STOPPED, STRUCTURE_CRITERIA, VERDICTS
+from .checks import CheckResult, GradedCheck, GradingReply
 from .comparison import (
     ComparatorReply,
     Comparison,
@@ -62,6 +64,9 @@ __all__ = [
     "VERDICTS",
     "SELF_REPORT_FIELDS",
     "Assertion",
+    "CheckResult",
+    "GradedCheck",
+    "GradingReply",
     "Case",
     "CaseError",
     "CaseStatus",

@@ -9,8 +9,9 @@ from ..schemas import Case, TransferSet
 from ..timestamps import now
 
 # what a case gives the runner and the checks besides its input and gate answers: in its identity
-# only when set, so the identity of a case without them is what it always was
-_OPTIONAL_IDENTITY = ("assertions", "workspace", "files", "command_outputs")
+# only when set, so the identity of a case without them is what it always was. Expectations are
+# checks (graded on both arms; a lost one fails the case), so they are confirmed like the rest.
+_OPTIONAL_IDENTITY = ("assertions", "expectations", "workspace", "files", "command_outputs")
 
 
 def case_identity(case: Case) -> dict:
@@ -67,7 +68,7 @@ def edit(ts: TransferSet, cases: list[Case]) -> TransferSet:
             c = c.model_copy(update={"status": prev.status})
         marked.append(c)
     new = ts.model_copy(update={"cases": marked})
-    # Any change un-confirms, even one the hash ignores (expectations, rationale): the person
+    # Any change un-confirms, even one the hash ignores (rationale, metadata): the person
     # accepted that exact set.
     before = [c.model_dump(exclude={"status"}) for c in ts.cases]
     after = [c.model_dump(exclude={"status"}) for c in cases]

@@ -3,7 +3,9 @@
 It is registered like any litellm provider and answers abeq's own prompts by reading their
 <data> blocks: as a runner it follows the document's list items in order (stopping at an
 unanswered "ask the user" gate); as a judge it matches the two runs' steps by their content
-words. So a candidate that drops a rule really is caught as regressed by the real pipeline.
+words. So a candidate that drops a rule really is caught as regressed by the real pipeline. As the
+check grader it passes a natural-language check on a run when every content word of the check
+occurs in the part of the run it reads.
 Tests can also queue exact replies (`enqueue`) or install a `handler`, and read `HISTORY`.
 It is a test double: its judgements mean nothing about real models.
 """
@@ -69,6 +71,8 @@ def respond(model: str, messages: list[dict], schema: dict | None) -> str:
         return json.dumps(run_rules(blocks))
     if "original_run" in blocks:
         return json.dumps(judge_rules(blocks))
+    if "run_a" in blocks and "checks" in blocks:
+        return json.dumps(grade_rules(blocks))
     if "original_document" in blocks:
         limit = (((schema or {}).get("properties") or {}).get("cases") or {}).get("maxItems")
         return json.dumps(draft_rules(blocks, limit))
@@ -205,6 +209,43 @@ def judge_rules(blocks: dict) -> dict:
         "interpretation_notes": f"original: {o.get('ambiguities', 'none')[:200]}; "
         f"candidate: {c.get('ambiguities', 'none')[:200]}",
     }
+
+
+# ---------------------------------------------------------------- check grader
+_META = {"output", "transcript", "response", "include", "mention", "contain", "state", "case"}
+_NOT = "It is NOT the case that: "
+
+
+def _grade(check: str, text: str) -> tuple[bool, str]:
+    """A check passes when every content word of it occurs in the text; the evidence is the line
+    that shares the most words with it (or the words no line has)."""
+    negated = check.startswith(_NOT)
+    want = _words(check.removeprefix(_NOT)) - _META
+    have = _words(text)
+    missing = sorted(want - have)
+    best = max(text.splitlines() or [""], key=lambda ln: len(_words(ln) & want))
+    ok = not missing
+    evidence = f'"{best.strip()[:120]}"' if ok else "no mention of: " + ", ".join(missing)
+    return ok != negated, evidence
+
+
+def grade_rules(blocks: dict) -> dict:
+    """Grade each check on run A and run B by reading the part of the run the check names."""
+    runs = {}
+    for name in ("run_a", "run_b"):
+        try:
+            runs[name] = json.loads(blocks[name])
+        except json.JSONDecodeError:
+            runs[name] = {}
+    out = []
+    for c in json.loads(blocks.get("checks") or "[]"):
+        row = {"id": c["id"]}
+        for arm, name in (("a", "run_a"), ("b", "run_b")):
+            row[f"{arm}_pass"], row[f"{arm}_evidence"] = _grade(
+                c["check"], str(runs[name].get(c["reads"], ""))
+            )
+        out.append(row)
+    return {"checks": out}
 
 
 # ---------------------------------------------------------------- drafting

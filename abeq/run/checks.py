@@ -1,0 +1,251 @@
+"""A case's checks on both arms, in promptfoo's vocabulary and with its semantics.
+
+Code-checkable types run in code on each arm's output (or transcript), as promptfoo runs them
+(abeq.run.code_checks). Natural-language ones (llm-rubric and the other model-graded
+types, every `expectations` string) are graded by the judge model in one call per case
+(abeq.run.grading). Types that cannot run here are listed as skipped with the reason, never dropped.
+For an equivalence test a check means something relative: the teacher passing and the candidate
+failing is a lost behaviour; both failing is a property of the task.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..schemas import Assertion, Case, CheckResult, RunnerReply
+from .code_checks import CODE_TYPES, condition, js_string, value_problem
+
+# graded by the judge model: the rubric it is asked, from the assertion's value
+_MODEL_GRADED = {
+    "llm-rubric": "{v}",
+    "model-graded-closedqa": "{v}",
+    "g-eval": "{v}",
+    "factuality": "The output is factually consistent with this reference: {v}",
+    "answer-relevance": "The output is relevant to the case input and answers it",
+}
+# what abeq cannot run, and why (a prefix match covers families like similar:cosine)
+_CANNOT = {
+    "javascript": "runs JavaScript, which abeq does not execute",
+    "python": "runs Python code from the test suite, which abeq does not execute",
+    "ruby": "runs Ruby code, which abeq does not execute",
+    "webhook": "calls a web service, which a check must not do",
+    "similar": "needs an embedding model; abeq has none for checks",
+    "cost": "measures the provider call, not what the run produced",
+    "latency": "measures the provider call, not what the run produced",
+    "perplexity": "needs token log-probabilities",
+    "classifier": "needs a classifier model",
+    "moderation": "needs a moderation service",
+    "guardrails": "reads a provider's guardrail result",
+    "select-best": "compares several outputs of one test, not two arms",
+    "max-score": "compares several outputs of one test, not two arms",
+    "context-": "needs promptfoo's context variables",
+    "is-valid-": "reads a provider's function or tool calls",
+    "tool-call-": "reads a provider's function or tool calls",
+    "trace-": "reads a provider's trace",
+    "finish-reason": "reads a provider's finish reason",
+    "human": "is decided by a person in promptfoo's viewer",
+    "assert-set": "passes on a weighted score over its members (threshold), which abeq does not compute",
+}
+_LABEL_MAX = 80
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check of a case, classified: run in code, graded by the model, or skipped (with why)."""
+
+    index: int
+    type: str  # as given, `not-` included; "expectation" for an expectations string
+    value: Any
+    target: str
+    source: str  # assertion | expectation
+    kind: str  # code | model | skipped
+    description: str = ""
+    metric: str = ""
+    gates: bool = True
+    reason: str = ""
+    rubric: str = ""
+    options: dict = field(default_factory=dict)  # the source's other settings (levenshtein's threshold)
+
+    @property
+    def id(self) -> str:
+        return f"c{self.index + 1}"
+
+    @property
+    def label(self) -> str:
+        """`contains "[ticket]"`: the type and value, as behaviour_delta names a lost check."""
+        if self.value is None or self.value == "":
+            text = self.type
+        else:
+            v = json.dumps(self.value, ensure_ascii=False)
+            text = f"{self.type} {v if len(v) <= _LABEL_MAX else v[: _LABEL_MAX - 1] + '…'}"
+        return text + (" on the transcript" if self.target == "transcript" else "")
+
+    def result(self, **kw) -> CheckResult:
+        return CheckResult(
+            label=self.label,
+            type=self.type,
+            target=self.target,
+            source=self.source,
+            kind=self.kind,
+            description=self.description,
+            metric=self.metric,
+            gates=self.gates,
+            reason=self.reason,
+            **kw,
+        )
+
+
+def base_type(t: str) -> tuple[str, bool]:
+    """("contains", True) for "not-contains": promptfoo strips the prefix and inverts the result."""
+    return (t[4:], True) if t.startswith("not-") else (t, False)
+
+
+def case_checks(case: Case) -> list[Check]:
+    """Every check the case carries, in order: its assertions (an assert-set's members each a check
+    of their own), then its expectations."""
+    out: list[Check] = []
+    for a in _flatten(case.assertions):
+        out.append(_classify(a, len(out), case))
+    for text in case.expectations:
+        # an expectation is about what the run did (skill-creator's grader reads the whole run)
+        out.append(Check(len(out), "expectation", text, "transcript", "expectation", "model", rubric=text))
+    return out
+
+
+def _flatten(assertions: list[Assertion]) -> list[Assertion]:
+    out = []
+    for a in assertions:
+        inner = a.value if isinstance(a.value, list) else a.options.get("assert")
+        if a.type == "assert-set" and isinstance(inner, list) and "threshold" not in a.options:
+            members = [m for m in inner if isinstance(m, dict) and m.get("type")]
+            out += _flatten(
+                [Assertion.model_validate({"target": a.target, "metric": a.metric, **m}) for m in members]
+            )
+        else:  # an assert-set with a threshold passes on a weighted score: skipped below, with why
+            out.append(a)
+    return out
+
+
+def _classify(a: Assertion, index: int, case: Case) -> Check:
+    t, inverse = base_type(a.type)
+    common = dict(
+        index=index,
+        type=a.type,
+        target=a.target,
+        source="assertion",
+        description=a.description,
+        metric=a.metric,
+        gates=a.options.get("weight", 1) != 0,
+        options=a.options,
+    )
+    value, why = _render(a.value, case)
+    skip = why or _cannot(t, a)
+    if skip:
+        return Check(value=a.value, kind="skipped", reason=skip, **common)
+    if t in _MODEL_GRADED:
+        v = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        rubric = _MODEL_GRADED[t].format(v=v)
+        if inverse:
+            rubric = f"It is NOT the case that: {rubric}"
+        return Check(value=value, kind="model", rubric=rubric, **common)
+    return Check(value=value, kind="code", **common)
+
+
+def _cannot(t: str, a: Assertion) -> str:
+    if "transform" in a.options:
+        return "transforms the output with code first (transform), which abeq does not run"
+    if t in CODE_TYPES or t in _MODEL_GRADED:
+        return ""
+    for name, why in _CANNOT.items():
+        if t == name or (name.endswith("-") and t.startswith(name)) or t.startswith(name + ":"):
+            return why
+    return f"'{t}' is not a check type abeq knows how to run"
+
+
+_VAR = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
+
+
+def _render(value: Any, case: Case) -> tuple[Any, str]:
+    """promptfoo fills {{var}} from the test's vars; abeq can when the case kept them (metadata.vars)."""
+    if isinstance(value, list):
+        parts = [_render(v, case) for v in value]
+        why = next((w for _, w in parts if w), "")
+        return [v for v, _ in parts], why
+    if not isinstance(value, str):
+        return value, ""
+    if value.startswith("file://"):
+        return value, "its value is in a file (file://…) that was not read in; write the value inline"
+    names = _VAR.findall(value)
+    if not names:
+        return value, ""
+    tvars = case.metadata.get("vars") if isinstance(case.metadata.get("vars"), dict) else {}
+    missing = [n for n in names if n not in tvars]
+    if missing:
+        return value, f"uses template variables abeq cannot fill ({', '.join(sorted(set(missing)))})"
+    return _VAR.sub(lambda m: js_string(tvars[m.group(1)]), value), ""
+
+
+def problems(case: Case) -> list[str]:
+    """What is wrong with the case's code checks (a pattern that does not compile, a missing value):
+    a run would otherwise fail them on both arms and report nothing."""
+    out = []
+    for c in case_checks(case):
+        why = value_problem(base_type(c.type)[0], c.value) if c.kind == "code" else ""
+        if why:
+            out.append(f"case {case.id}, check {c.index + 1} ({c.type}): {why}")
+    return out
+
+
+def run_code(check: Check, text: str) -> tuple[bool, str]:
+    """(passed, evidence) for one code check on one arm's text; a check that cannot be evaluated
+    (a bad pattern) fails, as in promptfoo."""
+    t, inverse = base_type(check.type)
+    try:
+        cond, evidence = condition(t, check.value, check.options, text)
+    except Exception as e:
+        return False, f"could not evaluate: {str(e).splitlines()[0][:160]}"
+    return cond != inverse, evidence
+
+
+def arm_text(check: Check | CheckResult, reply: RunnerReply) -> str:
+    return reply.transcript if check.target == "transcript" else reply.self_report.output_produced
+
+
+def evaluate(
+    case: Case,
+    teacher: RunnerReply,
+    candidate: RunnerReply,
+    graded: dict[str, tuple[bool, str, bool, str]] | None = None,
+    shown_as_a: str | None = None,
+) -> list[CheckResult]:
+    """Every check of the case on both arms: code checks run here, model checks taken from `graded`
+    (check id → teacher pass, evidence, candidate pass, evidence), skipped ones listed with why."""
+    out = []
+    for c in case_checks(case):
+        if c.kind == "code":
+            tp, te = run_code(c, arm_text(c, teacher))
+            cp, ce = run_code(c, arm_text(c, candidate))
+            out.append(c.result(teacher=tp, candidate=cp, teacher_evidence=te, candidate_evidence=ce))
+        elif c.kind == "model":
+            if not graded or c.id not in graded:
+                raise ValueError(f"check {c.id} of case {case.id} was not graded")
+            tp, te, cp, ce = graded[c.id]
+            out.append(
+                c.result(
+                    teacher=tp,
+                    candidate=cp,
+                    teacher_evidence=te,
+                    candidate_evidence=ce,
+                    shown_as_a=shown_as_a,
+                )
+            )
+        else:
+            out.append(c.result())
+    return out
+
+
+def model_checks(case: Case) -> list[Check]:
+    return [c for c in case_checks(case) if c.kind == "model"]

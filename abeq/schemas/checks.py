@@ -1,0 +1,60 @@
+"""Checks on both arms of a case: the grader's reply (natural-language checks) and each check's result."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ..vocab import CHECK_FAILED_BOTH, CHECK_GAINED, CHECK_KEPT, CHECK_LOST, CHECK_SKIPPED
+from .core import NonEmpty, Strict
+
+
+class GradedCheck(Strict):
+    """One natural-language check, graded on run A and on run B, each with its evidence."""
+
+    id: str = Field(description="the check's id, exactly as given")
+    a_pass: bool
+    a_evidence: NonEmpty = Field(description="a short quote from run A that shows it (or what is missing)")
+    b_pass: bool
+    b_evidence: NonEmpty = Field(description="a short quote from run B that shows it (or what is missing)")
+
+
+class GradingReply(Strict):
+    """What the check grader must return: every check it was given, once."""
+
+    checks: list[GradedCheck] = Field(min_length=1)
+
+
+class CheckResult(Strict):
+    """One check of a case on both arms. `teacher`/`candidate` are None only for a skipped check."""
+
+    label: str  # e.g. contains "[ticket]"; what behaviour_delta names
+    type: str
+    target: Literal["output", "transcript"] = "output"
+    source: Literal["assertion", "expectation"] = "assertion"
+    kind: Literal["code", "model", "skipped"]
+    description: str = ""
+    metric: str = ""
+    gates: bool = True  # False for promptfoo's weight 0: reported, never changes a verdict
+    teacher: bool | None = None
+    candidate: bool | None = None
+    teacher_evidence: str = ""
+    candidate_evidence: str = ""
+    reason: str = ""  # why a check was skipped
+    shown_as_a: Literal["teacher", "candidate"] | None = None  # the blind order the grader saw
+
+    @property
+    def outcome(self) -> str:
+        if self.kind == "skipped" or self.teacher is None or self.candidate is None:
+            return CHECK_SKIPPED
+        if self.teacher and not self.candidate:
+            return CHECK_LOST
+        if not self.teacher and self.candidate:
+            return CHECK_GAINED
+        return CHECK_KEPT if self.teacher else CHECK_FAILED_BOTH
+
+    @property
+    def lost(self) -> bool:
+        """The teacher passes and the candidate fails: a lost behaviour, whatever the judge said."""
+        return self.gates and self.outcome == CHECK_LOST
