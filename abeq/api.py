@@ -28,7 +28,7 @@ from .results.report import RunReport, build_report
 from .results.store import Store, open_store
 from .run.engine import SETTINGS, Engine, RunConfig, Stop
 from .run.estimate import estimate
-from .run.preflight import THIN_HINT, confirmation_refusal, model_refusals, review_refusal
+from .run.preflight import THIN_HINT, check_refusal, confirmation_refusal, model_refusals, review_refusal
 from .schemas import TransferSet
 from .sets.confirm import confirm as confirm_set
 from .sets.confirm import set_hash
@@ -70,6 +70,9 @@ def run_problems(
     Nothing is written. Review consistency is checked only when a store is given."""
     out: list[AbeqError] = []
     refused = confirmation_refusal(ts, original.hash, set_path)
+    if refused:
+        out.append(refused)
+    refused = check_refusal(ts, set_path)
     if refused:
         out.append(refused)
     cov = coverage(original.text, ts, allow_thin=config.allow_thin)

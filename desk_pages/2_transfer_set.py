@@ -9,6 +9,7 @@ from abeq.desk import editor, session
 from abeq.desk.render import md
 from abeq.documents import sections as doc_sections
 from abeq.errors import AbeqError
+from abeq.run import check_audit
 from abeq.schemas import CASE_TYPES, TransferSet
 
 store = session.open_store()
@@ -75,7 +76,16 @@ edited = st.data_editor(
     hide_index=True,
     width="stretch",
     key=f"ts_editor_{ts_hash}",
-    column_order=["id", "type", "status", "input", "exercises_sections", "gate_responses"],
+    column_order=[
+        "id",
+        "type",
+        "status",
+        "input",
+        "exercises_sections",
+        "gate_responses",
+        "assertions",
+        "expectations",
+    ],
     column_config={
         "id": st.column_config.TextColumn("id", width=120, required=True),
         "type": st.column_config.SelectboxColumn("type", options=list(CASE_TYPES), width=105, required=True),
@@ -88,6 +98,17 @@ edited = st.data_editor(
             "gate_responses",
             width="medium",
             help='JSON list: [{"gate_id": "", "gate_type": "", "pattern": "…", "response": "…"}]',
+        ),
+        "assertions": st.column_config.TextColumn(
+            "assertions",
+            width="medium",
+            help="Checks run on both arms, JSON list in promptfoo's names: "
+            '[{"type": "contains", "value": "(#482)"}, {"type": "not-regex", "value": "[A-Z]+-[0-9]+"}, '
+            '{"type": "llm-rubric", "value": "…"}]. Passed by the original and failed by the candidate '
+            "= regressed.",
+        ),
+        "expectations": st.column_config.TextColumn(
+            "expectations", width="medium", help='Natural-language checks, JSON list: ["The notes …"]'
         ),
     },
 )
@@ -184,3 +205,15 @@ if ts.cases and cov.sections_identified:
             st.rerun()
         if locked:
             st.caption("This review has runs, so its cases are fixed: map them in a new review.")
+
+checks = check_audit.audit(shown)
+if checks.checks:
+    st.caption(
+        f"Checks: {checks.cases} of {len(shown.cases)} cases carry {checks.checks} ({checks.code} run in "
+        f"code, {checks.model} graded by the judge model, {len(checks.skipped)} skipped). A check the "
+        "original passes and the candidate fails makes the case regressed."
+    )
+for w in checks.warnings():
+    st.warning(md(w))
+for p in checks.problems:
+    st.error(md(f"{p}: a run would refuse this set."))

@@ -12,6 +12,7 @@ from abeq.documents import Document, detect_variant
 from abeq.errors import AbeqError
 from abeq.models import DEFAULT_MODEL
 from abeq.results.store import db_path
+from abeq.run.checks import model_checks
 from abeq.run.engine import RunConfig
 from abeq.run.estimate import estimate_calls
 from abeq.sets import confirmation_problem
@@ -100,18 +101,22 @@ if not unconfirmed_why:
     est = estimate_run(store, original_doc, candidate_doc, ts, cfg)
     cost = est["est_cost"]
     st.caption(
-        f"This run: at most {est['runner_calls'] + est['judge_calls']} model calls "
-        f"({est['runner_calls']} runner, {est['judge_calls']} judge{', A/A replays included' if aa else ''}; "
-        f"{est['teacher_cached']} of the original's {len(ts.cases)} transcripts come from the cache), "
+        f"This run: at most {est['runner_calls'] + est['judge_calls'] + est['grading_calls']} model calls "
+        f"({est['runner_calls']} runner, {est['judge_calls']} judge{', A/A replays included' if aa else ''}"
+        + (f", {est['grading_calls']} check grading" if est["grading_calls"] else "")
+        + f"; {est['teacher_cached']} of the original's {len(ts.cases)} transcripts come from the cache), "
         f"~{est['est_prompt_tokens'] + est['est_completion_tokens']:,} tokens (est.), "
         + ("price unknown for this model" if cost is None else f"~${cost:.4f}")
         + "."
     )
 else:
-    est = estimate_calls(len(ts.cases), 1, int(samples), bool(aa))
+    graded = sum(1 for c in ts.cases if model_checks(c))
+    est = estimate_calls(len(ts.cases), 1, int(samples), bool(aa), graded)
     st.caption(
         f"At most {est['total']} model calls ({est['runner_calls']} runner, {est['judge_calls']} judge"
-        f"{', A/A replays included' if aa else ''}); the original's cached transcripts are reused, "
+        f"{', A/A replays included' if aa else ''}"
+        + (f", {est['grading_calls']} check grading" if graded else "")
+        + "); the original's cached transcripts are reused, "
         "so later rounds make fewer."
     )
 

@@ -8,9 +8,9 @@ import streamlit as st
 
 from abeq.desk import cases, session
 from abeq.desk import runs as run_state
-from abeq.desk.render import VERDICT_COLOR, md, self_report_html
+from abeq.desk.render import VERDICT_COLOR, checks_html, md, self_report_html
 from abeq.errors import AbeqError
-from abeq.results.agreement import aa_rates, judge_agreement
+from abeq.results.agreement import aa_rates, check_witness, judge_agreement
 from abeq.results.diff import side_by_side_html
 from abeq.results.report import build_report, gate_result
 from abeq.schemas import VERDICTS
@@ -100,6 +100,12 @@ for a in judge_agreement(store):
         trust.append(
             f"this judge agrees with reviewers on {a['raw_agreement']:.0%} of {a['reviewed']} reviewed "
             f"cases (Cohen's κ {k}{'; ' + a['note'] if a['note'] else ''})"
+        )
+for w in check_witness(store):
+    if w["judge_model"] == by_run[run_id]["judge_model"]:
+        trust.append(
+            f"where a check the original passes failed on the candidate, this judge also said regressed in "
+            f"{w['judge_also_regressed']} of {w['cases_with_lost_checks']} cases"
         )
 if trust:
     st.caption(" · ".join(trust))
@@ -193,11 +199,13 @@ with badges:
             color="violet",
             icon=":material/edit:",
         )
-    if row.uncertain:
+    if len(set(row.samples)) > 1:
         st.badge(
             f"uncertain: judge samples split {' / '.join(row.samples)} (agreement {row.agreement:.0%})",
             color="yellow",
         )
+    if row.checks_disagree:
+        st.badge(f"uncertain: checks found a loss, the judge said {row.judge_verdict}", color="yellow")
     if row.gate_truncated:
         st.badge("gate-truncated: judged up to the unanswered gate", color="gray")
 c1, c2 = st.columns([3, 1])
@@ -206,6 +214,17 @@ with c1:
     st.text(row.behaviour_delta or "— (none: equivalent)")
     st.markdown("**Interpretation notes**")
     st.text(row.interpretation_notes or "—")
+if row.checks:
+    with c1:
+        lost = len(row.checks_lost)
+        st.markdown(
+            f"**Checks** ({len(row.checks)}"
+            + (f"; {lost} lost on the candidate, so the case is regressed" if lost else "")
+            + ")"
+        )
+        st.html(checks_html(row.checks))
+        if row.checks_disagree:
+            st.caption(md(f"The judge's own verdict: {row.judge_verdict}. {row.judge_delta}"))
 c2.metric(
     "Directness original → candidate",
     f"{row.original_directness} → {row.candidate_directness}",

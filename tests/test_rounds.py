@@ -38,13 +38,22 @@ def test_rounds_reuse_the_teacher_and_are_numbered(store, example, scripted_cfg)
 
 
 def test_budget_arithmetic():
-    assert estimate_calls(10, rounds=1) == {"runner_calls": 20, "judge_calls": 10, "total": 30}
-    assert estimate_calls(10, rounds=3) == {"runner_calls": 40, "judge_calls": 30, "total": 70}
+    assert estimate_calls(10, rounds=1) == {
+        "runner_calls": 20,
+        "judge_calls": 10,
+        "grading_calls": 0,
+        "total": 30,
+    }
+    assert estimate_calls(10, rounds=3)["total"] == 70
     assert estimate_calls(10, rounds=1, judge_samples=3, aa=True) == {
         "runner_calls": 30,
         "judge_calls": 40,
+        "grading_calls": 0,
         "total": 70,
     }
+    # one grading call per round for each case with natural-language checks
+    assert estimate_calls(10, rounds=2, graded_cases=4)["grading_calls"] == 8
+    assert estimate_calls(10, rounds=2, graded_cases=4)["total"] == 30 + 20 + 8
 
 
 def test_estimate_counts_cached_teacher_runs(store, example, scripted_cfg):
@@ -108,8 +117,14 @@ def test_exports_apply_overrides_and_say_so(store, example, scripted_cfg):
         and h1["overridden"] == "True"
     )
     suite = ET.fromstring(to_junit(rr).encode())
-    assert suite.get("tests") == "7" and suite.get("failures") == "6"
+    # 7 cases and the example's 6 ticket-id checks (kept on both arms: they pass)
+    assert suite.get("tests") == "13" and suite.get("failures") == "6"
     failed = {tc.get("name") for tc in suite.iter("testcase") if tc.find("failure") is not None}
+    assert not any(
+        tc.get("classname").startswith("abeq.check.")
+        for tc in suite.iter("testcase")
+        if tc.find("failure") is not None
+    )
     assert failed == {"adversarial-1", "adversarial-2", "composition-1", "edge-1", "edge-2", "happy-2"}
 
 
@@ -125,7 +140,7 @@ def test_junit_stays_valid_xml_with_control_characters(store, example, scripted_
     )
     xml = to_junit(build_report(store, run_id))
     suite = ET.fromstring(xml.encode())
-    assert suite.get("tests") == "7" and "pasted [31mred[0m text" in xml
+    assert suite.get("tests") == "13" and "pasted [31mred[0m text" in xml
 
 
 def test_errored_cases_are_junit_errors(store, example, scripted_cfg):

@@ -22,6 +22,8 @@ def test_blank_database_is_migrated_to_the_full_schema(tmp_path):
         "run_cases",
         "overrides",
         "calls",
+        "gradings",
+        "check_results",
         "_sqlite_migrations",
     } <= tables
     assert conn.execute("pragma journal_mode").fetchone()[0] == "wal"

@@ -17,7 +17,9 @@ def register(sub) -> None:
     h.add_argument("--json", action="store_true", help="machine-readable output")
     h.set_defaults(fn=cmd_history)
 
-    st = sub.add_parser("stats", help="judge trust: agreement with reviewers (Cohen's kappa) and A/A noise")
+    st = sub.add_parser(
+        "stats", help="judge trust: agreement with reviewers (Cohen's kappa), A/A noise, and with the checks"
+    )
     db_arg(st)
     st.add_argument("--json", action="store_true", help="machine-readable output")
     st.set_defaults(fn=cmd_stats)
@@ -75,12 +77,12 @@ def cmd_history(args) -> int:
 
 
 def cmd_stats(args) -> int:
-    from ..results.agreement import aa_rates, judge_agreement
+    from ..results.agreement import aa_rates, check_witness, judge_agreement
 
     store = existing_store(args.db)
-    agree, aa = judge_agreement(store), aa_rates(store)
+    agree, aa, witness = judge_agreement(store), aa_rates(store), check_witness(store)
     if args.json:
-        print(json.dumps({"judge_agreement": agree, "aa": aa}, indent=2))
+        print(json.dumps({"judge_agreement": agree, "aa": aa, "checks": witness}, indent=2))
         return EXIT_PASS
     print(
         "judge agreement with reviewers:" if agree else "no reviewed cases yet (overrides count as reviews)"
@@ -95,6 +97,12 @@ def cmd_stats(args) -> int:
         print(
             f"A/A false-regression rate {a['runner_model']} / {a['judge_model']}: "
             f"{a['false_regression_rate']:.0%} of {a['cases']} cases ({a['noisy_cases']} noisy)"
+        )
+    for w in witness:
+        print(
+            f"checks vs judge {w['judge_model']}: of {w['cases_with_lost_checks']} case(s) where a check "
+            f"the original passes failed on the candidate, the judge called {w['judge_also_regressed']} "
+            f"regressed ({w['disagreements']} disagreement(s), each marked uncertain)"
         )
     return EXIT_PASS
 

@@ -219,7 +219,9 @@ def print_estimate(prepared) -> None:
         f"run {prepared.run_id}: {len(eng.ts.cases)} cases, variant {eng.cfg.variant}, round "
         f"{prepared.round}. "
         f"Budget: at most {est['runner_calls']} runner calls ({est['teacher_cached']} teacher runs cached) + "
-        f"{est['judge_calls']} judge calls, ~{est['est_prompt_tokens'] + est['est_completion_tokens']:,} "
+        f"{est['judge_calls']} judge calls"
+        + (f" + {est['grading_calls']} check-grading calls" if est["grading_calls"] else "")
+        + f", ~{est['est_prompt_tokens'] + est['est_completion_tokens']:,} "
         f"tokens (est.), {cost}; the review so far: N x (1 + rounds) = "
         f"{est['review_budget_runner_calls']} runner calls",
         file=sys.stderr,
@@ -271,9 +273,17 @@ def print_outcome(store, rr, gate: str) -> None:
             f"{', '.join(truncated)}",
             file=sys.stderr,
         )
-    uncertain = [r.case_id for r in rr.rows if r.uncertain]
+    uncertain = [r.case_id for r in rr.rows if len(set(r.samples)) > 1]
     if uncertain:
         print(f"uncertain (judge samples disagree): {', '.join(uncertain)}", file=sys.stderr)
+    for r in rr.rows:
+        if r.checks_lost:
+            print(
+                f"case {r.case_id}: {len(r.checks_lost)} check(s) the teacher passes fail on the candidate "
+                f"({'; '.join(c.label for c in r.checks_lost)[:200]})"
+                + (f"; the judge said {r.judge_verdict}: marked uncertain" if r.checks_disagree else ""),
+                file=sys.stderr,
+            )
     for a in aa_rates(store, rr.run["id"]):
         print(
             f"A/A false-regression rate: {a['false_regression_rate']:.0%} of {a['cases']} cases "

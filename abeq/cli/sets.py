@@ -11,7 +11,17 @@ import json
 import sys
 
 from ..vocab import CASE_TYPES
-from ._common import EXIT_BAD_INPUT, EXIT_PASS, bounded, caution, check_model, check_outputs, write_output
+from ._common import (
+    EXIT_BAD_INPUT,
+    EXIT_PASS,
+    bounded,
+    caution,
+    check_model,
+    check_outputs,
+    db_arg,
+    open_store,
+    write_output,
+)
 
 IMPORT_FORMATS = ("promptfoo", "skill-creator", "csv", "yaml", "jsonl", "json")
 OUT_FORMATS = ("json", "yaml", "jsonl", "csv")
@@ -119,7 +129,9 @@ def register(sub) -> None:
     c = sub.add_parser(
         "check-set",
         help="coverage of a transfer set against the original",
-        description="Exit 0 when the set is runnable, 2 when a run would be refused.",
+        description="Exit 0 when the set is runnable, 2 when a run would be refused. Counts the cases' "
+        "checks and, when --db holds transcripts of the original, warns about a check the original "
+        "itself fails.",
     )
     c.add_argument("--original", required=True, help="the document the cases test")
     c.add_argument("--transfer-set", required=True, help="the cases: .json, .yaml, .csv or .jsonl")
@@ -133,6 +145,7 @@ def register(sub) -> None:
         help="you have read the cases: write the set back confirmed (frozen, hashed, stamped) so later "
         "runs need no --confirm; a runnable set only (.json or .yaml)",
     )
+    db_arg(c)  # where the original's transcripts are, to try each check on them (read, never created)
     c.set_defaults(fn=cmd_check_set)
 
     i = sub.add_parser(
@@ -209,6 +222,7 @@ def cmd_check_set(args) -> int:
     ts = tsm.load(args.transfer_set)
     cov = tsm.coverage(original.text, ts, allow_thin=args.allow_thin)
     problem = tsm.confirmation_problem(ts, original.hash)
+    checks, db_note = _check_audit(ts, original.hash, args.db)
     if args.json:
         out = cov.as_dict()
         out.update(
@@ -223,6 +237,7 @@ def cmd_check_set(args) -> int:
                 "cases": len(ts.cases),
                 "assertions": sum(len(c.assertions) for c in ts.cases),
                 "expectations": sum(len(c.expectations) for c in ts.cases),
+                "checks": checks.as_dict(),
             }
         )
         print(json.dumps(out, indent=2, ensure_ascii=False))
@@ -237,6 +252,30 @@ def cmd_check_set(args) -> int:
         print(f"sections: {cov.how}")
         for w in cov.warnings:
             print(f"warning: {w}")
+        print(
+            f"checks: {checks.cases} of {len(ts.cases)} cases carry {checks.checks} "
+            f"({checks.code} run in code, {checks.model} graded by the judge model, {len(checks.skipped)} "
+            "skipped)"
+            + (
+                f"; tried on the original's stored transcripts of {checks.tried_cases} case(s)"
+                if db_note == ""
+                else ""
+            )
+        )
+        for w in checks.warnings():
+            print(f"warning: {w}")
+        for p in checks.problems:
+            print(f"error: {p}")
+        if db_note:
+            print(f"note: {db_note}")
+    if checks.problems:
+        from ..errors import InputError
+
+        raise InputError(
+            f"{len(checks.problems)} check(s) cannot be evaluated; a run would refuse this set",
+            path=args.transfer_set,
+            hint="Fix the checks named above (assertions of the cases).",
+        )
     if args.confirm:
         from ..errors import InputError
 
@@ -260,3 +299,23 @@ def cmd_check_set(args) -> int:
             file=sys.stderr,
         )
     return EXIT_PASS if cov.runnable else EXIT_BAD_INPUT
+
+
+def _check_audit(ts, original_hash: str, db: str | None):
+    """The set's checks, tried on the original's stored transcripts when the database exists (it is
+    never created here); the note says why they were not tried."""
+    from pathlib import Path
+
+    from ..results.store import db_path
+    from ..run.check_audit import audit
+
+    if not any(c.assertions or c.expectations for c in ts.cases):
+        return audit(ts), None
+    path = db_path(db)
+    if not Path(path).is_file():
+        return audit(ts), f"no database at {path}: the checks were not tried on the original's transcripts"
+    store = open_store(db)
+    try:
+        return audit(ts, store, original_hash), ""
+    finally:
+        store.close()

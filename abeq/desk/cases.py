@@ -69,6 +69,7 @@ def table(rows: list[CaseRow]) -> list[dict]:
                 "judge verdict": r.judge_verdict or "",
                 "overridden": r.override is not None,
                 "directness": f"{r.original_directness} → {r.candidate_directness}" if judged else "",
+                "checks lost": f"{len(r.checks_lost)} of {len(r.checks)}" if r.checks else "",
                 "calls": r.calls_made,
                 "cost $": round(r.cost, 4),
                 "delta": (r.behaviour_delta if judged else (r.error or ""))[:160],

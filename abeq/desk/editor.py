@@ -13,7 +13,16 @@ from .. import sets as transferset
 from ..errors import InputError, json_problem
 from ..schemas import Case, TransferSet
 
-COLUMNS = ["id", "type", "input", "exercises_sections", "gate_responses", "status"]
+COLUMNS = [
+    "id",
+    "type",
+    "input",
+    "exercises_sections",
+    "gate_responses",
+    "status",
+    "assertions",
+    "expectations",
+]
 
 
 def to_frame(ts: TransferSet) -> pd.DataFrame:
@@ -28,6 +37,13 @@ def to_frame(ts: TransferSet) -> pd.DataFrame:
             if c.gate_responses
             else "",
             "status": c.status,
+            # checks as JSON: promptfoo-style assertions (defaults left out), expectations as a list
+            "assertions": json.dumps(
+                [a.model_dump(exclude_defaults=True) for a in c.assertions], ensure_ascii=False
+            )
+            if c.assertions
+            else "",
+            "expectations": json.dumps(c.expectations, ensure_ascii=False) if c.expectations else "",
         }
         for c in ts.cases
     ]
@@ -60,6 +76,23 @@ def _split_sections(cell: str, known: dict[str, str]) -> list[str]:
 
 def _squeeze(s: str) -> str:
     return "".join(s.split())
+
+
+_ASSERTION_EG = '[{"type": "contains", "value": "(#482)"}, {"type": "llm-rubric", "value": "…"}]'
+
+
+def _json_list(cell: str, n: int, name: str, example: str) -> list:
+    """A JSON list cell (one object alone counts as a list of one); empty is an empty list."""
+    if not cell:
+        return []
+    try:
+        value = json.loads(cell)
+    except json.JSONDecodeError as e:
+        raise InputError(
+            f"row {n}: {name} is not valid JSON ({json_problem(e)})",
+            hint=f"Write a JSON list, e.g. {example}.",
+        ) from None
+    return value if isinstance(value, list) else [value]
 
 
 def from_frame(df: pd.DataFrame, ts: TransferSet, sections: Sequence[str] = ()) -> list[Case]:
@@ -97,6 +130,10 @@ def from_frame(df: pd.DataFrame, ts: TransferSet, sections: Sequence[str] = ()) 
             "input": _cell(rec.get("input")),
             "exercises_sections": _split_sections(cells["exercises_sections"], known),
             "gate_responses": gates,
+            "assertions": _json_list(cells["assertions"], n, "assertions", _ASSERTION_EG),
+            "expectations": _json_list(
+                cells["expectations"], n, "expectations", '["The notes name the version"]'
+            ),
         }
         prev = old.get(cells["id"])
         if prev is not None:  # fields the table does not show (expectations, rationale) travel with the case

@@ -55,7 +55,13 @@ def progress(store: Store, run_id: int) -> Progress:
     s = store.call_stats(run_id)
     a = store.call_progress(run_id, run.get("attempt_first_call") or 0)
     cfg = json.loads(run.get("config") or "{}")
-    need = estimate_calls(c["total"], 1, max(1, cfg.get("judge_samples") or 1), bool(cfg.get("aa")))
+    need = estimate_calls(
+        c["total"],
+        1,
+        max(1, cfg.get("judge_samples") or 1),
+        bool(cfg.get("aa")),
+        cfg.get("graded_cases") or 0,
+    )
     status = run.get("status") or "unknown"
     start = epoch(run.get("attempt_started_at") or run.get("started_at"))
     end = None if status in ACTIVE else epoch(run.get("finished_at") or run.get("heartbeat_at"))
@@ -71,7 +77,7 @@ def progress(store: Store, run_id: int) -> Progress:
         runner_done=a["runner"],
         runner_needed=need["runner_calls"],
         judge_done=a["judge"],
-        judge_needed=need["judge_calls"],
+        judge_needed=need["judge_calls"] + need["grading_calls"],  # grading calls are judge-model calls
         cache_hits=a["cached"],
         calls_made=a["made"],
         failed_calls=a["failed"],

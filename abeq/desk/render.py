@@ -44,3 +44,41 @@ def self_report_html(
             f'<td style="{_TD}{tint}">{e(a)}</td><td style="{_TD}{tint}">{e(b)}</td></tr>'
         )
     return f'<table style="{_TABLE}">{head}{"".join(body)}</table>'
+
+
+_OUTCOME_TINT = {
+    "lost": ";background:#ffebe9",
+    "failed-both": ";background:#f6f8fa",
+    "gained": ";background:#dafbe1",
+}
+
+
+def checks_html(checks) -> str:
+    """A case's checks on both arms: check, teacher ✓/✗, candidate ✓/✗, evidence (CheckResult list)."""
+    e = html.escape
+
+    def mark(v):
+        return "—" if v is None else ("✓" if v else "✗")
+
+    head = (
+        f'<tr><th style="{_TH};width:34%">Check</th><th style="{_TH};width:9%">Teacher</th>'
+        f'<th style="{_TH};width:9%">Candidate</th><th style="{_TH}">Evidence</th></tr>'
+    )
+    body = []
+    for c in checks:
+        tint = _OUTCOME_TINT.get(c.outcome, "")
+        if c.outcome == "skipped":
+            evidence = f"skipped: {c.reason}"
+        else:
+            evidence = f"teacher: {c.teacher_evidence}\ncandidate: {c.candidate_evidence}"
+        note = {"lost": "lost on the candidate", "failed-both": "fails on both: no regression"}.get(
+            c.outcome, ""
+        )
+        label = e(c.label) + (f"<br><small>{e(c.description)}</small>" if c.description else "")
+        body.append(
+            f'<tr class="abeq-check" data-outcome="{e(c.outcome)}"><td style="{_TD}{tint}">{label}'
+            f"{f'<br><small>{note}</small>' if note else ''}</td>"
+            f'<td style="{_TD}{tint}">{mark(c.teacher)}</td><td style="{_TD}{tint}">{mark(c.candidate)}</td>'
+            f'<td style="{_TD}{tint}">{e(evidence)}</td></tr>'
+        )
+    return f'<table style="{_TABLE}">{head}{"".join(body)}</table>'

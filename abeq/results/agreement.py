@@ -1,4 +1,5 @@
-"""How far to trust the judge: agreement with reviewers (Cohen's κ) and the A/A noise floor."""
+"""How far to trust the judge: agreement with reviewers (Cohen's κ), the A/A noise floor, and
+agreement with the cases' checks (a second witness)."""
 
 from __future__ import annotations
 
@@ -66,3 +67,22 @@ def aa_rates(store: Store, run_id: int | None = None) -> list[dict]:
         }
         for r in rows
     ]
+
+
+def check_witness(store: Store) -> list[dict]:
+    """The checks as a second, independent witness: per judge model, the judged cases where a
+    check the teacher passed failed on the candidate, and how often the judge itself called those
+    regressed. Each disagreement is a case the judge would have let through."""
+    out = []
+    for r in store.check_witness_counts():
+        n, agreed = r["n"], r["agreed"] or 0
+        out.append(
+            {
+                "judge_model": r["judge_model"],
+                "cases_with_lost_checks": n,
+                "judge_also_regressed": agreed,
+                "disagreements": n - agreed,
+                "agreement": round(agreed / n, 4),
+            }
+        )
+    return out

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from xml.etree import ElementTree as ET
 
 from ..documents import compression_ratio, size_stats
 from ..sets.coverage import coverage
+from ..vocab import CHECK_FAILED_BOTH, CHECK_SKIPPED
 from .report import RunReport, gate_result
 from .store import Store
 
@@ -100,6 +102,7 @@ def markdown(store: Store, rr: RunReport, gate: str = "compress") -> str:
             )
         else:
             lines.append(f"| {_md_cell(r.case_id)} | **error** ({r.error_stage}) | {_md_cell(r.error)} | | |")
+    lines += _checks_md(rr)
     trunc = [r.case_id for r in rr.rows if r.gate_truncated]
     if trunc:
         lines += [
@@ -112,6 +115,36 @@ def markdown(store: Store, rr: RunReport, gate: str = "compress") -> str:
         ]
     lines += ["", "## Caveat", "", CAVEAT, ""]
     return "\n".join(lines)
+
+
+def _mark(passed: bool | None) -> str:
+    return "—" if passed is None else ("✓" if passed else "✗")
+
+
+def _checks_md(rr: RunReport) -> list[str]:
+    """Every check on both arms; a check the teacher passes and the candidate fails made the case
+    regressed, one both fail changed nothing."""
+    rows = [r for r in rr.rows if r.checks]
+    if not rows:
+        return []
+    out = [
+        "",
+        "## Checks",
+        "",
+        "A check the original passes and the candidate fails makes the case regressed, whatever the judge "
+        "said; one both fail is a property of the task and changes nothing.",
+        "",
+        "| case | check | teacher | candidate | outcome | evidence (teacher / candidate) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        for c in r.checks:
+            ev = c.reason if c.outcome == CHECK_SKIPPED else f"{c.teacher_evidence} / {c.candidate_evidence}"
+            out.append(
+                f"| {_md_cell(r.case_id)} | {_md_cell(c.label)} | {_mark(c.teacher)} | "
+                f"{_mark(c.candidate)} | {c.outcome} | {_md_cell(ev[:300])} |"
+            )
+    return out
 
 
 CSV_FIELDS = [
@@ -134,6 +167,12 @@ CSV_FIELDS = [
     "cost",
     "cost_unpriced_calls",
     "error",
+    "checks",
+    "checks_lost",
+    "checks_failed_both",
+    "checks_skipped",
+    "checks_disagree_with_judge",
+    "checks_detail",
 ]
 
 
@@ -163,6 +202,17 @@ def to_csv(rr: RunReport) -> str:
                 "cost": "" if r.known_cost is None else f"{r.known_cost:.6f}",
                 "cost_unpriced_calls": r.unpriced_calls,
                 "error": r.error or "",
+                "checks": len(r.checks),
+                "checks_lost": "; ".join(c.label for c in r.checks_lost),
+                "checks_failed_both": "; ".join(c.label for c in r.checks if c.outcome == CHECK_FAILED_BOTH),
+                "checks_skipped": "; ".join(c.label for c in r.checks if c.outcome == CHECK_SKIPPED),
+                "checks_disagree_with_judge": r.checks_disagree,
+                "checks_detail": json.dumps(
+                    [{"check": c.label, "teacher": c.teacher, "candidate": c.candidate} for c in r.checks],
+                    ensure_ascii=False,
+                )
+                if r.checks
+                else "",
             }
         )
     return buf.getvalue()
@@ -186,11 +236,38 @@ def gate_reason(rr: RunReport, g: dict) -> str:
     return f"gate {g['gate']} failed: " + "; ".join(parts or ["its condition was not met"])
 
 
+def _overruled(r) -> bool:
+    """A reviewer's verdict other than regressed overrides what the checks found."""
+    return bool(r.override) and r.verdict != "candidate-regressed"
+
+
+def _check_case(suite: ET.Element, r, c) -> None:
+    """One testcase per check: lost → failure (unless a reviewer overrode the case), skipped →
+    skipped with the reason, failed on both arms → a pass that says so (not a regression)."""
+    tc = ET.SubElement(suite, "testcase", classname=f"abeq.check.{r.case_id}", name=c.label)
+    both = f"teacher {_mark(c.teacher)}, candidate {_mark(c.candidate)}"
+    if c.outcome == CHECK_SKIPPED:
+        ET.SubElement(tc, "skipped", message=c.reason[:200])
+    elif c.lost and not _overruled(r):
+        ET.SubElement(
+            tc, "failure", message=f"check failed on candidate: {c.label}"[:200], type="check-lost"
+        ).text = f"{both}\nteacher: {c.teacher_evidence}\ncandidate: {c.candidate_evidence}"
+    elif c.lost:
+        ET.SubElement(
+            tc, "system-out"
+        ).text = f"lost on the candidate ({both}), but a reviewer overrode the case: {r.override['reason']}"
+    elif c.outcome == CHECK_FAILED_BOTH:
+        ET.SubElement(
+            tc, "system-out"
+        ).text = f"fails on both arms ({both}): a property of the task, not a regression"
+
+
 _XML_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def to_junit(rr: RunReport, gate: str = "compress") -> str:
-    """One testcase per case: regressed cases fail, errored cases are errors; overrides applied.
+    """One testcase per case: regressed cases fail, errored cases are errors; overrides applied. And
+    one testcase per check of a judged case (classname abeq.check.<case>).
 
     A gate with a condition beyond "no case regressed" (directive-clarity) gets a testcase of its
     own, so a CI reading only the XML sees the same PASS/FAIL as the exit code.
@@ -198,13 +275,15 @@ def to_junit(rr: RunReport, gate: str = "compress") -> str:
     g = gate_result(rr, gate)
     gate_case = gate != "compress"  # compress passes exactly when no case fails or errors
     gate_failed = gate_case and not g["pass"]
+    checks = [(r, c) for r in rr.rows for c in r.checks]
+    lost = sum(1 for r, c in checks if c.lost and not _overruled(r))
     suite = ET.Element(
         "testsuite",
         name=f"abeq run {rr.run['id']}",
-        tests=str(len(rr.rows) + gate_case),
-        failures=str(rr.report["summary"]["regressions"] + gate_failed),
+        tests=str(len(rr.rows) + gate_case + len(checks)),
+        failures=str(rr.report["summary"]["regressions"] + gate_failed + lost),
         errors=str(len(rr.errors)),
-        skipped="0",
+        skipped=str(sum(1 for _, c in checks if c.outcome == CHECK_SKIPPED)),
     )
     props = ET.SubElement(suite, "properties")
     for k, v in (
@@ -237,6 +316,8 @@ def to_junit(rr: RunReport, gate: str = "compress") -> str:
             ET.SubElement(
                 tc, "system-err"
             ).text = f"gate-truncated at {r.gate_section or 'a gate'}: judged only up to the unanswered gate"
+    for r, c in checks:
+        _check_case(suite, r, c)
     if gate_case:
         tc = ET.SubElement(suite, "testcase", classname="abeq.gate", name=f"gate {gate}")
         if gate_failed:

@@ -1,11 +1,12 @@
-"""The ledger half of the store: the calls each run made (tokens, cost, cache hits) and what
-reviewers said about its verdicts (overrides), with the sums the trust figures read."""
+"""The ledger half of the store: the calls each run made (tokens, cost, cache hits), what the checks
+found on both arms of each case, and what reviewers said about its verdicts (overrides), with the
+sums the trust figures read."""
 
 from __future__ import annotations
 
 from ..errors import InputError
 from ..timestamps import now
-from .rows import CallSums, OverrideRow
+from .rows import CallSums, CheckResultRow, OverrideRow
 
 
 class Ledger:
@@ -80,6 +81,44 @@ class Ledger:
     def cancel_requested(self, run_id: int) -> bool:
         r = self.one("select cancel_requested_at from runs where id = ?", [run_id])
         return bool(r and r["cancel_requested_at"])
+
+    # -------------------------------------------------------- checks
+    def put_check_results(self, run_id: int, case_id: str, rows: list[dict]) -> None:
+        """The case's checks in this run, replacing what an interrupted attempt left."""
+
+        def go():
+            self.db.conn.execute(
+                "delete from check_results where run_id = ? and case_id = ?", [run_id, case_id]
+            )
+            for i, r in enumerate(rows):
+                row = {"run_id": run_id, "case_id": case_id, "idx": i, **r}
+                cols = ", ".join(f'"{c}"' for c in row)
+                self.db.conn.execute(
+                    f"insert into check_results ({cols}) values ({', '.join('?' * len(row))})",
+                    list(row.values()),
+                )
+
+        self._tx(go)
+
+    def check_results(self, run_id: int) -> dict[str, list[CheckResultRow]]:
+        """A run's check results by case, in the case's order of checks."""
+        out: dict[str, list] = {}
+        for r in self.all("select * from check_results where run_id = ? order by case_id, idx", [run_id]):
+            out.setdefault(r["case_id"], []).append(r)
+        return out
+
+    def check_witness_counts(self) -> list[dict]:
+        """Per judge model: judged cases where a check was lost on the candidate, and how many of
+        those the judge itself called regressed. One count per judgement: an identical re-run (all
+        from the cache) must not count it twice."""
+        return self.all(
+            """select judge_model, count(*) n,
+                      sum(case when verdict = 'candidate-regressed' then 1 else 0 end) agreed
+               from (select distinct r.judge_model, c.teacher_key, c.candidate_key, c.judge_keys, c.verdict
+                     from run_cases c join runs r on r.id = c.run_id
+                     where c.status = 'judged' and c.checks_lost > 0)
+               group by judge_model order by judge_model"""
+        )
 
     # -------------------------------------------------------- overrides
     def add_override(

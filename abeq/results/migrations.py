@@ -188,3 +188,52 @@ def m003_run_owner(db: Database) -> None:
         ("attempt_first_call", int),  # calls.id after which this attempt's calls lie
     ):
         db["runs"].add_column(col, kind)
+
+
+@migrations()
+def m004_checks(db: Database) -> None:
+    # Cached grading calls (natural-language checks, both arms in one call). Errors never land here.
+    db["gradings"].create(
+        {
+            "key": str,
+            "model": str,
+            "prompt": str,
+            "shown_as_a": str,  # which arm the grader saw as run A (the blind order)
+            "reply": str,  # JSON: the validated reply, still in A/B terms
+            "raw": str,
+            "prompt_tokens": int,
+            "completion_tokens": int,
+            "cost": float,
+            "latency": float,
+            "attempts": int,
+            "created_at": str,
+        },
+        pk="key",
+    )
+    # Every check of every judged case of a run, with its result on both arms.
+    db["check_results"].create(
+        {
+            "run_id": int,
+            "case_id": str,
+            "idx": int,
+            "label": str,
+            "type": str,
+            "target": str,
+            "source": str,
+            "kind": str,
+            "description": str,
+            "metric": str,
+            "gates": int,
+            "teacher": int,
+            "candidate": int,
+            "teacher_evidence": str,
+            "candidate_evidence": str,
+            "reason": str,
+            "shown_as_a": str,
+            "grading_key": str,
+        },
+        pk=("run_id", "case_id", "idx"),
+        foreign_keys=[("run_id", "runs", "id")],
+    )
+    # how many checks the teacher passed and the candidate failed (each makes the case regressed)
+    db["run_cases"].add_column("checks_lost", int)

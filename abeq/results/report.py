@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..schemas import CaseError, CaseVerdict, EfficiencySignal, Report, Summary
-from ..vocab import DIVERGED, EQUIVALENT, REGRESSED
+from ..schemas import CaseError, CaseVerdict, CheckResult, EfficiencySignal, Report, Summary
+from ..vocab import CHECK_FAILED_BOTH, CHECK_SKIPPED, DIVERGED, EQUIVALENT, REGRESSED
 from .agreement import aa_rates
 from .store import Store
 
@@ -43,10 +43,23 @@ class CaseRow:
     tokens: int = 0
     cost: float = 0.0
     unpriced_calls: int = 0  # made calls with no known price: `cost` leaves them out
+    checks: list[CheckResult] = field(default_factory=list)  # every check, on both arms
+    # the judge's own delta (behaviour_delta is the effective one: a lost check is named first)
+    judge_delta: str = ""
 
     @property
     def known_cost(self) -> float | None:
         return known_cost(self.cost, self.unpriced_calls)
+
+    @property
+    def checks_lost(self) -> list[CheckResult]:
+        """Checks the teacher passed and the candidate failed: each makes the case regressed."""
+        return [c for c in self.checks if c.lost]
+
+    @property
+    def checks_disagree(self) -> bool:
+        """The checks found a loss the judge did not call (the second witness contradicts the first)."""
+        return bool(self.checks_lost) and self.judge_verdict not in (None, REGRESSED)
 
 
 def known_cost(cost: float, unpriced_calls: int) -> float | None:
@@ -98,6 +111,7 @@ def case_rows(store: Store, run_id: int) -> list[CaseRow]:
     rc = store.run_cases(run_id)
     spent = store.case_costs(run_id)
     judgements = store.judgements([k for r in rc if r["judge_keys"] for k in json.loads(r["judge_keys"])])
+    checks = store.check_results(run_id)
     for r in rc:
         row = CaseRow(
             case_id=r["case_id"],
@@ -124,23 +138,58 @@ def case_rows(store: Store, run_id: int) -> list[CaseRow]:
             row.original_directness = round(sum(j["original_directness"] for j in js) / len(js))
             row.candidate_directness = round(sum(j["candidate_directness"] for j in js) / len(js))
             row.interpretation_notes = rep["interpretation_notes"]
-            row.verdict = row.judge_verdict
-            row.within_noise = row.verdict == "candidate-regressed" and row.aa_verdict not in (
-                None,
-                "equivalent",
+            row.checks = [_check(c) for c in checks.get(r["case_id"], [])]
+            row.verdict, row.judge_delta = row.judge_verdict, row.behaviour_delta
+            if row.checks_lost:  # a lost check is a lost behaviour, whatever the judge said
+                row.verdict = REGRESSED
+                row.behaviour_delta = "; ".join(
+                    f"check failed on candidate: {c.label}" + (f" ({c.description})" if c.description else "")
+                    for c in row.checks_lost
+                ) + (f" · judge ({row.judge_verdict}): {row.judge_delta}" if row.judge_delta else "")
+            row.uncertain = row.uncertain or row.checks_disagree
+            # the A/A replay measures the judge's noise: a regression a check witnessed is not within it
+            row.within_noise = (
+                row.verdict == REGRESSED
+                and not row.checks_lost
+                and row.aa_verdict not in (None, "equivalent")
             )
         if row.gate_truncated and row.teacher_key:
             row.gate_section = store.gate_section(row.teacher_key)
         ov = overrides.get(r["case_id"])
         if ov and row.status == "judged":
             row.override = ov
-            row.verdict = ov["verdict"]
+            machine, row.verdict = row.verdict, ov["verdict"]
             if ov["verdict"] == "equivalent":
                 row.behaviour_delta = ""
-            elif ov["verdict"] != row.judge_verdict:
+            elif ov["verdict"] != machine:
                 row.behaviour_delta = f"reviewer: {ov['reason']}"
         rows.append(row)
     return rows
+
+
+def _check(r: dict) -> CheckResult:
+    def passed(v):
+        return None if v is None else bool(v)
+
+    return CheckResult(
+        **{k: r[k] for k in CheckResult.model_fields if k not in ("teacher", "candidate", "gates")},
+        teacher=passed(r["teacher"]),
+        candidate=passed(r["candidate"]),
+        gates=bool(r["gates"]),
+    )
+
+
+def check_summary(rows: list[CaseRow]) -> dict:
+    """How many cases carried checks and what the checks found, over a run."""
+    every = [c for r in rows for c in r.checks]
+    return {
+        "cases_with_checks": sum(1 for r in rows if r.checks),
+        "checks": len(every),
+        "lost": sum(1 for c in every if c.lost),
+        "failed_both": sum(1 for c in every if c.outcome == CHECK_FAILED_BOTH),
+        "skipped": sum(1 for c in every if c.outcome == CHECK_SKIPPED),
+        "cases_judge_disagrees": sum(1 for r in rows if r.checks_disagree),
+    }
 
 
 def summarise(rows: list[CaseRow]) -> tuple[dict, list[dict]]:
@@ -252,6 +301,7 @@ def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
             # None, not 0, when no A/A replay was judged: no rate was measured
             "aa_false_regression_rate": aa[0]["false_regression_rate"] if aa else None,
             "aa_cases_judged": (aa[0]["cases"] if aa else 0) if cfg.get("aa") else None,
+            "checks": check_summary(rr.rows),
         },
         "cases": [
             {
@@ -265,6 +315,11 @@ def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
                 "aa_verdict": r.aa_verdict,
                 "within_noise": r.within_noise,
                 "gate_truncated": r.gate_truncated,
+                "judge_behaviour_delta": r.judge_delta,
+                # every check with its result on both arms; a lost one made the verdict regressed
+                "checks": [{**c.model_dump(), "outcome": c.outcome} for c in r.checks],
+                "checks_lost": [c.label for c in r.checks_lost],
+                "checks_disagree_with_judge": r.checks_disagree,
                 "override": (
                     {
                         **{

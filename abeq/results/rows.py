@@ -65,6 +65,7 @@ class RunCaseRow(TypedDict):
     error: str | None
     cached: str | None
     updated_at: str
+    checks_lost: int | None  # checks the teacher passed and the candidate failed
 
 
 class RunnerResultRow(TypedDict):
@@ -104,6 +105,42 @@ class JudgementRow(TypedDict):
     latency: float
     attempts: int
     created_at: str
+
+
+class GradingRow(TypedDict):
+    key: str
+    model: str
+    prompt: str
+    shown_as_a: str  # teacher | candidate: which arm the grader saw as run A
+    reply: str  # JSON: the GradingReply, in A/B terms
+    raw: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+    latency: float
+    attempts: int
+    created_at: str
+
+
+class CheckResultRow(TypedDict):
+    run_id: int
+    case_id: str
+    idx: int
+    label: str
+    type: str
+    target: str
+    source: str  # assertion | expectation
+    kind: str  # code | model | skipped
+    description: str
+    metric: str
+    gates: int
+    teacher: int | None  # 1 passed, 0 failed, None skipped
+    candidate: int | None
+    teacher_evidence: str
+    candidate_evidence: str
+    reason: str
+    shown_as_a: str | None
+    grading_key: str | None
 
 
 class OverrideRow(TypedDict, total=False):

@@ -27,6 +27,7 @@ from .liveness import live_status
 from .migrations import migrations
 from .rows import (
     DocumentRow,
+    GradingRow,
     JudgementRow,
     ReviewRow,
     RunCaseRow,
@@ -238,6 +239,12 @@ class Store(Ledger):
     def put_judgement(self, row: dict) -> None:
         self._insert("judgements", {**row, "created_at": now()}, replace=True)
 
+    def grading(self, key: str) -> GradingRow | None:
+        return self.one("select * from gradings where key = ?", [key])
+
+    def put_grading(self, row: dict) -> None:
+        self._insert("gradings", {**row, "created_at": now()}, replace=True)
+
     # -------------------------------------------------------- runs
     def create_run(self, row: dict) -> int:
         return self._tx(
@@ -305,6 +312,16 @@ class Store(Ledger):
 
     def run_cases(self, run_id: int) -> list[RunCaseRow]:
         return self.all("select * from run_cases where run_id = ? order by position", [run_id])
+
+    def teacher_runs(self, original_hash: str) -> list[dict]:
+        """Judged cases of every run of this original, newest run first: run id, runner model,
+        transfer set, case id and the teacher's cached transcript key."""
+        return self.all(
+            """select r.id run_id, r.runner_model, r.transfer_set_hash, c.case_id, c.teacher_key
+               from run_cases c join runs r on r.id = c.run_id
+               where r.original_hash = ? and c.status = 'judged' order by r.id desc""",
+            [original_hash],
+        )
 
 
 def dumps(obj: Any) -> str:

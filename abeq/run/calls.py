@@ -11,9 +11,11 @@ from ..errors import ModelCallError
 from ..models.ask import Outcome
 from ..models.call import CallPolicy
 from ..results.store import dumps
-from ..schemas import Case, JudgeReply, RunnerReply
+from ..schemas import Case, GradingReply, JudgeReply, RunnerReply
+from .checks import Check
+from .grading import blind_order, checks_spec, grade_pair, grader_prompt, unblind
 from .judge import judge_pair, judge_prompt
-from .keys import judge_key, judge_spec, runner_key
+from .keys import grading_key, judge_key, judge_spec, runner_key
 from .runner import gate_state, run_document, runner_prompt
 
 
@@ -149,3 +151,46 @@ class CachedCalls:
         self.store.put_judgement(row)
         self._log(case.id, kind, spec.name, key, False, out=out)
         return key, row
+
+    async def _grade(
+        self,
+        case: Case,
+        okey: str,
+        o: RunnerReply,
+        ckey: str,
+        c: RunnerReply,
+        checks: list[Check],
+        policy: CallPolicy,
+    ) -> tuple[str, str, dict]:
+        """The case's natural-language checks graded on both runs in one blind call (cached like a
+        judgement): (key, which arm was run A, check id → teacher/candidate results)."""
+        spec, shown_as_a = self.cfg.judge, blind_order(okey, ckey)
+        key = grading_key(okey, ckey, checks_spec(checks), spec, shown_as_a)
+        row = None if self.cfg.fresh else self.store.grading(key)
+        if row:
+            self._log(case.id, "judge-checks", spec.name, key, True, row=row)
+            return key, shown_as_a, unblind(GradingReply.model_validate_json(row["reply"]), shown_as_a)
+        policy.check()
+        try:
+            out = await grade_pair(case, checks, o, c, shown_as_a, spec, policy)
+        except ModelCallError as e:
+            self._log(case.id, "judge-checks", spec.name, key, False, row=e.usage, error=e.message)
+            raise
+        r: GradingReply = out.value
+        self.store.put_grading(
+            {
+                "key": key,
+                "model": spec.name,
+                "prompt": grader_prompt().ref,
+                "shown_as_a": shown_as_a,
+                "reply": r.model_dump_json(),
+                "raw": out.raw[:20000],
+                "prompt_tokens": out.prompt_tokens,
+                "completion_tokens": out.completion_tokens,
+                "cost": out.cost,
+                "latency": out.latency,
+                "attempts": out.attempts,
+            }
+        )
+        self._log(case.id, "judge-checks", spec.name, key, False, out=out)
+        return key, shown_as_a, unblind(r, shown_as_a)

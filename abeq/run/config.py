@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 from ..models.http import strip_credentials
 from ..models.spec import ModelSpec
+from .grading import grader_prompt
 from .judge import judge_prompt
 from .runner import runner_prompt
 
@@ -32,7 +33,7 @@ class RunConfig:
             "variant": self.variant,
             "judge_samples": self.judge_samples,
             "aa": self.aa,
-            "prompts": [runner_prompt(self.variant).ref, judge_prompt().ref],
+            "prompts": [runner_prompt(self.variant).ref, judge_prompt().ref, grader_prompt().ref],
         }
 
     def settings(self) -> dict:

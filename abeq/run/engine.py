@@ -22,12 +22,14 @@ from ..schemas import Case, TransferSet
 from ..sets.confirm import set_hash
 from ..sets.coverage import require_runnable
 from ..timestamps import now
+from ..vocab import REGRESSED
 from .calls import CachedCalls
+from .checks import evaluate, model_checks
 from .config import SETTINGS, RunConfig
 from .estimate import estimate_calls
 from .judge import majority
 from .keys import cache_key
-from .preflight import confirmation_refusal, review_refusal
+from .preflight import check_refusal, confirmation_refusal, review_refusal
 from .progress import Progress, Stop, stop
 from .runner import gate_state
 
@@ -54,8 +56,16 @@ class Engine(CachedCalls):
 
     def _new_progress(self) -> Progress:
         n, c = len(self.ts.cases), self.cfg
-        need = estimate_calls(n, 1, max(1, c.judge_samples), c.aa)
-        return Progress(total=n, runner_needed=need["runner_calls"], judge_needed=need["judge_calls"])
+        need = estimate_calls(n, 1, max(1, c.judge_samples), c.aa, self.graded_cases())
+        return Progress(
+            total=n,
+            runner_needed=need["runner_calls"],
+            judge_needed=need["judge_calls"] + need["grading_calls"],  # grading: a judge-model call
+        )
+
+    def graded_cases(self) -> int:
+        """Cases with natural-language checks: each costs one grading call."""
+        return sum(1 for c in self.ts.cases if model_checks(c))
 
     def config_key(self) -> str:
         """What identifies this run: running it again resumes the run with this key, unless finished."""
@@ -73,8 +83,12 @@ class Engine(CachedCalls):
     # -------------------------------------------------------- setup
     def prepare(self) -> int:
         """Check the gates that come before any model call, store inputs, create or resume the run."""
-        refused = confirmation_refusal(self.ts, self.original.hash) or review_refusal(
-            self.store, self.cfg.review, original_hash=self.original.hash, ts_hash=self.ts_hash
+        refused = (
+            confirmation_refusal(self.ts, self.original.hash)
+            or check_refusal(self.ts)
+            or review_refusal(
+                self.store, self.cfg.review, original_hash=self.original.hash, ts_hash=self.ts_hash
+            )
         )
         if refused:
             raise refused
@@ -134,6 +148,7 @@ class Engine(CachedCalls):
             **parts,
             "concurrency": self.cfg.concurrency,
             "api_base": bool(self.cfg.runner.api_base or self.cfg.judge.api_base),
+            "graded_cases": self.graded_cases(),  # for the progress a reader computes from the store
             "settings": self.cfg.settings(),
         }
 
@@ -149,10 +164,21 @@ class Engine(CachedCalls):
             truncated = gate_state(o)[0]
             stage = "judge"
             k = max(1, self.cfg.judge_samples)
-            samples = await asyncio.gather(
-                *[self._judge(case, okey, o, ckey, c, s, k, truncated, policy) for s in range(k)]
-            )
+            graded = model_checks(case)
+            jobs = [self._judge(case, okey, o, ckey, c, s, k, truncated, policy) for s in range(k)]
+            if graded:
+                jobs.append(self._grade(case, okey, o, ckey, c, graded, policy))
+            # together, and each finishes (and is cached) even when another fails
+            done = await asyncio.gather(*jobs, return_exceptions=True)
+            for n, x in enumerate(done):
+                if isinstance(x, BaseException):
+                    stage = "checks" if n == k else "judge"
+                    raise x
+            samples = done[:k]
+            gkey, shown_as_a, grades = done[k] if graded else (None, None, None)
+            checks = evaluate(case, o, c, grades, shown_as_a)
             verdict, agreement = majority([r["verdict"] for _, r in samples])
+            lost = [r for r in checks if r.lost]
             aa_verdict = None
             if self.cfg.aa:
                 stage = "aa"
@@ -163,6 +189,11 @@ class Engine(CachedCalls):
                     case, okey, o, rkey, replay, 0, 1, truncated, policy, kind="judge-aa"
                 )
                 aa_verdict = aa["verdict"]
+            self.store.put_check_results(
+                self.run_id,
+                case.id,
+                [{**r.model_dump(), "grading_key": gkey if r.kind == "model" else None} for r in checks],
+            )
             self.store.put_run_case(
                 {
                     **base,
@@ -172,9 +203,13 @@ class Engine(CachedCalls):
                     "judge_keys": dumps([key for key, _ in samples]),
                     "verdict": verdict,
                     "agreement": agreement,
-                    "uncertain": int(len({r["verdict"] for _, r in samples}) > 1),
+                    # judge samples that split, or checks that found a loss the judge did not call
+                    "uncertain": int(
+                        len({r["verdict"] for _, r in samples}) > 1 or bool(lost and verdict != REGRESSED)
+                    ),
                     "gate_truncated": int(truncated),
                     "aa_verdict": aa_verdict,
+                    "checks_lost": len(lost),
                     "error_stage": None,
                     "error": None,
                 }

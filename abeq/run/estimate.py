@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from ..documents import estimate_tokens
 from ..models.pricing import price
+from .checks import model_checks
+from .grading import blind_order, checks_spec, grader_prompt
 from .judge import judge_prompt
-from .keys import runner_key
+from .keys import grading_key, runner_key
 from .runner import runner_prompt
 
 
@@ -23,20 +25,30 @@ def estimate(engine, rounds_so_far: int = 0) -> dict:
     base = estimate_calls(n, 1, cfg.judge_samples, cfg.aa)
     runner_calls = need_teacher + n + (n if cfg.aa else 0)
     judge_calls = base["judge_calls"]
+    need_grading = [
+        c for c in engine.ts.cases if model_checks(c) and (cfg.fresh or not _grading_cached(engine, c))
+    ]
+    grading_calls = len(need_grading)
     sys_tokens = estimate_tokens(runner_prompt(cfg.variant).text)[0]
     per_runner = sys_tokens + estimate_tokens(engine.original.text)[0] + 200
     runner_prompt_tokens = runner_calls * per_runner
     judge_prompt_tokens = judge_calls * (estimate_tokens(judge_prompt().text)[0] + 1200)
-    prompt_tokens = runner_prompt_tokens + judge_prompt_tokens
-    completion_tokens = (runner_calls + judge_calls) * 400
+    # the grader reads both runs' output and transcript, plus ~40 tokens per check
+    per_grading = estimate_tokens(grader_prompt().text)[0] + 1200
+    grading_prompt_tokens = sum(per_grading + 40 * len(model_checks(c)) for c in need_grading)
+    prompt_tokens = runner_prompt_tokens + judge_prompt_tokens + grading_prompt_tokens
+    completion_tokens = (runner_calls + judge_calls + grading_calls) * 400
     # each side at its own model's price; unknown for either means unknown in total
     costs = (
         price(cfg.runner.name, runner_prompt_tokens, runner_calls * 400),
-        price(cfg.judge.name, judge_prompt_tokens, judge_calls * 400),
+        price(
+            cfg.judge.name, judge_prompt_tokens + grading_prompt_tokens, (judge_calls + grading_calls) * 400
+        ),
     )
     return {
         "runner_calls": runner_calls,
         "judge_calls": judge_calls,
+        "grading_calls": grading_calls,
         "teacher_cached": n - need_teacher,
         "review_budget_runner_calls": n * (1 + rounds_so_far + 1),
         "est_prompt_tokens": prompt_tokens,
@@ -45,11 +57,29 @@ def estimate(engine, rounds_so_far: int = 0) -> dict:
     }
 
 
-def estimate_calls(n_cases: int, rounds: int = 1, judge_samples: int = 1, aa: bool = False) -> dict:
-    """Budget before a run: N × (1 + rounds) runner calls, plus judge calls (and A/A extras)."""
+def _grading_cached(engine, case) -> bool:
+    """Whether this case's grading would come from the cache (only when both runs' keys match one)."""
+    cfg = engine.cfg
+    okey = runner_key(engine.original.hash, case, cfg.variant, cfg.runner, engine.ts_hash)
+    ckey = runner_key(engine.candidate.hash, case, cfg.variant, cfg.runner, engine.ts_hash)
+    key = grading_key(okey, ckey, checks_spec(model_checks(case)), cfg.judge, blind_order(okey, ckey))
+    return engine.store.grading(key) is not None
+
+
+def estimate_calls(
+    n_cases: int, rounds: int = 1, judge_samples: int = 1, aa: bool = False, graded_cases: int = 0
+) -> dict:
+    """Budget before a run: N × (1 + rounds) runner calls, plus judge calls (and A/A extras), plus
+    one grading call per round for each case with natural-language checks."""
     runner = n_cases * (1 + rounds) + (n_cases if aa else 0)
     judge = n_cases * rounds * judge_samples + (n_cases if aa else 0)
-    return {"runner_calls": runner, "judge_calls": judge, "total": runner + judge}
+    grading = graded_cases * rounds
+    return {
+        "runner_calls": runner,
+        "judge_calls": judge,
+        "grading_calls": grading,
+        "total": runner + judge + grading,
+    }
 
 
 def time_left(done: int, needed: int, made: int, elapsed: float) -> float | None:

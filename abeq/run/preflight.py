@@ -8,6 +8,7 @@ from ..models.check import model_refusal
 from ..results.store import Store
 from ..schemas import TransferSet
 from ..sets.confirm import confirmation_problem
+from .checks import problems
 
 NOT_CONFIRMED_HINT = (
     "Review the cases (abeq check-set), then confirm them (--confirm, or Confirm in the desk)."
@@ -53,6 +54,19 @@ def review_refusal(
             + ("; export this set first to start from it." if desk else "."),
         )
     return None
+
+
+def check_refusal(ts: TransferSet, path: str | None = None) -> InputError | None:
+    """A code check that cannot be evaluated (a pattern that does not compile, a missing value)
+    would fail on both arms and report nothing: refused before the run, naming every one."""
+    found = [p for c in ts.cases for p in problems(c)]
+    if not found:
+        return None
+    return InputError(
+        "; ".join(found[:5]) + (f"; and {len(found) - 5} more" if len(found) > 5 else ""),
+        path=path,
+        hint="Fix the checks (assertions) of these cases, then confirm the set again.",
+    )
 
 
 def model_refusals(*specs) -> list[InputError]:

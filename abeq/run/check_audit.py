@@ -1,0 +1,109 @@
+"""What `abeq check-set` says about a set's checks: how many cases carry them, which cannot run (and
+why), and which the original itself fails on a transcript already in the database. A check the
+original fails can never show a regression, so it usually means the check or the case is wrong."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+from ..results.store import Store
+from ..schemas import Case, RunnerReply, TransferSet
+from ..sets.confirm import case_identity
+from .checks import arm_text, case_checks, problems, run_code
+
+
+@dataclass
+class CheckAudit:
+    cases: int = 0  # cases that carry at least one check
+    checks: int = 0
+    code: int = 0
+    model: int = 0
+    skipped: list[dict] = field(default_factory=list)  # case_id, check, reason
+    problems: list[str] = field(default_factory=list)  # checks a run would refuse
+    tried_cases: int = 0  # cases whose checks met a stored teacher transcript
+    original_fails: list[dict] = field(default_factory=list)  # case_id, check, evidence, run_id, model
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def warnings(self) -> list[str]:
+        out = [f"case {s['case_id']}: check {s['check']} is skipped: it {s['reason']}" for s in self.skipped]
+        out += [
+            f"case {f['case_id']}: the original fails its own check {f['check']} (run {f['run_id']}, "
+            f"{f['runner_model']}: {f['evidence']}); a check the original fails can never show a "
+            "regression: fix the check or the case"
+            for f in self.original_fails
+        ]
+        return out
+
+
+def audit(ts: TransferSet, store: Store | None = None, original_hash: str | None = None) -> CheckAudit:
+    """Count the set's checks; with a store, try each on the newest stored teacher transcript of the
+    same case (same input, gate answers and workspace) for this original."""
+    a = CheckAudit()
+    for case in ts.cases:
+        checks = case_checks(case)
+        if not checks:
+            continue
+        a.cases += 1
+        a.checks += len(checks)
+        a.code += sum(1 for c in checks if c.kind == "code")
+        a.model += sum(1 for c in checks if c.kind == "model")
+        a.skipped += [
+            {"case_id": case.id, "check": c.label, "reason": c.reason} for c in checks if c.kind == "skipped"
+        ]
+        a.problems += problems(case)
+    if store is not None and original_hash and a.cases:
+        _try_on_teacher(a, ts, store, original_hash)
+    return a
+
+
+def _runnable(case: Case) -> str:
+    """What the runner sees of a case: a stored transcript of it is a transcript of this case."""
+    ident = {k: v for k, v in case_identity(case).items() if k not in ("assertions", "expectations")}
+    return json.dumps(ident, sort_keys=True, ensure_ascii=False)
+
+
+def _try_on_teacher(a: CheckAudit, ts: TransferSet, store: Store, original_hash: str) -> None:
+    wanted = {case.id: case for case in ts.cases if case_checks(case)}
+    sets: dict[str, TransferSet | None] = {}
+    found: dict[str, dict] = {}
+    for r in store.teacher_runs(original_hash):  # newest run first
+        case = wanted.get(r["case_id"])
+        if case is None or case.id in found or not r["teacher_key"]:
+            continue
+        h = r["transfer_set_hash"]
+        if h not in sets:
+            sets[h] = store.transfer_set(h)
+        old = next((c for c in (sets[h].cases if sets[h] else []) if c.id == case.id), None)
+        if old is not None and _runnable(old) == _runnable(case):
+            found[case.id] = r
+    for cid, r in found.items():
+        row = store.runner_result(r["teacher_key"])
+        if row is None:
+            continue
+        reply = RunnerReply.model_validate(
+            {"transcript": row["transcript"], "self_report": json.loads(row["self_report"])}
+        )
+        a.tried_cases += 1
+        graded = {
+            g["label"]: g for g in store.check_results(r["run_id"]).get(cid, []) if g["kind"] == "model"
+        }
+        for c in case_checks(wanted[cid]):
+            if c.kind == "code":
+                passed, evidence = run_code(c, arm_text(c, reply))
+            elif c.kind == "model" and c.label in graded and graded[c.label]["teacher"] is not None:
+                passed, evidence = bool(graded[c.label]["teacher"]), graded[c.label]["teacher_evidence"]
+            else:  # a natural-language check not graded on this transcript yet: a run will
+                continue
+            if not passed:
+                a.original_fails.append(
+                    {
+                        "case_id": cid,
+                        "check": c.label,
+                        "evidence": evidence[:200],
+                        "run_id": r["run_id"],
+                        "runner_model": r["runner_model"],
+                    }
+                )
