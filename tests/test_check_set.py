@@ -67,7 +67,8 @@ def test_check_set_warns_about_a_check_the_original_fails(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "tried on the original's stored transcripts of 6 case(s)" in out
     assert (
-        'case happy-1: the original fails its own check contains "zebra crossing" on the transcript (run 1' in out
+        'case happy-1: the original fails its own check contains "zebra crossing" on the transcript (run 1'
+        in out
     )
     assert out.count("fails its own check") == 1  # the example's own checks pass on the original
     assert check_set(path, "--db", db, "--json") == 0

@@ -149,18 +149,10 @@ def test_natural_language_checks_cost_one_blind_call_per_case(store, example, sc
 
 def test_the_grader_is_unblinded_by_the_recorded_order(store, example, scripted_cfg):
     def a_passes(model, messages, schema):  # a grader that passes whatever is shown as run A
-        user = messages[-1]["content"]
-        if '<data name="run_a">' not in user:
+        if '<data name="run_a">' not in messages[-1]["content"]:
             return None
-        ids = [c["id"] for c in json.loads(user.split('<data name="checks">\n', 1)[1].split("\n</data>")[0])]
-        return json.dumps(
-            {
-                "checks": [
-                    {"id": i, "a_pass": True, "a_evidence": "A", "b_pass": False, "b_evidence": "B"}
-                    for i in ids
-                ]
-            }
-        )
+        graded = {"a_pass": True, "a_evidence": "A", "b_pass": False, "b_evidence": "B"}
+        return json.dumps({i: graded for i in schema["properties"]})  # the ids are the schema's keys
 
     scripted.handler = a_passes
     ts = with_cases(example, [add(c, assertions=[TICKETS]) for c in example["ts"].cases])
@@ -272,3 +264,29 @@ def test_a_check_that_cannot_be_evaluated_refuses_the_run(tmp_path, capsys, bad)
     assert cli(tmp_path, checked_set(tmp_path, {"happy-1": [bad]})) == 2
     err = capsys.readouterr().err
     assert "case happy-1, check 2" in err and not scripted.HISTORY and not (tmp_path / "abeq.db").exists()
+
+
+@pytest.mark.slow
+def test_the_embedded_model_grades_every_check_through_the_real_path(example):
+    """The real embedded model as the grader: the reply schema (one key per check id) holds even a
+    135M model to grading each check once; what it decides is not meaningful at that size."""
+    import asyncio
+
+    from abeq.models import ModelSpec
+    from abeq.run.checks import model_checks
+    from abeq.run.grading import grade_pair, unblind
+    from abeq.schemas import RunnerReply
+
+    case = add(
+        example["ts"].cases[0], assertions=[TICKETS], expectations=["Keeps public pull request numbers"]
+    )
+    runs = [
+        RunnerReply.model_validate(scripted.run_rules({"document": d.text, "case_input": case.input}))
+        for d in (example["original"], example["lossy"])
+    ]
+    checks = model_checks(case)
+    spec = ModelSpec(name="local/smollm2", max_tokens=400)
+    out = asyncio.run(grade_pair(case, checks, *runs, "candidate", spec))
+    graded = unblind(out.value, [c.id for c in checks], "candidate")
+    assert set(graded) == {"c1", "c2"}  # the rubric and the expectation
+    assert all(isinstance(t, bool) and isinstance(c, bool) and te and ce for t, te, c, ce in graded.values())

@@ -262,3 +262,55 @@ def test_the_main_job_the_bundled_example_on_the_embedded_model(page, tmp_path):
     assert all((s == "judged" and v) or (s != "judged" and e and not v) for s, v, e in rows), rows
     (made,) = con.execute("select count(*) from calls where cached = 0 and ok = 1").fetchone()
     assert made >= 14  # at least the 7 teacher and 7 candidate runs really happened
+
+
+def test_the_review_page_shows_each_check_on_both_arms(page, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from conftest import EXAMPLE
+
+    from abeq import sets as transferset
+    from abeq.documents import load_document
+    from abeq.models import ModelSpec
+    from abeq.run.engine import Engine, RunConfig
+
+    db = tmp_path / "desk.db"
+    original = load_document(EXAMPLE / "SKILL.md")
+    ts = transferset.load(EXAMPLE / "transfer-set.json")
+    wording = {
+        "type": "contains",
+        "value": "Write each entry as one past-tense sentence",
+        "target": "transcript",
+    }
+    first = type(ts.cases[0]).model_validate(
+        {**ts.cases[0].model_dump(), "assertions": [*ts.cases[0].model_dump()["assertions"], wording]}
+    )
+    ts = transferset.confirm(ts.model_copy(update={"cases": [first, *ts.cases[1:]]}), original.hash)
+    spec = ModelSpec(name="scripted/rules")
+    store = Store(str(db))
+    engine = Engine(
+        store,
+        original,
+        load_document(EXAMPLE / "candidate-faithful.md"),
+        ts,
+        RunConfig(runner=spec, judge=spec, review="checks"),
+    )
+    # in a thread of its own: playwright's sync API keeps an event loop running on this one
+    with ThreadPoolExecutor(1) as pool:
+        run_id = pool.submit(engine.run).result()
+    store.close()
+    with desk(db) as url:
+        page.goto(f"{url}/review?run={run_id}&case=happy-1")
+        page.get_by_role("heading", name="Review", exact=True).wait_for(timeout=30_000)
+        page.get_by_text("Checks (2; 1 lost on the candidate, so the case is regressed)").wait_for()
+        page.get_by_text("checks found a loss, the judge said equivalent").wait_for()
+        lost = page.locator("tr.abeq-check[data-outcome=lost]")
+        expect(lost).to_contain_text(
+            'contains "Write each entry as one past-tense sentence" on the transcript'
+        )
+        expect(lost.locator("td").nth(1)).to_have_text("✓")
+        expect(lost.locator("td").nth(2)).to_have_text("✗")
+        expect(lost).to_contain_text("not found")  # the candidate's evidence
+        kept = page.locator("tr.abeq-check[data-outcome=kept]")
+        expect(kept).to_contain_text("no internal ticket id")
+        screenshot(page, ARTIFACTS / "review-checks.png")

@@ -61,8 +61,8 @@ def checks_html(checks) -> str:
         return "—" if v is None else ("✓" if v else "✗")
 
     head = (
-        f'<tr><th style="{_TH};width:34%">Check</th><th style="{_TH};width:9%">Teacher</th>'
-        f'<th style="{_TH};width:9%">Candidate</th><th style="{_TH}">Evidence</th></tr>'
+        f'<tr><th style="{_TH};width:34%">Check</th><th style="{_TH};width:10%">Teacher</th>'
+        f'<th style="{_TH};width:11%">Candidate</th><th style="{_TH}">Evidence</th></tr>'
     )
     body = []
     for c in checks:

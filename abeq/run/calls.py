@@ -11,7 +11,7 @@ from ..errors import ModelCallError
 from ..models.ask import Outcome
 from ..models.call import CallPolicy
 from ..results.store import dumps
-from ..schemas import Case, GradingReply, JudgeReply, RunnerReply
+from ..schemas import Case, JudgeReply, RunnerReply, grading_reply
 from .checks import Check
 from .grading import blind_order, checks_spec, grade_pair, grader_prompt, unblind
 from .judge import judge_pair, judge_prompt
@@ -165,18 +165,20 @@ class CachedCalls:
         """The case's natural-language checks graded on both runs in one blind call (cached like a
         judgement): (key, which arm was run A, check id → teacher/candidate results)."""
         spec, shown_as_a = self.cfg.judge, blind_order(okey, ckey)
+        ids = [c.id for c in checks]
         key = grading_key(okey, ckey, checks_spec(checks), spec, shown_as_a)
         row = None if self.cfg.fresh else self.store.grading(key)
         if row:
             self._log(case.id, "judge-checks", spec.name, key, True, row=row)
-            return key, shown_as_a, unblind(GradingReply.model_validate_json(row["reply"]), shown_as_a)
+            reply = grading_reply(tuple(ids)).model_validate_json(row["reply"])
+            return key, shown_as_a, unblind(reply, ids, shown_as_a)
         policy.check()
         try:
             out = await grade_pair(case, checks, o, c, shown_as_a, spec, policy)
         except ModelCallError as e:
             self._log(case.id, "judge-checks", spec.name, key, False, row=e.usage, error=e.message)
             raise
-        r: GradingReply = out.value
+        r = out.value
         self.store.put_grading(
             {
                 "key": key,
@@ -193,4 +195,4 @@ class CachedCalls:
             }
         )
         self._log(case.id, "judge-checks", spec.name, key, False, out=out)
-        return key, shown_as_a, unblind(r, shown_as_a)
+        return key, shown_as_a, unblind(r, ids, shown_as_a)

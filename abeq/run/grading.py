@@ -1,6 +1,6 @@
 """Natural-language checks graded on both arms by the judge model: one structured call per case,
 both runs in it, blind to which is the teacher (the A/B order is drawn from the runs' keys and
-recorded), a short evidence quote per run and check."""
+recorded), a short evidence quote per run and check. The reply has one property per check id."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ..models.ask import Outcome, ask_validated
 from ..models.call import CallPolicy
 from ..models.spec import ModelSpec
 from ..prompts import Prompt, load_prompt, messages
-from ..schemas import Case, GradingReply, RunnerReply
+from ..schemas import Case, RunnerReply, grading_reply
 from .checks import Check
 
 TEACHER, CANDIDATE = "teacher", "candidate"
@@ -56,30 +56,14 @@ def grading_messages(
     )
 
 
-def reply_check(ids: list[str]):
-    """What code can check, code checks: every check graded exactly once, no other."""
-
-    def check(r: GradingReply) -> None:
-        got = [c.id for c in r.checks]
-        missing = [i for i in ids if i not in got]
-        extra = sorted({i for i in got if i not in ids} | {i for i in got if got.count(i) > 1})
-        if missing or extra:
-            raise ValueError(
-                "grade every check exactly once, by its id"
-                + (f"; missing: {', '.join(missing)}" if missing else "")
-                + (f"; unknown or repeated: {', '.join(extra)}" if extra else "")
-            )
-
-    return check
-
-
-def unblind(reply: GradingReply, shown_as_a: str) -> dict[str, tuple[bool, str, bool, str]]:
-    """check id → (teacher passed, evidence, candidate passed, evidence)."""
+def unblind(reply, ids: list[str], shown_as_a: str) -> dict[str, tuple[bool, str, bool, str]]:
+    """check id → (teacher passed, evidence, candidate passed, evidence), from a reply in A/B terms."""
     out = {}
-    for g in reply.checks:
+    for i in ids:
+        g = getattr(reply, i)
         a, b = (g.a_pass, g.a_evidence), (g.b_pass, g.b_evidence)
         t, c = (a, b) if shown_as_a == TEACHER else (b, a)
-        out[g.id] = (t[0], t[1], c[0], c[1])
+        out[i] = (t[0], t[1], c[0], c[1])
     return out
 
 
@@ -92,11 +76,10 @@ async def grade_pair(
     spec: ModelSpec,
     policy: CallPolicy | None = None,
 ) -> Outcome:
-    """One grading call; the value is a GradingReply that graded every check once (still blind)."""
+    """One grading call; the value grades every check once, in A/B terms (still blind)."""
     return await ask_validated(
         spec,
         grading_messages(case, checks, teacher, candidate, shown_as_a),
-        GradingReply,
+        grading_reply(tuple(c.id for c in checks)),
         policy or CallPolicy(),
-        check=reply_check([c.id for c in checks]),
     )

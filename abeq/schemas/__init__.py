@@ -6,7 +6,7 @@ transfer sets, runner and judge replies and the SPEC report; `checks` the checks
 """
 
 from ..vocab import CASE_TYPES, CONTENT_CRITERIA, STOPPED, STRUCTURE_CRITERIA, VERDICTS
-from .checks import CheckResult, GradedCheck, GradingReply
+from .checks import CheckResult, GradedCheck, grading_reply
 from .comparison import (
     ComparatorReply,
     Comparison,
@@ -66,7 +66,7 @@ __all__ = [
     "Assertion",
     "CheckResult",
     "GradedCheck",
-    "GradingReply",
+    "grading_reply",
     "Case",
     "CaseError",
     "CaseStatus",

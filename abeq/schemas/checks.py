@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, create_model
 
 from ..vocab import CHECK_FAILED_BOTH, CHECK_GAINED, CHECK_KEPT, CHECK_LOST, CHECK_SKIPPED
 from .core import NonEmpty, Strict
@@ -13,17 +14,18 @@ from .core import NonEmpty, Strict
 class GradedCheck(Strict):
     """One natural-language check, graded on run A and on run B, each with its evidence."""
 
-    id: str = Field(description="the check's id, exactly as given")
     a_pass: bool
     a_evidence: NonEmpty = Field(description="a short quote from run A that shows it (or what is missing)")
     b_pass: bool
     b_evidence: NonEmpty = Field(description="a short quote from run B that shows it (or what is missing)")
 
 
-class GradingReply(Strict):
-    """What the check grader must return: every check it was given, once."""
-
-    checks: list[GradedCheck] = Field(min_length=1)
+@functools.lru_cache(maxsize=256)
+def grading_reply(ids: tuple[str, ...]) -> type[Strict]:
+    """What the check grader must return for these checks: one property per check id, each
+    required, nothing else. The ids are in the schema itself, so a structured-output mode (and a
+    local model's grammar) cannot leave a check out, repeat one or invent one."""
+    return create_model("GradingReply", __base__=Strict, **{i: (GradedCheck, ...) for i in ids})
 
 
 class CheckResult(Strict):

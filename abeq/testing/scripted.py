@@ -237,15 +237,15 @@ def grade_rules(blocks: dict) -> dict:
             runs[name] = json.loads(blocks[name])
         except json.JSONDecodeError:
             runs[name] = {}
-    out = []
+    out = {}
     for c in json.loads(blocks.get("checks") or "[]"):
-        row = {"id": c["id"]}
+        row = {}
         for arm, name in (("a", "run_a"), ("b", "run_b")):
             row[f"{arm}_pass"], row[f"{arm}_evidence"] = _grade(
                 c["check"], str(runs[name].get(c["reads"], ""))
             )
-        out.append(row)
-    return {"checks": out}
+        out[c["id"]] = row  # one key per check id, as the reply schema has it
+    return out
 
 
 # ---------------------------------------------------------------- drafting
