@@ -123,13 +123,17 @@ def test_assert_sets_are_flattened_and_weight_zero_never_gates():
         assertions=[
             {
                 "type": "assert-set",
-                "value": [{"type": "contains", "value": "a"}, {"type": "icontains", "value": "b"}],
+                "value": [
+                    {"type": "contains", "value": "a"},
+                    {"type": "levenshtein", "value": "b", "threshold": 1},
+                ],
             },
             {"type": "contains", "value": "c", "options": {"weight": 0}},
         ],
     )
     got = case_checks(case)
-    assert [c.type for c in got] == ["contains", "icontains", "contains"] and not got[2].gates
+    assert [c.type for c in got] == ["contains", "levenshtein", "contains"] and not got[2].gates
+    assert got[1].options == {"threshold": 1}  # a member's own promptfoo keys stay with it
 
 
 def test_the_label_names_type_value_and_target():

@@ -120,13 +120,25 @@ def _flatten(assertions: list[Assertion]) -> list[Assertion]:
     for a in assertions:
         inner = a.value if isinstance(a.value, list) else a.options.get("assert")
         if a.type == "assert-set" and isinstance(inner, list) and "threshold" not in a.options:
-            members = [m for m in inner if isinstance(m, dict) and m.get("type")]
-            out += _flatten(
-                [Assertion.model_validate({"target": a.target, "metric": a.metric, **m}) for m in members]
-            )
+            out += _flatten([_member(m, a) for m in inner if isinstance(m, dict) and m.get("type")])
         else:  # an assert-set with a threshold passes on a weighted score: skipped below, with why
             out.append(a)
     return out
+
+
+def _member(m: dict, group: Assertion) -> Assertion:
+    """An assert-set member as an assertion of its own: the group's target and metric unless it
+    names its own; promptfoo's other keys (threshold, weight, …) kept in options, as importers do."""
+    known = {k: v for k, v in m.items() if k in Assertion.model_fields and k != "options"}
+    extra = {k: v for k, v in m.items() if k not in Assertion.model_fields}
+    return Assertion.model_validate(
+        {
+            "target": group.target,
+            "metric": group.metric,
+            **known,
+            "options": {**m.get("options", {}), **extra},
+        }
+    )
 
 
 def _classify(a: Assertion, index: int, case: Case) -> Check:
