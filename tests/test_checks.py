@@ -139,6 +139,8 @@ def test_assert_sets_are_flattened_and_weight_zero_never_gates():
 def test_the_label_names_type_value_and_target():
     assert check("contains", "[ticket]").label == 'contains "[ticket]"'
     assert check("regex", "x+", target="transcript").label == 'regex "x+" on the transcript'
+    assert check("regex", "\\bPAY-\\d+").label == 'regex "\\bPAY-\\d+"'  # as typed, not JSON-escaped
+    assert check("contains-any", ["a", "b"]).label == 'contains-any ["a", "b"]'
 
 
 def test_problems_name_the_case_and_check():

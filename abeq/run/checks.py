@@ -79,7 +79,12 @@ class Check:
         if self.value is None or self.value == "":
             text = self.type
         else:
-            v = json.dumps(self.value, ensure_ascii=False)
+            # a string as written (a regex reads as typed), anything else as JSON
+            v = (
+                f'"{self.value}"'.replace("\n", "\\n")
+                if isinstance(self.value, str)
+                else json.dumps(self.value, ensure_ascii=False)
+            )
             text = f"{self.type} {v if len(v) <= _LABEL_MAX else v[: _LABEL_MAX - 1] + '…'}"
         return text + (" on the transcript" if self.target == "transcript" else "")
 
