@@ -150,3 +150,58 @@ def test_checks_over_the_loopback_http_server(tmp_path):
     rec = json.loads((tmp_path / "rec.json").read_text())
     h1 = next(c for c in rec["cases"] if c["case_id"] == "happy-1")
     assert [c["outcome"] for c in h1["checks"]] == ["kept", "lost"]
+
+
+def test_a_real_skill_creator_evals_file_brings_its_assertions_into_the_run(tmp_path):
+    """skill-creator's `assertions` (tests/fixtures/real) arrive as checks and are graded on both arms."""
+    from abeq.run.checks import case_checks
+
+    src = (
+        EXAMPLE.parents[2]
+        / "tests"
+        / "fixtures"
+        / "real"
+        / "skill-creator"
+        / "longwind48__cachewipe__evals.json"
+    )
+    out = tmp_path / "set.json"
+    assert (
+        main(
+            ["import-set", "--from", "skill-creator", str(src), "--out", str(out), "--default-type", "happy"]
+        )
+        == 0
+    )
+    ts = tsm.load(out)
+    assert [len(c.assertions) for c in ts.cases] == [6, 6, 5]
+    assert {c.kind for case in ts.cases for c in case_checks(case)} == {"model"}
+    doc = str(EXAMPLE / "SKILL.md")
+    code = main(
+        [
+            "run",
+            "--original",
+            doc,
+            "--candidate",
+            doc,
+            "--transfer-set",
+            str(out),
+            "--runner-model",
+            "scripted/rules",
+        ]
+        + [
+            "--db",
+            str(tmp_path / "abeq.db"),
+            "--confirm",
+            "--allow-thin",
+            "--quiet",
+            "--out",
+            str(tmp_path / "r.json"),
+        ]
+        + ["--record", str(tmp_path / "rec.json")]
+    )
+    rec = json.loads((tmp_path / "rec.json").read_text())
+    assert code == 0 and [len(c["checks"]) for c in rec["cases"]] == [6, 6, 5]
+    graded = [h for h in scripted.HISTORY if '<data name="run_a">' in h["messages"][-1]["content"]]
+    assert len(graded) == 3  # one grading call per case, every assertion in it
+    assert all(
+        c["kind"] == "model" and c["teacher_evidence"] for case in rec["cases"] for c in case["checks"]
+    )

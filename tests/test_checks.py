@@ -72,6 +72,8 @@ def test_levenshtein_reads_the_threshold():
         ("similar:cosine", "embedding"),
         ("webhook", "web service"),
         ("context-recall", "context"),
+        ("rouge-n", "similarity"),
+        ("is-xml", "not implemented"),
         ("made-up-type", "not a check type"),
     ],
 )
@@ -82,6 +84,7 @@ def test_checks_abeq_cannot_run_are_skipped_with_the_reason(type_, why):
 
 def test_a_transform_file_value_or_unknown_var_skips_the_check():
     assert "transform" in check("contains", "x", options={"transform": "output.trim()"}).reason
+    assert "transform" in check("contains", "x", options={"test_transform": "output.trim()"}).reason
     assert "file" in check("contains", "file://expected.txt").reason
     assert "name" in check("contains", "{{ name }}").reason
 
@@ -156,3 +159,11 @@ def test_problems_name_the_case_and_check():
     )
     found = problems(case)
     assert len(found) == 3 and found[0].startswith("case h1, check 1 (regex)") and "needs a value" in found[1]
+
+
+def test_every_promptfoo_type_the_importer_knows_is_run_graded_or_skipped_with_its_own_reason():
+    from abeq.sets.promptfoo_asserts import ASSERTION_TYPES
+
+    for t in ASSERTION_TYPES:
+        c = check(t, "x")
+        assert c.kind in ("code", "model") or "not a check type" not in c.reason, t

@@ -24,6 +24,8 @@ _MODEL_GRADED = {
     "model-graded-closedqa": "{v}",
     "g-eval": "{v}",
     "factuality": "The output is factually consistent with this reference: {v}",
+    "model-graded-factuality": "The output is factually consistent with this reference: {v}",
+    "is-refusal": "The output is a refusal: it declines to do what was asked",
     "answer-relevance": "The output is relevant to the case input and answers it",
 }
 # what abeq cannot run, and why (a prefix match covers families like similar:cosine)
@@ -36,6 +38,7 @@ _CANNOT = {
     "cost": "measures the provider call, not what the run produced",
     "latency": "measures the provider call, not what the run produced",
     "perplexity": "needs token log-probabilities",
+    "perplexity-score": "needs token log-probabilities",
     "classifier": "needs a classifier model",
     "moderation": "needs a moderation service",
     "guardrails": "reads a provider's guardrail result",
@@ -47,6 +50,18 @@ _CANNOT = {
     "trace-": "reads a provider's trace",
     "finish-reason": "reads a provider's finish reason",
     "human": "is decided by a person in promptfoo's viewer",
+    "conversation-relevance": "needs promptfoo's conversation history",
+    "pi": "needs the Pi scoring service",
+    "rouge-": "scores similarity to a reference, which abeq does not compute",
+    "bleu": "scores similarity to a reference, which abeq does not compute",
+    "gleu": "scores similarity to a reference, which abeq does not compute",
+    "meteor": "scores similarity to a reference, which abeq does not compute",
+    "is-xml": "is not implemented in abeq yet",
+    "contains-xml": "is not implemented in abeq yet",
+    "is-html": "is not implemented in abeq yet",
+    "contains-html": "is not implemented in abeq yet",
+    "is-sql": "is not implemented in abeq yet",
+    "contains-sql": "is not implemented in abeq yet",
     "assert-set": "passes on a weighted score over its members (threshold), which abeq does not compute",
 }
 _LABEL_MAX = 80
@@ -172,7 +187,8 @@ def _classify(a: Assertion, index: int, case: Case) -> Check:
 
 
 def _cannot(t: str, a: Assertion) -> str:
-    if "transform" in a.options:
+    # the importer keeps a test-level options.transform beside each of its asserts (test_transform)
+    if "transform" in a.options or "test_transform" in a.options:
         return "transforms the output with code first (transform), which abeq does not run"
     if t in CODE_TYPES or t in _MODEL_GRADED:
         return ""
