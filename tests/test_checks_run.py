@@ -10,6 +10,7 @@ import pytest
 from conftest import EXAMPLE, with_cases
 
 from abeq.cli import main
+from abeq.desk import queries
 from abeq.results.agreement import check_witness
 from abeq.results.exports import markdown, to_csv, to_junit
 from abeq.results.report import build_report, exit_code
@@ -132,9 +133,13 @@ def test_natural_language_checks_cost_one_blind_call_per_case(store, example, sc
         example,
         [add(c, assertions=[TICKETS]) if c.id in ("happy-1", "edge-1") else c for c in example["ts"].cases],
     )
-    rr = build_report(store, Engine(store, example["original"], example["lossy"], ts, scripted_cfg()).run())
+    eng = Engine(store, example["original"], example["lossy"], ts, scripted_cfg())
+    rr = build_report(store, eng.run())
     grader_calls = [h for h in scripted.HISTORY if '<data name="run_a">' in h["messages"][-1]["content"]]
     assert len(grader_calls) == 2
+    # progress counts them among the judge model's calls, in the engine and as the desk reads it
+    assert eng.progress.judge_done == eng.progress.judge_needed == 7 + 2
+    assert queries.progress(store, rr.run["id"]).judge_needed == 7 + 2
     for call in grader_calls:  # blind: only neutral block names, and no word of which arm is which
         user = call["messages"][-1]["content"]
         assert (
