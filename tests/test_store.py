@@ -24,8 +24,12 @@ def test_blank_database_is_migrated_to_the_full_schema(tmp_path):
         "calls",
         "gradings",
         "check_results",
+        "workspaces",
         "_sqlite_migrations",
     } <= tables
+    cols = {r[1] for r in conn.execute("pragma table_info(runner_results)")}
+    assert {"mode", "observed"} <= cols
+    assert "workspaces" in {r[1] for r in conn.execute("pragma table_info(transfer_sets)")}
     assert conn.execute("pragma journal_mode").fetchone()[0] == "wal"
     applied = [r[0] for r in conn.execute("select name from _sqlite_migrations where migration_set = 'abeq'")]
     assert applied == [m.name for m in migrations._migrations]

@@ -12,6 +12,7 @@ import pandas as pd
 from .. import sets as transferset
 from ..errors import InputError, json_problem
 from ..schemas import Case, TransferSet
+from ..sets import workspace
 
 COLUMNS = [
     "id",
@@ -141,7 +142,8 @@ def from_frame(df: pd.DataFrame, ts: TransferSet, sections: Sequence[str] = ()) 
         raw.append(case)
     if not raw:
         raise InputError("the table has no cases", hint="Add at least one row.")
-    return transferset.from_obj({"cases": raw}, "transfer-set table").cases
+    # a case's workspace folder was read when its set was loaded: the edited case keeps its files
+    return workspace.carry(ts.cases, transferset.from_obj({"cases": raw}, "transfer-set table").cases)
 
 
 def changed(ts: TransferSet, cases: list[Case]) -> bool:

@@ -237,3 +237,15 @@ def m004_checks(db: Database) -> None:
     )
     # how many checks the teacher passed and the candidate failed (each makes the case regressed)
     db["run_cases"].add_column("checks_lost", int)
+
+
+@migrations()
+def m005_workspaces(db: Database) -> None:
+    # a case's workspace folder as read when its set was loaded, content-addressed like documents;
+    # a set row names the one each case uses (JSON: case id -> digest)
+    db["workspaces"].create({"digest": str, "files": str, "created_at": str}, pk="digest")
+    db["transfer_sets"].add_column("workspaces", str)
+    # how a runner result was produced (chat, tools, command) and what it observed besides its
+    # transcript (JSON: workspace changes, tool trace, self-report fields not reported)
+    db["runner_results"].add_column("mode", str)
+    db["runner_results"].add_column("observed", str)

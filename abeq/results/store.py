@@ -20,6 +20,7 @@ from sqlite_utils import Database
 from ..documents import sha256
 from ..errors import InputError
 from ..schemas import TransferSet
+from ..sets import workspace
 from ..sets.confirm import set_hash
 from ..timestamps import now
 from .ledger import Ledger
@@ -137,6 +138,9 @@ class Store(Ledger):
             "confirmed_at": ts.confirmation_timestamp,
             "created_at": now(),
         }
+        trees = workspace.trees(ts)
+        if trees:  # the folders' files travel with the set: a run from the desk needs no folder
+            row["workspaces"] = json.dumps({cid: self._put_workspace(files) for cid, files in trees.items()})
         existing = self.one("select confirmed, document_hash from transfer_sets where hash = ?", [h])
         if existing is None:  # another process may insert it between the check and here
             self._tx(lambda: self.db["transfer_sets"].insert(row, ignore=True))
@@ -147,11 +151,27 @@ class Store(Ledger):
             self._tx(lambda: self.db["transfer_sets"].update(h, row))
         return h
 
+    def _put_workspace(self, files: dict[str, str]) -> str:
+        d = workspace.digest(files)
+        self._tx(
+            lambda: self.db["workspaces"].insert(
+                {"digest": d, "files": json.dumps(files, ensure_ascii=False), "created_at": now()},
+                ignore=True,
+            )
+        )
+        return d
+
     def transfer_set(self, h: str) -> TransferSet | None:
-        row = self.one("select content, confirmed from transfer_sets where hash = ?", [h])
+        row = self.one("select content, confirmed, workspaces from transfer_sets where hash = ?", [h])
         if not row:
             return None
         ts = TransferSet.model_validate_json(row["content"])
+        if row["workspaces"]:
+            by_case = {
+                cid: json.loads(self.one("select files from workspaces where digest = ?", [d])["files"])
+                for cid, d in json.loads(row["workspaces"]).items()
+            }
+            ts = workspace.reattach(ts, by_case)
         if row["confirmed"] and ts.user_confirmed and not ts.confirmed_hash:
             # confirmed in this database before sets carried their confirmation hash; the row is keyed by it
             ts = ts.model_copy(update={"confirmed_hash": h})

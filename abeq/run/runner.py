@@ -9,6 +9,9 @@ from ..models.call import CallPolicy
 from ..models.spec import ModelSpec
 from ..prompts import Prompt, load_prompt, messages
 from ..schemas import Case, RunnerReply
+from ..sets.workspace import has_workspace, initial_files
+
+MAX_WORKSPACE_CHARS = 30_000  # of a case's files shown to a chat runner (tools and commands read them)
 
 
 def runner_prompt(variant: str) -> Prompt:
@@ -18,15 +21,23 @@ def runner_prompt(variant: str) -> Prompt:
 def runner_messages(document: str, case: Case, variant: str) -> list[dict]:
     gates = [g.model_dump() for g in case.gate_responses]
     label = "instruction_file" if variant == "instruction-file" else "skill"
-    return messages(
-        runner_prompt(variant),
-        [
-            ("document", document),
-            ("case_input", case.input),
-            ("gate_responses", json.dumps(gates, ensure_ascii=False, indent=1)),
-            ("document_kind", label),
-        ],
-    )
+    blocks = [
+        ("document", document),
+        ("case_input", case.input),
+        ("gate_responses", json.dumps(gates, ensure_ascii=False, indent=1)),
+        ("document_kind", label),
+    ]
+    if has_workspace(case):  # a chat runner acts on nothing: it is shown the case's files instead
+        blocks.append(("workspace_files", workspace_text(initial_files(case))))
+    return messages(runner_prompt(variant), blocks)
+
+
+def workspace_text(files: dict[str, str]) -> str:
+    """The case's files as one text, each under its path, cut at MAX_WORKSPACE_CHARS."""
+    text = "".join(f"=== {path} ===\n{body}\n" for path, body in sorted(files.items())) or "(no files)"
+    if len(text) > MAX_WORKSPACE_CHARS:
+        text = text[:MAX_WORKSPACE_CHARS] + f"\n[… cut: {len(text) - MAX_WORKSPACE_CHARS:,} more characters]"
+    return text
 
 
 async def run_document(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, field_validator
 
 from ..vocab import CASE_STATUSES, CASE_TYPES, VARIANTS, VERDICTS
 
@@ -72,6 +72,9 @@ class Case(Strict):
     workspace: str | None = None
     files: dict[str, str] = {}
     command_outputs: list[CommandOutput] = []
+    # The `workspace` folder's files, read when the set was loaded (abeq.sets.workspace): never
+    # written back into a set file; the store keeps them with the set.
+    _folder_files: dict[str, str] | None = PrivateAttr(default=None)
 
     @field_validator("id", "input")
     @classmethod

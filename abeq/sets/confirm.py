@@ -7,11 +7,12 @@ import json
 
 from ..schemas import Case, TransferSet
 from ..timestamps import now
+from .workspace import identity as workspace_identity
 
 # what a case gives the runner and the checks besides its input and gate answers: in its identity
 # only when set, so the identity of a case without them is what it always was. Expectations are
 # checks (graded on both arms; a lost one fails the case), so they are confirmed like the rest.
-_OPTIONAL_IDENTITY = ("assertions", "expectations", "workspace", "files", "command_outputs")
+_OPTIONAL_IDENTITY = ("assertions", "expectations", "files", "command_outputs")
 
 
 def case_identity(case: Case) -> dict:
@@ -22,6 +23,8 @@ def case_identity(case: Case) -> dict:
         value = getattr(case, name)
         if value:
             out[name] = case.model_dump(include={name})[name]
+    if case.workspace is not None:
+        out["workspace"] = workspace_identity(case)  # the folder's content, not its path
     return out
 
 

@@ -13,6 +13,7 @@ from ..errors import InputError
 from ..schemas import Case, TransferSet
 from ..vocab import CASE_TYPES
 from .formats import parse_located
+from .workspace import resolve
 
 MAX_SET_BYTES = 5_000_000
 
@@ -104,15 +105,20 @@ def format_of(path: str | Path) -> str:
 def load(path: str | Path) -> TransferSet:
     """Read a transfer set file (JSON, YAML, CSV or JSONL by its extension)."""
     p = str(path)
-    return load_text(read_text_file(p, what="transfer set", max_bytes=MAX_SET_BYTES), p)
+    text = read_text_file(p, what="transfer set", max_bytes=MAX_SET_BYTES)
+    return _parse(text, p, base=Path(p).resolve().parent)
 
 
 def load_text(text: str, name: str) -> TransferSet:
-    """A transfer set from text that arrived without a path (an upload): the checks `load` makes."""
+    """A transfer set from text that arrived without a path (an upload): the checks `load` makes
+    (a case's workspace folder cannot be found without the file's location: refused)."""
     check_document_text(text, name, what="transfer set", max_bytes=MAX_SET_BYTES, document=False)
-    text = normalize_newlines(text)
+    return _parse(normalize_newlines(text), name, base=None)
+
+
+def _parse(text: str, name: str, base: Path | None) -> TransferSet:
     data, labels = parse_located(text, format_of(name), name)
-    return from_obj(data, name, labels)
+    return resolve(from_obj(data, name, labels), base, name)
 
 
 def dump(ts: TransferSet) -> str:
