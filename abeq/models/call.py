@@ -44,6 +44,7 @@ class Completion:
     cost: float | None = None  # None: the model has no known price
     latency: float = 0.0
     attempts: int = 1
+    tool_calls: list[dict] = field(default_factory=list)  # OpenAI-shaped, when tools were offered
 
 
 class Cancelled(Exception):
@@ -79,19 +80,31 @@ def is_retryable(exc: BaseException) -> bool:
     return _status_of(exc) in RETRYABLE_STATUS
 
 
-async def _send_litellm(spec: ModelSpec, kwargs: dict) -> tuple[str, int, int, float | None]:
+async def _send_litellm(spec: ModelSpec, kwargs: dict) -> tuple[str, int, int, float | None, list[dict]]:
     ll = litellm()
     resp = await ll.acompletion(**kwargs)
     usage = getattr(resp, "usage", None)
+    message = resp.choices[0].message
+    calls = [
+        {
+            "id": c.id,
+            "type": "function",
+            "function": {"name": c.function.name, "arguments": c.function.arguments},
+        }
+        for c in (getattr(message, "tool_calls", None) or [])
+    ]
     return (
-        resp.choices[0].message.content or "",
+        message.content or "",
         getattr(usage, "prompt_tokens", 0) or 0,
         getattr(usage, "completion_tokens", 0) or 0,
         _cost(ll, resp, spec),
+        calls,
     )
 
 
-def call_kwargs(spec: ModelSpec, messages: list[dict], response_model=None, *, fast: bool) -> dict:
+def call_kwargs(
+    spec: ModelSpec, messages: list[dict], response_model=None, *, fast: bool, tools: dict | None = None
+) -> dict:
     """The keyword arguments of one call, as litellm takes them (the HTTP transport reads the same)."""
     kwargs: dict = dict(
         model=spec.name,
@@ -112,16 +125,23 @@ def call_kwargs(spec: ModelSpec, messages: list[dict], response_model=None, *, f
             kwargs["api_key"] = "not-needed"  # the OpenAI client insists on some key
     if response_model is not None:
         kwargs["response_format"] = response_format(response_model, portable=not spec.is_local)
+    if tools:  # {"tools": [...], "tool_choice": ...}: function calling (the tools runner mode)
+        kwargs.update(tools)
     return kwargs
 
 
 async def complete(
-    spec: ModelSpec, messages: list[dict], response_model=None, policy: CallPolicy | None = None
+    spec: ModelSpec,
+    messages: list[dict],
+    response_model=None,
+    policy: CallPolicy | None = None,
+    tools: dict | None = None,
 ) -> Completion:
-    """One model call with bounded retries on rate limits, server errors and timeouts."""
+    """One model call with bounded retries on rate limits, server errors and timeouts.
+    `tools`: {"tools": [...], "tool_choice": "auto" | "none"} offers function calling."""
     policy = policy or CallPolicy()
     fast = uses_fast_path(spec)
-    kwargs = call_kwargs(spec, messages, response_model, fast=fast)
+    kwargs = call_kwargs(spec, messages, response_model, fast=fast, tools=tools)
     send = send_fast if fast else _send_litellm
     last: BaseException | None = None
     for attempt in range(policy.max_retries + 1):
@@ -136,10 +156,10 @@ async def complete(
                     # concurrency limit when Cancel is pressed must not start once a slot frees
                     policy.check()
                     t0 = time.perf_counter()
-                    text, pt, ct, cost = await asyncio.wait_for(send(spec, kwargs), limit)
+                    text, pt, ct, cost, calls = await asyncio.wait_for(send(spec, kwargs), limit)
             else:
                 policy.check()
-                text, pt, ct, cost = await asyncio.wait_for(send(spec, kwargs), limit)
+                text, pt, ct, cost, calls = await asyncio.wait_for(send(spec, kwargs), limit)
         except Cancelled:
             raise
         except Exception as e:  # noqa: BLE001 — classified below
@@ -156,6 +176,7 @@ async def complete(
             cost=0.0 if spec.is_local else cost,
             latency=time.perf_counter() - t0,
             attempts=attempt + 1,
+            tool_calls=calls,
         )
     kind = type(last).__name__
     msg = redact(str(last))[:500]

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 
-def fill_response(model_response, model: str, text: str, prompt_tokens: int, completion_tokens: int):
+def fill_response(
+    model_response, model: str, text: str, prompt_tokens: int, completion_tokens: int, tool_calls=None
+):
     import litellm
 
     model_response.choices[0].message.content = text
+    if tool_calls:
+        from litellm.types.utils import ChatCompletionMessageToolCall, Function
+
+        model_response.choices[0].message.tool_calls = [
+            ChatCompletionMessageToolCall(id=c["id"], type="function", function=Function(**c["function"]))
+            for c in tool_calls
+        ]
+        model_response.choices[0].finish_reason = "tool_calls"
     model_response.model = model
     model_response.usage = litellm.Usage(
         prompt_tokens=prompt_tokens,
@@ -29,13 +39,19 @@ def schema_from_optional_params(optional_params: dict):
 def make_scripted_handler(base):
     """The litellm handler of `scripted/…`: replies come from abeq.testing.scripted (the rules,
     queued replies or a test's own handler)."""
-    from ..testing.scripted import respond
+    from ..testing.scripted import respond_message
 
     class ScriptedLLM(base):
         def _reply(self, model, messages, model_response, optional_params):
-            text = respond(model, messages, schema_from_optional_params(optional_params))
-            pt = sum(len(m["content"]) for m in messages) // 4
-            return fill_response(model_response, f"scripted/{model}", text, pt, max(1, len(text) // 4))
+            opts = optional_params or {}
+            msg = respond_message(
+                model, messages, schema_from_optional_params(opts), opts.get("tools"), opts.get("tool_choice")
+            )
+            text = msg.get("content") or ""
+            pt = sum(len(str(m.get("content") or "")) for m in messages) // 4
+            return fill_response(
+                model_response, f"scripted/{model}", text, pt, max(1, len(text) // 4), msg.get("tool_calls")
+            )
 
         def completion(
             self,

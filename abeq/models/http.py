@@ -73,8 +73,8 @@ async def close_sessions() -> None:
         await sess.close()
 
 
-async def send_fast(spec: ModelSpec, kwargs: dict) -> tuple[str, int, int, float | None]:
-    """POST one chat completion; (text, prompt tokens, completion tokens, cost or None)."""
+async def send_fast(spec: ModelSpec, kwargs: dict) -> tuple[str, int, int, float | None, list[dict]]:
+    """POST one chat completion; (text, prompt tokens, completion tokens, cost or None, tool calls)."""
     model = spec.name.split("/", 1)[1]
     body = {
         "model": model,
@@ -82,7 +82,7 @@ async def send_fast(spec: ModelSpec, kwargs: dict) -> tuple[str, int, int, float
         "temperature": kwargs["temperature"],
         "max_tokens": kwargs["max_tokens"],
     }
-    for k in ("seed", "response_format"):
+    for k in ("seed", "response_format", "tools", "tool_choice"):
         if k in kwargs:
             body[k] = kwargs[k]
     headers = {"Content-Type": "application/json"}
@@ -108,6 +108,11 @@ async def send_fast(spec: ModelSpec, kwargs: dict) -> tuple[str, int, int, float
             await sess.close()
     data = json.loads(text)
     usage = data.get("usage") or {}
-    content = ((data.get("choices") or [{}])[0].get("message") or {}).get("content") or ""
+    message = (data.get("choices") or [{}])[0].get("message") or {}
     pt, ct = usage.get("prompt_tokens", 0) or 0, usage.get("completion_tokens", 0) or 0
-    return content, pt, ct, price(spec.name, pt, ct)  # a self-hosted model is not in the list: unpriced
+    calls = [
+        {"id": c.get("id", ""), "type": "function", "function": c.get("function") or {}}
+        for c in message.get("tool_calls") or []
+    ]
+    # a self-hosted model is not in the price list: unpriced
+    return message.get("content") or "", pt, ct, price(spec.name, pt, ct), calls

@@ -38,6 +38,7 @@ class Provider:
     handler: Callable[[type], object] | None = None  # builds the litellm CustomLLM for an in-process provider
     hint: str = MODEL_HINT  # what to write instead, when a model string is refused
     caution: str = ""  # what a user should know about its output
+    tools: bool = True  # can call functions (the tools runner mode)
 
 
 def _local_check(rest: str) -> str:
@@ -88,6 +89,7 @@ PROVIDERS: dict[str, Provider] = {
             hint="Use local/smollm2 or local/<path to an existing .gguf file>.",
             caution="the embedded model is tiny (135M): what it says is for trying abeq, not for decisions. "
             "Use a stronger model for real reviews.",
+            tools=False,  # llama.cpp's chat handler here answers in text only
         ),
         Provider(
             prefix="scripted",

@@ -24,33 +24,17 @@ import random
 import signal
 import threading
 import time
-import uuid
-from typing import Any
 
 from aiohttp import web
 
 from ..models.handlers import schema_from_optional_params
-from . import scripted
-from .scripted import respond
+from . import scripted, wire
+from .scripted import respond_message
+
+_error = wire.error  # kept under its old name: fault tests build their own error replies with it
 
 OUTCOMES = ("ok", "malformed", "fail_429", "fail_500", "hang", "bad_request", "error")
 _MALFORMED_FIXED = ('{"verdict": "maybe"', '{"verdict": "maybe"}')
-
-
-def _error(status: int, message: str, etype: str, code: str | None = None) -> web.Response:
-    body = {"error": {"message": message, "type": etype, "param": None, "code": code}}
-    return web.Response(status=status, text=json.dumps(body), content_type="application/json")
-
-
-def _text_of(content: Any) -> str:
-    """Message content as plain text (OpenAI also allows a list of typed parts, or null)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return str(content)
 
 
 class LoopbackServer:
@@ -173,17 +157,17 @@ class LoopbackServer:
         if fault == "hang":
             self._count("hang", answered=False)
             await asyncio.sleep(self.hang_seconds)
-            return _error(504, "loopback: hung request woke up", "server_error")
+            return wire.error(504, "loopback: hung request woke up", "server_error")
         try:
             body = await request.json()
             if not isinstance(body, dict):
                 raise ValueError("body is not a JSON object")
         except (ValueError, UnicodeDecodeError) as e:
             self._count("bad_request")
-            return _error(400, f"invalid JSON body: {e}", "invalid_request_error")
+            return wire.error(400, f"invalid JSON body: {e}", "invalid_request_error")
         if body.get("stream"):
             self._count("bad_request")
-            return _error(
+            return wire.error(
                 400,
                 "loopback server does not support stream=true",
                 "invalid_request_error",
@@ -192,45 +176,33 @@ class LoopbackServer:
         msgs = body.get("messages")
         if not isinstance(msgs, list) or not msgs or not all(isinstance(m, dict) for m in msgs):
             self._count("bad_request")
-            return _error(400, "'messages' must be a non-empty list of objects", "invalid_request_error")
+            return wire.error(400, "'messages' must be a non-empty list of objects", "invalid_request_error")
         model = str(body.get("model") or "scripted")
         if fault in ("fail_429", "fail_500"):
             await self._wait(arrived)
             self._count(fault)
             if fault == "fail_429":
-                return _error(429, "loopback: injected rate limit", "rate_limit_error", "rate_limit_exceeded")
-            return _error(500, "loopback: injected server error", "server_error")
-        messages = [{"role": str(m.get("role", "user")), "content": _text_of(m.get("content"))} for m in msgs]
+                return wire.error(
+                    429, "loopback: injected rate limit", "rate_limit_error", "rate_limit_exceeded"
+                )
+            return wire.error(500, "loopback: injected server error", "server_error")
+        messages = wire.messages(msgs)
         rf = body.get("response_format")
         schema = schema_from_optional_params({"response_format": rf})
         try:
-            text = respond(model, messages, schema)
+            message = respond_message(model, messages, schema, body.get("tools"), body.get("tool_choice"))
         except Exception as e:  # noqa: BLE001 — a bug in the double must show, not hang the client
             await self._wait(arrived)
             self._count("error")
-            return _error(500, f"loopback: scripted model raised {type(e).__name__}: {e}", "server_error")
+            return wire.error(500, f"loopback: scripted model raised {type(e).__name__}: {e}", "server_error")
         outcome = "ok"
-        if fault == "malformed" and rf:
+        if fault == "malformed" and rf and message.get("content"):
+            text = message["content"]
             variant = (n - 1) % 3
-            text = text[: len(text) // 2] if variant == 0 else _MALFORMED_FIXED[variant - 1]
+            message = {"content": text[: len(text) // 2] if variant == 0 else _MALFORMED_FIXED[variant - 1]}
             outcome = "malformed"
         pt = max(1, sum(len(m["content"]) for m in messages) // 4)
-        ct = max(1, len(text) // 4)
-        out = {
-            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "logprobs": None,
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
-        }
+        out = wire.completion(model, message, pt)
         reply = web.Response(text=json.dumps(out), content_type="application/json")
         await self._wait(arrived)
         self._count(outcome)

@@ -41,8 +41,9 @@ very like make made does done over under same both were been being using used a 
 )
 
 
-def enqueue(*texts: str) -> None:
-    """Queue exact replies; each next call returns the next one instead of the rules."""
+def enqueue(*texts: str | dict) -> None:
+    """Queue exact replies (texts, or assistant messages with tool_calls); each next call returns
+    the next one instead of the rules."""
     with _lock:
         _queue.extend(texts)
 
@@ -56,29 +57,43 @@ def reset() -> None:
 
 
 def respond(model: str, messages: list[dict], schema: dict | None) -> str:
-    """The reply the scripted model gives to these messages (shared with the loopback test server)."""
+    """The reply text the scripted model gives to these messages."""
+    return respond_message(model, messages, schema).get("content") or ""
+
+
+def respond_message(
+    model: str, messages: list[dict], schema: dict | None, tools: list | None = None, tool_choice=None
+) -> dict:
+    """The assistant message the scripted model gives (shared with the loopback test server):
+    {"content": text} or, when it calls tools, {"content": None, "tool_calls": [...]}. A queued
+    reply or a handler's may be either a text or such a message."""
     with _lock:
-        HISTORY.append({"model": model, "messages": messages, "schema": schema})
+        HISTORY.append({"model": model, "messages": messages, "schema": schema, "tools": tools})
         if _queue:
-            return _queue.popleft()
+            queued = _queue.popleft()
+            return queued if isinstance(queued, dict) else {"content": queued}
     if handler is not None:
         out = handler(model, messages, schema)
         if out is not None:
-            return out
-    user = "\n".join(m["content"] for m in messages if m["role"] == "user")
+            return out if isinstance(out, dict) else {"content": out}
+    user = "\n".join(str(m.get("content") or "") for m in messages if m["role"] == "user")
     blocks = read_data_blocks(user)
+    if tools and "document_path" in blocks:
+        from .scripted_tools import agent_turn
+
+        return agent_turn(messages, blocks, tool_choice, run_rules)
     if "document" in blocks and "case_input" in blocks:
-        return json.dumps(run_rules(blocks))
+        return {"content": json.dumps(run_rules(blocks))}
     if "original_run" in blocks:
-        return json.dumps(judge_rules(blocks))
+        return {"content": json.dumps(judge_rules(blocks))}
     if "run_a" in blocks and "checks" in blocks:
-        return json.dumps(grade_rules(blocks))
+        return {"content": json.dumps(grade_rules(blocks))}
     if "original_document" in blocks:
         limit = (((schema or {}).get("properties") or {}).get("cases") or {}).get("maxItems")
-        return json.dumps(draft_rules(blocks, limit))
+        return {"content": json.dumps(draft_rules(blocks, limit))}
     if "output_a" in blocks:
-        return json.dumps(compare_rules(blocks))
-    return json.dumps({"error": "scripted model: unrecognised prompt"})
+        return {"content": json.dumps(compare_rules(blocks))}
+    return {"content": json.dumps({"error": "scripted model: unrecognised prompt"})}
 
 
 # ---------------------------------------------------------------- runner
@@ -179,21 +194,41 @@ def _unmatched(mine: list[str], theirs: list[str]) -> list[str]:
 
 def _run(blocks: dict, name: str) -> dict:
     try:
-        return json.loads(blocks[name]).get("self_report", {})
-    except (json.JSONDecodeError, AttributeError):
+        run = json.loads(blocks[name])
+        return run if isinstance(run, dict) else {}
+    except (json.JSONDecodeError, KeyError):
         return {}
 
 
 def _directness(report: dict) -> int:
     amb = report.get("ambiguities", "none")
-    n = 0 if amb.strip().lower() == "none" else len(amb.splitlines())
+    n = 0 if amb.strip().lower() in ("none", "not reported") else len(amb.splitlines())
     return max(1, 5 - n)
 
 
+def _steps(run: dict) -> list[str]:
+    """The steps a run followed by its self-report; its transcript's lines when it reported none."""
+    report = run.get("self_report", {})
+    if not str(report.get("steps_followed_skipped", "")).lower().startswith("not reported"):
+        return _followed(report)
+    return [ln.strip() for ln in str(run.get("transcript", "")).splitlines() if ln.strip()]
+
+
+def _changes(run: dict) -> dict[str, str]:
+    return {c["path"]: c.get("status", "") + c.get("diff", "") for c in run.get("workspace_changes", [])}
+
+
 def judge_rules(blocks: dict) -> dict:
-    o, c = _run(blocks, "original_run"), _run(blocks, "candidate_run")
-    lost = _unmatched(_followed(o), _followed(c))
-    extra = _unmatched(_followed(c), _followed(o))
+    ro, rc = _run(blocks, "original_run"), _run(blocks, "candidate_run")
+    o, c = ro.get("self_report", {}), rc.get("self_report", {})
+    lost = _unmatched(_steps(ro), _steps(rc))
+    extra = _unmatched(_steps(rc), _steps(ro))
+    # what each run did to its workspace is behaviour too: a file the original wrote and the candidate
+    # did not, or wrote otherwise, is a loss (when unsure, regressed); a new file is a difference
+    oc, cc = _changes(ro), _changes(rc)
+    lost += [f"change {p}" for p in oc if p not in cc]
+    lost += [f"write {p} as the original run did" for p in oc if p in cc and oc[p] != cc[p]]
+    extra += [f"change {p}" for p in cc if p not in oc]
     if lost:
         verdict, delta = "candidate-regressed", "The candidate run no longer: " + "; ".join(lost)
     elif extra:
