@@ -28,6 +28,7 @@ from .results.report import RunReport, build_report
 from .results.store import Store, open_store
 from .run.engine import SETTINGS, Engine, RunConfig, Stop
 from .run.estimate import estimate
+from .run.modes import as_mode
 from .run.preflight import THIN_HINT, check_refusal, confirmation_refusal, model_refusals, review_refusal
 from .schemas import TransferSet
 from .sets.confirm import confirm as confirm_set
@@ -39,6 +40,10 @@ DocumentLike = Document | str | Path
 SetLike = TransferSet | str | Path
 ModelLike = ModelSpec | str | None
 CLI_LABELS = ("--runner-model", "--judge-model")
+MODE_HINT = (
+    "Runner modes: chat; tools (a model that can call functions, e.g. openai/gpt-4o-mini or scripted/rules); "
+    "command (--runner-cmd CMD)."
+)
 DESK_LABELS = ("Runner model", "Judge model")
 
 
@@ -80,8 +85,12 @@ def run_problems(
         out.append(
             ThinSetError(next(w for w in cov.warnings if w.startswith("thin")), path=set_path, hint=THIN_HINT)
         )
-    specs = [(config.runner, labels[0])]
-    if config.judge.name != config.runner.name:
+    out += [InputError(p, hint=MODE_HINT) for p in config.mode.problems()]
+    if config.mode.kind == "tools" and not config.runner.provider.tools:
+        out.append(InputError(f"{labels[0]} {config.runner.name} cannot call tools", hint=MODE_HINT))
+    # a runner command brings its own model: the runner model option is not used
+    specs = [] if config.mode.kind == "command" else [(config.runner, labels[0])]
+    if config.mode.kind == "command" or config.judge.name != config.runner.name:
         specs.append((config.judge, labels[1]))
     out += model_refusals(*specs)
     if store is not None and config.review:
@@ -93,9 +102,8 @@ def run_problems(
 
 def cautions(config: RunConfig) -> list[str]:
     """What a user should know about the models chosen (the embedded one is tiny)."""
-    return list(
-        dict.fromkeys(s.provider.caution for s in (config.runner, config.judge) if s.provider.caution)
-    )
+    specs = (config.judge,) if config.mode.kind == "command" else (config.runner, config.judge)
+    return list(dict.fromkeys(s.provider.caution for s in specs if s.provider.caution))
 
 
 @dataclass
@@ -171,6 +179,8 @@ def prepare_run(
     cand, ts = document(candidate, "candidate", variant == "instruction-file"), transfer_set(cases)
     runner_spec = model(runner, api_base=api_base)
     judge_spec = model(judge if judge is not None else runner_spec.name, api_base=judge_api_base or api_base)
+    if "mode" in settings:  # the runner mode: a RunnerMode, its fields as a dict, or a mode name
+        settings["mode"] = as_mode(settings["mode"])
     unknown = set(settings) - {f.name for f in fields(RunConfig)}
     if unknown:
         raise TypeError(f"prepare_run() got unknown settings: {', '.join(sorted(unknown))}")

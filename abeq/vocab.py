@@ -12,6 +12,9 @@ VERDICT_ORDER: tuple[str, ...] = (REGRESSED, DIVERGED, EQUIVALENT)
 CASE_TYPES: tuple[str, ...] = ("happy", "edge", "adversarial", "composition")
 CASE_STATUSES: tuple[str, ...] = ("derived", "user-modified", "user-added", "confirmed")
 VARIANTS: tuple[str, ...] = ("skill", "instruction-file")
+# how a document is run on a case: one chat call that narrates; a model with tools over a copy of
+# the case's workspace; any agent CLI run as a command in that copy
+RUNNER_MODES: tuple[str, ...] = ("chat", "tools", "command")
 
 # gate profiles (SPEC §8): compress passes with no regression; directive-clarity also needs a
 # measured directness gain

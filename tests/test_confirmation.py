@@ -9,7 +9,7 @@ from conftest import EXAMPLE, with_cases
 from abeq import sets as transferset
 from abeq.cli import main
 from abeq.errors import InputError, NotConfirmedError
-from abeq.run import calls as engine_mod
+from abeq.run import observe as observe_mod
 from abeq.run.engine import Engine
 
 
@@ -148,13 +148,13 @@ def test_allow_thin_on_a_full_set_is_not_recorded_as_thin(store, example, script
 
 def test_the_aa_replay_is_a_sample_with_its_own_seed(store, example, scripted_cfg, monkeypatch):
     seen = []
-    real = engine_mod.run_document
+    real = observe_mod.run_document
 
     async def spy(text, case, variant, spec, policy):
         seen.append((text == example["original"].text, spec.seed))
         return await real(text, case, variant, spec, policy)
 
-    monkeypatch.setattr(engine_mod, "run_document", spy)
+    monkeypatch.setattr(observe_mod, "run_document", spy)
     Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg(aa=True)).run()
     teacher_seeds = sorted(seed for is_original, seed in seen if is_original)
     assert teacher_seeds == [0] * 7 + [1] * 7  # the cached teacher, and a replay that is another sample

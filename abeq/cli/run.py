@@ -21,6 +21,7 @@ from ._common import (
     model_spec,
     write_output,
 )
+from ._runner import runner_mode, runner_mode_args
 
 
 def register(sub) -> None:
@@ -77,6 +78,7 @@ def register(sub) -> None:
     r.add_argument("--csv", default=None, help="write one CSV row per case here")
     r.add_argument("--junit", default=None, help="write JUnit XML (one testcase per case) here")
     r.add_argument("--quiet", action="store_true", help="no progress or summary on stderr (errors still are)")
+    runner_mode_args(r)
     r.set_defaults(fn=cmd_run)
 
     rs = sub.add_parser(
@@ -131,10 +133,11 @@ def _run(args, stop) -> int:
         allow_thin=args.allow_thin,
         review=args.review,
         max_retries=args.max_retries,
+        mode=runner_mode(args),
     )
     for w in prepared.warnings:
         print(f"warning: {w}", file=sys.stderr)
-    caution(runner, args.quiet)
+    runner_caution(prepared, args.quiet)
     try:
         return execute(prepared, args, stop, "Run the same command again to resume it.")
     finally:
@@ -151,10 +154,16 @@ def cmd_resume(args) -> int:
         store = existing_store(args.db)
         try:
             prepared = resume_run(args.run_id, store)
-            caution(prepared.engine.cfg.runner, args.quiet)
+            runner_caution(prepared, args.quiet)
             return execute(prepared, args, stop, f"`abeq resume {args.run_id}` resumes it again.")
         finally:
             store.close()
+
+
+def runner_caution(prepared, quiet: bool) -> None:
+    cfg = prepared.engine.cfg
+    if cfg.mode.kind != "command":  # a runner command's model is the agent's business
+        caution(cfg.runner, quiet)
 
 
 def execute(prepared, args, stop, how_to_resume: str) -> int:
@@ -271,6 +280,15 @@ def print_outcome(store, rr, gate: str) -> None:
         print(
             "gate-truncated (stopped at a gate with no scripted answer; judged up to it): "
             f"{', '.join(truncated)}",
+            file=sys.stderr,
+        )
+    from ..results.observed import unreported
+
+    silent = unreported(store, rr.rows)
+    if silent:
+        print(
+            "self-report not (fully) reported by the runner (judged from the transcript and the workspace "
+            f"changes): {', '.join(silent)}",
             file=sys.stderr,
         )
     uncertain = [r.case_id for r in rr.rows if len(set(r.samples)) > 1]

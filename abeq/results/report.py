@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from ..schemas import CaseError, CaseVerdict, CheckResult, EfficiencySignal, Report, Summary
 from ..vocab import CHECK_FAILED_BOTH, CHECK_SKIPPED, DIVERGED, EQUIVALENT, REGRESSED
 from .agreement import aa_rates
+from .observed import case_observed
 from .store import Store
 
 RECORD_VERSION = "abeq-record/1"  # the --record format; bumped when a key changes meaning
@@ -285,6 +286,9 @@ def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
             "runner_model": run["runner_model"],
             "judge_model": run["judge_model"],
             "variant": run["variant"],
+            "runner_mode": cfg.get("runner_mode", "chat"),
+            "runner_command": cfg.get("runner_command"),
+            "runner_command_version": cfg.get("runner_command_version"),
             "prompts": cfg.get("prompts"),
             "judge_samples": cfg.get("judge_samples"),
             "aa": cfg.get("aa"),
@@ -337,6 +341,8 @@ def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
                 "cost": r.known_cost,
                 "cost_unpriced_calls": r.unpriced_calls,
                 "error": r.error,
+                # per arm, when a run acted in a workspace: files changed, tool trace, fields not reported
+                "observed": case_observed(store, r) or None,
             }
             for r in rr.rows
         ],

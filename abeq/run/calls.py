@@ -3,7 +3,6 @@ stored (errors never are) and logged with what it cost. Mixed into Engine."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 from ..documents import Document
@@ -16,7 +15,8 @@ from .checks import Check
 from .grading import blind_order, checks_spec, grade_pair, grader_prompt, unblind
 from .judge import judge_pair, judge_prompt
 from .keys import grading_key, judge_key, judge_spec, runner_key
-from .runner import gate_state, run_document, runner_prompt
+from .observe import from_row, observe
+from .runner import gate_state, runner_prompt
 
 
 class CachedCalls:
@@ -67,32 +67,35 @@ class CachedCalls:
         spec = self.cfg.runner
         if sample:  # another sample of the same document (the A/A replay): its own seed
             spec = replace(spec, seed=(spec.seed or 0) + sample)
-        key = runner_key(doc.hash, case, self.cfg.variant, spec, self.ts_hash, sample)
+        mode = self.cfg.mode  # chat, tools or an agent command (modes.py)
+        mode_parts = mode.key_parts(self.original, self.cfg.variant)
+        model = mode.label(spec)
+        key = runner_key(doc.hash, case, self.cfg.variant, spec, self.ts_hash, sample, mode_parts)
         row = None if (fresh or self.cfg.fresh) else self.store.runner_result(key)
         if row:
-            self._log(case.id, kind, spec.name, key, True, row=row)
-            return key, RunnerReply.model_validate(
-                {"transcript": row["transcript"], "self_report": json.loads(row["self_report"])}
-            )
+            self._log(case.id, kind, model, key, True, row=row)
+            return key, from_row(row)
         policy.check()  # complete() checks again once a concurrency slot is free
         try:
-            out = await run_document(doc.text, case, self.cfg.variant, spec, policy)
+            out = await observe(doc, self.original, case, self.cfg.variant, spec, mode, policy)
         except ModelCallError as e:
-            self._log(case.id, kind, spec.name, key, False, row=e.usage, error=e.message)
+            self._log(case.id, kind, model, key, False, row=e.usage, error=e.message)
             raise
-        reply: RunnerReply = out.value
+        reply = out.value
         truncated, section = gate_state(reply)
         self.store.put_runner_result(
             {
                 "key": key,
                 "doc_hash": doc.hash,
                 "case_id": case.id,
-                "model": spec.name,
+                "model": model,
                 "variant": self.cfg.variant,
-                "prompt": runner_prompt(self.cfg.variant).ref,
+                "prompt": mode_parts.get("prompt", runner_prompt(self.cfg.variant).ref),
                 "sample": sample,
                 "transcript": reply.transcript,
                 "self_report": dumps(reply.self_report.model_dump()),
+                "mode": mode.kind if mode.in_workspace else None,
+                "observed": dumps(reply.extras()) if reply.extras() else None,
                 "gate_truncated": int(truncated),
                 "gate_section": section,
                 "prompt_tokens": out.prompt_tokens,
@@ -102,7 +105,7 @@ class CachedCalls:
                 "attempts": out.attempts,
             }
         )
-        self._log(case.id, kind, spec.name, key, False, out=out)
+        self._log(case.id, kind, model, key, False, out=out)
         return key, reply
 
     async def _judge(

@@ -9,6 +9,7 @@ from ..models.http import strip_credentials
 from ..models.spec import ModelSpec
 from .grading import grader_prompt
 from .judge import judge_prompt
+from .modes import RunnerMode, as_mode
 from .runner import runner_prompt
 
 
@@ -25,6 +26,7 @@ class RunConfig:
     review: str | None = None
     max_retries: int = 4
     backoff_base: float = 0.5  # seconds before the first retry; doubled per retry, with jitter
+    mode: RunnerMode = field(default_factory=RunnerMode)  # chat, tools or an agent command
 
     def key_parts(self) -> dict:
         return {
@@ -34,6 +36,7 @@ class RunConfig:
             "judge_samples": self.judge_samples,
             "aa": self.aa,
             "prompts": [runner_prompt(self.variant).ref, judge_prompt().ref, grader_prompt().ref],
+            **self.mode.config_parts(),  # nothing for chat: its runs' keys are what they were
         }
 
     def settings(self) -> dict:
@@ -46,6 +49,8 @@ class RunConfig:
             if stripped:
                 out["api_base_stripped"] = True
             out[side] = spec
+        if self.mode.kind != "chat":  # a chat run's settings are what they were
+            out["mode"] = asdict(self.mode)
         return out
 
     @classmethod
@@ -55,6 +60,7 @@ class RunConfig:
             runner=ModelSpec(**settings["runner"]),
             judge=ModelSpec(**settings["judge"]),
             **{k: settings[k] for k in SETTINGS if k in settings},
+            mode=as_mode(settings.get("mode")),
         )
 
 

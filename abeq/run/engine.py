@@ -123,7 +123,7 @@ class Engine(CachedCalls):
                     "original_hash": oh,
                     "candidate_hash": ch,
                     "transfer_set_hash": self.ts_hash,
-                    "runner_model": self.cfg.runner.name,
+                    "runner_model": self.cfg.mode.label(self.cfg.runner),
                     "judge_model": self.cfg.judge.name,
                     "variant": self.cfg.variant,
                     "config": dumps(self._stored_config()),

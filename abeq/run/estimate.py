@@ -19,7 +19,14 @@ def estimate(engine, rounds_so_far: int = 0) -> dict:
         for c in engine.ts.cases
         if cfg.fresh
         or not engine.store.runner_result(
-            runner_key(engine.original.hash, c, cfg.variant, cfg.runner, engine.ts_hash)
+            runner_key(
+                engine.original.hash,
+                c,
+                cfg.variant,
+                cfg.runner,
+                engine.ts_hash,
+                mode_parts=cfg.mode.key_parts(engine.original, cfg.variant),
+            )
         )
     )
     base = estimate_calls(n, 1, cfg.judge_samples, cfg.aa)
@@ -40,7 +47,10 @@ def estimate(engine, rounds_so_far: int = 0) -> dict:
     completion_tokens = (runner_calls + judge_calls + grading_calls) * 400
     # each side at its own model's price; unknown for either means unknown in total
     costs = (
-        price(cfg.runner.name, runner_prompt_tokens, runner_calls * 400),
+        # a runner command's spending is the agent's own: unknown here
+        None
+        if cfg.mode.kind == "command"
+        else price(cfg.runner.name, runner_prompt_tokens, runner_calls * 400),
         price(
             cfg.judge.name, judge_prompt_tokens + grading_prompt_tokens, (judge_calls + grading_calls) * 400
         ),

@@ -9,7 +9,7 @@ from ..models.ask import Outcome, ask_validated
 from ..models.call import CallPolicy
 from ..models.spec import ModelSpec
 from ..prompts import load_prompt, messages
-from ..schemas import Case, JudgeReply, RunnerReply
+from ..schemas import NOT_REPORTED, Case, JudgeReply, ObservedRun, RunnerReply
 from ..vocab import VERDICT_ORDER
 
 
@@ -28,7 +28,15 @@ def check_reply(r: JudgeReply) -> None:
 
 
 def run_json(reply: RunnerReply) -> str:
-    return json.dumps(reply.model_dump(), ensure_ascii=False, indent=1)
+    """A run as the judge reads it: transcript and self-report, the workspace changes when it made
+    any, and "not reported" for each self-report field the runner did not give (gates included)."""
+    run = reply.model_dump(include={"transcript", "self_report"})
+    if isinstance(reply, ObservedRun):
+        for name in reply.not_reported:
+            run["self_report"][name] = NOT_REPORTED
+        if reply.workspace_changes:
+            run["workspace_changes"] = [c.model_dump(exclude_defaults=True) for c in reply.workspace_changes]
+    return json.dumps(run, ensure_ascii=False, indent=1)
 
 
 def judge_messages(

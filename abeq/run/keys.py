@@ -23,20 +23,30 @@ def cache_key(kind: str, parts: dict) -> str:
 
 
 def runner_key(
-    doc_hash: str, case: Case, variant: str, spec: ModelSpec, ts_hash: str, sample: int = 0
+    doc_hash: str,
+    case: Case,
+    variant: str,
+    spec: ModelSpec,
+    ts_hash: str,
+    sample: int = 0,
+    mode_parts: dict | None = None,
 ) -> str:
-    return cache_key(
-        "runner",
-        {
-            "doc": doc_hash,
-            "case": case_identity(case),
-            "variant": variant,
-            "prompt": runner_prompt(variant).ref,
-            "sampling": spec.sampling(),
-            "transfer_set": ts_hash,
-            "sample": sample,
-        },
-    )
+    """`mode_parts`: what the runner mode adds or (as None) removes (RunnerMode.key_parts)."""
+    parts = {
+        "doc": doc_hash,
+        "case": case_identity(case),
+        "variant": variant,
+        "prompt": runner_prompt(variant).ref,
+        "sampling": spec.sampling(),
+        "transfer_set": ts_hash,
+        "sample": sample,
+    }
+    for k, v in (mode_parts or {}).items():
+        if v is None:
+            parts.pop(k, None)
+        else:
+            parts[k] = v
+    return cache_key("runner", parts)
 
 
 def judge_spec(base: ModelSpec, sample: int, samples: int) -> ModelSpec:

@@ -55,6 +55,7 @@ from .core import (
     Variant,
     Verdict,
 )
+from .observed import NOT_REPORTED, FileChange, ObservedRun, ToolStep
 
 __all__ = [
     "CASE_TYPES",
@@ -90,6 +91,10 @@ __all__ = [
     "TransferSet",
     "Variant",
     "Verdict",
+    "NOT_REPORTED",
+    "FileChange",
+    "ObservedRun",
+    "ToolStep",
     "ComparatorReply",
     "Comparison",
     "ComparisonResult",

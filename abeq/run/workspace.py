@@ -1,0 +1,154 @@
+"""A fresh temporary copy of a case's workspace for one run, the document placed where an agent
+looks for it, and afterwards what the run changed (files added / changed / deleted, bounded diffs).
+
+Placement follows the original, for both arms: the candidate is tested where the original lives
+(a placement that differed per arm would itself be a difference the judge sees).
+- instruction-file: at the root under the original's file name (AGENTS.md, CLAUDE.md, …; a
+  Cursor rule under .cursor/rules/, Copilot's under .github/);
+- skill: .claude/skills/<name>/SKILL.md, the name from the original's front matter, else its file stem.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..documents import Document
+from ..schemas import Case, FileChange
+from ..sets.workspace import initial_files
+
+MAX_DIFF_CHARS = 4_000  # per file
+MAX_DIFFS_CHARS = 20_000  # per run, all files together
+MAX_CHANGES = 100  # files listed per run
+MAX_TEXT_BYTES = 256_000  # larger files are compared by hash and size, not diffed
+SKIP_DIRS = {".git"}  # a repository's internals: an agent's `git` commands are not file edits
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:64] or "skill"
+
+
+def front_matter_name(text: str) -> str:
+    """The `name:` of a document's YAML front matter ("" when it has none)."""
+    m = re.match(r"^---\n(.*?)\n---", text, re.S)
+    if not m:
+        return ""
+    for line in m.group(1).splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "name":
+            return value.strip().strip("'\"")
+    return ""
+
+
+def placement(original: Document, variant: str) -> str:
+    """Where the document under test goes in the workspace (relative path)."""
+    base = Path(original.name.replace("\\", "/")).name
+    if variant == "instruction-file":
+        if base.lower().endswith(".mdc"):
+            return f".cursor/rules/{base}"
+        if base.lower() == "copilot-instructions.md":
+            return f".github/{base}"
+        return base
+    stem = Path(base).stem
+    return f".claude/skills/{_slug(front_matter_name(original.text) or stem)}/SKILL.md"
+
+
+@dataclass
+class _Seen:
+    size: int
+    sha: str
+    text: str | None  # None: binary or larger than MAX_TEXT_BYTES
+
+
+def _snapshot(root: Path) -> dict[str, _Seen]:
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        for name in sorted(filenames):
+            full = Path(dirpath) / name
+            if full.is_symlink() or not full.is_file():
+                continue
+            try:
+                data = full.read_bytes()
+            except OSError:  # the run made a file it cannot read back: listed, never diffed
+                data = b"\x00unreadable"
+            text = None
+            if len(data) <= MAX_TEXT_BYTES and b"\x00" not in data:
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    pass
+            out[full.relative_to(root).as_posix()] = _Seen(len(data), hashlib.sha256(data).hexdigest(), text)
+    return out
+
+
+def _diff(path: str, a: _Seen | None, b: _Seen | None, budget: int) -> tuple[str, str]:
+    """(bounded unified diff, note) for one file; labels carry no temp path or time (diffs compare)."""
+    if (a and a.text is None) or (b and b.text is None):
+        size = (b or a).size
+        return "", f"not text or over {MAX_TEXT_BYTES:,} bytes ({size:,} bytes): not diffed"
+    lines = difflib.unified_diff(
+        (a.text if a else "").splitlines(keepends=True),
+        (b.text if b else "").splitlines(keepends=True),
+        fromfile=f"a/{path}" if a else "/dev/null",
+        tofile=f"b/{path}" if b else "/dev/null",
+        n=2,
+    )
+    text = "".join(ln if ln.endswith("\n") else ln + "\n" for ln in lines)
+    limit = min(MAX_DIFF_CHARS, budget)
+    if len(text) > limit:
+        return text[:limit], f"diff cut at {limit:,} of {len(text):,} characters"
+    return text, ""
+
+
+def diff_snapshots(before: dict[str, _Seen], after: dict[str, _Seen]) -> list[FileChange]:
+    changes, budget = [], MAX_DIFFS_CHARS
+    for path in sorted(set(before) | set(after)):
+        a, b = before.get(path), after.get(path)
+        if a and b and a.sha == b.sha:
+            continue
+        status = "added" if a is None else "deleted" if b is None else "changed"
+        if len(changes) == MAX_CHANGES:
+            changes.append(FileChange(path="…", status="changed", note="more files changed: list cut here"))
+            break
+        diff, note = _diff(path, a, b, budget)
+        budget = max(0, budget - len(diff))
+        changes.append(FileChange(path=path, status=status, diff=diff, note=note))
+    return changes
+
+
+class RunWorkspace:
+    """`with RunWorkspace(case, document, placed_at) as ws:` a temporary copy, removed afterwards."""
+
+    def __init__(self, case: Case, document: Document, placed_at: str):
+        self.files = initial_files(case)
+        self.document, self.placed_at = document, placed_at
+        self.root: Path | None = None
+        self._before: dict[str, _Seen] = {}
+
+    def __enter__(self) -> RunWorkspace:
+        self.root = Path(tempfile.mkdtemp(prefix="abeq-ws-"))
+        for rel, text in {**self.files, self.placed_at: self.document.text}.items():
+            target = self.root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        self._before = _snapshot(self.root)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.root is not None:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    @property
+    def document_path(self) -> Path:
+        return self.root / self.placed_at
+
+    def changes(self) -> list[FileChange]:
+        """What the run did to its copy, against the copy as it was handed over."""
+        return diff_snapshots(self._before, _snapshot(self.root))

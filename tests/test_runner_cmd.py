@@ -1,0 +1,161 @@
+"""Any agent CLI as the runner (`--runner-cmd`), with a stand-in agent script that acts on the
+document it finds (tests/agents/changelog_agent.py) and logs each invocation."""
+
+import asyncio
+import json
+import os
+import shlex
+import sys
+import time
+
+import pytest
+from conftest import EXAMPLE, ROOT
+
+from abeq.cli import main
+from abeq.run.agent_cmd import RunnerCommandError, command_env, invoke, read_report
+from abeq.run.modes import RunnerMode
+from abeq.schemas import NOT_REPORTED
+from abeq.testing import scripted
+
+AGENT = ROOT / "tests" / "agents" / "changelog_agent.py"
+AGENTS_MD = ROOT / "abeq" / "examples" / "agents-md"
+
+
+def agent(log, *flags) -> str:
+    return shlex.join([sys.executable, str(AGENT), "--log", str(log), *flags])
+
+
+def abeq_run(
+    tmp_path, candidate, cmd, *extra, original=EXAMPLE / "SKILL.md", ts=EXAMPLE / "transfer-set.json"
+):
+    args = ["run", "--original", str(original), "--candidate", str(candidate), "--transfer-set", str(ts),
+            "--confirm", "--quiet", "--runner-cmd", cmd, "--judge-model", "scripted/rules",
+            "--db", str(tmp_path / "abeq.db"), "--out", str(tmp_path / "report.json"),
+            "--record", str(tmp_path / "record.json"), *extra]  # fmt: skip
+    return main(args), json.loads((tmp_path / "record.json").read_text())
+
+
+def invocations(log) -> list[list[str]]:
+    return [ln.split("\t") for ln in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_lossy_fails_faithful_passes_and_the_teacher_is_invoked_once(tmp_path):
+    log = tmp_path / "calls.log"
+    code, record = abeq_run(tmp_path, EXAMPLE / "candidate-lossy.md", agent(log))
+    assert code == 1 and record["report"]["summary"]["regressions"] == 7
+    assert len(invocations(log)) == 14  # teacher and candidate, 7 cases each
+    # the skill is where an agent looks for it, under its front-matter name
+    assert {rel for _, variant, rel in invocations(log)} == {".claude/skills/release-notes/SKILL.md"}
+    assert record["run"]["runner_mode"] == "command" and record["run"]["runner_command"] == agent(log)
+    # a file the agent wrote shows in the record, the ticket ids the lossy candidate kept with it
+    case = next(c for c in record["cases"] if c["case_id"] == "happy-1")
+    teacher, cand = (case["observed"][arm]["workspace_changes"][0] for arm in ("original", "candidate"))
+    assert teacher["path"] == cand["path"] == "CHANGELOG.md" and teacher["status"] == "added"
+    assert "DATA-882" in cand["diff"] and "DATA-882" not in teacher["diff"]
+
+    code, record = abeq_run(tmp_path, EXAMPLE / "candidate-faithful.md", agent(log))
+    assert code == 0 and record["report"]["summary"]["equivalents"] == 7
+    assert len(invocations(log)) == 21  # round 2: the 7 candidate runs only, no teacher invocation
+    code, _ = abeq_run(tmp_path, EXAMPLE / "candidate-faithful.md", agent(log))
+    assert code == 0 and len(invocations(log)) == 21  # an identical re-run invokes nothing
+
+
+def test_an_instruction_file_is_placed_at_the_root_under_its_own_name(tmp_path):
+    log = tmp_path / "calls.log"
+    code, _ = abeq_run(
+        tmp_path,
+        AGENTS_MD / "AGENTS.compressed.md",
+        agent(log),
+        original=AGENTS_MD / "AGENTS.md",
+        ts=AGENTS_MD / "transfer-set.json",
+    )
+    assert code in (0, 1)
+    assert {(variant, rel) for _, variant, rel in invocations(log)} == {("instruction-file", "AGENTS.md")}
+
+
+def test_a_changed_command_version_is_a_cache_miss(tmp_path):
+    log = tmp_path / "calls.log"
+    abeq_run(tmp_path, EXAMPLE / "candidate-lossy.md", agent(log))
+    abeq_run(tmp_path, EXAMPLE / "candidate-lossy.md", agent(log), "--runner-cmd-version", "agent 2.0")
+    assert len(invocations(log)) == 28
+
+
+def test_without_a_self_report_the_fields_say_not_reported_and_the_files_decide(tmp_path):
+    log = tmp_path / "calls.log"
+    code, record = abeq_run(tmp_path, EXAMPLE / "candidate-lossy.md", agent(log, "--no-report"))
+    case = next(c for c in record["cases"] if c["case_id"] == "happy-1")
+    assert set(case["observed"]["original"]["not_reported"]) == {
+        "output_produced", "steps_followed_skipped", "ambiguities", "improvisation", "wanted_to_deviate",
+        "gates_hit",
+    }  # fmt: skip
+    # the ticket ids left in the candidate's CHANGELOG.md are a lost behaviour, seen in the files alone
+    verdict = next(c for c in record["report"]["cases"] if c["case_id"] == "happy-1")
+    assert code == 1 and verdict["verdict"] == "candidate-regressed"
+    assert "CHANGELOG.md" in verdict["behaviour_delta"]
+    judge_reads = [
+        h["messages"][1]["content"] for h in scripted.HISTORY if "original_run" in str(h["messages"])
+    ]
+    assert judge_reads and all('"ambiguities": "not reported"' in j for j in judge_reads)
+
+
+def test_a_failing_command_errors_the_case_and_is_never_cached(tmp_path):
+    log = tmp_path / "calls.log"
+    code, record = abeq_run(tmp_path, EXAMPLE / "candidate-lossy.md", agent(log, "--fail"))
+    assert code == 3 and record["report"]["summary"]["pass"] is False and len(record["errors"]) == 7
+    assert "exited with status 1" in record["errors"][0]["error"]
+    n = len(invocations(log))
+    code, record = abeq_run(tmp_path, EXAMPLE / "candidate-lossy.md", agent(log, "--fail"))
+    assert code == 3 and record["run"]["calls_cached"] == 0 and len(invocations(log)) >= n + 7
+
+
+def test_a_command_that_overruns_is_killed_with_everything_it_started(tmp_path):
+    pidfile = tmp_path / "child.pid"
+    cmd = f"sleep 60 & echo $! > {pidfile}; sleep 60"
+    t0 = time.monotonic()
+    with pytest.raises(RunnerCommandError, match="timed out"):
+        asyncio.run(invoke(cmd, str(tmp_path), "", command_env(RunnerMode(), {}), timeout=1.0))
+    assert time.monotonic() - t0 < 20
+    child = int(pidfile.read_text())
+    time.sleep(0.2)
+    assert not os.path.exists(f"/proc/{child}") or "Z" in open(f"/proc/{child}/stat").read().split()[2]
+
+
+def test_only_allowed_environment_variables_reach_the_command(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-allowed")
+    monkeypatch.setenv("MY_PRIVATE_TOKEN", "do-not-pass")
+    env = command_env(RunnerMode(kind="command", command="env"), {"ABEQ_CASE_ID": "c1"})
+    out, _, _ = asyncio.run(invoke("env", str(tmp_path), "", env, timeout=10))
+    assert "OPENAI_API_KEY=sk-test-allowed" in out and "ABEQ_CASE_ID=c1" in out
+    assert "MY_PRIVATE_TOKEN" not in out
+    env = command_env(RunnerMode(kind="command", command="env", env=("MY_PRIVATE_TOKEN",)), {})
+    out, _, _ = asyncio.run(invoke("env", str(tmp_path), "", env, timeout=10))
+    assert "MY_PRIVATE_TOKEN=do-not-pass" in out
+
+
+def test_claude_codes_json_output_gives_the_self_report_and_the_cost():
+    answer = (
+        "Done.\n```json\n"
+        + json.dumps({"self_report": {"output_produced": "notes", "steps_followed_skipped": "all",
+                                      "ambiguities": "none", "improvisation": "none",
+                                      "wanted_to_deviate": "none", "gates_hit": []}})
+        + "\n```"
+    )  # fmt: skip
+    stdout = json.dumps(
+        {
+            "type": "result",
+            "result": answer,
+            "total_cost_usd": 0.0123,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        }
+    )
+    report, missing, facts = read_report(stdout)
+    assert report.output_produced == "notes" and missing == [] and facts["total_cost_usd"] == 0.0123
+
+
+def test_a_partial_self_report_marks_only_the_missing_fields():
+    report, missing, _ = read_report(
+        'text\n{"self_report": {"output_produced": "x", "ambiguities": ["a", "b"]}}'
+    )
+    assert report.output_produced == "x" and report.ambiguities == "a\nb"
+    assert report.improvisation == NOT_REPORTED and report.gates_hit == []
+    assert "gates_hit" in missing and "output_produced" not in missing
