@@ -7,6 +7,7 @@ import streamlit as st
 
 from abeq.api import estimate_run
 from abeq.desk import queries, runs, session, worker
+from abeq.desk.observed import COMMAND_NOTE, MODE_LABELS
 from abeq.desk.render import md
 from abeq.documents import Document, detect_variant
 from abeq.errors import AbeqError
@@ -15,6 +16,7 @@ from abeq.results.store import db_path
 from abeq.run.checks import model_checks
 from abeq.run.engine import RunConfig
 from abeq.run.estimate import estimate_calls
+from abeq.run.modes import RunnerMode
 from abeq.sets import confirmation_problem
 from abeq.sets import coverage as transferset_coverage
 from abeq.vocab import VARIANTS
@@ -48,6 +50,9 @@ STICKY = {
     "concurrency": 4,
     "judge_samples": 1,
     "aa": False,
+    "runner_mode": "chat",
+    "runner_cmd": "",
+    "runner_cmd_version": "",
 }
 for k, default in STICKY.items():
     if k not in st.session_state:
@@ -81,8 +86,25 @@ aa = c1.checkbox(
     help="A case whose replay is not judged equivalent is noisy: a regression there is "
     "flagged 'within noise'. The run reports the A/A false-regression rate.",
 )
+mode_kind = st.radio(
+    "Runner mode", list(MODE_LABELS), format_func=MODE_LABELS.get, key="runner_mode", horizontal=True
+)
+if mode_kind == "command":
+    r1, r2 = st.columns([3, 1])
+    r1.text_input(
+        "Runner command (stdin: the runner prompt; env: ABEQ_DOCUMENT, ABEQ_VARIANT, ABEQ_CASE_ID)",
+        key="runner_cmd",
+        placeholder="claude -p --output-format json --permission-mode acceptEdits",
+    )
+    r2.text_input("Command version (cache key)", key="runner_cmd_version", placeholder="claude 2.1")
+    st.caption(COMMAND_NOTE)
 for k in STICKY:
     st.session_state[f"keep:{k}"] = st.session_state[k]
+mode = RunnerMode(
+    kind=mode_kind,
+    command=st.session_state["runner_cmd"] if mode_kind == "command" else "",
+    command_version=st.session_state["runner_cmd_version"] if mode_kind == "command" else "",
+)
 cfg = RunConfig(
     runner=session.model_spec(runner, api_base),
     judge=session.model_spec(judge, api_base),
@@ -92,6 +114,7 @@ cfg = RunConfig(
     aa=bool(aa),
     allow_thin=ts.thin_accepted,
     review=review["name"],
+    mode=mode,
 )
 original_doc = Document(original["name"], original["content"])
 candidate_doc = Document(candidate["name"], candidate["content"])

@@ -6,7 +6,7 @@ import json
 
 import streamlit as st
 
-from abeq.desk import cases, session
+from abeq.desk import cases, observed, session
 from abeq.desk import runs as run_state
 from abeq.desk.render import VERDICT_COLOR, checks_html, md, self_report_html
 from abeq.errors import AbeqError
@@ -263,6 +263,23 @@ if teacher and cand:
     )
 else:
     st.warning("The stored transcripts for this case are missing.")
+# runs in a workspace (tools, a runner command): what each did to its copy, side by side
+sides = observed.arms(store, row)
+for col, arm in zip(st.columns(2) if sides else [], sides):
+    with col:
+        st.markdown(f"**{arm.label}: workspace changes**")
+        if arm.not_reported:
+            st.caption(md(f"Self-report fields not reported by the runner: {', '.join(arm.not_reported)}"))
+        for title, diff, note in arm.changes:
+            st.caption(md(title + (f" ({note})" if note else "")))
+            if diff:
+                st.code(diff, language="diff")
+        if not arm.changes:
+            st.caption("No file added, changed or deleted.")
+        if arm.trace:
+            st.markdown(f"**{arm.label}: tool trace**")
+            st.dataframe(arm.trace, hide_index=True, width="stretch")
+
 
 # ---------------------------------------------------------------- override
 st.subheader("Override")
