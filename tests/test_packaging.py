@@ -31,7 +31,7 @@ def test_prompts_and_examples_ship_in_the_wheel(tmp_path):
     code = (
         "import abeq.prompts as p, abeq, pathlib; from abeq.prompts import load_prompt;"
         "assert 'site' in abeq.__file__, abeq.__file__;"
-        "names=['runner-skill','runner-instruction-file','equivalence-judge'];"
+        "names=['runner-skill','runner-instruction-file','equivalence-judge','runner-tools','runner-command'];"
         "print([load_prompt(n).ref for n in names]);"
         "ex=pathlib.Path(abeq.__file__).parent/'examples'/'release-notes'/'SKILL.md'; assert ex.is_file()"
     )
@@ -45,4 +45,4 @@ def test_prompts_and_examples_ship_in_the_wheel(tmp_path):
         timeout=60,
     )
     assert out.returncode == 0, out.stderr
-    assert "equivalence-judge@1#" in out.stdout
+    assert "equivalence-judge@2#" in out.stdout and "runner-command@1#" in out.stdout

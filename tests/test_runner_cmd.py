@@ -125,11 +125,12 @@ def test_only_allowed_environment_variables_reach_the_command(tmp_path, monkeypa
     monkeypatch.setenv("MY_PRIVATE_TOKEN", "do-not-pass")
     env = command_env(RunnerMode(kind="command", command="env"), {"ABEQ_CASE_ID": "c1"})
     out, _, _ = asyncio.run(invoke("env", str(tmp_path), "", env, timeout=10))
-    assert "OPENAI_API_KEY=sk-test-allowed" in out and "ABEQ_CASE_ID=c1" in out
+    # passed by name (what the command printed of its value is redacted before abeq keeps it)
+    assert "OPENAI_API_KEY=[redacted]" in out and "ABEQ_CASE_ID=c1" in out
     assert "MY_PRIVATE_TOKEN" not in out
     env = command_env(RunnerMode(kind="command", command="env", env=("MY_PRIVATE_TOKEN",)), {})
     out, _, _ = asyncio.run(invoke("env", str(tmp_path), "", env, timeout=10))
-    assert "MY_PRIVATE_TOKEN=do-not-pass" in out
+    assert "MY_PRIVATE_TOKEN=[redacted]" in out
 
 
 def test_claude_codes_json_output_gives_the_self_report_and_the_cost():
@@ -159,3 +160,32 @@ def test_a_partial_self_report_marks_only_the_missing_fields():
     assert report.output_produced == "x" and report.ambiguities == "a\nb"
     assert report.improvisation == NOT_REPORTED and report.gates_hit == []
     assert "gates_hit" in missing and "output_produced" not in missing
+
+
+def test_a_key_the_agent_prints_or_writes_is_never_stored(tmp_path, monkeypatch):
+    key = "sk-abeq-test-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    cmd = "printenv OPENAI_API_KEY; printenv OPENAI_API_KEY > leaked.txt"
+    code, record = abeq_run(tmp_path, EXAMPLE / "candidate-lossy.md", cmd)
+    case = record["cases"][0]
+    assert case["observed"]["original"]["workspace_changes"][0]["path"] == "leaked.txt"
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("abeq.db*"))
+    assert key.encode() not in stored and key not in json.dumps(record)
+    assert b"[redacted]" in stored
+
+
+@pytest.mark.parametrize(
+    "flags, needle",
+    [
+        (["--runner-mode", "command"], "needs a command"),
+        (["--runner-mode", "tools", "--runner-cmd", "true"], "runner mode is 'tools'"),
+        (["--runner-mode", "tools", "--runner-model", "local/smollm2"], "cannot call tools"),
+    ],
+)
+def test_a_runner_mode_that_cannot_run_is_refused_before_anything_is_stored(tmp_path, capsys, flags, needle):
+    db = tmp_path / "abeq.db"
+    args = ["run", "--original", str(EXAMPLE / "SKILL.md"),
+            "--candidate", str(EXAMPLE / "candidate-lossy.md"),
+            "--transfer-set", str(EXAMPLE / "transfer-set.json"), "--confirm",
+            "--judge-model", "scripted/rules", "--db", str(db), *flags]  # fmt: skip
+    assert main(args) == 2 and needle in capsys.readouterr().err and not db.exists()

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..results.report import CaseRow
 from ..results.store import Store
-from ..schemas import SELF_REPORT_FIELDS
+from ..schemas import NOT_REPORTED, SELF_REPORT_FIELDS
 
 FILTERS: dict[str, str] = {
     "all": "All",
@@ -89,11 +89,16 @@ def side(store: Store, key: str | None) -> Side | None:
     row = store.runner_result(key) if key else None
     if row is None:
         return None
-    return Side(row["transcript"], json.loads(row["self_report"]), bool(row["gate_truncated"]))
+    report = json.loads(row["self_report"])
+    # fields a runner command did not report read "not reported" (an empty gates list is no "none")
+    report.update(
+        dict.fromkeys(json.loads(row.get("observed") or "{}").get("not_reported", []), NOT_REPORTED)
+    )
+    return Side(row["transcript"], report, bool(row["gate_truncated"]))
 
 
 def format_field(name: str, value) -> str:
-    if name != "gates_hit":
+    if name != "gates_hit" or isinstance(value, str):
         return str(value or "")
     if not value:
         return "none encountered"

@@ -136,7 +136,7 @@ async def invoke(command: str, cwd: str, stdin: str, env: dict, timeout: float) 
     stderr = redact(err.decode("utf-8", errors="replace"))[-STDERR_TAIL:]
     if code != 0:
         raise RunnerCommandError(f"runner command exited with status {code}: {stderr.strip()[-500:]}")
-    text = out.decode("utf-8", errors="replace")
+    text = redact(out.decode("utf-8", errors="replace"))  # an agent may print a key it was given
     if total > len(out):
         text += f"\n[… standard output cut: {total - len(out):,} more bytes]"
     return text, stderr, time.perf_counter() - t0

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import Field, ValidationError
 
+from ..models.http import redact
 from ..schemas import Case, Strict, ToolStep
 
 MAX_READ_CHARS = 20_000
@@ -147,7 +148,7 @@ class ToolBox:
                 step=len(self.trace) + 1,
                 tool=name,
                 arguments=arguments,
-                result=_clip(result, MAX_TRACE_RESULT),
+                result=redact(_clip(result, MAX_TRACE_RESULT)),
                 refused=refused,
             )
         )

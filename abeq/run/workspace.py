@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..documents import Document
+from ..models.http import redact
 from ..schemas import Case, FileChange
 from ..sets.workspace import initial_files
 
@@ -118,6 +119,7 @@ def diff_snapshots(before: dict[str, _Seen], after: dict[str, _Seen]) -> list[Fi
             changes.append(FileChange(path="…", status="changed", note="more files changed: list cut here"))
             break
         diff, note = _diff(path, a, b, budget)
+        diff = redact(diff)  # a run may write a key it was given into a file: it is never stored
         budget = max(0, budget - len(diff))
         changes.append(FileChange(path=path, status=status, diff=diff, note=note))
     return changes
