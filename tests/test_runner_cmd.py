@@ -108,6 +108,20 @@ def test_a_failing_command_errors_the_case_and_is_never_cached(tmp_path):
     assert code == 3 and record["run"]["calls_cached"] == 0 and len(invocations(log)) >= n + 7
 
 
+def test_a_run_whose_command_failed_on_one_case_resumes_with_only_that_case(tmp_path):
+    log, flag = tmp_path / "calls.log", tmp_path / "broken"
+    flag.touch()
+    cmd = agent(log, "--fail-case", "edge-1", "--fail-while", str(flag))
+    code, record = abeq_run(tmp_path, EXAMPLE / "candidate-lossy.md", cmd)
+    assert code == 3 and [e["case_id"] for e in record["errors"]] == ["edge-1"]
+    before = invocations(log)
+    flag.unlink()  # the agent works again: the same command resumes the run
+    code, record = abeq_run(tmp_path, EXAMPLE / "candidate-lossy.md", cmd)
+    assert code == 1 and not record["errors"]
+    again = invocations(log)[len(before) :]
+    assert {case for case, _, _ in again} == {"edge-1"} and len(again) <= 2
+
+
 def test_a_command_that_overruns_is_killed_with_everything_it_started(tmp_path):
     pidfile = tmp_path / "child.pid"
     cmd = f"sleep 60 & echo $! > {pidfile}; sleep 60"

@@ -66,13 +66,16 @@ def main() -> int:
     p.add_argument("--log", required=True)
     p.add_argument("--no-report", action="store_true")
     p.add_argument("--fail", action="store_true", help="exit 1 (a failing agent)")
+    p.add_argument("--fail-case", default="", help="exit 1 on this case while --fail-while exists")
+    p.add_argument("--fail-while", default="", help="a file: while it exists, --fail-case fails")
     a = p.parse_args()
     prompt = sys.stdin.read()
     doc_path = Path(os.environ["ABEQ_DOCUMENT"])
     with open(a.log, "a", encoding="utf-8") as log:
         rel = doc_path.relative_to(Path.cwd().resolve()).as_posix()
         log.write(f"{os.environ['ABEQ_CASE_ID']}\t{os.environ['ABEQ_VARIANT']}\t{rel}\n")
-    if a.fail:
+    flaky = a.fail_case == os.environ["ABEQ_CASE_ID"] and Path(a.fail_while).exists()
+    if a.fail or flaky:
         print("agent: something went wrong", file=sys.stderr)
         return 1
     doc = doc_path.read_text(encoding="utf-8")
