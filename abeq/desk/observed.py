@@ -7,13 +7,19 @@ from dataclasses import dataclass, field
 
 from ..results.observed import case_observed
 from ..results.store import Store
+from ..vocab import RUNNER_MODES
 
 LABELS = {"original": "Original (teacher)", "candidate": "Candidate"}
-MODE_LABELS = {
-    "chat": "chat: one runner-model call narrates",
-    "tools": "tools: the model acts on a copy of the case's workspace",
-    "command": "command: any agent CLI in that copy",
-}
+MODE_LABELS = dict(
+    zip(
+        RUNNER_MODES,  # chat, tools, command
+        (
+            "chat: one runner-model call narrates",
+            "tools: the model acts on a copy of the case's workspace",
+            "command: any agent CLI in that copy",
+        ),
+    )
+)
 COMMAND_NOTE = (
     "The command runs as you, through the shell, in a temporary copy of each case's workspace; nothing "
     "else is sandboxed (it can read your files and reach the network). Run untrusted agents in a "
