@@ -203,3 +203,25 @@ def test_a_runner_mode_that_cannot_run_is_refused_before_anything_is_stored(tmp_
             "--transfer-set", str(EXAMPLE / "transfer-set.json"), "--confirm",
             "--judge-model", "scripted/rules", "--db", str(db), *flags]  # fmt: skip
     assert main(args) == 2 and needle in capsys.readouterr().err and not db.exists()
+
+
+@pytest.mark.slow
+def test_the_embedded_judge_reads_workspace_changes_and_gives_a_valid_verdict(store, example, tmp_path):
+    """The judge prompt with workspace changes and "not reported" self-reports, on the real model
+    (one case, a terse agent: the prompt stays short on a shared 2-core machine)."""
+    from conftest import with_cases
+
+    from abeq.models import ModelSpec
+    from abeq.results.report import build_report
+    from abeq.run.engine import Engine, RunConfig
+    from abeq.schemas import Report
+
+    mode = RunnerMode(kind="command", command=agent(tmp_path / "calls.log", "--no-report"))
+    judge = ModelSpec(name="local/smollm2", max_tokens=600)
+    cfg = RunConfig(judge=judge, mode=mode, allow_thin=True, concurrency=2)
+    rr = build_report(store, Engine(store, example["original"], example["lossy"],
+                                    with_cases(example, example["ts"].cases[:1]), cfg).run())  # fmt: skip
+    Report.model_validate(rr.report)
+    assert len(rr.report["cases"]) + len(rr.errors) == 1 and len(invocations(tmp_path / "calls.log")) == 2
+    for c in rr.report["cases"]:
+        assert (c["behaviour_delta"] == "") == (c["verdict"] == "equivalent")

@@ -64,6 +64,12 @@ BAD = {
     "not utf-8": ({"a.txt": "café".encode("latin-1")}, {}, "UTF-8", "a.txt"),
     "inline path outside": ({"a.txt": "x"}, {"files": {"../escape.txt": "x"}}, "outside", "cases.json"),
     "inline absolute path": ({"a.txt": "x"}, {"files": {"/etc/x": "x"}}, "outside", "cases.json"),
+    "file over a folder": (
+        {"src/app.py": "x"},
+        {"files": {"src": "x"}},
+        "both a file and a folder",
+        "cases.json",
+    ),
 }
 
 

@@ -52,6 +52,18 @@ def _text(data: bytes, what: str, where: str) -> str:
         raise InputError(f"{what} is not valid UTF-8 (byte {e.start})", path=where, hint=HINT) from None
 
 
+def _one_tree(files: dict[str, str], case_id: str, where: str) -> None:
+    """No path is both a file and a folder (inline files over a folder's can make that)."""
+    folders = {str(parent) for rel in files for parent in PurePosixPath(rel).parents}
+    clash = sorted(set(files) & folders)
+    if clash:
+        raise InputError(
+            f"case '{case_id}': workspace path {clash[0]} is both a file and a folder",
+            path=where,
+            hint="Rename the file or the folder in `files` or in the workspace folder.",
+        )
+
+
 def _bounded(files: dict[str, str], case_id: str, where: str) -> None:
     total = sum(len(t.encode()) for t in files.values())
     if len(files) > MAX_WORKSPACE_FILES or total > MAX_WORKSPACE_BYTES:
@@ -106,6 +118,7 @@ def check_inline(case: Case, where: str) -> None:
         if "\x00" in text or len(text.encode()) > MAX_FILE_BYTES:
             raise InputError(f"case '{case.id}': files: {rel} is binary or too large", path=where, hint=HINT)
     _bounded(case.files, case.id, where)
+    _one_tree(case.files, case.id, where)
 
 
 def attach(case: Case, folder_files: dict[str, str] | None) -> Case:
@@ -140,6 +153,7 @@ def resolve(ts: TransferSet, base: Path | None, set_path: str) -> TransferSet:
                 )
             case = attach(case, read_folder((base / case.workspace).resolve(), case.id, set_path))
             _bounded(initial_files(case), case.id, set_path)
+            _one_tree(initial_files(case), case.id, set_path)
         cases.append(case)
     return ts.model_copy(update={"cases": cases})
 
