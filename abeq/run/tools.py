@@ -8,6 +8,7 @@ is not available here. Every answer is bounded, and no path can leave the copy.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -72,7 +73,13 @@ TOOLS: dict[str, type[Strict]] = {
 
 
 def tool_specs() -> list[dict]:
-    """The tools in OpenAI's function-calling form, their parameters derived from the classes above."""
+    """The tools in OpenAI's function-calling form, their parameters derived from the classes above
+    (each call gets its own copy: a provider's adapter may change what it is given)."""
+    return json.loads(_specs_json())
+
+
+@functools.cache
+def _specs_json() -> str:  # a class's schema does not change while the process runs: derived once
     out = []
     for name, cls in TOOLS.items():
         schema = cls.model_json_schema()
@@ -86,7 +93,7 @@ def tool_specs() -> list[dict]:
                 "function": {"name": name, "description": cls.__doc__.strip(), "parameters": schema},
             }
         )
-    return out
+    return json.dumps(out)
 
 
 def _clip(text: str, limit: int) -> str:
