@@ -225,3 +225,13 @@ def test_the_embedded_judge_reads_workspace_changes_and_gives_a_valid_verdict(st
     assert len(rr.report["cases"]) + len(rr.errors) == 1 and len(invocations(tmp_path / "calls.log")) == 2
     for c in rr.report["cases"]:
         assert (c["behaviour_delta"] == "") == (c["verdict"] == "equivalent")
+
+
+def test_a_resumed_run_keeps_its_runner_mode():
+    from abeq.results.store import dumps
+    from abeq.run.config import RunConfig
+
+    cfg = RunConfig(mode=RunnerMode(kind="command", command="agent --x", command_version="v2", env=("A",)))
+    back = RunConfig.from_settings(json.loads(dumps(cfg.settings())))
+    assert back.mode == cfg.mode and back.key_parts() == cfg.key_parts()
+    assert "mode" not in RunConfig().settings()  # a chat run's stored settings are what they were

@@ -15,6 +15,7 @@ that fails (non-zero exit, timeout) is an error for the case, never cached.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -216,10 +217,8 @@ async def run_command(
             {"ABEQ_DOCUMENT": str(ws.document_path), "ABEQ_VARIANT": variant, "ABEQ_CASE_ID": case.id},
         )
         stdin = command_input(case, variant, placed_at)
-        if policy.semaphore is not None:
-            async with policy.semaphore:
-                stdout, _, seconds = await invoke(mode.command, str(ws.root), stdin, env, mode.timeout)
-        else:
+        async with policy.semaphore or contextlib.nullcontext():
+            policy.check()  # after the wait for a slot: nothing starts once the run is cancelled
             stdout, _, seconds = await invoke(mode.command, str(ws.root), stdin, env, mode.timeout)
         changes = ws.changes()
     report, missing, facts = read_report(stdout)
