@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from abeq.desk import session
-from abeq.desk.render import md
+from abeq.desk import links, session
+from abeq.desk.render import error_md, md
 from abeq.errors import InputError
 from abeq.models.registry import PROVIDERS
 from abeq.results.store import db_path
@@ -22,15 +22,30 @@ def _create_review() -> None:
             session.open_store(), st.session_state["new_review"]
         )
         st.session_state["new_review"] = ""
+        st.session_state["new_review_open"] = False  # done: close the popover
     except InputError as e:
-        st.session_state["flash_sidebar"] = e.render()
+        st.session_state["flash_sidebar"] = error_md(e)
 
+
+ss, q = st.session_state, st.query_params
+reviews = store.reviews()
+names = {r["id"]: r["name"] for r in reviews}
+# The URL names the review (a reload, a fresh tab, a shared link); a link that names only a run
+# opens that run's review.
+asked = links.adopt(q, ss, "review")
+if asked is None and "review" not in q and (run := q.get("run", "")).isdigit():
+    asked = next((names.get(r["review_id"]) for r in [store.run(int(run))] if r), None)
+if asked is not None:
+    by_name = {v: k for k, v in names.items()}
+    if asked in by_name:
+        ss["review_id"] = by_name[asked]
+    else:
+        ss["flash_sidebar"] = md(f"No review named '{asked}' in this database; showing another.")
+if ss.get("review_id") not in names and names:
+    ss["review_id"] = next(iter(names))
 
 with st.sidebar:
     st.markdown("### abeq review desk")
-    names = {r["id"]: r["name"] for r in store.reviews()}
-    if st.session_state.get("review_id") not in names and names:
-        st.session_state["review_id"] = next(iter(names))
     st.selectbox(
         "Review",
         list(names),
@@ -38,11 +53,11 @@ with st.sidebar:
         key="review_id",
         help="A review is one original, its transfer set, and a sequence of candidates (rounds).",
     )
-    with st.popover("New review", icon=":material/add:"):
+    with st.popover("New review", icon=":material/add:", key="new_review_open", on_change="rerun"):
         st.text_input("Name", key="new_review")
         st.button("Create", on_click=_create_review)
-    if msg := st.session_state.pop("flash_sidebar", None):
-        st.error(md(msg))
+    if msg := ss.pop("flash_sidebar", None):
+        st.error(msg)
     st.caption(
         f"The preselected model: {PROVIDERS['local'].caution} "
         "Enter any litellm model string on **Run** (its API key in the environment), "
@@ -64,8 +79,8 @@ pages = [
     st.Page("desk_pages/6_compare.py", title="Compare", icon=":material/compare:", url_path="compare"),
 ]
 pg = st.navigation(pages)
-st.info(
-    session.next_step(store, session.current_review(store, st.session_state), st.session_state),
-    icon=":material/arrow_forward:",
-)
+current = session.current_review(store, ss)
+if current:  # the picker's choice, in the URL (a reload or a copied link opens the same review)
+    links.publish(q, ss, "review", current["name"])
+st.info(session.next_step(store, current, ss), icon=":material/arrow_forward:")
 pg.run()

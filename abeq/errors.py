@@ -29,6 +29,17 @@ class ThinSetError(InputError):
     """The transfer set is below the minimum and the reviewer did not accept a thin set."""
 
 
+class ReviewConflict(InputError):
+    """Another reviewer's action took effect on a case after this reviewer read it; nothing was
+    written (abeq.results.reviewing words the message: who did what, when)."""
+
+    def __init__(self, current: dict, message: str = "another reviewer acted on this case since you read it"):
+        self.current = current
+        super().__init__(
+            message, hint="Save again choosing Replace to put yours in its place, or keep theirs."
+        )
+
+
 class ModelCallError(AbeqError):
     """A model call failed after its retries; recorded as an error for that case, never a verdict."""
 

@@ -9,6 +9,10 @@ REGRESSED, DIVERGED, EQUIVALENT = "candidate-regressed", "candidate-diverged", "
 # most cautious first: a tie between judge samples resolves to the earliest (SPEC §3: when unsure, regressed)
 VERDICT_ORDER: tuple[str, ...] = (REGRESSED, DIVERGED, EQUIVALENT)
 
+# what a reviewer does with a judged case: accept the judge's verdict, or replace it (with a reason)
+AGREE, OVERRIDE = "agree", "override"
+REVIEW_ACTIONS: tuple[str, ...] = (AGREE, OVERRIDE)
+
 CASE_TYPES: tuple[str, ...] = ("happy", "edge", "adversarial", "composition")
 CASE_STATUSES: tuple[str, ...] = ("derived", "user-modified", "user-added", "confirmed")
 VARIANTS: tuple[str, ...] = ("skill", "instruction-file")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from abeq.desk import session
-from abeq.desk.render import md
+from abeq.desk.render import error_md, md
 from abeq.doc_imports import imported_files, unfollowed_imports
 from abeq.documents import compression_ratio, detect_variant, load_document, size_stats
 from abeq.errors import AbeqError, InputError
@@ -116,15 +116,26 @@ for col, which, doc in ((left, "original", original), (right, "candidate", candi
                         session.set_candidate(store, review, st.session_state, *loaded)
                     st.rerun()
             except AbeqError as e:
-                st.error(md(e.render()))
+                st.error(error_md(e))
 
 if original and candidate:
     a, b = size_stats(original["content"]), size_stats(candidate["content"])
     ratio = compression_ratio(original["content"], candidate["content"])
+    st.caption(
+        f"The candidate's size, and its change from the original ({a.characters:,} characters, "
+        f"{a.tokens:,} tokens, {a.lines:,} lines)."
+    )
     m = st.columns(4)
-    m[0].metric("Characters", f"{b.characters:,}", f"{b.characters - a.characters:+,}", delta_color="inverse")
-    m[1].metric("Tokens (est.)", f"{b.tokens:,}", f"{b.tokens - a.tokens:+,}", delta_color="inverse")
-    m[2].metric("Lines", f"{b.lines:,}", f"{b.lines - a.lines:+,}", delta_color="inverse")
+    m[0].metric(
+        "Candidate characters",
+        f"{b.characters:,}",
+        f"{b.characters - a.characters:+,}",
+        delta_color="inverse",
+    )
+    m[1].metric(
+        "Candidate tokens (est.)", f"{b.tokens:,}", f"{b.tokens - a.tokens:+,}", delta_color="inverse"
+    )
+    m[2].metric("Candidate lines", f"{b.lines:,}", f"{b.lines - a.lines:+,}", delta_color="inverse")
     m[3].metric(
         "Compression ratio",
         f"{ratio:.2f}",

@@ -6,11 +6,13 @@ import streamlit as st
 
 from abeq import sets as transferset
 from abeq.desk import editor, session
-from abeq.desk.render import md
+from abeq.desk.case_view import case_detail
+from abeq.desk.render import error_md, md
 from abeq.documents import sections as doc_sections
 from abeq.errors import AbeqError
 from abeq.run import check_audit
 from abeq.schemas import CASE_TYPES, TransferSet
+from abeq.timestamps import local
 
 store = session.open_store()
 review = session.current_review(store, st.session_state)
@@ -36,7 +38,7 @@ with st.expander("Import / export a file", expanded=not ts.cases):
             session.set_transfer_set(store, review, new)
             st.rerun()
         except (AbeqError, UnicodeDecodeError) as e:
-            st.error(md(e.render() if isinstance(e, AbeqError) else f"{up.name}: not valid UTF-8"))
+            st.error(error_md(e) if isinstance(e, AbeqError) else md(f"{up.name}: not valid UTF-8"))
     if ts.cases:
         # with the coverage this page shows (the stored set keeps the cases; coverage is measured on the
         # original)
@@ -50,7 +52,7 @@ with st.expander("Import / export a file", expanded=not ts.cases):
 has_runs = bool(ts_hash and store.runs(review["id"]))
 if confirmed:
     st.success(
-        md(f"Confirmed {ts.confirmation_timestamp} · set {transferset.set_hash(ts)[:12]}"),
+        md(f"Confirmed {local(ts.confirmation_timestamp)} · set {transferset.set_hash(ts)[:12]}"),
         icon=":material/lock:",
     )
     st.info(
@@ -87,10 +89,10 @@ edited = st.data_editor(
         "expectations",
     ],
     column_config={
-        "id": st.column_config.TextColumn("id", width=120, required=True),
-        "type": st.column_config.SelectboxColumn("type", options=list(CASE_TYPES), width=105, required=True),
+        "id": st.column_config.TextColumn("id", width=120),
+        "type": st.column_config.SelectboxColumn("type", options=list(CASE_TYPES), width=105),
         "status": st.column_config.TextColumn("status", width=105, disabled=True),
-        "input": st.column_config.TextColumn("input", width="large", required=True),
+        "input": st.column_config.TextColumn("input", width="large"),
         "exercises_sections": st.column_config.TextColumn(
             "exercises_sections", width="medium", help="Section titles, comma-separated"
         ),
@@ -113,14 +115,32 @@ edited = st.data_editor(
     },
 )
 cases, problem = None, None
+titles = doc_sections(original["content"])
 try:
-    cases = editor.from_frame(edited, ts, sections=doc_sections(original["content"]))
+    cases = editor.from_frame(edited, ts, sections=titles)
 except AbeqError as e:
-    problem = e.render()
+    problem = e
 dirty = cases is not None and editor.changed(ts, cases)
 shown = ts.model_copy(update={"cases": cases}) if cases is not None else ts
-if problem and ts.cases:
-    st.error(md(problem))
+if problem and (ts.cases or problem.message != editor.NO_CASES):
+    st.error(error_md(problem), icon=":material/block:")
+    st.caption("Nothing in the table is saved until this is fixed.")
+unsaved = editor.unsaved(ts, cases) if dirty else {}
+if any(unsaved.values()):
+    st.warning(
+        md(
+            "Unsaved edits: "
+            + "; ".join(f"{k} {', '.join(v)}" for k, v in unsaved.items() if v)
+            + ". Save keeps them unconfirmed; Confirm saves and freezes them."
+        ),
+        icon=":material/edit_note:",
+    )
+if shown.cases:
+    edited_fields = {e.split(": ", 1)[0]: e.split(": ", 1)[1] for e in unsaved.get("edited", [])}
+    edited_fields.update({cid: "new case" for cid in unsaved.get("added", [])})
+    with st.expander("Case detail: read a whole case", expanded=False):
+        pick = st.selectbox("Case", [c.id for c in shown.cases], key="ts_detail_case")
+        case_detail(st, next(c for c in shown.cases if c.id == pick), titles, edited_fields.get(pick))
 
 allow_thin = st.checkbox(
     "Accept a thin set (fewer than 5 cases or a case type missing); the report records it",
@@ -147,14 +167,12 @@ if buttons.button(
         )
         st.rerun()
     except AbeqError as e:
-        st.error(md(e.render()))
+        st.error(error_md(e))
 if dirty and locked:
     st.warning(
         "This review already has runs on these cases, and its rounds must run the same set, so these "
         "edits cannot be saved here. To run changed cases, create a new review (sidebar)."
     )
-elif dirty:
-    st.caption("Unsaved edits: Save keeps them unconfirmed; Confirm saves and freezes them.")
 
 st.subheader("Coverage")
 cov = transferset.coverage(original["content"], shown, allow_thin=allow_thin)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from abeq.api import estimate_run
-from abeq.desk import queries, runs, session, worker
+from abeq.desk import links, queries, runs, session, worker
 from abeq.desk.observed import COMMAND_NOTE, MODE_LABELS
 from abeq.desk.render import md
 from abeq.documents import Document, detect_variant
@@ -227,7 +227,10 @@ def progress_panel(run_id: int, ticking: bool) -> None:
         st.error(md(f"The run stopped: {err}"))
     elif p.status == "finished":
         st.page_link(
-            "desk_pages/4_review.py", label="Read the verdicts on Review", icon=":material/rate_review:"
+            "desk_pages/4_review.py",
+            label="Read the verdicts on Review",
+            icon=":material/rate_review:",
+            query_params=links.review_params(review["name"], run_id),
         )
     else:
         st.caption(

@@ -1,22 +1,18 @@
-"""Review: one case at a time, original and candidate side by side; override a verdict with a reason."""
+"""Review: a queue of cases, original and candidate side by side; Agree or Override each verdict."""
 
 from __future__ import annotations
 
-import json
-
 import streamlit as st
 
-from abeq.desk import cases, observed, session
+from abeq.desk import cases, links, observed, session
+from abeq.desk import review_view as view
 from abeq.desk import runs as run_state
-from abeq.desk.render import VERDICT_COLOR, checks_html, md, self_report_html
-from abeq.errors import AbeqError
-from abeq.results.agreement import aa_rates, check_witness, judge_agreement
+from abeq.desk.render import md, self_report_html
 from abeq.results.diff import side_by_side_html
 from abeq.results.report import build_report, gate_result
-from abeq.schemas import VERDICTS
+from abeq.timestamps import local
 from abeq.vocab import GATES
 
-PAGE = 25
 store = session.open_store()
 review = session.current_review(store, st.session_state)
 if review is None:
@@ -27,23 +23,22 @@ if not runs:
     st.info("No run yet for this review: start one on Run.")
     st.stop()
 
-q = st.query_params
+q, ss = st.query_params, st.session_state
 run_ids = [r["id"] for r in runs]
-if q.get("run", "").isdigit() and int(q["run"]) in run_ids and "review_run" not in st.session_state:
-    st.session_state["review_run"] = int(q["run"])
 if (
-    q.get("run")
-    and not (q["run"].isdigit() and int(q["run"]) in run_ids)
-    and "review_run" not in st.session_state
-):
-    st.warning(
-        md(
-            f"Run {q['run']} is not a run of this review; showing its latest run. (Pick the run's review "
-            "in the sidebar to open it.)"
+    asked := links.adopt(q, ss, "run", scope="review")
+) is not None:  # a deep link, a reload, a link the desk drew
+    if asked.isdigit() and int(asked) in run_ids:
+        ss["review_run"] = int(asked)
+    else:
+        st.warning(
+            md(
+                f"Run {asked} is not a run of this review; showing its latest run. (Pick the run's review "
+                "in the sidebar to open it.)"
+            )
         )
-    )
-if st.session_state.get("review_run") not in run_ids:
-    st.session_state["review_run"] = run_ids[0]
+if ss.get("review_run") not in run_ids:  # the widget's state goes when the page is left: keep a copy
+    ss["review_run"] = ss.get("keep:review_run") if ss.get("keep:review_run") in run_ids else run_ids[0]
 by_run = {r["id"]: r for r in runs}
 cand_names = {r["candidate_hash"]: (store.document(r["candidate_hash"]) or {}).get("name", "?") for r in runs}
 run_id = st.selectbox(
@@ -52,12 +47,14 @@ run_id = st.selectbox(
     key="review_run",
     format_func=lambda i: (
         f"run {i} · round {by_run[i]['round']} · candidate {cand_names[by_run[i]['candidate_hash']]} · "
-        f"{by_run[i]['runner_model']} / {by_run[i]['judge_model']} · {by_run[i]['status']}"
+        f"{by_run[i]['runner_model']} / {by_run[i]['judge_model']} · {by_run[i]['status']} · "
+        f"{local(by_run[i]['started_at'])}"
     ),
 )
+ss["keep:review_run"] = run_id
 rr = build_report(store, run_id)
 
-# ---------------------------------------------------------------- summary and gate
+# ---------------------------------------------------------------- summary, trust, exports
 profile = st.radio(
     "Gate",
     list(GATES),
@@ -65,106 +62,111 @@ profile = st.radio(
     key="gate_profile",
     help="compress: no regression. directive-clarity: no regression and higher candidate directness.",
 )
-gate, s = gate_result(rr, profile), rr.report["summary"]
-head = st.columns([1.2, 1, 1, 1, 1, 1, 1.6])
-running = run_state.review_headline(by_run[run_id], rr.rows)  # a running run is not a failed one
-with head[0]:
-    if running:
-        st.markdown("### :blue[running]")
-        st.caption(running)
-    else:
-        st.markdown("### :green[✓ PASS]" if gate["pass"] else "### :red[✗ FAIL]")
-        st.caption(f"{profile} gate, from effective verdicts")
-head[1].metric("Regressed", s["regressions"])
-head[2].metric("Diverged", s["divergences"])
-head[3].metric("Equivalent", s["equivalents"])
-head[4].metric("Errored", sum(r.status == "error" for r in rr.rows) if running else len(rr.errors))
-head[5].metric("Overridden", rr.overridden)
-head[6].download_button(
-    "Export report JSON",
-    json.dumps(rr.with_errors(), indent=2, ensure_ascii=False),
-    file_name=f"abeq-run-{run_id}.json",
-    mime="application/json",
-    icon=":material/download:",
-)
-trust = []
-for a in aa_rates(store, run_id):
-    trust.append(
-        f"A/A false-regression rate {a['false_regression_rate']:.0%} over {a['cases']} cases "
-        f"(the judge called the teacher's own replay regressed); regressions on noisy cases are "
-        "marked within noise"
-    )
-for a in judge_agreement(store):
-    if a["judge_model"] == by_run[run_id]["judge_model"]:
-        k = "n/a" if a["kappa"] is None else f"{a['kappa']:.2f}"
-        trust.append(
-            f"this judge agrees with reviewers on {a['raw_agreement']:.0%} of {a['reviewed']} reviewed "
-            f"cases (Cohen's κ {k}{'; ' + a['note'] if a['note'] else ''})"
-        )
-for w in check_witness(store):
-    if w["judge_model"] == by_run[run_id]["judge_model"]:
-        trust.append(
-            f"where a check the original passes failed on the candidate, this judge also said regressed in "
-            f"{w['judge_also_regressed']} of {w['cases_with_lost_checks']} cases"
-        )
-if trust:
-    st.caption(" · ".join(trust))
-if rr.overridden:
-    st.caption(
-        f"{rr.overridden} verdict(s) overridden by a reviewer; the summary, gate and export use them "
-        "(the judge's verdicts are kept and listed in the export)."
-    )
+running = run_state.review_headline(by_run[run_id], rr.rows)
+view.summary(st, store, rr, by_run[run_id], gate_result(rr, profile), running)
+view.export_buttons(st, run_id, profile)
+view.keyboard(st)
 
-# ---------------------------------------------------------------- case list
+# ---------------------------------------------------------------- the queue: filters, search, list
 if running:
     st.caption("The run is still going: finished cases are listed; reload to see the ones that land.")
-shown = run_state.finished_rows(by_run[run_id], rr.rows)
-n = cases.counts(shown)
-which = (
-    st.segmented_control(
-        "Show",
-        list(cases.FILTERS),
-        key="review_filter",
-        required=True,
-        default="all",
-        format_func=lambda k: f"{cases.FILTERS[k]} ({n[k]})",
+shown = run_state.finished_rows(by_run[run_id], rr.rows)  # a pending case is not an error yet
+by_id = {r.case_id: r for r in shown}
+if (asked := links.adopt(q, ss, "case", scope="review")) is not None:
+    if asked in by_id:
+        ss["review_goto"] = asked
+        # a link opens its case whatever this session's filters are
+        ss.update(review_filter="all", review_seen="all", review_search="")
+    else:
+        st.warning(md(f"Run {run_id} has no case '{asked}'."))
+n, seen_n = cases.counts(shown), cases.reviewed_counts(shown)
+for k in ("review_filter", "review_seen"):
+    ss.setdefault(k, "all")
+f1, f2, f3 = st.columns([3, 1.6, 2], vertical_alignment="bottom")
+with f1:
+    which = (
+        st.segmented_control(
+            "Show",
+            list(cases.FILTERS),
+            key="review_filter",
+            required=True,
+            format_func=lambda k: f"{cases.FILTERS[k]} ({n[k]})",
+        )
+        or "all"
     )
-    or "all"
+with f2:
+    seen = (
+        st.segmented_control(
+            "Reviewed",
+            list(cases.REVIEWED),
+            key="review_seen",
+            required=True,
+            format_func=lambda k: f"{cases.REVIEWED[k]} ({seen_n[k]})",
+        )
+        or "all"
+    )
+text = f3.text_input(
+    "Search", key="review_search", placeholder="case ids, inputs, transcripts", help="Case-insensitive."
 )
-rows = cases.filter_rows(shown, which)
+run_set = store.transfer_set(by_run[run_id]["transfer_set_hash"])
+set_cases = {c.id: c for c in (run_set.cases if run_set else [])}
+found = None
+if text.strip():
+    memo = (run_id, text.strip(), by_run[run_id]["status"], by_run[run_id]["finished_at"])
+    if ss.get("review_found", (None,))[0] != memo:
+        ss["review_found"] = (memo, cases.search(store, run_id, set_cases, text))
+    found = ss["review_found"][1]
+rows = cases.filter_rows(shown, which, seen, found)
 if not rows:
-    st.info("No case has finished yet." if running and not shown else "No case matches this filter.")
+    st.info("No case has finished yet." if running and not shown else "No case matches these filters.")
     st.stop()
 ids = [r.case_id for r in rows]
-if q.get("case") in ids and "review_case" not in st.session_state:
-    st.session_state["review_case"] = q["case"]
-if st.session_state.get("review_case") not in ids:
-    # the case left the filtered list (an override changed its verdict): go on to the one after it
-    before = st.session_state.get("review_ids", [])
-    cur = st.session_state.get("review_case")
-    after = before[before.index(cur) + 1 :] if cur in before else []
-    st.session_state["review_case"] = next((c for c in after if c in ids), ids[0])
-st.session_state["review_ids"] = ids
-pos = ids.index(st.session_state["review_case"])
-with st.expander(f"Case list ({len(rows)})", expanded=False):
-    page = st.number_input(
-        "Page", 1, max(1, -(-len(rows) // PAGE)), pos // PAGE + 1, key=f"page_{which}_{run_id}"
+if (goto := ss.pop("review_goto", None)) in ids:
+    ss["review_case"] = goto
+if ss.get("review_case") not in ids:
+    kept = ss.get("keep:review_case")
+    before = ss.get("review_ids", [])
+    cur = ss.get("review_case")
+    after = before[before.index(cur) + 1 :] if cur in before else []  # it left the list: the one after it
+    ss["review_case"] = (
+        kept[1]
+        if kept and kept[0] == run_id and kept[1] in ids
+        else next((c for c in after if c in ids), ids[0])
     )
-    st.dataframe(cases.table(rows[(page - 1) * PAGE : page * PAGE]), hide_index=True, width="stretch")
+ss["review_ids"] = ids
+view.case_table(st, rows, ss["review_case"], run_id)
 
 
 def go(case_id):
-    st.session_state["review_case"] = case_id
+    ss["review_case"] = case_id
 
 
-prev_id, next_id = cases.neighbours(ids, st.session_state["review_case"])
+prev_id, next_id = cases.neighbours(ids, ss["review_case"])
 nav = st.columns([1, 4, 1], vertical_alignment="bottom")
 nav[0].button(
-    "← Previous", on_click=go, args=(prev_id,), disabled=prev_id is None, key="prev", width="stretch"
+    "← Previous",
+    on_click=go,
+    args=(prev_id,),
+    disabled=prev_id is None,
+    key="prev",
+    width="stretch",
+    shortcut=view.KEYS["prev"],
 )
-case_id = nav[1].selectbox(f"Case ({pos + 1} of {len(ids)})", ids, key="review_case")
-nav[2].button("Next →", on_click=go, args=(next_id,), disabled=next_id is None, key="next", width="stretch")
-row = next(r for r in rows if r.case_id == case_id)
+pos = ids.index(ss["review_case"])
+case_id = nav[1].selectbox(f"Case ({pos + 1} of {len(ids)}, queue order)", ids, key="review_case")
+nav[2].button(
+    "Next →",
+    on_click=go,
+    args=(next_id,),
+    disabled=next_id is None,
+    key="next",
+    width="stretch",
+    shortcut=view.KEYS["next"],
+)
+ss["keep:review_case"] = (run_id, case_id)
+links.publish(q, ss, "run", run_id, scope="review")
+links.publish(q, ss, "case", case_id, scope="review")
+row = by_id[case_id]
 
 # ---------------------------------------------------------------- one case
 if row.status == "pending":
@@ -188,57 +190,15 @@ if row.status != "judged":
     )
     st.stop()
 
-badges = st.container(horizontal=True)
-with badges:
-    st.badge(row.verdict, color=VERDICT_COLOR[row.verdict])
-    if row.override:
-        carried = row.override.get("carried_from")
-        st.badge(
-            f"overridden (judge said {row.judge_verdict})"
-            + (f"; carried from run {carried}" if carried else ""),
-            color="violet",
-            icon=":material/edit:",
-        )
-    if len(set(row.samples)) > 1:
-        st.badge(
-            f"uncertain: judge samples split {' / '.join(row.samples)} (agreement {row.agreement:.0%})",
-            color="yellow",
-        )
-    if row.checks_disagree:
-        st.badge(f"uncertain: checks found a loss, the judge said {row.judge_verdict}", color="yellow")
-    if row.gate_truncated:
-        st.badge("gate-truncated: judged up to the unanswered gate", color="gray")
-c1, c2 = st.columns([3, 1])
-with c1:
-    st.markdown("**Behaviour delta**")
-    st.text(row.behaviour_delta or "— (none: equivalent)")
-    st.markdown("**Interpretation notes**")
-    st.text(row.interpretation_notes or "—")
-if row.checks:
-    with c1:
-        lost = len(row.checks_lost)
-        st.markdown(
-            f"**Checks** ({len(row.checks)}"
-            + (f"; {lost} lost on the candidate, so the case is regressed" if lost else "")
-            + ")"
-        )
-        st.html(checks_html(row.checks))
-        if row.checks_disagree:
-            st.caption(md(f"The judge's own verdict: {row.judge_verdict}. {row.judge_delta}"))
-c2.metric(
-    "Directness original → candidate",
-    f"{row.original_directness} → {row.candidate_directness}",
-    row.candidate_directness - row.original_directness,
-    help="5 = acted at once; 1 = heavy unpacking.",
+view.badges(st, row)
+st.page_link(
+    links.COMPARE_PAGE,
+    label="Blind-compare this case's two outputs",
+    icon=":material/compare:",
+    query_params=links.review_params(review["name"], run_id, case_id),
 )
-c2.caption(
-    f"This case in this run: {row.calls_made} model call(s) made, {row.calls_cached} from the cache, "
-    f"{row.tokens:,} tokens, ${row.cost:.4f}"
-    + (f" (+{row.unpriced_calls} unpriced)" if row.unpriced_calls else "")
-)
-
-run_set = store.transfer_set(by_run[run_id]["transfer_set_hash"])
-the_case = next((c for c in (run_set.cases if run_set else []) if c.id == case_id), None)
+view.judge_and_reviewer(st, row)
+the_case = set_cases.get(case_id)
 if the_case is not None:
     with st.expander(
         f"Case input ({the_case.type}; exercises {', '.join(the_case.exercises_sections) or 'no section'})"
@@ -255,7 +215,7 @@ if teacher and cand:
             teacher.transcript, cand.transcript, left_label="Original (teacher)", right_label="Candidate"
         )
     )
-    t2.caption("One row per field; rows that differ are tinted.")
+    t2.caption("One row per field; inside a field that differs, the same word diff as the transcripts.")
     t2.html(
         self_report_html(
             cases.self_report_rows(teacher.self_report, cand.self_report), "Original (teacher)", "Candidate"
@@ -279,36 +239,24 @@ for col, arm in zip(st.columns(2) if sides else [], sides):
         if arm.trace:
             st.markdown(f"**{arm.label}: tool trace**")
             st.dataframe(arm.trace, hide_index=True, width="stretch")
+# runs in a workspace (tools, a runner command): what each did to its copy, side by side
+sides = observed.arms(store, row)
+for col, arm in zip(st.columns(2) if sides else [], sides):
+    with col:
+        st.markdown(f"**{arm.label}: workspace changes**")
+        if arm.not_reported:
+            st.caption(md(f"Self-report fields not reported by the runner: {', '.join(arm.not_reported)}"))
+        for title, diff, note in arm.changes:
+            st.caption(md(title + (f" ({note})" if note else "")))
+            if diff:
+                st.code(diff, language="diff")
+        if not arm.changes:
+            st.caption("No file added, changed or deleted.")
+        if arm.trace:
+            st.markdown(f"**{arm.label}: tool trace**")
+            st.dataframe(arm.trace, hide_index=True, width="stretch")
 
 
-# ---------------------------------------------------------------- override
-st.subheader("Override")
-if msg := st.session_state.pop("override_flash", None):
-    st.success(msg)
-if st.session_state.get("ov_case") != (run_id, case_id):  # a fresh form for each case; the name stays
-    st.session_state.update(ov_case=(run_id, case_id), ov_verdict=row.verdict, ov_reason="")
-with st.form("override"):
-    verdict = st.selectbox("Verdict", list(VERDICTS), key="ov_verdict")
-    reason = st.text_area("Reason (required; stored with your name and the time)", key="ov_reason")
-    reviewer = st.text_input("Reviewer (required)", key="ov_reviewer")
-    if st.form_submit_button("Save override", type="primary", key="ov_submit"):
-        try:
-            if not reviewer.strip():
-                raise AbeqError("an override needs the reviewer's name", hint="It goes into the audit trail.")
-            store.add_override(run_id, case_id, verdict, reason, reviewer.strip(), row.judge_verdict)
-            st.session_state["override_flash"] = f"Override saved: {case_id} → {verdict}."
-            st.session_state["ov_case"] = None
-            st.rerun()
-        except AbeqError as e:
-            st.error(md(e.render()))
-history = store.override_history(run_id, case_id)
-if history:
-    st.caption("Audit trail (latest in effect)")
-    st.dataframe(
-        [
-            {k: h[k] for k in ("created_at", "reviewer", "judge_verdict", "verdict", "reason")}
-            for h in history
-        ],
-        hide_index=True,
-        width="stretch",
-    )
+# ---------------------------------------------------------------- the reviewer's word
+reviewed = {r.case_id for r in rr.rows if r.reviewed} | {case_id}
+view.actions(st, store, run_id, row, cases.next_in_queue(ids, reviewed, case_id))

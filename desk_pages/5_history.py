@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from abeq.desk import history, session
+from abeq.desk import history, links, session
+from abeq.timestamps import local
 
 store = session.open_store()
 review = session.current_review(store, st.session_state)
@@ -17,11 +18,22 @@ if not rows:
     st.info("No run yet for this review: start one on Run.")
     st.stop()
 
+started = {r["id"]: r["started_at"] for r in store.runs(review["id"])}
+table = pd.DataFrame(
+    [
+        {"open": links.review_url(review["name"], r["run"]), "started": local(started.get(r["run"])), **r}
+        for r in rows
+    ]
+)
+st.caption("Each run opens on Review (in a new tab) from its link.")
 st.dataframe(
-    pd.DataFrame(rows),
+    table,
     hide_index=True,
     width="stretch",
     column_config={
+        "open": st.column_config.LinkColumn(
+            "open", display_text=r"run=(\d+)", help="Open this run on Review"
+        ),
         "compression": st.column_config.NumberColumn(
             "compression", format="%.2f", help="candidate / original characters"
         ),
@@ -58,6 +70,17 @@ if len(rows) >= 2:
     after = b.selectbox("After", ids, index=len(ids) - 1, format_func=label.get, key="hist_after")
     changed = history.changed_verdicts(store, before, after)
     if changed:
-        st.dataframe(pd.DataFrame(changed), hide_index=True, width="stretch")
+        st.dataframe(
+            pd.DataFrame(
+                [{**c, "open": links.review_url(review["name"], after, c["case_id"])} for c in changed]
+            ),
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "open": st.column_config.LinkColumn(
+                    "open", display_text="on Review", help="This case in the 'after' run"
+                )
+            },
+        )
     else:
         st.caption("No case changed verdict.")

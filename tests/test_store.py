@@ -33,6 +33,20 @@ def test_blank_database_is_migrated_to_the_full_schema(tmp_path):
     assert conn.execute("pragma journal_mode").fetchone()[0] == "wal"
     applied = [r[0] for r in conn.execute("select name from _sqlite_migrations where migration_set = 'abeq'")]
     assert applied == [m.name for m in migrations._migrations]
+    overrides = {r[1]: (r[2], r[3], r[4]) for r in conn.execute("pragma table_info(overrides)")}
+    assert overrides == {
+        "id": ("INTEGER", 0, None),
+        "run_id": ("INTEGER", 0, None),
+        "case_id": ("TEXT", 0, None),
+        "verdict": ("TEXT", 0, None),
+        "judge_verdict": ("TEXT", 0, None),
+        "reason": ("TEXT", 0, None),
+        "reviewer": ("TEXT", 0, None),
+        "created_at": ("TEXT", 0, None),
+        "action": ("TEXT", 1, "'override'"),  # m003: rows older than Agree were all overrides
+        "seen_id": ("INTEGER", 0, None),
+        "seen_verdict": ("TEXT", 0, None),
+    }
 
 
 def test_reopening_applies_nothing_twice(tmp_path):

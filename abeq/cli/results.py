@@ -1,9 +1,10 @@
-"""`abeq history`, `stats`, `export`, `override`: reading and amending what runs left in the database."""
+"""`abeq history`, `stats`, `export`, `agree`, `override`: reading and amending what runs left in the
+database."""
 
 from __future__ import annotations
 
 import json
-import os
+import sys
 
 from ..vocab import GATES, VERDICTS
 from ._common import EXIT_PASS, check_outputs, db_arg, existing_store, write_output
@@ -43,9 +44,19 @@ def register(sub) -> None:
     ov.add_argument("case_id", help="the case's id in the transfer set")
     ov.add_argument("--verdict", required=True, choices=VERDICTS, help="the reviewer's verdict")
     ov.add_argument("--reason", required=True, help="why (kept with the override and in every export)")
-    ov.add_argument("--reviewer", default=os.environ.get("USER", ""), help="who overrides (default: $USER)")
+    ov.add_argument("--reviewer", default=None, help="who overrides (default: your login name)")
     db_arg(ov)
     ov.set_defaults(fn=cmd_override)
+
+    ag = sub.add_parser(
+        "agree", help="record that you read a case and accept the judge's verdict (it counts toward kappa)"
+    )
+    ag.add_argument("run_id", type=int, help="the run's id")
+    ag.add_argument("case_id", help="the case's id in the transfer set")
+    ag.add_argument("--reason", default="", help="an optional note kept with the agreement")
+    ag.add_argument("--reviewer", default=None, help="who agrees (default: your login name)")
+    db_arg(ag)
+    ag.set_defaults(fn=cmd_agree)
 
 
 def cmd_history(args) -> int:
@@ -85,12 +96,15 @@ def cmd_stats(args) -> int:
         print(json.dumps({"judge_agreement": agree, "aa": aa, "checks": witness}, indent=2))
         return EXIT_PASS
     print(
-        "judge agreement with reviewers:" if agree else "no reviewed cases yet (overrides count as reviews)"
+        "judge agreement with reviewers:"
+        if agree
+        else "no reviewed cases yet (abeq agree and abeq override record reviews)"
     )
     for a in agree:
         k = "n/a" if a["kappa"] is None else f"{a['kappa']:.2f}"
         print(
-            f"  {a['judge_model']}: {a['reviewed']} reviewed, raw agreement {a['raw_agreement']:.0%}, "
+            f"  {a['judge_model']}: {a['reviewed']} reviewed ({a['agreed']} agreed, {a['overridden']} "
+            f"overridden), raw agreement {a['raw_agreement']:.0%}, "
             f"Cohen's kappa {k}" + (f" ({a['note']})" if a["note"] else "")
         )
     for a in aa:
@@ -123,20 +137,40 @@ def cmd_export(args) -> int:
 
 
 def cmd_override(args) -> int:
-    from ..errors import InputError
+    return _review_action(args, "override", args.verdict)
+
+
+def cmd_agree(args) -> int:
+    return _review_action(args, "agree", None)
+
+
+def _login() -> str:
+    """Who is at the keyboard, for the audit trail ("" when the system cannot say)."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return ""
+
+
+def _review_action(args, action: str, verdict: str | None) -> int:
     from ..results.report import build_report
+    from ..results.reviewing import describe, in_effect, record
 
     store = existing_store(args.db)
-    if store.run(args.run_id) is None:
-        raise InputError(f"no run {args.run_id} in this database", path=store.path)
-    rows = {r.case_id: r for r in build_report(store, args.run_id).rows}
-    if args.case_id not in rows:
-        raise InputError(f"run {args.run_id} has no case '{args.case_id}'")
-    if rows[args.case_id].status != "judged":
-        raise InputError(f"case '{args.case_id}' errored: there is no verdict to override; re-run it")
-    store.add_override(
-        args.run_id, args.case_id, args.verdict, args.reason, args.reviewer, rows[args.case_id].judge_verdict
+    before = in_effect(store, args.run_id, args.case_id) if store.run(args.run_id) else None
+    record(
+        store,
+        args.run_id,
+        args.case_id,
+        action=action,
+        verdict=verdict,
+        reason=args.reason,
+        reviewer=args.reviewer or _login(),
     )
+    if before:  # the audit trail keeps it; say what this replaced
+        print(f"replaces: {describe(before)}", file=sys.stderr)
     rr = build_report(store, args.run_id)
     print(
         f"recorded; run {args.run_id} now {'PASSES' if rr.passed else 'FAILS'} with {rr.overridden} "

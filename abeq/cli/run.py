@@ -238,17 +238,11 @@ def print_estimate(prepared) -> None:
 
 
 def write_exports(store, rr, args, gate: str) -> None:
-    from ..results.exports import markdown, to_csv, to_junit
-    from ..results.report import run_record
+    from ..results.exports import render
 
-    if getattr(args, "record", None):
-        write_output(args.record, json.dumps(run_record(store, rr, gate), indent=2, ensure_ascii=False))
-    if getattr(args, "markdown", None):
-        write_output(args.markdown, markdown(store, rr, gate))
-    if getattr(args, "csv", None):
-        write_output(args.csv, to_csv(rr))
-    if getattr(args, "junit", None):
-        write_output(args.junit, to_junit(rr, gate))
+    for fmt in ("record", "markdown", "csv", "junit"):  # --out is written by each command
+        if getattr(args, fmt, None):
+            write_output(getattr(args, fmt), render(store, rr, fmt, gate))
 
 
 def print_outcome(store, rr, gate: str) -> None:

@@ -1,4 +1,5 @@
-"""One run's cases on the Review page: filters, prev/next, the two runs of a case side by side."""
+"""One run's cases on the Review page: the queue's order, filters and search, prev/next, and the two
+runs of a case side by side."""
 
 from __future__ import annotations
 
@@ -28,6 +29,11 @@ FIELD_LABELS = {
 }
 
 
+REVIEWED: dict[str, str] = {"all": "All", "todo": "Not reviewed", "done": "Reviewed"}
+# the queue: where a reviewer's reading changes most comes first (SPEC §3: when unsure, regressed)
+_QUEUE_RANK = {"candidate-regressed": 1, "candidate-diverged": 2}
+
+
 def matches(row: CaseRow, which: str) -> bool:
     if which == "all":
         return True
@@ -40,13 +46,61 @@ def matches(row: CaseRow, which: str) -> bool:
     return row.status == "judged" and row.verdict == which
 
 
-def filter_rows(rows: list[CaseRow], which: str) -> list[CaseRow]:
-    """The matching cases, uncertain ones first: overruling those is the reviewer's main job."""
-    return sorted((r for r in rows if matches(r, which)), key=lambda r: not r.uncertain)
+def reviewed_matches(row: CaseRow, which: str) -> bool:
+    """The Reviewed filter: a reviewed case is one a reviewer agreed with or overrode."""
+    return which == "all" or (which == "done") == row.reviewed
+
+
+def queue_key(row: CaseRow) -> tuple[int, int]:
+    """Uncertain → regressed → diverged → the rest, by the judge's verdict, so a case keeps its place
+    when a reviewer overrides it; within a group, the set's order."""
+    if row.uncertain:
+        return (0, 0)
+    return (_QUEUE_RANK.get(row.judge_verdict or "", 3), 0)
+
+
+def filter_rows(
+    rows: list[CaseRow], which: str, reviewed: str = "all", found: set[str] | None = None
+) -> list[CaseRow]:
+    """The matching cases in queue order; `found` (a search's case ids) narrows them further."""
+    keep = [
+        r
+        for r in rows
+        if matches(r, which) and reviewed_matches(r, reviewed) and (found is None or r.case_id in found)
+    ]
+    return sorted(keep, key=queue_key)  # sorted() is stable: the set's order within a group
 
 
 def counts(rows: list[CaseRow]) -> dict[str, int]:
     return {k: sum(1 for r in rows if matches(r, k)) for k in FILTERS}
+
+
+def reviewed_counts(rows: list[CaseRow]) -> dict[str, int]:
+    return {k: sum(1 for r in rows if reviewed_matches(r, k)) for k in REVIEWED}
+
+
+def search(store: Store, run_id: int, cases_by_id: dict, text: str) -> set[str]:
+    """Case ids whose id, input or either transcript holds `text` (case-insensitive)."""
+    needle = text.strip().casefold()
+    found = {
+        cid for cid, c in cases_by_id.items() if needle in cid.casefold() or needle in c.input.casefold()
+    }
+    for t in store.transcripts(run_id):
+        if needle in t["case_id"].casefold() or any(
+            needle in (t[k] or "").casefold() for k in ("teacher", "candidate")
+        ):
+            found.add(t["case_id"])
+    return found
+
+
+def next_in_queue(ids: list[str], reviewed: set[str], current: str) -> str | None:
+    """Where the queue goes after a reviewer acts on `current`: the next case not yet reviewed
+    (wrapping round), else the next case; None when `current` is the only one."""
+    if current not in ids:
+        return ids[0] if ids else None
+    i = ids.index(current)
+    after = ids[i + 1 :] + ids[:i]
+    return next((c for c in after if c not in reviewed), after[0] if after else None)
 
 
 def neighbours(ids: list[str], current: str) -> tuple[str | None, str | None]:
@@ -67,7 +121,7 @@ def table(rows: list[CaseRow]) -> list[dict]:
                 "case": r.case_id,
                 "verdict": r.verdict if judged else f"error ({r.error_stage or r.status})",
                 "judge verdict": r.judge_verdict or "",
-                "overridden": r.override is not None,
+                "reviewed": ("agreed" if r.agreed else "overridden") if r.reviewed else "",
                 "directness": f"{r.original_directness} → {r.candidate_directness}" if judged else "",
                 "checks lost": f"{len(r.checks_lost)} of {len(r.checks)}" if r.checks else "",
                 "calls": r.calls_made,

@@ -30,8 +30,8 @@ def render_compare_page() -> None:
     from ..compare.comparator import compare, compare_run_case, rubric_rows
     from ..errors import AbeqError
     from ..models import DEFAULT_MODEL, ModelSpec
-    from . import session
-    from .render import md
+    from . import links, session
+    from .render import error_md, md
 
     st.title("Compare")
     st.caption(
@@ -49,23 +49,52 @@ def render_compare_page() -> None:
     )
     spec = ModelSpec.for_purpose(model, "compare", api_base=api_base)
     if spec.provider.caution:
-        st.info(md(session.EMBEDDED_NOTE))
+        st.info(session.EMBEDDED_NOTE)  # our own Markdown: rendered, not escaped
 
+    ss, q = st.session_state, st.query_params
+    store = session.open_store()
+    runs = [r for r in store.runs() if any(c["status"] == "judged" for c in store.run_cases(r["id"]))]
+    run_ids = [r["id"] for r in runs]
+    # a link with a run (and a case) opens that case here, like on Review
+    asked_run, asked_case = (
+        links.adopt(q, ss, "run", scope="compare"),
+        links.adopt(q, ss, "case", scope="compare"),
+    )
+    if asked_run is not None and asked_run.isdigit() and int(asked_run) in run_ids:
+        ss["compare_src"], ss["compare_run"] = "A case from a run", int(asked_run)
+        if asked_case is not None:
+            ss["compare_case"] = asked_case
     source = st.radio(
         "Compare", ["Pasted or loaded text", "A case from a run"], horizontal=True, key="compare_src"
     )
-    store = session.open_store()
     go = None
     if source == "A case from a run":
-        runs = [r for r in store.runs() if any(c["status"] == "judged" for c in store.run_cases(r["id"]))]
         if not runs:
             st.info("No run with a judged case yet: start one on Run.")
         else:
+            review_names = {r["id"]: r["name"] for r in store.reviews()}
+            by_id = {r["id"]: r for r in runs}
+            if ss.get("compare_run") not in run_ids:
+                ss["compare_run"] = run_ids[0]
             run_id = st.selectbox(
-                "Run", [r["id"] for r in runs], key="compare_run", format_func=lambda i: f"run {i}"
+                "Run",
+                run_ids,
+                key="compare_run",
+                format_func=lambda i: f"run {i} · review {review_names.get(by_id[i]['review_id'], '?')}",
             )
             cases = [c["case_id"] for c in store.run_cases(run_id) if c["status"] == "judged"]
+            if ss.get("compare_case") not in cases:
+                ss["compare_case"] = cases[0]
             case_id = st.selectbox("Case", cases, key="compare_case")
+            review_name = review_names.get(by_id[run_id]["review_id"])
+            links.publish(q, ss, "run", run_id, scope="compare")
+            links.publish(q, ss, "case", case_id, scope="compare")
+            st.page_link(
+                links.REVIEW_PAGE,
+                label="Read this case on Review",
+                icon=":material/rate_review:",
+                query_params=links.review_params(review_name, run_id, case_id),
+            )
             st.caption(
                 "a = the teacher run (original document), b = the candidate run; the judge is not told."
             )
@@ -105,7 +134,7 @@ def render_compare_page() -> None:
         except ValueError:
             st.error("The seed must be a whole number.")
         except AbeqError as e:
-            st.error(md(e.render()))
+            st.error(error_md(e))
 
     data = st.session_state.get(RESULT_KEY)
     if not data:

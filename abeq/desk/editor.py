@@ -24,6 +24,8 @@ COLUMNS = [
     "assertions",
     "expectations",
 ]
+REQUIRED = ("id", "type", "input")
+NO_CASES = "the table has no cases"
 
 
 def to_frame(ts: TransferSet) -> pd.DataFrame:
@@ -114,6 +116,13 @@ def from_frame(df: pd.DataFrame, ts: TransferSet, sections: Sequence[str] = ()) 
         cells = {k: _cell(rec.get(k)).strip() for k in COLUMNS}
         if not any(cells[k] for k in COLUMNS if k != "status"):
             continue  # an added row left blank
+        missing = [k for k in REQUIRED if not cells[k]]
+        if missing:  # refused with its row, never dropped: the reviewer typed something into it
+            name = f"row {n}" + (f" ({cells['id']})" if cells["id"] else "")
+            raise InputError(
+                f"{name}: {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} empty",
+                hint="Fill it in, or delete the row: a half-filled row is not saved.",
+            )
         gates: Any = []
         if cells["gate_responses"]:
             try:
@@ -141,7 +150,7 @@ def from_frame(df: pd.DataFrame, ts: TransferSet, sections: Sequence[str] = ()) 
             case = {**prev.model_dump(exclude=set(case)), **case, "status": prev.status}
         raw.append(case)
     if not raw:
-        raise InputError("the table has no cases", hint="Add at least one row.")
+        raise InputError(NO_CASES, hint="Add at least one row.")
     # a case's workspace folder was read when its set was loaded: the edited case keeps its files
     return workspace.carry(ts.cases, transferset.from_obj({"cases": raw}, "transfer-set table").cases)
 
@@ -149,6 +158,25 @@ def from_frame(df: pd.DataFrame, ts: TransferSet, sections: Sequence[str] = ()) 
 def changed(ts: TransferSet, cases: list[Case]) -> bool:
     """True when the table differs from the stored set in anything the runner or judge sees."""
     return transferset.set_hash(ts.model_copy(update={"cases": cases})) != transferset.set_hash(ts)
+
+
+def unsaved(ts: TransferSet, cases: list[Case]) -> dict[str, list[str]]:
+    """What the table changes against the stored set: case ids added and deleted, and per edited
+    case the fields that differ ("happy-1: input, type")."""
+    old = {c.id: c for c in ts.cases}
+    new = {c.id: c for c in cases}
+    edited = []
+    for cid, c in new.items():
+        if cid in old:
+            a, b = old[cid].model_dump(exclude={"status"}), c.model_dump(exclude={"status"})
+            fields = [k for k in a if a[k] != b[k]]
+            if fields:
+                edited.append(f"{cid}: {', '.join(fields)}")
+    return {
+        "added": [cid for cid in new if cid not in old],
+        "deleted": [cid for cid in old if cid not in new],
+        "edited": edited,
+    }
 
 
 def import_text(text: str, filename: str, original_hash: str) -> TransferSet:

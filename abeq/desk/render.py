@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 import re
 
+from ..errors import AbeqError
+from ..results.diff import marked_pair
 from ..vocab import DIVERGED, EQUIVALENT, REGRESSED
 
 VERDICT_COLOR = {EQUIVALENT: "green", DIVERGED: "orange", REGRESSED: "red"}
@@ -27,10 +29,17 @@ def md(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", str(text))
 
 
+def error_md(e: AbeqError) -> str:
+    """An error for st.error: what went wrong, then (a paragraph of its own) what to do."""
+    head = f"{e.path}: {e.message}" if e.path else e.message
+    return md(head) + (f"\n\n{md(e.hint)}" if e.hint else "")
+
+
 def self_report_html(
     rows: list[tuple[str, str, str]], left_label: str = "Original", right_label: str = "Candidate"
 ) -> str:
-    """The six fields side by side, one row per field; rows that differ are tinted."""
+    """The six fields side by side, one row per field; inside a row that differs, the words the
+    candidate dropped are struck through on the left and the ones it added marked on the right."""
     e = html.escape
     head = (
         f'<tr><th style="{_TH};width:17%">Field</th><th style="{_TH}">{e(left_label)}</th>'
@@ -38,10 +47,12 @@ def self_report_html(
     )
     body = []
     for label, a, b in rows:
-        tint = _DIFF if a.strip() != b.strip() else ""
+        differs = a.strip() != b.strip()
+        tint = _DIFF if differs else ""
+        left, right, _ = marked_pair(a, b) if differs else (e(a), e(b), True)
         body.append(
-            f'<tr><td style="{_LABEL}">{e(label)}{"<br><small>differs</small>" if tint else ""}</td>'
-            f'<td style="{_TD}{tint}">{e(a)}</td><td style="{_TD}{tint}">{e(b)}</td></tr>'
+            f'<tr><td style="{_LABEL}">{e(label)}{"<br><small>differs</small>" if differs else ""}</td>'
+            f'<td style="{_TD}{tint}">{left}</td><td style="{_TD}{tint}">{right}</td></tr>'
         )
     return f'<table style="{_TABLE}">{head}{"".join(body)}</table>'
 

@@ -14,6 +14,7 @@ from ..documents import check_document_text, detect_variant, load_document, norm
 from ..errors import InputError
 from ..models.registry import PROVIDERS
 from ..models.spec import ModelSpec
+from ..results.liveness import ACTIVE, live_status
 from ..results.store import Store, db_path
 from ..run.preflight import review_refusal
 from ..sets.confirm import set_hash
@@ -160,18 +161,50 @@ def model_spec(name: str, api_base: str = "", purpose: str = "run") -> ModelSpec
 
 
 def next_step(store: Store, review: dict | None, state: MutableMapping) -> str:
-    """One line telling the reviewer what to do next on this review."""
+    """One line telling the reviewer what to do next on this review, from where it stands: nothing
+    loaded, set not confirmed, no run, a run going or stopped, cases left to review, all reviewed."""
     if review is None:
         return "Create a review in the sidebar."
     if not review["original_hash"]:
         return "Load the original document on **Documents**."
-    if current_candidate(store, review, state) is None:
+    candidate = current_candidate(store, review, state)
+    if candidate is None:
         return "Load a candidate (the rewritten document) on **Documents**."
     ts = store.transfer_set(review["transfer_set_hash"]) if review["transfer_set_hash"] else None
     if ts is None:
         return "Add or import cases on **Transfer set**."
     if transferset.confirmation_problem(ts, review["original_hash"]):
         return "Read the cases on **Transfer set**, then press **Confirm**; runs are refused until you do."
-    if not store.runs(review["id"]):
-        return "Start a run on **Run** (the scripted test model `scripted/rules` finishes in seconds)."
-    return "Read the cases side by side on **Review** and override any verdict you disagree with."
+    runs = store.runs(review["id"])
+    if not runs:
+        return (
+            "Start a run on **Run**. The preselected model is the embedded `local/smollm2`: no key needed, "
+            "but it is tiny and its verdicts are for trying the tool."
+        )
+    run = runs[-1]
+    c = store.case_counts(run["id"])
+    status = live_status(run)  # a run whose process died reads as interrupted, not running
+    if status in ACTIVE:
+        return (
+            f"Run {run['id']} is {'cancelling' if status == 'cancelling' else 'running'}: {c['done']} of "
+            f"{c['total']} cases done. Follow it on **Run**; cases appear on **Review** as they are judged."
+        )
+    if status != "finished":
+        return (
+            f"Run {run['id']} stopped ({status}) after {c['done']} of {c['total']} cases: **Resume** it on "
+            "**Run** (with its own settings)."
+        )
+    if candidate["hash"] not in {r["candidate_hash"] for r in runs}:
+        return f"This candidate ({candidate['name']}) has no run yet: start one on **Run** (the next round)."
+    judged = {r["case_id"] for r in store.run_cases(run["id"]) if r["status"] == "judged"}
+    acted = set(store.reviewed(run["id"])) | set(store.carried_overrides(run["id"]))
+    todo = len(judged - acted)
+    if todo:
+        return (
+            f"Run {run['id']}: {todo} of {c['judged']} judged cases await a reviewer on **Review**; "
+            "**Agree** or **Override** each (uncertain and regressed cases come first)."
+        )
+    return (
+        f"Every judged case of run {run['id']} is reviewed: export the report on **Review**, or load the "
+        "next candidate on **Documents**."
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from ..vocab import VERDICTS
+from ..vocab import AGREE, VERDICTS
 from .store import Store
 
 SMALL_N = 20
@@ -25,19 +25,21 @@ def cohen_kappa(pairs: list[tuple[str, str]]) -> float | None:
 
 
 def judge_agreement(store: Store) -> list[dict]:
-    """Per judge model: reviewed cases, raw agreement and κ, judge verdict vs the reviewer's verdict.
+    """Per judge model: reviewed cases (agreed with or overridden), raw agreement and κ between the
+    judge's verdict and the reviewer's.
 
-    A reviewed case is one with an override (a reviewer who agrees records the same verdict);
-    the latest override per case counts.
+    A reviewed case is one a reviewer acted on: **Agree** (the reviewer's verdict is the judge's) or
+    an override (which may also keep the judge's verdict); the latest action per case counts.
     """
-    rows = store.reviewed_pairs()
     latest: dict[tuple, dict] = {}
-    for r in rows:
+    for r in store.reviewed_pairs():
         latest[(r["run_id"], r["case_id"])] = r
     by_model: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    agreed: Counter = Counter()
     for r in latest.values():
         if r["judge_verdict"] in VERDICTS:
             by_model[r["judge_model"]].append((r["judge_verdict"], r["verdict"]))
+            agreed[r["judge_model"]] += r["action"] == AGREE
     out = []
     for model, pairs in sorted(by_model.items()):
         n = len(pairs)
@@ -45,6 +47,8 @@ def judge_agreement(store: Store) -> list[dict]:
             {
                 "judge_model": model,
                 "reviewed": n,
+                "agreed": agreed[model],
+                "overridden": n - agreed[model],
                 "raw_agreement": round(sum(a == b for a, b in pairs) / n, 4),
                 "kappa": cohen_kappa(pairs),
                 "note": f"only {n} reviewed case(s): too few to mean much" if n < SMALL_N else "",

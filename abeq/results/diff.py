@@ -285,6 +285,18 @@ def side_by_side_html(
     return _grid(_aligned_rows(ops), left_label, right_label)
 
 
+def marked_pair(a: str, b: str, *, timeout: float = 1.0) -> tuple[str, str, bool]:
+    """(a, b) as escaped HTML with a's deleted words and b's added words marked, for two short texts
+    shown in separate cells (a self-report field); the flag is False when the diff timed out, and
+    then both come back escaped but unmarked."""
+    ops = word_diff(a, b, timeout)
+    if ops is None:
+        return _esc(a), _esc(b), False
+    left = "".join(_esc(t) if op == EQUAL else _mark(op, t) for op, t in ops if op != INSERT)
+    right = "".join(_esc(t) if op == EQUAL else _mark(op, t) for op, t in ops if op != DELETE)
+    return left, right, True
+
+
 def inline_html(
     a: str, b: str, *, left_label: str = "Original", right_label: str = "Candidate", timeout: float = 1.0
 ) -> str:

@@ -1,6 +1,8 @@
-"""Exports of a run in the forms people use: Markdown review report, CSV, JUnit XML.
+"""Exports of a run in the forms people use: the SPEC report and the run record (JSON), a Markdown
+review report, CSV, JUnit XML.
 
-Every export applies reviewer overrides and says so.
+Every export applies reviewer overrides and says so. `render` is the one entry point: the CLI's
+`--out/--record/--markdown/--csv/--junit` and the desk's download buttons both go through it.
 """
 
 from __future__ import annotations
@@ -14,8 +16,37 @@ from xml.etree import ElementTree as ET
 from ..documents import compression_ratio, size_stats
 from ..sets.coverage import coverage
 from ..vocab import CHECK_FAILED_BOTH, CHECK_SKIPPED
-from .report import RunReport, gate_result
+from .report import RunReport, gate_result, run_record
 from .store import Store
+
+# format: (what it is, file name suffix, MIME type); the keys are the CLI's option names
+FORMATS: dict[str, tuple[str, str, str]] = {
+    "out": ("Report (JSON)", ".json", "application/json"),
+    "record": ("Run record (JSON)", ".record.json", "application/json"),
+    "markdown": ("Markdown", ".md", "text/markdown"),
+    "csv": ("CSV", ".csv", "text/csv"),
+    "junit": ("JUnit XML", ".junit.xml", "application/xml"),
+}
+
+
+def render(store: Store, rr: RunReport, fmt: str, gate: str = "compress") -> str:
+    """One export of a run, as text: `fmt` is a key of FORMATS."""
+    if fmt == "out":
+        return json.dumps(rr.with_errors(), indent=2, ensure_ascii=False)
+    if fmt == "record":
+        return json.dumps(run_record(store, rr, gate), indent=2, ensure_ascii=False)
+    if fmt == "markdown":
+        return markdown(store, rr, gate)
+    if fmt == "csv":
+        return to_csv(rr)
+    if fmt == "junit":
+        return to_junit(rr, gate)
+    raise ValueError(f"unknown export format {fmt!r}")
+
+
+def file_name(rr: RunReport, fmt: str) -> str:
+    return f"abeq-run-{rr.run['id']}{FORMATS[fmt][1]}"
+
 
 CAVEAT = (
     "This conclusion holds only for inputs like the transfer set's cases. Behaviour the cases do not "
@@ -154,6 +185,8 @@ CSV_FIELDS = [
     "judge_verdict",
     "overridden",
     "override_reason",
+    "reviewed",
+    "reviewer",
     "behaviour_delta",
     "original_directness",
     "candidate_directness",
@@ -189,6 +222,8 @@ def to_csv(rr: RunReport) -> str:
                 "judge_verdict": r.judge_verdict,
                 "overridden": bool(r.override),
                 "override_reason": r.override["reason"] if r.override else "",
+                "reviewed": r.review.get("action", "override") if r.review else "",
+                "reviewer": r.review["reviewer"] if r.review else "",
                 "behaviour_delta": r.behaviour_delta,
                 "original_directness": r.original_directness,
                 "candidate_directness": r.candidate_directness,

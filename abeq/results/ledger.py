@@ -1,11 +1,12 @@
 """The ledger half of the store: the calls each run made (tokens, cost, cache hits), what the checks
-found on both arms of each case, and what reviewers said about its verdicts (overrides), with the
-sums the trust figures read."""
+found on both arms of each case, and what reviewers said about its verdicts (overrides and
+agreements), with the sums the trust figures read."""
 
 from __future__ import annotations
 
-from ..errors import InputError
+from ..errors import InputError, ReviewConflict
 from ..timestamps import now
+from ..vocab import OVERRIDE
 from .rows import CallSums, CheckResultRow, OverrideRow
 
 
@@ -120,7 +121,7 @@ class Ledger:
                group by judge_model order by judge_model"""
         )
 
-    # -------------------------------------------------------- overrides
+    # -------------------------------------------------------- reviewer actions (override or agree)
     def add_override(
         self,
         run_id: int,
@@ -129,38 +130,77 @@ class Ledger:
         reason: str,
         reviewer: str,
         judge_verdict: str | None,
+        *,
+        action: str = OVERRIDE,
+        check_seen: bool = False,
+        seen_id: int | None = None,
     ) -> int:
-        if not reason.strip():
-            raise InputError("an override needs a reason")
-        return self._tx(
-            lambda: (
-                self.db["overrides"]
-                .insert(
-                    {
-                        "run_id": run_id,
-                        "case_id": case_id,
-                        "verdict": verdict,
-                        "judge_verdict": judge_verdict,
-                        "reason": reason.strip(),
-                        "reviewer": reviewer,
-                        "created_at": now(),
-                    }
-                )
-                .last_pk
-            )
-        )
+        """Record a reviewer's action on a case (abeq.results.reviewing.record checks it first); the
+        latest one per case is in effect, older ones stay as the audit trail.
 
-    def overrides(self, run_id: int) -> dict[str, OverrideRow]:
-        """The effective (latest) override per case; older ones stay in the table as the audit trail."""
+        The row keeps what it replaced (the action in effect, and the verdict then in effect). With
+        `check_seen`, an action in effect other than `seen_id` (another reviewer's, saved since this
+        one read the case) raises ReviewConflict and nothing is written: checked and written in one
+        write transaction, so two reviewers saving at once cannot both pass the check.
+        """
+        if action == OVERRIDE and not reason.strip():
+            raise InputError("an override needs a reason")
+        conn = self.db.conn
+        with self._write:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                current = self.action_in_effect(run_id, case_id)
+                current_id = current["id"] if current else None
+                if check_seen and current is not None and current_id != seen_id:
+                    raise ReviewConflict(current)
+                row = {
+                    "run_id": run_id,
+                    "case_id": case_id,
+                    "verdict": verdict,
+                    "judge_verdict": judge_verdict,
+                    "reason": reason.strip(),
+                    "reviewer": reviewer,
+                    "created_at": now(),
+                    "action": action,
+                    "seen_id": current_id,
+                    "seen_verdict": current["verdict"] if current else judge_verdict,
+                }
+                cur = conn.execute(
+                    f"insert into overrides ({', '.join(row)}) values ({', '.join('?' * len(row))})",
+                    list(row.values()),
+                )
+                conn.execute("COMMIT")
+                return cur.lastrowid
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def action_in_effect(self, run_id: int, case_id: str) -> OverrideRow | None:
+        """The reviewer action in effect on one case: its latest in this run, else the latest one
+        carried from an identical judgement in another run (see carried_overrides)."""
+        own = self.one(
+            "select * from overrides where run_id = ? and case_id = ? order by id desc limit 1",
+            [run_id, case_id],
+        )
+        return own or self.carried_overrides(run_id, case_id).get(case_id)
+
+    def reviewed(self, run_id: int) -> dict[str, OverrideRow]:
+        """The reviewer action in effect (the latest) per case of a run: an override or an agreement."""
         out: dict[str, dict] = {}
         for r in self.all("select * from overrides where run_id = ? order by id", [run_id]):
             out[r["case_id"]] = r
         return out
 
-    def carried_overrides(self, run_id: int) -> dict[str, OverrideRow]:
-        """Overrides made in other runs on exactly this judgement (same teacher and candidate
-        transcripts, same judge replies), so an identical re-run keeps the reviewer's verdict.
-        Each row says where it was made (`carried_from`); the latest one per case wins."""
+    def overrides(self, run_id: int) -> dict[str, OverrideRow]:
+        """The effective override per case: cases whose latest reviewer action overrode the judge."""
+        return {k: r for k, r in self.reviewed(run_id).items() if r["action"] == OVERRIDE}
+
+    def carried_overrides(self, run_id: int, case_id: str | None = None) -> dict[str, OverrideRow]:
+        """Reviewer actions (overrides and agreements) made in other runs on exactly this judgement
+        (same teacher and candidate transcripts, same judge replies), so an identical re-run keeps
+        the reviewer's verdict. Each row says where it was made (`carried_from`); the latest one per
+        case wins."""
         out: dict[str, dict] = {}
         for r in self.all(
             """select o.*, o.run_id as carried_from from overrides o
@@ -168,9 +208,9 @@ class Ledger:
                              join run_cases cur on cur.run_id = ? and cur.case_id = src.case_id
                              where o.run_id != ? and cur.status = 'judged' and src.status = 'judged'
                                and cur.teacher_key = src.teacher_key and cur.candidate_key = src.candidate_key
-                               and cur.judge_keys = src.judge_keys
+                               and cur.judge_keys = src.judge_keys and (? is null or o.case_id = ?)
                              order by o.id""",
-            [run_id, run_id],
+            [run_id, run_id, case_id, case_id],
         ):
             out[r["case_id"]] = r
         return out
@@ -179,15 +219,27 @@ class Ledger:
         return self.all("select * from overrides order by id")
 
     def override_history(self, run_id: int, case_id: str) -> list[OverrideRow]:
-        """Every override of one case, oldest first: the audit trail (the latest one is in effect)."""
+        """Every reviewer action on one case, oldest first: the audit trail (the latest is in effect)."""
         return self.all(
             "select * from overrides where run_id = ? and case_id = ? order by id", [run_id, case_id]
         )
 
     def reviewed_pairs(self) -> list[dict]:
-        """Judge model, run, case, judge verdict and reviewer verdict of every override, oldest first."""
-        return self.all("""select r.judge_model, o.run_id, o.case_id, o.judge_verdict, o.verdict
+        """Judge model, run, case, judge verdict, reviewer verdict and action of every reviewer
+        action, oldest first (an agreement's verdict is the judge's)."""
+        return self.all("""select r.judge_model, o.run_id, o.case_id, o.judge_verdict, o.verdict, o.action
                            from overrides o join runs r on r.id = o.run_id order by o.id""")
+
+    def transcripts(self, run_id: int) -> list[dict]:
+        """case_id with its teacher and candidate transcripts, for every judged or errored case that
+        has them (text search on the Review page)."""
+        return self.all(
+            """select c.case_id, t.transcript teacher, k.transcript candidate from run_cases c
+               left join runner_results t on t.key = c.teacher_key
+               left join runner_results k on k.key = c.candidate_key
+               where c.run_id = ?""",
+            [run_id],
+        )
 
     def aa_counts(self, run_id: int | None = None) -> list[dict]:
         """Per runner/judge pair: A/A measurements, how many were called regressed, how many not

@@ -249,3 +249,13 @@ def m005_workspaces(db: Database) -> None:
     # transcript (JSON: workspace changes, tool trace, self-report fields not reported)
     db["runner_results"].add_column("mode", str)
     db["runner_results"].add_column("observed", str)
+
+
+@migrations()
+def m006_review_actions(db: Database) -> None:
+    # A reviewer either overrides the judge or agrees with it ("agree": verdict = the judge's), and
+    # each action records what it replaced: the action in effect when it was saved (none: null) and
+    # the verdict the reviewer had in front of them, so two reviewers never overwrite each other unseen.
+    db["overrides"].add_column("action", str, not_null_default="override")
+    db["overrides"].add_column("seen_id", int)
+    db["overrides"].add_column("seen_verdict", str)

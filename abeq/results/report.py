@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 
 from ..schemas import CaseError, CaseVerdict, CheckResult, EfficiencySignal, Report, Summary
-from ..vocab import CHECK_FAILED_BOTH, CHECK_SKIPPED, DIVERGED, EQUIVALENT, REGRESSED
+from ..vocab import AGREE, CHECK_FAILED_BOTH, CHECK_SKIPPED, DIVERGED, EQUIVALENT, OVERRIDE, REGRESSED
 from .agreement import aa_rates
 from .observed import case_observed
 from .store import Store
@@ -32,7 +32,9 @@ class CaseRow:
     gate_truncated: bool = False
     gate_section: str = ""
     aa_verdict: str | None = None
-    override: dict | None = None
+    override: dict | None = None  # the reviewer's override in effect
+    review: dict | None = None  # the reviewer action in effect: an override or an agreement
+    machine_verdict: str | None = None  # the judge's verdict with lost checks applied, before any override
     within_noise: bool = False  # regressed, but the judge also flagged the teacher's own replay
     error_stage: str | None = None
     error: str | None = None
@@ -62,6 +64,15 @@ class CaseRow:
         """The checks found a loss the judge did not call (the second witness contradicts the first)."""
         return bool(self.checks_lost) and self.judge_verdict not in (None, REGRESSED)
 
+    @property
+    def reviewed(self) -> bool:
+        """A reviewer agreed with the judge on this case or overrode it."""
+        return self.review is not None
+
+    @property
+    def agreed(self) -> bool:
+        return self.review is not None and self.review.get("action") == AGREE
+
 
 def known_cost(cost: float, unpriced_calls: int) -> float | None:
     """A total is known only when every call in it had a price: None, never a partial sum."""
@@ -82,7 +93,8 @@ class RunReport:
 
     def with_errors(self) -> dict:
         """The report plus, beside the schema, the `errors` list, the gate-truncated cases (SPEC §2:
-        judged only up to an unanswered gate) and which cases were overridden."""
+        judged only up to an unanswered gate), which cases were overridden and which a reviewer
+        agreed with."""
         out = dict(self.report)
         out["errors"] = self.errors
         out["gate_truncated"] = [
@@ -102,12 +114,24 @@ class RunReport:
                 for r in self.rows
                 if r.override
             ]
+        agreed = [r for r in self.rows if r.agreed]
+        if agreed:
+            out["agreements"] = [
+                {
+                    "case_id": r.case_id,
+                    "verdict": r.verdict,
+                    "reviewer": r.review["reviewer"],
+                    "at": r.review["created_at"],
+                    "carried_from_run": r.review.get("carried_from"),
+                }
+                for r in agreed
+            ]
         return out
 
 
 def case_rows(store: Store, run_id: int) -> list[CaseRow]:
-    # this run's own overrides, else one made on the identical judgement in another run
-    overrides = {**store.carried_overrides(run_id), **store.overrides(run_id)}
+    # this run's own reviewer actions, else one made on the identical judgement in another run
+    actions = {**store.carried_overrides(run_id), **store.reviewed(run_id)}
     rows = []
     rc = store.run_cases(run_id)
     spent = store.case_costs(run_id)
@@ -156,13 +180,16 @@ def case_rows(store: Store, run_id: int) -> list[CaseRow]:
             )
         if row.gate_truncated and row.teacher_key:
             row.gate_section = store.gate_section(row.teacher_key)
-        ov = overrides.get(r["case_id"])
+        ov = actions.get(r["case_id"])
+        row.machine_verdict = row.verdict
         if ov and row.status == "judged":
+            row.review = ov
+        if ov and row.status == "judged" and ov.get("action", OVERRIDE) == OVERRIDE:
             row.override = ov
-            machine, row.verdict = row.verdict, ov["verdict"]
+            row.verdict = ov["verdict"]
             if ov["verdict"] == "equivalent":
                 row.behaviour_delta = ""
-            elif ov["verdict"] != machine:
+            elif ov["verdict"] != row.machine_verdict:
                 row.behaviour_delta = f"reviewer: {ov['reason']}"
         rows.append(row)
     return rows
@@ -333,6 +360,17 @@ def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
                         "carried_from_run": r.override.get("carried_from"),
                     }
                     if r.override
+                    else None
+                ),
+                "review": (
+                    {
+                        **{
+                            k: r.review.get(k)
+                            for k in ("action", "verdict", "reviewer", "created_at", "reason", "seen_verdict")
+                        },
+                        "carried_from_run": r.review.get("carried_from"),
+                    }
+                    if r.review
                     else None
                 ),
                 "calls_made": r.calls_made,

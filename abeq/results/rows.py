@@ -144,6 +144,8 @@ class CheckResultRow(TypedDict):
 
 
 class OverrideRow(TypedDict, total=False):
+    """A reviewer action on a case: an override of the judge, or an agreement with it."""
+
     id: int
     run_id: int
     case_id: str
@@ -152,7 +154,10 @@ class OverrideRow(TypedDict, total=False):
     reason: str
     reviewer: str
     created_at: str
-    carried_from: int  # only on an override carried from another run
+    action: str  # override | agree (an agreement's verdict is the judge's)
+    seen_id: int | None  # the action in effect when this one was saved (what it replaced)
+    seen_verdict: str | None  # the verdict the reviewer had in front of them
+    carried_from: int  # only on an action carried from another run
 
 
 class CallSums(TypedDict):

@@ -1,0 +1,368 @@
+"""The Review page's parts: the run's summary and trust figures, the exports, one case's evidence,
+and the reviewer's actions (Agree, Override, the concurrent-edit question, the audit trail).
+
+Drawing only: every decision is the library's (abeq.results.reviewing records actions,
+abeq.results.exports renders the files). `st` is the streamlit module, passed in so this module
+imports without it.
+"""
+
+from __future__ import annotations
+
+from ..errors import AbeqError, ReviewConflict
+from ..results import exports
+from ..results.agreement import aa_rates, check_witness, judge_agreement
+from ..results.report import CaseRow, RunReport, build_report
+from ..results.reviewing import describe, record
+from ..results.store import Store, db_path
+from ..timestamps import ago, local
+from ..vocab import AGREE, OVERRIDE, VERDICTS
+from . import cases
+from .render import VERDICT_COLOR, checks_html, error_md, md
+
+# Keys: Streamlit's own button shortcuts for Next, Previous and Agree (they stay quiet while the
+# reviewer types in a field); this script adds the one Streamlit has no binding for: focusing the
+# override reason. It is fixed text (nothing from the database), installed once per page load.
+KEYS = {"next": "N", "prev": "P", "agree": "A", "reason": "O"}
+KEYS_HELP = (
+    "Keys: **N** next case · **P** previous case · **A** agree with the judge · "
+    "**O** write an override reason"
+)
+KEY_SCRIPT = """<script>
+(() => {
+  const doc = window.document;
+  if (window.__abeqFocusKey) doc.removeEventListener("keydown", window.__abeqFocusKey, true);
+  window.__abeqFocusKey = (e) => {
+    if (e.key !== "o" && e.key !== "O") return;
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const t = e.composedPath ? e.composedPath()[0] : e.target;
+    if (t && (t.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(t.tagName))) return;
+    const box = doc.querySelector(".st-key-ov_reason textarea");
+    if (!box) return;
+    e.preventDefault();
+    box.scrollIntoView({block: "center"});
+    box.focus();
+  };
+  doc.addEventListener("keydown", window.__abeqFocusKey, true);
+})();
+</script>"""
+
+
+def keyboard(st) -> None:
+    st.html(KEY_SCRIPT, unsafe_allow_javascript=True)
+
+
+# ---------------------------------------------------------------- summary
+def summary(st, store: Store, rr: RunReport, run: dict, gate: dict, running: str | None) -> None:
+    """PASS/FAIL (or, while the run runs, how far it is), the effective verdict counts, reviewed
+    cases, and how far to trust the judge."""
+    s = rr.report["summary"]
+    reviewed = sum(1 for r in rr.rows if r.reviewed)
+    judged = sum(1 for r in rr.rows if r.status == "judged")
+    head = st.columns([1.2, 1, 1, 1, 1, 1, 1])
+    with head[0]:
+        if running:  # a running run is not a failed one
+            st.markdown("### :blue[running]")
+            st.caption(running)
+        else:
+            st.markdown("### :green[✓ PASS]" if gate["pass"] else "### :red[✗ FAIL]")
+            st.caption(f"{gate['gate']} gate, from effective verdicts")
+    head[1].metric("Regressed", s["regressions"])
+    head[2].metric("Diverged", s["divergences"])
+    head[3].metric("Equivalent", s["equivalents"])
+    head[4].metric("Errored", sum(r.status == "error" for r in rr.rows) if running else len(rr.errors))
+    head[5].metric("Overridden", rr.overridden)
+    head[6].metric(
+        "Reviewed", f"{reviewed}/{judged}", help="Judged cases a reviewer agreed with or overrode."
+    )
+    trust = [
+        f"A/A false-regression rate {a['false_regression_rate']:.0%} over {a['cases']} cases (the judge "
+        "called the teacher's own replay regressed); regressions on noisy cases are marked within noise"
+        for a in aa_rates(store, run["id"])
+    ]
+    trust += [
+        f"where a check the original passes failed on the candidate, this judge also said regressed in "
+        f"{w['judge_also_regressed']} of {w['cases_with_lost_checks']} cases"
+        for w in check_witness(store)
+        if w["judge_model"] == run["judge_model"]
+    ]
+    agree = next((a for a in judge_agreement(store) if a["judge_model"] == run["judge_model"]), None)
+    t = st.columns([1, 1, 1, 3], vertical_alignment="bottom")
+    t[0].metric(
+        "Reviewed (this judge)",
+        agree["reviewed"] if agree else 0,
+        help="Cases reviewed across every run judged by this model: agreed with or overridden.",
+    )
+    t[1].metric("Judge agrees with reviewers", f"{agree['raw_agreement']:.0%}" if agree else "—")
+    kappa = "—" if not agree or agree["kappa"] is None else f"{agree['kappa']:.2f}"
+    t[2].metric(
+        "Cohen's κ",
+        kappa,
+        help="Agreement between the judge and reviewers beyond chance (1 = perfect; 0 = chance). "
+        "— when undefined (nothing reviewed, or a single verdict on both sides).",
+    )
+    if agree:
+        t[3].caption(
+            md(f"{run['judge_model']}: {agree['agreed']} agreed, {agree['overridden']} overridden")
+            + (f" · {agree['note']}" if agree["note"] else "")
+        )
+    if trust:
+        st.caption(" · ".join(trust))
+    if rr.overridden:
+        st.caption(
+            f"{rr.overridden} verdict(s) overridden by a reviewer; the summary, gate and exports use them "
+            "(the judge's verdicts are kept and listed in the exports)."
+        )
+
+
+def export_buttons(st, run_id: int, gate: str) -> None:
+    """One download per CLI export format, overrides applied; each file is made when clicked."""
+    db = db_path()
+
+    def make(fmt: str):
+        def data() -> str:
+            store = Store(db)
+            try:
+                return exports.render(store, build_report(store, run_id), fmt, gate)
+            finally:
+                store.close()
+
+        return data
+
+    row = st.container(horizontal=True, vertical_alignment="center")
+    row.caption("Export (overrides applied):")
+    for fmt, (label, suffix, mime) in exports.FORMATS.items():
+        row.download_button(
+            label,
+            make(fmt),
+            file_name=f"abeq-run-{run_id}{suffix}",
+            mime=mime,
+            key=f"export_{fmt}",
+            on_click="ignore",
+            icon=":material/download:",
+        )
+
+
+# ---------------------------------------------------------------- one case
+def badges(st, row: CaseRow) -> None:
+    with st.container(horizontal=True):
+        st.badge(row.verdict, color=VERDICT_COLOR[row.verdict])
+        if row.override:
+            carried = row.override.get("carried_from")
+            st.badge(
+                f"overridden (judge said {row.judge_verdict})"
+                + (f"; carried from run {carried}" if carried else ""),
+                color="violet",
+                icon=":material/edit:",
+            )
+        elif row.agreed:
+            st.badge(f"reviewer agreed ({row.review['reviewer']})", color="green", icon=":material/done_all:")
+        else:
+            st.badge("not reviewed", color="gray")
+        if len(set(row.samples)) > 1:
+            st.badge(
+                f"uncertain: judge samples split {' / '.join(row.samples)} (agreement {row.agreement:.0%})",
+                color="yellow",
+            )
+        if row.checks_disagree:
+            st.badge(f"uncertain: checks found a loss, the judge said {row.judge_verdict}", color="yellow")
+        if row.gate_truncated:
+            st.badge("gate-truncated: judged up to the unanswered gate", color="gray")
+
+
+def judge_and_reviewer(st, row: CaseRow) -> None:
+    """The judge's delta and notes stay in view after an override, beside the reviewer's reason."""
+    c1, c2, c3 = st.columns([2, 2, 1])
+    with c1:
+        st.markdown(f"**Judge: {row.judge_verdict}** · behaviour delta")
+        st.text(row.judge_delta or "— (none: equivalent)")
+        st.markdown("**Interpretation notes**")
+        st.text(row.interpretation_notes or "—")
+        if row.checks:
+            lost = len(row.checks_lost)
+            st.markdown(
+                f"**Checks** ({len(row.checks)}"
+                + (f"; {lost} lost on the candidate, so the case is regressed" if lost else "")
+                + ")"
+            )
+            st.html(checks_html(row.checks))
+    with c2:
+        if row.review:
+            st.markdown("**Reviewer:** " + md(describe(row.review)))
+            st.caption(md(local(row.review["created_at"])))
+            if row.review.get("reason"):
+                st.markdown("**Reviewer's reason**")
+                st.text(row.review["reason"])
+        else:
+            st.markdown("**Not reviewed yet**")
+            st.caption("Agree with the judge, or override it with a reason, below.")
+    c3.metric(
+        "Directness original → candidate",
+        f"{row.original_directness} → {row.candidate_directness}",
+        row.candidate_directness - row.original_directness,
+        help="5 = acted at once; 1 = heavy unpacking.",
+    )
+    c3.caption(
+        f"This case in this run: {row.calls_made} model call(s) made, {row.calls_cached} from the cache, "
+        f"{row.tokens:,} tokens, ${row.cost:.4f}"
+        + (f" (+{row.unpriced_calls} unpriced)" if row.unpriced_calls else "")
+    )
+
+
+# ---------------------------------------------------------------- actions
+def _act(run_id: int, case_id: str, action: str, verdict, reason: str, goto, replace: bool = False) -> None:
+    """Record an action from a button (a callback: it runs before the page draws again)."""
+    import streamlit as st
+
+    ss = st.session_state
+    store = Store(db_path())
+    try:
+        record(
+            store,
+            run_id,
+            case_id,
+            action=action,
+            verdict=verdict,
+            reason=reason,
+            reviewer=ss.get("ov_reviewer", ""),
+            seen=ss.get("ov_seen"),
+            replace=replace,
+        )
+    except ReviewConflict as e:
+        ss["review_conflict"] = {
+            "key": (run_id, case_id),
+            "action": action,
+            "verdict": verdict,
+            "reason": reason,
+            "goto": goto,
+            "message": e.message,
+        }
+        return
+    except AbeqError as e:
+        ss["review_error"] = error_md(e)
+        return
+    finally:
+        store.close()
+    ss.pop("review_conflict", None)
+    ss["ov_case"] = None  # a fresh form (and a fresh `seen`) for whatever case comes next
+    ss["review_flash"] = (
+        f"Agreed with the judge: {case_id} stays {verdict}."
+        if action == AGREE
+        else f"Override saved: {case_id} → {verdict}."
+    )
+    if goto:
+        ss["review_goto"] = goto
+
+
+def _keep_theirs() -> None:
+    import streamlit as st
+
+    st.session_state.pop("review_conflict", None)
+    st.session_state["ov_case"] = None  # read the case afresh: what is in effect now is what you saw
+
+
+def actions(st, store: Store, run_id: int, row: CaseRow, goto: str | None) -> None:
+    """Agree, Override, the question when someone else acted first, and the audit trail."""
+    ss = st.session_state
+    case_id = row.case_id
+    if ss.get("ov_case") != (run_id, case_id):  # a fresh form for each case; the name stays
+        ss.update(
+            ov_case=(run_id, case_id),
+            ov_verdict=row.verdict,
+            ov_reason="",
+            ov_seen=row.review["id"] if row.review else None,  # what this reviewer has in front of them
+        )
+    st.subheader("Your review")
+    st.caption(KEYS_HELP)
+    if msg := ss.pop("review_flash", None):
+        st.success(msg)
+    if err := ss.pop("review_error", None):
+        st.error(err)
+    if "ov_reviewer" not in ss:
+        ss["ov_reviewer"] = ss.get("keep:ov_reviewer", "")
+    st.text_input("Reviewer (your name, kept with every action)", key="ov_reviewer")
+    ss["keep:ov_reviewer"] = ss["ov_reviewer"]
+
+    conflict = ss.get("review_conflict")
+    if conflict and conflict["key"] == (run_id, case_id):
+        st.warning(md(conflict["message"]), icon=":material/group:")
+        c = st.container(horizontal=True)
+        c.button(
+            "Replace with mine",
+            type="primary",
+            key="conflict_replace",
+            on_click=_act,
+            args=(
+                run_id,
+                case_id,
+                conflict["action"],
+                conflict["verdict"],
+                conflict["reason"],
+                conflict["goto"],
+            ),
+            kwargs={"replace": True},
+        )
+        c.button("Keep theirs", key="conflict_keep", on_click=_keep_theirs)
+
+    label = f"Agree with the judge: {row.machine_verdict}"
+    if row.machine_verdict != row.judge_verdict:  # a lost check made it regressed
+        label = f"Agree: {row.machine_verdict} (a check was lost; the judge said {row.judge_verdict})"
+    if row.override:
+        label += " (replaces the override)"
+    st.button(
+        label,
+        key="agree",
+        icon=":material/done_all:",
+        shortcut=KEYS["agree"],
+        on_click=_act,
+        args=(run_id, case_id, AGREE, row.machine_verdict, "", goto),
+        help="Accept the judge's verdict: recorded with your name and the time; it counts toward κ.",
+    )
+    with st.form("override"):
+        verdict = st.selectbox("Verdict", list(VERDICTS), key="ov_verdict")
+        reason = st.text_area("Reason (required; stored with your name and the time)", key="ov_reason")
+        if st.form_submit_button("Save override", type="primary", key="ov_submit"):
+            _act(run_id, case_id, OVERRIDE, verdict, reason, goto)
+            st.rerun()
+    history = store.override_history(run_id, case_id)
+    if history:
+        st.caption("Audit trail (the latest is in effect)")
+        st.dataframe(
+            [
+                {
+                    "when": f"{local(h['created_at'])} ({ago(h['created_at'])})",
+                    "reviewer": h["reviewer"],
+                    "action": h["action"],
+                    "verdict": h["verdict"],
+                    "judge said": h["judge_verdict"],
+                    "replaced": h["seen_verdict"] if h["seen_id"] else "",
+                    "reason": h["reason"],
+                }
+                for h in history
+            ],
+            hide_index=True,
+            width="stretch",
+        )
+
+
+def case_table(st, rows: list[CaseRow], current: str, run_id: int, page_size: int = 25) -> None:
+    """The filtered cases as a table; clicking a row opens that case."""
+    pos = next((i for i, r in enumerate(rows) if r.case_id == current), 0)
+    with st.expander(f"Case list ({len(rows)}): click a row to open it", expanded=False):
+        pages = max(1, -(-len(rows) // page_size))
+        page = st.number_input("Page", 1, pages, pos // page_size + 1, key=f"page_{run_id}_{len(rows)}")
+        shown = rows[(page - 1) * page_size : page * page_size]
+        key = f"case_table_{run_id}_{page}_{current}"  # a new key per case clears the old highlight
+
+        def pick() -> None:
+            picked = st.session_state[key]["selection"]["rows"]
+            if picked:
+                st.session_state["review_goto"] = shown[picked[0]].case_id
+
+        st.dataframe(
+            cases.table(shown),
+            hide_index=True,
+            width="stretch",
+            key=key,
+            on_select=pick,
+            selection_mode="single-row",
+        )
