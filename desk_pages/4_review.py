@@ -82,7 +82,8 @@ if (asked := links.adopt(q, ss, "case", scope="review")) is not None:
 n, seen_n = cases.counts(shown), cases.reviewed_counts(shown)
 for k in ("review_filter", "review_seen"):
     ss.setdefault(k, "all")
-f1, f2, f3 = st.columns([3, 1.6, 2], vertical_alignment="bottom")
+f1 = st.container()
+f2, f3 = st.columns([1, 1], vertical_alignment="bottom")
 with f1:
     which = (
         st.segmented_control(
@@ -210,7 +211,8 @@ teacher, cand = cases.side(store, row.teacher_key), cases.side(store, row.candid
 if teacher and cand:
     t1, t2 = st.tabs(["Transcripts (word diff)", "Self-reports (six fields)"])
     t1.caption("Removed words are struck through on the left, added words highlighted on the right.")
-    t1.html(
+    # a pane of its own height keeps Agree and Override in reach below a long transcript
+    t1.container(height=560).html(
         side_by_side_html(
             teacher.transcript, cand.transcript, left_label="Original (teacher)", right_label="Candidate"
         )

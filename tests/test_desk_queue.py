@@ -129,7 +129,7 @@ def test_agree_records_the_reviewer_moves_on_and_updates_kappa(runs, db):
     assert (row["case_id"], row["action"], row["reviewer"]) == (first, "agree", "ana")
     assert metrics(at)["Reviewed"] == "1/6" and metrics(at)["Cohen's κ"] == "—"  # one label each side
     override(at, "it kept the rule", verdict="equivalent")
-    assert metrics(at)["Judge agrees with reviewers"] == "50%" and metrics(at)["Cohen's κ"] == "0.00"
+    assert metrics(at)["Agreement"] == "50%" and metrics(at)["Cohen's κ"] == "0.00"
     at.segmented_control(key="review_seen").set_value("todo").run()
     assert "case-0002" not in at.selectbox(key="review_case").options
     assert len(at.selectbox(key="review_case").options) == 8 - 2

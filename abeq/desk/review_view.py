@@ -92,7 +92,11 @@ def summary(st, store: Store, rr: RunReport, run: dict, gate: dict, running: str
         agree["reviewed"] if agree else 0,
         help="Cases reviewed across every run judged by this model: agreed with or overridden.",
     )
-    t[1].metric("Judge agrees with reviewers", f"{agree['raw_agreement']:.0%}" if agree else "—")
+    t[1].metric(
+        "Agreement",
+        f"{agree['raw_agreement']:.0%}" if agree else "—",
+        help="Share of reviewed cases where the reviewer's verdict is the judge's.",
+    )
     kappa = "—" if not agree or agree["kappa"] is None else f"{agree['kappa']:.2f}"
     t[2].metric(
         "Cohen's κ",

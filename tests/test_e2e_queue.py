@@ -1,0 +1,211 @@
+"""The review queue in a real Chromium: deep links in a fresh context, Agree then κ, two reviewers
+on one case, the keyboard, the clickable case list, a download.
+
+Synthetic runs (no model): verdicts cycle equivalent, diverged, regressed; every 4th case errors.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+import pytest
+from playwright.sync_api import expect
+from test_e2e import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, desk, screenshot  # noqa: F401
+
+from abeq.results.store import Store
+from abeq.testing.synthetic import synthetic_run
+
+pytestmark = [pytest.mark.e2e, *__import__("test_e2e").pytestmark[1:]]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def fresh_page(browser):
+    """A new browser context (no cookies, no session): what a colleague opening a shared link gets."""
+    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+    return ctx, ctx.new_page()
+
+
+@pytest.fixture
+def two_reviews(tmp_path):
+    db = tmp_path / "desk.db"
+    store = Store(str(db))
+    first = synthetic_run(store, 8, review="first", error_every=4, seed=1)
+    second = synthetic_run(store, 6, review="second", error_every=0, seed=2)  # the newest: the default
+    store.close()
+    return db, first, second
+
+
+def wait_case(page, case_id: str) -> None:
+    box = page.get_by_role("combobox", name=re.compile(r"queue order"))
+    expect(box).to_have_value(case_id, timeout=30_000)
+
+
+def settle(page) -> None:
+    """Until the desk has finished redrawing (no rerun running, no stale element left), so a key
+    press or a click reaches the elements of the current case."""
+    page.wait_for_function(
+        """() => !document.querySelector('[data-testid="stStatusWidgetRunningIcon"]')
+                 && !document.querySelector('[data-stale="true"]')""",
+        timeout=30_000,
+    )
+    page.wait_for_timeout(300)
+
+
+def reviewer(page, name: str) -> None:
+    field = page.get_by_label("Reviewer (your name, kept with every action)")
+    field.fill(name)
+    field.press("Enter")
+    settle(page)
+
+
+def override(page, reason: str) -> None:
+    verdict = page.get_by_label("Verdict")
+    verdict.click()
+    verdict.fill("equivalent")
+    verdict.press("ArrowDown")
+    verdict.press("Enter")
+    page.get_by_label("Reason (required; stored with your name and the time)").fill(reason)
+    page.get_by_role("button", name="Save override").click()
+
+
+def test_a_deep_link_opens_review_run_and_case_in_a_fresh_context(browser, two_reviews):
+    db, first, _ = two_reviews
+    with desk(db) as url:
+        ctx, page = fresh_page(browser)
+        page.goto(f"{url}/review?review=first&run={first}&case=case-0005")
+        wait_case(page, "case-0005")
+        expect(page.get_by_test_id("stSidebar").get_by_role("combobox")).to_have_value("first")
+        expect(page.get_by_role("combobox", name="Run", exact=True)).to_have_value(
+            re.compile(f"^run {first} ")
+        )
+        page.get_by_role("button", name="Next →").click()
+        wait_case(page, "case-0001")  # after the regressed cases, the diverged ones
+        page.wait_for_url(f"**/review?review=first&run={first}&case=case-0001")  # the URL follows
+        shared = page.url
+        ctx.close()
+        ctx, page = fresh_page(browser)  # the link, copied into another browser
+        page.goto(shared)
+        wait_case(page, "case-0001")
+        page.reload()  # and a reload keeps it too
+        wait_case(page, "case-0001")
+        screenshot(page, ARTIFACTS / "review-queue.png")
+        ctx.close()
+
+
+def test_agree_then_kappa_updates(browser, two_reviews):
+    db, first, _ = two_reviews
+    with desk(db) as url:
+        ctx, page = fresh_page(browser)
+        page.goto(f"{url}/review?review=first&run={first}")
+        wait_case(page, "case-0002")
+        kappa = page.get_by_test_id("stMetric").filter(has_text="Cohen's κ")
+        expect(kappa).to_contain_text("—")
+        reviewer(page, "ana")
+        override(page, "only reordered: nothing lost")  # regressed → equivalent
+        page.get_by_text("Override saved").wait_for()
+        wait_case(page, "case-0005")
+        page.get_by_role("button", name="Agree with the judge").click()  # regressed, accepted
+        page.get_by_text("Agreed with the judge: case-0005").wait_for()
+        # pairs (regressed, equivalent) and (regressed, regressed): 50% raw agreement, κ 0
+        expect(kappa).to_contain_text("0.00")
+        expect(page.get_by_test_id("stMetric").filter(has_text="Agreement")).to_contain_text("50%")
+        wait_case(page, "case-0001")
+        page.get_by_role("button", name="Agree with the judge").click()  # diverged, accepted
+        expect(kappa).to_contain_text("0.50")  # 2 of 3 agree; chance 1/3: (2/3 - 1/3) / (2/3)
+        ctx.close()
+    con = sqlite3.connect(db)
+    assert con.execute("select action, reviewer from overrides order by id").fetchall() == [
+        ("override", "ana"),
+        ("agree", "ana"),
+        ("agree", "ana"),
+    ]
+
+
+def test_two_reviewers_overriding_one_case_get_the_warning(browser, two_reviews):
+    db, first, _ = two_reviews
+    link = f"/review?review=first&run={first}&case=case-0001"
+    with desk(db) as url:
+        (ca, a), (cb, b) = fresh_page(browser), fresh_page(browser)
+        for page, name in ((a, "A"), (b, "B")):
+            page.goto(url + link)
+            wait_case(page, "case-0001")
+            reviewer(page, name)
+        override(a, "A: the reorder is harmless")
+        a.get_by_text("Override saved").wait_for()
+        override(b, "B: it dropped a step")  # B read the case before A saved
+        b.get_by_text("A overrode this just now to equivalent: replace?").wait_for()
+        screenshot(b, ARTIFACTS / "review-conflict.png")
+        b.get_by_role("button", name="Replace with mine").click()
+        b.get_by_text("Override saved").wait_for()
+        ca.close()
+        cb.close()
+    con = sqlite3.connect(db)
+    assert con.execute("select reviewer, seen_verdict from overrides order by id").fetchall() == [
+        ("A", "candidate-diverged"),
+        ("B", "equivalent"),
+    ]
+
+
+def test_keyboard_next_previous_agree_and_the_reason(browser, two_reviews):
+    db, first, _ = two_reviews
+    with desk(db) as url:
+        ctx, page = fresh_page(browser)
+        page.goto(f"{url}/review?review=first&run={first}")
+        wait_case(page, "case-0002")
+        reviewer(page, "kb")
+        page.get_by_role("heading", name="Review", exact=True).click()  # focus the page, not a field
+        page.keyboard.press("n")
+        wait_case(page, "case-0005")
+        settle(page)
+        page.keyboard.press("p")
+        wait_case(page, "case-0002")
+        settle(page)
+        page.keyboard.press("a")
+        page.get_by_text("Agreed with the judge: case-0002").wait_for()
+        wait_case(page, "case-0005")  # the queue moved on
+        settle(page)
+        page.keyboard.press("o")
+        reason = page.get_by_label("Reason (required; stored with your name and the time)")
+        expect(reason).to_be_focused()
+        page.keyboard.type("a note")  # typing in the field is text, not keys: no 'n' next, no 'a' agree
+        page.wait_for_timeout(800)
+        wait_case(page, "case-0005")
+        expect(reason).to_have_value("a note")
+        ctx.close()
+    con = sqlite3.connect(db)
+    assert con.execute("select case_id, action, reviewer from overrides").fetchall() == [
+        ("case-0002", "agree", "kb")
+    ]
+
+
+def test_the_case_list_is_clickable_and_exports_download(browser, two_reviews, tmp_path):
+    db, first, _ = two_reviews
+    with desk(db) as url:
+        ctx, page = fresh_page(browser)
+        page.goto(f"{url}/review?review=first&run={first}&case=case-0002")
+        wait_case(page, "case-0002")
+        page.get_by_text("Case list (8)").click()
+        grid = page.get_by_test_id("stDataFrame").first
+        grid.scroll_into_view_if_needed()
+        page.wait_for_timeout(500)
+        box = grid.bounding_box()
+        # the grid is a canvas: its first column holds the row checkboxes, rows 35 px under a 35 px
+        # header. Queue order: case-0002, case-0005, case-0001, … — click the third row's box.
+        page.mouse.click(box["x"] + 17, box["y"] + 35 + 35 * 2 + 17)
+        wait_case(page, "case-0001")
+        with page.expect_download() as dl:
+            page.get_by_role("button", name="CSV", exact=True).click()
+        path = tmp_path / "export.csv"
+        dl.value.save_as(path)
+        assert path.read_text().startswith("case_id,status,verdict,judge_verdict,overridden")
+        ctx.close()
