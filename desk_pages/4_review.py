@@ -19,11 +19,13 @@ if review is None:
     st.stop()
 st.title("Review")
 runs = store.runs(review["id"])[::-1]
+q, ss = st.query_params, st.session_state
 if not runs:
+    for name in ("run", "case"):  # another review's run and case must not linger in the URL
+        links.publish(q, ss, name, None, scope="review")
     st.info("No run yet for this review: start one on Run.")
     st.stop()
 
-q, ss = st.query_params, st.session_state
 run_ids = [r["id"] for r in runs]
 if (
     asked := links.adopt(q, ss, "run", scope="review")
@@ -260,5 +262,5 @@ for col, arm in zip(st.columns(2) if sides else [], sides):
 
 
 # ---------------------------------------------------------------- the reviewer's word
-reviewed = {r.case_id for r in rr.rows if r.reviewed} | {case_id}
-view.actions(st, store, run_id, row, cases.next_in_queue(ids, reviewed, case_id))
+done = {r.case_id for r in rr.rows if r.reviewed or r.status != "judged"} | {case_id}
+view.actions(st, store, run_id, row, cases.next_in_queue(ids, done, case_id))

@@ -156,3 +156,27 @@ def test_history_rows_and_the_run_page_link_to_their_run_on_review(app, db):
     app.switch_page("desk_pages/5_history.py").run()
     table = app.dataframe[0].value
     assert list(table["open"]) == [f"review?review=example&run={run_id}"]
+
+
+def test_compare_opens_the_linked_case_and_links_back_to_review(db):
+    run = synthetic_run(Store(db), 3, review="c", error_every=0)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params.update(review="c", run=str(run), case="case-0002")
+    at.run()
+    at.switch_page("desk_pages/6_compare.py").run()
+    assert at.radio(key="compare_src").value == "A case from a run"
+    assert (at.selectbox(key="compare_run").value, at.selectbox(key="compare_case").value) == (
+        run,
+        "case-0002",
+    )
+    at.selectbox(key="compare_case").select("case-0001").run()
+    assert at.query_params == {"review": "c", "run": str(run), "case": "case-0001"}
+    (back,) = [p for p in at.get("page_link") if p.value == "Read this case on Review"]
+    assert back.proto.query_string == f"review=c&run={run}&case=case-0001"
+
+
+def test_a_word_diff_inside_a_self_report_field_is_escaped():
+    from abeq.desk.render import self_report_html
+
+    html = self_report_html([("1 · Output produced", "run <b>x</b> now", "run <script>y()</script> now")])
+    assert "&lt;<del" in html and "&lt;<ins" in html and "<script" not in html and "<b>" not in html

@@ -79,7 +79,7 @@ def override(page, reason: str) -> None:
 
 
 def test_a_deep_link_opens_review_run_and_case_in_a_fresh_context(browser, two_reviews):
-    db, first, _ = two_reviews
+    db, first, second = two_reviews
     with desk(db) as url:
         ctx, page = fresh_page(browser)
         page.goto(f"{url}/review?review=first&run={first}&case=case-0005")
@@ -99,6 +99,20 @@ def test_a_deep_link_opens_review_run_and_case_in_a_fresh_context(browser, two_r
         page.reload()  # and a reload keeps it too
         wait_case(page, "case-0001")
         screenshot(page, ARTIFACTS / "review-queue.png")
+        # the sidebar's review picker writes the review into the URL, and the page follows it
+        sidebar = page.get_by_test_id("stSidebar")
+        sidebar.get_by_role("combobox").click()
+        page.get_by_role("option", name="second").click()
+        # (its run has a case-0001 too: the same case id stays open, as across runs of one review)
+        page.wait_for_url(f"**/review?review=second&run={second}&case=case-0001")
+        # New review: the popover closes once the review is created
+        sidebar.get_by_role("button", name="New review").click()
+        sidebar_name = page.get_by_label("Name", exact=True)
+        sidebar_name.fill("third")
+        page.get_by_role("button", name="Create").click()
+        expect(sidebar.get_by_role("combobox")).to_have_value("third")
+        expect(page.get_by_role("button", name="Create")).to_be_hidden()
+        page.wait_for_url("**/review?review=third")
         ctx.close()
 
 

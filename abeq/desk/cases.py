@@ -47,8 +47,11 @@ def matches(row: CaseRow, which: str) -> bool:
 
 
 def reviewed_matches(row: CaseRow, which: str) -> bool:
-    """The Reviewed filter: a reviewed case is one a reviewer agreed with or overrode."""
-    return which == "all" or (which == "done") == row.reviewed
+    """The Reviewed filter: a reviewed case is one a reviewer agreed with or overrode; a case to do
+    is a judged one nobody has (an errored case has no verdict to review: it needs a re-run)."""
+    if which == "done":
+        return row.reviewed
+    return which == "all" or (row.status == "judged" and not row.reviewed)
 
 
 def queue_key(row: CaseRow) -> tuple[int, int]:
@@ -94,8 +97,9 @@ def search(store: Store, run_id: int, cases_by_id: dict, text: str) -> set[str]:
 
 
 def next_in_queue(ids: list[str], reviewed: set[str], current: str) -> str | None:
-    """Where the queue goes after a reviewer acts on `current`: the next case not yet reviewed
-    (wrapping round), else the next case; None when `current` is the only one."""
+    """Where the queue goes after a reviewer acts on `current`: the next case not in `reviewed`
+    (the cases nobody needs to act on: reviewed or without a verdict), wrapping round, else the
+    next case; None when `current` is the only one."""
     if current not in ids:
         return ids[0] if ids else None
     i = ids.index(current)
