@@ -1,5 +1,6 @@
 """The CLI: exit codes, reports on disk, and the bad-input matrix (exit 2, nothing stored)."""
 
+import gc
 import json
 import shutil
 import subprocess
@@ -89,6 +90,9 @@ def test_bad_input_exits_2_names_the_file_and_stores_nothing(tmp_path, capsys, l
     # An existing database must come out byte for byte the same.
     db = tmp_path / "abeq.db"
     main(args(tmp_path, **{"--confirm": True, "--quiet": True, "--out": str(tmp_path / "r.json")}))
+    # the run's sqlite connection is freed by the garbage collector (sqlite3 keeps a reference
+    # cycle), and its close checkpoints the WAL into the file: let that happen before the snapshot
+    gc.collect()
     before = db.read_bytes()
     path = str(tmp_path / "nope.md") if content is None else _bad(tmp_path, *content)
     code = main(args(tmp_path, **{flag: path, "--confirm": True, "--quiet": True}))
