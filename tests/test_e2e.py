@@ -171,9 +171,7 @@ def test_confirm_run_and_override_in_the_browser(page, tmp_path):
         verdict.fill("equivalent")
         verdict.press("ArrowDown")
         verdict.press("Enter")
-        page.get_by_label("Reason (required; stored with your name and the time)").fill(
-            "Checked by hand: the ticket-id rule is kept."
-        )
+        page.get_by_label("Reason (required to override").fill("Checked by hand: the ticket-id rule is kept.")
         page.get_by_label("Reviewer").fill("e2e")
         page.get_by_role("button", name="Save override").click()
         page.get_by_text("Override saved").wait_for()
@@ -225,13 +223,13 @@ def test_several_browser_sessions_on_one_database(context, tmp_path):
         for i, p in enumerate(pages):  # start all four loads before waiting for any
             p.goto(f"{url}/review?run={run_id}&case=case-{i:04d}", wait_until="commit")
         for p in pages:
-            p.get_by_role("heading", name="Override").wait_for(timeout=30_000)
+            p.get_by_role("heading", name="Your review").wait_for(timeout=30_000)
         for _ in range(3):
             for p in pages:
                 p.get_by_role("button", name="Next →").click()
         for p in pages:
             p.wait_for_timeout(500)
-            p.get_by_role("heading", name="Override").wait_for()
+            p.get_by_role("heading", name="Your review").wait_for()
             assert p.get_by_test_id("stException").count() == 0
 
 
@@ -251,7 +249,7 @@ def test_the_main_job_the_bundled_example_on_the_embedded_model(page, tmp_path):
         page.get_by_role("button", name="Start run").click()
         page.get_by_text("7/7 cases · finished").wait_for(timeout=900_000)
         nav(page, "Review")
-        page.get_by_role("heading", name="Override").wait_for(timeout=30_000)
+        page.get_by_role("heading", name="Your review").wait_for(timeout=30_000)
         assert page.get_by_test_id("stException").count() == 0
         screenshot(page, ARTIFACTS / "review-embedded.png")
     con = sqlite3.connect(db)

@@ -62,10 +62,8 @@ def settle(page) -> None:
 
 
 def reviewer(page, name: str) -> None:
-    field = page.get_by_label("Reviewer (your name, kept with every action)")
-    field.fill(name)
-    field.press("Enter")
-    settle(page)
+    """Type a name: it goes with the next Agree or Save (the name is in the same form)."""
+    page.get_by_label("Reviewer (your name, kept with every action)").fill(name)
 
 
 def override(page, reason: str) -> None:
@@ -74,7 +72,7 @@ def override(page, reason: str) -> None:
     verdict.fill("equivalent")
     verdict.press("ArrowDown")
     verdict.press("Enter")
-    page.get_by_label("Reason (required; stored with your name and the time)").fill(reason)
+    page.get_by_label("Reason (required to override").fill(reason)
     page.get_by_role("button", name="Save override").click()
 
 
@@ -128,13 +126,13 @@ def test_agree_then_kappa_updates(browser, two_reviews):
         override(page, "only reordered: nothing lost")  # regressed → equivalent
         page.get_by_text("Override saved").wait_for()
         wait_case(page, "case-0005")
-        page.get_by_role("button", name="Agree with the judge").click()  # regressed, accepted
+        page.get_by_role("button", name=re.compile("^Agree with the judge")).click()  # regressed, accepted
         page.get_by_text("Agreed with the judge: case-0005").wait_for()
         # pairs (regressed, equivalent) and (regressed, regressed): 50% raw agreement, κ 0
         expect(kappa).to_contain_text("0.00")
         expect(page.get_by_test_id("stMetric").filter(has_text="Agreement")).to_contain_text("50%")
         wait_case(page, "case-0001")
-        page.get_by_role("button", name="Agree with the judge").click()  # diverged, accepted
+        page.get_by_role("button", name=re.compile("^Agree with the judge")).click()  # diverged, accepted
         expect(kappa).to_contain_text("0.50")  # 2 of 3 agree; chance 1/3: (2/3 - 1/3) / (2/3)
         ctx.close()
     con = sqlite3.connect(db)
@@ -189,7 +187,7 @@ def test_keyboard_next_previous_agree_and_the_reason(browser, two_reviews):
         wait_case(page, "case-0005")  # the queue moved on
         settle(page)
         page.keyboard.press("o")
-        reason = page.get_by_label("Reason (required; stored with your name and the time)")
+        reason = page.get_by_label("Reason (required to override")
         expect(reason).to_be_focused()
         page.keyboard.type("a note")  # typing in the field is text, not keys: no 'n' next, no 'a' agree
         page.wait_for_timeout(800)

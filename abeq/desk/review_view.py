@@ -214,7 +214,8 @@ def judge_and_reviewer(st, row: CaseRow) -> None:
 
 # ---------------------------------------------------------------- actions
 def _act(run_id: int, case_id: str, action: str, verdict, reason: str, goto, replace: bool = False) -> None:
-    """Record an action from a button (a callback: it runs before the page draws again)."""
+    """Record an action (after the form's submit, or as Replace's callback) and say what happened;
+    a conflict or a refusal is kept for the page to show."""
     import streamlit as st
 
     ss = st.session_state
@@ -281,11 +282,6 @@ def actions(st, store: Store, run_id: int, row: CaseRow, goto: str | None) -> No
         st.success(msg)
     if err := ss.pop("review_error", None):
         st.error(err)
-    if "ov_reviewer" not in ss:
-        ss["ov_reviewer"] = ss.get("keep:ov_reviewer", "")
-    st.text_input("Reviewer (your name, kept with every action)", key="ov_reviewer")
-    ss["keep:ov_reviewer"] = ss["ov_reviewer"]
-
     conflict = ss.get("review_conflict")
     if conflict and conflict["key"] == (run_id, case_id):
         st.warning(md(conflict["message"]), icon=":material/group:")
@@ -307,26 +303,38 @@ def actions(st, store: Store, run_id: int, row: CaseRow, goto: str | None) -> No
         )
         c.button("Keep theirs", key="conflict_keep", on_click=_keep_theirs)
 
-    label = f"Agree with the judge: {row.machine_verdict}"
-    if row.machine_verdict != row.judge_verdict:  # a lost check made it regressed
-        label = f"Agree: {row.machine_verdict} (a check was lost; the judge said {row.judge_verdict})"
-    if row.override:
-        label += " (replaces the override)"
-    st.button(
-        label,
-        key="agree",
-        icon=":material/done_all:",
-        shortcut=KEYS["agree"],
-        on_click=_act,
-        args=(run_id, case_id, AGREE, row.machine_verdict, "", goto),
-        help="Accept the judge's verdict: recorded with your name and the time; it counts toward κ.",
-    )
-    with st.form("override"):
-        verdict = st.selectbox("Verdict", list(VERDICTS), key="ov_verdict")
-        reason = st.text_area("Reason (required; stored with your name and the time)", key="ov_reason")
-        if st.form_submit_button("Save override", type="primary", key="ov_submit"):
+    # One form for both actions: the name typed last goes with the click that follows it (a name
+    # field outside the form commits on blur, and the click that caused the blur was lost).
+    if "ov_reviewer" not in ss:
+        ss["ov_reviewer"] = ss.get("keep:ov_reviewer", "")
+    with st.form("review_action"):
+        st.text_input("Reviewer (your name, kept with every action)", key="ov_reviewer")
+        verdict = st.selectbox("Verdict (for an override)", list(VERDICTS), key="ov_verdict")
+        reason = st.text_area(
+            "Reason (required to override; a note when you agree; kept with your name and the time)",
+            key="ov_reason",
+        )
+        buttons = st.container(horizontal=True)
+        label = f"Agree with the judge: {row.machine_verdict}"
+        if row.machine_verdict != row.judge_verdict:  # a lost check made it regressed
+            label = f"Agree: {row.machine_verdict} (a check was lost; the judge said {row.judge_verdict})"
+        if row.override:
+            label += " (replaces the override)"
+        agree = buttons.form_submit_button(
+            label,
+            key="agree",
+            icon=":material/done_all:",
+            shortcut=KEYS["agree"],
+            help="Accept the judge's verdict: recorded with your name and the time; it counts toward κ.",
+        )
+        save = buttons.form_submit_button("Save override", type="primary", key="ov_submit")
+    ss["keep:ov_reviewer"] = ss["ov_reviewer"]
+    if agree or save:
+        if agree:
+            _act(run_id, case_id, AGREE, row.machine_verdict, reason, goto)
+        else:
             _act(run_id, case_id, OVERRIDE, verdict, reason, goto)
-            st.rerun()
+        st.rerun()
     history = store.override_history(run_id, case_id)
     if history:
         st.caption("Audit trail (the latest is in effect)")
