@@ -68,13 +68,12 @@ def _key_parts(example):
         case=case,
         variant="skill",
         spec=spec,
-        ts_hash=transferset.set_hash(example["ts"]),
     )
 
 
 @pytest.mark.parametrize(
     "change",
-    ["doc", "input", "gate", "model", "variant", "temperature", "max_tokens", "seed", "set", "sample"],
+    ["doc", "input", "gate", "model", "variant", "temperature", "max_tokens", "seed", "sample"],
 )
 def test_every_part_of_the_runner_key_matters(example, change):
     base = _key_parts(example)
@@ -93,8 +92,6 @@ def test_every_part_of_the_runner_key_matters(example, change):
         p["variant"] = "instruction-file"
     elif change in ("temperature", "max_tokens", "seed"):
         p["spec"] = replace(p["spec"], **{change: {"temperature": 0.5, "max_tokens": 7, "seed": 9}[change]})
-    elif change == "set":
-        p["ts_hash"] = "1" * 64
     elif change == "sample":
         assert runner_key(**p, sample=1) != k0
         return
@@ -123,7 +120,7 @@ def test_editing_a_case_misses_the_teacher_cache(store, example, scripted_cfg):
     assert not edited.user_confirmed
     edited = transferset.confirm(edited, example["original"].hash)
     _, stats = run(store, example, scripted_cfg(), ts=edited)
-    assert stats["teacher_made"] == 7  # the set hash is in the key: every teacher run is redone
+    assert stats["teacher_made"] == 1  # only the edited case: the others' transcripts are reused
 
 
 def test_unconfirmed_set_is_refused_before_any_call(store, example, scripted_cfg):
@@ -260,7 +257,7 @@ def test_the_cache_key_holds_the_server_and_the_weights(tmp_path):
     case = transferset.load(EXAMPLE / "transfer-set.json").cases[0]
 
     def key(spec):
-        return runner_key("doc", case, "skill", spec, "set")
+        return runner_key("doc", case, "skill", spec)
 
     assert key(ModelSpec("openai/llama", api_base="http://10.0.0.1/v1")) != key(
         ModelSpec("openai/llama", api_base="http://10.0.0.2/v1")

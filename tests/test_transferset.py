@@ -184,7 +184,7 @@ def test_an_edit_the_hash_ignores_still_unconfirms():
     assert tsm.edit(confirmed, list(confirmed.cases)).user_confirmed  # no change, still confirmed
 
 
-def test_an_edited_case_misses_the_teacher_cache():
+def test_an_edited_case_misses_the_teacher_cache_and_its_neighbours_do_not():
     from abeq.models import ModelSpec
     from abeq.run.keys import runner_key
 
@@ -193,10 +193,14 @@ def test_an_edited_case_misses_the_teacher_cache():
         confirmed, [confirmed.cases[0].model_copy(update={"input": "changed"}), *confirmed.cases[1:]]
     )
     spec = ModelSpec(name="scripted/rules")
-    untouched = confirmed.cases[1]
-    before = runner_key("doc", untouched, "skill", spec, tsm.set_hash(confirmed))
-    after = runner_key("doc", untouched, "skill", spec, tsm.set_hash(edited))
-    assert before != after
+    assert runner_key("doc", confirmed.cases[0], "skill", spec) != runner_key(
+        "doc", edited.cases[0], "skill", spec
+    )
+    # the set's hash changed, but a case's transcript depends on that case alone (SPEC §5)
+    assert tsm.set_hash(confirmed) != tsm.set_hash(edited)
+    assert runner_key("doc", confirmed.cases[1], "skill", spec) == runner_key(
+        "doc", edited.cases[1], "skill", spec
+    )
 
 
 # ---------------------------------------------------------------- bad input, every format

@@ -33,7 +33,7 @@ def make_set(root: Path, folder: dict[str, bytes | str], **case) -> Path:
 
 def key_of(ts) -> str:
     spec = ModelSpec(name="scripted/rules")
-    return runner_key("doc", ts.cases[0], "skill", spec, "set")
+    return runner_key("doc", ts.cases[0], "skill", spec)
 
 
 def test_the_folders_content_not_its_path_is_the_case_identity(tmp_path):

@@ -236,6 +236,14 @@ class Store(Ledger):
     def runner_result(self, key: str) -> RunnerResultRow | None:
         return self.one("select * from runner_results where key = ?", [key])
 
+    def first_runner_result(self, keys: Iterable[str]) -> RunnerResultRow | None:
+        """The result stored under the first of these keys that has one (its `key` says which)."""
+        for key in keys:
+            row = self.runner_result(key)
+            if row:
+                return row
+        return None
+
     def put_runner_result(self, row: dict) -> None:
         self._insert("runner_results", {**row, "created_at": now()}, replace=True)
 

@@ -14,7 +14,7 @@ from ..schemas import Case, JudgeReply, RunnerReply, grading_reply
 from .checks import Check
 from .grading import blind_order, checks_spec, grade_pair, grader_prompt, unblind
 from .judge import judge_pair, judge_prompt
-from .keys import grading_key, judge_key, judge_spec, runner_key
+from .keys import grading_key, judge_key, judge_spec, runner_keys
 from .observe import from_row, observe
 from .runner import gate_state, runner_prompt
 
@@ -70,9 +70,12 @@ class CachedCalls:
         mode = self.cfg.mode  # chat, tools or an agent command (modes.py)
         mode_parts = mode.key_parts(self.original, self.cfg.variant)
         model = mode.label(spec)
-        key = runner_key(doc.hash, case, self.cfg.variant, spec, self.ts_hash, sample, mode_parts)
-        row = None if (fresh or self.cfg.fresh) else self.store.runner_result(key)
+        keys = runner_keys(doc.hash, case, self.cfg.variant, spec, self.ts_hash, sample, mode_parts)
+        key = keys[0]  # a new result is stored under the current key
+        row = None if (fresh or self.cfg.fresh) else self.store.first_runner_result(keys)
         if row:
+            # the key it was found under: a v1 hit keeps its judgements' keys, so they are reused too
+            key = row["key"]
             self._log(case.id, kind, model, key, True, row=row)
             return key, from_row(row)
         policy.check()  # complete() checks again once a concurrency slot is free

@@ -7,28 +7,14 @@ from ..models.pricing import price
 from .checks import model_checks
 from .grading import blind_order, checks_spec, grader_prompt
 from .judge import judge_prompt
-from .keys import grading_key, runner_key
+from .keys import grading_key, runner_keys
 from .runner import runner_prompt
 
 
 def estimate(engine, rounds_so_far: int = 0) -> dict:
     """What this run will cost at most: calls needed now (cache consulted), tokens and price."""
     cfg, n = engine.cfg, len(engine.ts.cases)
-    need_teacher = sum(
-        1
-        for c in engine.ts.cases
-        if cfg.fresh
-        or not engine.store.runner_result(
-            runner_key(
-                engine.original.hash,
-                c,
-                cfg.variant,
-                cfg.runner,
-                engine.ts_hash,
-                mode_parts=cfg.mode.key_parts(engine.original, cfg.variant),
-            )
-        )
-    )
+    need_teacher = sum(1 for c in engine.ts.cases if cfg.fresh or not _stored_key(engine, engine.original, c))
     base = estimate_calls(n, 1, cfg.judge_samples, cfg.aa)
     runner_calls = need_teacher + n + (n if cfg.aa else 0)
     judge_calls = base["judge_calls"]
@@ -67,11 +53,23 @@ def estimate(engine, rounds_so_far: int = 0) -> dict:
     }
 
 
+def _stored_key(engine, doc, case) -> str | None:
+    """The key a stored runner result of this document on this case is under (the current key, or
+    the v1 key of this set), or None when there is none."""
+    cfg = engine.cfg
+    parts = cfg.mode.key_parts(engine.original, cfg.variant)
+    row = engine.store.first_runner_result(
+        runner_keys(doc.hash, case, cfg.variant, cfg.runner, engine.ts_hash, mode_parts=parts)
+    )
+    return row["key"] if row else None
+
+
 def _grading_cached(engine, case) -> bool:
     """Whether this case's grading would come from the cache (only when both runs' keys match one)."""
+    okey, ckey = _stored_key(engine, engine.original, case), _stored_key(engine, engine.candidate, case)
+    if not (okey and ckey):
+        return False
     cfg = engine.cfg
-    okey = runner_key(engine.original.hash, case, cfg.variant, cfg.runner, engine.ts_hash)
-    ckey = runner_key(engine.candidate.hash, case, cfg.variant, cfg.runner, engine.ts_hash)
     key = grading_key(okey, ckey, checks_spec(model_checks(case)), cfg.judge, blind_order(okey, ckey))
     return engine.store.grading(key) is not None
 

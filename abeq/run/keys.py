@@ -14,15 +14,55 @@ from .judge import judge_prompt
 from .runner import runner_prompt
 
 KEY_VERSION = "abeq-key-v1"
+# v2 runner keys hold the case alone: which other cases share the set does not change a case's
+# transcript (SPEC §5), so adding a case runs only that case's teacher. v1 keys also held the set's
+# hash; rows stored under them stay readable (runner_keys).
+RUNNER_KEY_VERSION = "abeq-key-v2"
 
 
-def cache_key(kind: str, parts: dict) -> str:
+def cache_key(kind: str, parts: dict, version: str = KEY_VERSION) -> str:
     """Version prefix + canonical JSON of everything that changes the output, and nothing else."""
     blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(f"{KEY_VERSION}|{kind}|{blob}".encode()).hexdigest()
+    return hashlib.sha256(f"{version}|{kind}|{blob}".encode()).hexdigest()
+
+
+def _runner_parts(
+    doc_hash: str, case: Case, variant: str, spec: ModelSpec, sample: int, mode_parts: dict | None, **extra
+) -> dict:
+    parts = {
+        "doc": doc_hash,
+        "case": case_identity(case),
+        "variant": variant,
+        "prompt": runner_prompt(variant).ref,
+        "sampling": spec.sampling(),
+        **extra,
+        "sample": sample,
+    }
+    for k, v in (mode_parts or {}).items():
+        if v is None:
+            parts.pop(k, None)
+        else:
+            parts[k] = v
+    return parts
 
 
 def runner_key(
+    doc_hash: str,
+    case: Case,
+    variant: str,
+    spec: ModelSpec,
+    *,
+    sample: int = 0,
+    mode_parts: dict | None = None,
+) -> str:
+    """The key a runner result is stored under: the document, the case, the model and its sampling,
+    the variant, the prompt and the sample; not the set the case belongs to. `mode_parts`: what the
+    runner mode adds or (as None) removes (RunnerMode.key_parts)."""
+    parts = _runner_parts(doc_hash, case, variant, spec, sample, mode_parts)
+    return cache_key("runner", parts, RUNNER_KEY_VERSION)
+
+
+def legacy_runner_key(
     doc_hash: str,
     case: Case,
     variant: str,
@@ -31,22 +71,26 @@ def runner_key(
     sample: int = 0,
     mode_parts: dict | None = None,
 ) -> str:
-    """`mode_parts`: what the runner mode adds or (as None) removes (RunnerMode.key_parts)."""
-    parts = {
-        "doc": doc_hash,
-        "case": case_identity(case),
-        "variant": variant,
-        "prompt": runner_prompt(variant).ref,
-        "sampling": spec.sampling(),
-        "transfer_set": ts_hash,
-        "sample": sample,
-    }
-    for k, v in (mode_parts or {}).items():
-        if v is None:
-            parts.pop(k, None)
-        else:
-            parts[k] = v
+    """The v1 key (it also held the set's hash): where results stored before v2 are found."""
+    parts = _runner_parts(doc_hash, case, variant, spec, sample, mode_parts, transfer_set=ts_hash)
     return cache_key("runner", parts)
+
+
+def runner_keys(
+    doc_hash: str,
+    case: Case,
+    variant: str,
+    spec: ModelSpec,
+    ts_hash: str,
+    sample: int = 0,
+    mode_parts: dict | None = None,
+) -> tuple[str, str]:
+    """The keys to look a runner result up under, in order: the current one, then the v1 key of the
+    same set, so results stored before the key changed are reused rather than silently paid again."""
+    return (
+        runner_key(doc_hash, case, variant, spec, sample=sample, mode_parts=mode_parts),
+        legacy_runner_key(doc_hash, case, variant, spec, ts_hash, sample, mode_parts),
+    )
 
 
 def judge_spec(base: ModelSpec, sample: int, samples: int) -> ModelSpec:
