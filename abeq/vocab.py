@@ -46,3 +46,8 @@ CHECK_KEPT, CHECK_LOST, CHECK_GAINED, CHECK_FAILED_BOTH, CHECK_SKIPPED = (
     "skipped",
 )
 CHECK_OUTCOMES: tuple[str, ...] = (CHECK_KEPT, CHECK_LOST, CHECK_GAINED, CHECK_FAILED_BOTH, CHECK_SKIPPED)
+
+# --fail-fast: a case never started because an earlier one was judged regressed; reported beside
+# the errors with this stage, never as an error of its own and never as a verdict
+NOT_RUN_STAGE = "not run (stopped early)"
+NOT_RUN_STATUS = "not-run"

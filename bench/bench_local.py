@@ -41,6 +41,7 @@ def main() -> int:
     from abeq.documents import load_document
     from abeq.models import ModelSpec, complete, local
     from abeq.models.bootstrap import litellm
+    from abeq.models.caching import plain
     from abeq.models.schema import response_format
     from abeq.run.runner import runner_messages
     from abeq.schemas import RunnerReply
@@ -92,7 +93,7 @@ def main() -> int:
 
         def via_bare(spec=spec, sc=sc, cpu=cpu):
             kw = dict(
-                messages=sc["messages"],
+                messages=plain(sc["messages"]),  # the text abeq gives llama.cpp (the prefix mark dropped)
                 temperature=spec.temperature,
                 max_tokens=spec.max_tokens,
                 repeat_penalty=local.REPEAT_PENALTY,

@@ -69,6 +69,7 @@ async def bare_run(url: str, ts, concurrency: int) -> int:
     """The floor: abeq's request bodies posted with aiohttp, in the engine's dependency shape."""
     import aiohttp
 
+    from abeq.models.caching import plain  # the bytes abeq sends an OpenAI-style server
     from abeq.models.schema import response_format
     from abeq.prompts import messages
     from abeq.run.judge import judge_prompt
@@ -99,8 +100,8 @@ async def bare_run(url: str, ts, concurrency: int) -> int:
 
     async def case(sess, c):
         o, k = await asyncio.gather(
-            post(sess, runner_messages(original.text, c, "skill"), rf_runner),
-            post(sess, runner_messages(faithful.text, c, "skill"), rf_runner),
+            post(sess, plain(runner_messages(original.text, c, "skill")), rf_runner),
+            post(sess, plain(runner_messages(faithful.text, c, "skill")), rf_runner),
         )
         await post(
             sess,

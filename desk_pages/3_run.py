@@ -53,6 +53,7 @@ STICKY = {
     "runner_mode": "chat",
     "runner_cmd": "",
     "runner_cmd_version": "",
+    "fail_fast": False,
 }
 for k, default in STICKY.items():
     if k not in st.session_state:
@@ -98,6 +99,12 @@ if mode_kind == "command":
     )
     r2.text_input("Command version (cache key)", key="runner_cmd_version", placeholder="claude 2.1")
     st.caption(COMMAND_NOTE)
+fail_fast = c2.checkbox(
+    "Fail fast: stop starting cases once one is judged regressed",
+    key="fail_fast",
+    help="The gate has failed by then. The cases not started are listed as not run; Start again with "
+    "this unticked to run them (finished cases come from the cache).",
+)
 for k in STICKY:
     st.session_state[f"keep:{k}"] = st.session_state[k]
 mode = RunnerMode(
@@ -115,6 +122,7 @@ cfg = RunConfig(
     allow_thin=ts.thin_accepted,
     review=review["name"],
     mode=mode,
+    fail_fast=bool(fail_fast),
 )
 original_doc = Document(original["name"], original["content"])
 candidate_doc = Document(candidate["name"], candidate["content"])
@@ -130,6 +138,13 @@ if not unconfirmed_why:
         + f"; {est['teacher_cached']} of the original's {len(ts.cases)} transcripts come from the cache), "
         f"~{est['est_prompt_tokens'] + est['est_completion_tokens']:,} tokens (est.), "
         + ("price unknown for this model" if cost is None else f"~${cost:.4f}")
+        + (
+            f"; the provider's prompt cache could serve up to {est['est_cache_read_tokens']:,} of the "
+            "prompt tokens"
+            + (f" (saving up to ~${est['est_cache_saved']:.4f})" if est["est_cache_saved"] else "")
+            if est["est_cache_read_tokens"]
+            else ""
+        )
         + "."
     )
 else:
@@ -209,6 +224,21 @@ def progress_panel(run_id: int, ticking: bool) -> None:
         delta_arrow="off",
         help="Calls litellm has no price for are counted, never shown as $0.",
     )
+    if p.cache_read_tokens or p.cache_write_tokens:
+        st.caption(
+            f"Provider prompt cache: {p.cache_read_tokens:,} prompt tokens read from it, "
+            f"{p.cache_write_tokens:,} written"
+            + ("" if p.unpriced else f"; it saved ${p.cache_saved:.4f}")
+            + "."
+        )
+    if notice := worker.notice(run_id):
+        st.warning(md(notice), icon=":material/speed:")
+    if p.stopped_after:
+        st.info(
+            f"Stopped early (fail fast): case {md(p.stopped_after)} was judged regressed, so no new case "
+            "started. Untick **Fail fast** and press **Start run** to run the rest.",
+            icon=":material/skip_next:",
+        )
     if p.active and label == "running":
         m[4].button(
             "Cancel run",
@@ -225,7 +255,7 @@ def progress_panel(run_id: int, ticking: bool) -> None:
         st.caption(f"Cancelling: {CANCEL_HELP}")
     elif err := worker.error(run_id):
         st.error(md(f"The run stopped: {err}"))
-    elif p.status == "finished":
+    elif p.status in ("finished", "stopped"):
         st.page_link(
             "desk_pages/4_review.py",
             label="Read the verdicts on Review",

@@ -11,7 +11,7 @@ from abeq.desk.render import md, self_report_html
 from abeq.results.diff import side_by_side_html
 from abeq.results.report import build_report, gate_result
 from abeq.timestamps import local
-from abeq.vocab import GATES
+from abeq.vocab import GATES, NOT_RUN_STAGE
 
 store = session.open_store()
 review = session.current_review(store, st.session_state)
@@ -172,6 +172,9 @@ links.publish(q, ss, "case", case_id, scope="review")
 row = by_id[case_id]
 
 # ---------------------------------------------------------------- one case
+if row.error_stage == NOT_RUN_STAGE:
+    st.info(md(row.error or NOT_RUN_STAGE), icon=":material/skip_next:")
+    st.stop()
 if row.status == "pending":
     st.warning(
         "This case was not run: the run was cancelled or interrupted before it. **Start** on Run with the "

@@ -347,3 +347,24 @@ def test_a_thin_set_is_refused_on_the_run_page_in_the_desks_words(app, db):
     assert any("Accept a thin set" in e.value for e in app.error) and app.button(key="start").disabled
     app.switch_page("desk_pages/2_transfer_set.py").run()
     assert not app.exception
+
+
+def test_fail_fast_from_the_run_page_stops_and_says_so_then_runs_the_rest(app, db):
+    confirm_and_open_run(app)
+    app.checkbox(key="fail_fast").check().run()
+    app.number_input(key="concurrency").set_value(1).run()
+    app.button(key="start").click().run()
+    run_id = Store(db).runs()[0]["id"]
+    assert worker.wait(run_id, 120)
+    app.run()
+    cases = Store(db).run_cases(run_id)
+    assert [c["status"] for c in cases] == ["judged"] + ["not-run"] * 6
+    assert any("Stopped early (fail fast)" in i.value for i in app.info), [i.value for i in app.info]
+    app.switch_page("desk_pages/4_review.py").run()
+    assert not app.exception
+    app.switch_page("desk_pages/3_run.py").run()
+    app.checkbox(key="fail_fast").uncheck().run()
+    app.button(key="start").click().run()
+    assert Store(db).runs()[0]["id"] == run_id  # the same run, resumed
+    assert worker.wait(run_id, 120)
+    assert {c["status"] for c in Store(db).run_cases(run_id)} == {"judged"}

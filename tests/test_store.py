@@ -106,4 +106,5 @@ def test_runs_carry_their_owner_heartbeat_and_attempt(tmp_path):
         "cancel_requested_at": "TEXT",
         "attempt_started_at": "TEXT",
         "attempt_first_call": "INTEGER",
+        "stopped_after": "TEXT",  # --fail-fast
     }

@@ -147,8 +147,9 @@ class Bar:
             f"\r[{'#' * fill}{'.' * (width - fill)}] {p['done']}/{p['total']} cases"
             f" · runner {p['runner_done']}/{p['runner_needed']} · judge {p['judge_done']}/{p['judge_needed']}"
             f" · {p['cached']} cached · {p['failed_calls']} failed · {p['elapsed']:.0f}s{eta} "
+            + (f"· {p['throttle']} " if p.get("throttle") else "")
         )
-        if p["done"] == p["total"]:
+        if p["done"] == p["total"] or p.get("ended"):
             sys.stderr.write("\n")
             self.closed = True
         sys.stderr.flush()

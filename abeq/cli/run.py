@@ -67,6 +67,12 @@ def register(sub) -> None:
     r.add_argument(
         "--aa", action="store_true", help="also replay the teacher and judge it against itself (noise floor)"
     )
+    r.add_argument(
+        "--fail-fast",
+        action="store_true",
+        help="stop starting cases once one is judged regressed (the gate has failed); the rest are "
+        "reported not run, and the same command without --fail-fast runs them",
+    )
     r.add_argument("--review", default=None, help="name of a review to create or continue (rounds)")
     r.add_argument(
         "--gate",
@@ -134,6 +140,7 @@ def _run(args, stop) -> int:
         review=args.review,
         max_retries=args.max_retries,
         mode=runner_mode(args),
+        fail_fast=args.fail_fast,
     )
     for w in prepared.warnings:
         print(f"warning: {w}", file=sys.stderr)
@@ -256,12 +263,15 @@ def print_outcome(store, rr, gate: str) -> None:
     print(
         f"{'PASS' if g['pass'] else 'FAIL'} ({gate}): {s['equivalents']} equivalent, {s['divergences']} "
         "diverged, "
-        f"{s['regressions']} regressed, {len(rr.errors)} errored"
+        f"{s['regressions']} regressed, {len(rr.failed)} errored"
+        + (f", {len(rr.not_run)} not run" if rr.not_run else "")
         + (f", {rr.overridden} overridden" if rr.overridden else "")
         + f" · {st['made']} calls made ({st['teacher_made']} teacher), {st['cached']} from cache · "
         f"{st['prompt_tokens'] + st['completion_tokens']} tokens · {cost}",
         file=sys.stderr,
     )
+    if st["cache_read_tokens"] or st["cache_write_tokens"]:
+        print(f"provider prompt cache: {cache_line(st)}", file=sys.stderr)
     if gate == "directive-clarity":
         print(
             f"directness: original {g['mean_original_directness']} → candidate "
@@ -306,9 +316,26 @@ def print_outcome(store, rr, gate: str) -> None:
 
 
 def print_errors(rr) -> None:
-    """One stderr line per errored case."""
-    for e in rr.errors:
+    """One stderr line per errored case, and one for the cases --fail-fast did not start."""
+    for e in rr.failed:
         print(f"error: case {e['case_id']} ({e['stage']}): {e['error'][:200]}", file=sys.stderr)
+    stop = rr.stopped_early()
+    if stop:
+        print(
+            f"stopped early (--fail-fast): case {stop['after_case']} was judged regressed; "
+            f"{stop['not_run']} case(s) not run. The same command without --fail-fast runs them "
+            "(finished cases come from the cache).",
+            file=sys.stderr,
+        )
+
+
+def cache_line(st) -> str:
+    """What the provider's prompt cache did for a run: tokens read and written, and what it saved."""
+    saved = "" if st["unpriced"] else f", saving ${st['cache_saved']:.4f}"
+    return (
+        f"{st['cache_read_tokens']:,} prompt tokens read from it, {st['cache_write_tokens']:,} written"
+        f"{saved} (of {st['prompt_tokens']:,} prompt tokens)"
+    )
 
 
 __all__ = ["register", "cmd_run", "cmd_resume", "write_exports", "EXIT_INCOMPLETE"]

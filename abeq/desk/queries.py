@@ -34,6 +34,10 @@ class Progress:
     elapsed: float  # this attempt's
     eta: float | None  # seconds left at this attempt's pace; None when it cannot be told
     cancel_requested: bool
+    cache_read_tokens: int = 0  # prompt tokens the provider served from its cache
+    cache_write_tokens: int = 0
+    cache_saved: float = 0.0
+    stopped_after: str | None = None  # fail fast: the regressed case after which no case started
 
     @property
     def fraction(self) -> float:
@@ -87,4 +91,8 @@ def progress(store: Store, run_id: int) -> Progress:
         elapsed=elapsed,
         eta=time_left(done_calls, needed, a["made"], elapsed) if status in ACTIVE else None,
         cancel_requested=bool(run.get("cancel_requested_at")),
+        cache_read_tokens=s["cache_read_tokens"],
+        cache_write_tokens=s["cache_write_tokens"],
+        cache_saved=float(s["cache_saved"] or 0.0),
+        stopped_after=run.get("stopped_after"),
     )

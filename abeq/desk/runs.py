@@ -13,6 +13,7 @@ STATUS_TEXT = {
     "cancelled": "cancelled",
     "interrupted": "interrupted (its process stopped)",
     "failed": "failed",
+    "stopped": "stopped early (fail fast: a case regressed)",
     "finished": "finished",
 }
 

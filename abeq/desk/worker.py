@@ -24,6 +24,7 @@ class Job:
     thread: threading.Thread
     cancel: Stop = field(default_factory=Stop)
     error: str | None = None
+    progress: dict | None = None  # the engine's last progress report (what a provider's limits are doing)
 
 
 _jobs: dict[int, Job] = {}
@@ -83,7 +84,7 @@ def _work(db: str, prepared: PreparedRun) -> None:
     job = _jobs[run_id]
     store = Store(db)  # this thread's own connection
     try:
-        prepared.run(cancel=job.cancel, store=store)
+        prepared.run(on_progress=lambda p: setattr(job, "progress", p), cancel=job.cancel, store=store)
     except Exception as e:  # noqa: BLE001 — a crashed worker must leave a trace, not a 'running' row
         job.error = f"{type(e).__name__}: {e}"
         try:
@@ -135,6 +136,12 @@ def _shutdown(grace: float = 10.0) -> None:
         j.cancel.stop("interrupted")
     for j in alive_jobs:
         j.thread.join(grace)
+
+
+def notice(run_id: int) -> str:
+    """What a provider's rate limits are doing to a running job ("" when nothing)."""
+    job = _jobs.get(run_id)
+    return ((job.progress or {}).get("throttle") or "") if job and job.thread.is_alive() else ""
 
 
 def error(run_id: int) -> str | None:

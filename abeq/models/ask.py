@@ -25,6 +25,9 @@ class Outcome:
     cost: float | None
     latency: float
     attempts: int
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_saved: float | None = 0.0
 
 
 def _fmt(e: ValidationError) -> str:
@@ -43,6 +46,7 @@ async def ask_validated(
     pt = ct = 0
     cost: float | None = 0.0
     latency = 0.0
+    cache = [0, 0, 0.0]  # read, written, saved (None once a reply is unpriced)
     problem = ""
     for i in range(attempts):
         try:
@@ -51,12 +55,17 @@ async def ask_validated(
             raise e.spent(pt, ct, cost) from None
         pt, ct, latency = pt + c.prompt_tokens, ct + c.completion_tokens, latency + c.latency
         cost = None if (cost is None or c.cost is None) else cost + c.cost
+        cache = [
+            cache[0] + c.cache_read_tokens,
+            cache[1] + c.cache_write_tokens,
+            None if (cache[2] is None or c.cache_saved is None) else cache[2] + c.cache_saved,
+        ]
         try:
             # strict=False: small local models put raw newlines inside JSON strings.
             value = model_cls.model_validate(json.loads(strip_fences(c.text), strict=False))
             if check is not None:
                 check(value)
-            return Outcome(value, c.text, pt, ct, cost, latency, i + 1)
+            return Outcome(value, c.text, pt, ct, cost, latency, i + 1, *cache)
         except ValidationError as e:
             problem = _fmt(e)
         except json.JSONDecodeError as e:

@@ -15,9 +15,12 @@ from typing import Any
 
 from ..errors import ModelCallError
 from .bootstrap import litellm
+from .caching import for_provider
 from .http import redact, send_fast, uses_fast_path
+from .ratelimit import MAX_RETRY_AFTER, call_slot, endpoint_of, exhausted_reset, headers_of, retry_after
 from .schema import response_format
 from .spec import ModelSpec
+from .usage import Usage, from_litellm, saved
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 _RETRYABLE_NAMES = {
@@ -45,6 +48,9 @@ class Completion:
     latency: float = 0.0
     attempts: int = 1
     tool_calls: list[dict] = field(default_factory=list)  # OpenAI-shaped, when tools were offered
+    cache_read_tokens: int = 0  # of prompt_tokens: read from the provider's prompt cache
+    cache_write_tokens: int = 0  # of prompt_tokens: written to it
+    cache_saved: float | None = 0.0  # dollars the cache saved (None: unpriced)
 
 
 class Cancelled(Exception):
@@ -56,7 +62,7 @@ class CallPolicy:
     max_retries: int = 4
     backoff_base: float = 0.5
     backoff_cap: float = 8.0
-    semaphore: asyncio.Semaphore | None = None
+    semaphore: Any = None  # an asyncio.Semaphore, or a ratelimit.Limiter (priority, AIMD, Retry-After)
     sleep: Any = field(default=asyncio.sleep)
     cancel: Any = None  # anything with is_set() (a threading.Event): once set, no attempt starts
 
@@ -80,10 +86,9 @@ def is_retryable(exc: BaseException) -> bool:
     return _status_of(exc) in RETRYABLE_STATUS
 
 
-async def _send_litellm(spec: ModelSpec, kwargs: dict) -> tuple[str, int, int, float | None, list[dict]]:
+async def _send_litellm(spec: ModelSpec, kwargs: dict) -> tuple[str, Usage, Any, list[dict]]:
     ll = litellm()
     resp = await ll.acompletion(**kwargs)
-    usage = getattr(resp, "usage", None)
     message = resp.choices[0].message
     calls = [
         {
@@ -93,13 +98,11 @@ async def _send_litellm(spec: ModelSpec, kwargs: dict) -> tuple[str, int, int, f
         }
         for c in (getattr(message, "tool_calls", None) or [])
     ]
-    return (
-        message.content or "",
-        getattr(usage, "prompt_tokens", 0) or 0,
-        getattr(usage, "completion_tokens", 0) or 0,
-        _cost(ll, resp, spec),
-        calls,
-    )
+    pt, ct, read, write = from_litellm(getattr(resp, "usage", None))
+    cost = _cost(ll, resp, spec)  # litellm prices cache reads and writes at their own rates
+    headers = (getattr(resp, "_hidden_params", None) or {}).get("additional_headers")
+    usage = Usage(pt, ct, read, write, cost, 0.0 if spec.is_local else saved(spec.name, pt, ct, cost))
+    return message.content or "", usage, headers, calls
 
 
 def call_kwargs(
@@ -108,7 +111,7 @@ def call_kwargs(
     """The keyword arguments of one call, as litellm takes them (the HTTP transport reads the same)."""
     kwargs: dict = dict(
         model=spec.name,
-        messages=messages,
+        messages=for_provider(spec, messages),
         temperature=spec.temperature,
         max_tokens=spec.max_tokens,
         timeout=spec.timeout,
@@ -144,43 +147,57 @@ async def complete(
     kwargs = call_kwargs(spec, messages, response_model, fast=fast, tools=tools)
     send = send_fast if fast else _send_litellm
     last: BaseException | None = None
+    limiter, endpoint = policy.semaphore, endpoint_of(spec)
+    asked = ""
     for attempt in range(policy.max_retries + 1):
         t0 = time.perf_counter()
         try:
             # An in-process model is computation, not a network peer: cutting it off would leave its
             # thread generating (and holding the model) while the retry waits behind it.
             limit = None if spec.is_local else spec.timeout + 5
-            if policy.semaphore is not None:
-                async with policy.semaphore:
-                    # checked after the wait for a slot, not before it: a call queued behind the
-                    # concurrency limit when Cancel is pressed must not start once a slot frees
-                    policy.check()
-                    t0 = time.perf_counter()
-                    text, pt, ct, cost, calls = await asyncio.wait_for(send(spec, kwargs), limit)
-            else:
+            async with call_slot(limiter, endpoint):
+                # checked after the wait for a slot, not before it: a call queued behind the
+                # concurrency limit when Cancel is pressed must not start once a slot frees
                 policy.check()
-                text, pt, ct, cost, calls = await asyncio.wait_for(send(spec, kwargs), limit)
+                t0 = time.perf_counter()
+                text, usage, headers, calls = await asyncio.wait_for(send(spec, kwargs), limit)
         except Cancelled:
             raise
         except Exception as e:  # noqa: BLE001 — classified below
             last = e
+            status = _status_of(e)
+            # the wait the server asked for (429/503): never retried sooner, and the run's other
+            # calls to this endpoint wait too
+            wait = retry_after(headers_of(e)) if status in (429, 503) else None
+            if hasattr(limiter, "failed"):
+                limiter.failed(endpoint, status, wait)
             if not is_retryable(e) or attempt == policy.max_retries:
                 break
+            if wait is not None and wait > MAX_RETRY_AFTER:
+                asked = f" (the server asked to wait {wait:.0f} s before retrying)"
+                break
             delay = min(policy.backoff_cap, policy.backoff_base * 2**attempt) * (0.5 + random.random() / 2)
+            if wait is not None:
+                delay = wait + random.random() * min(1.0, 0.1 * wait)  # spread, never earlier
             await policy.sleep(delay)
             continue
+        if hasattr(limiter, "succeeded"):
+            limiter.succeeded(endpoint, exhausted_reset(headers))
         return Completion(
             text=text,
-            prompt_tokens=pt,
-            completion_tokens=ct,
-            cost=0.0 if spec.is_local else cost,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            cost=0.0 if spec.is_local else usage.cost,
             latency=time.perf_counter() - t0,
             attempts=attempt + 1,
             tool_calls=calls,
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
+            cache_saved=0.0 if spec.is_local else usage.cache_saved,
         )
     kind = type(last).__name__
     msg = redact(str(last))[:500]
-    raise ModelCallError(f"{spec.name}: {kind} after {attempt + 1} attempt(s): {msg}")
+    raise ModelCallError(f"{spec.name}: {kind} after {attempt + 1} attempt(s){asked}: {msg}")
 
 
 def _cost(ll, resp, spec: ModelSpec) -> float | None:

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 
 def fill_response(
-    model_response, model: str, text: str, prompt_tokens: int, completion_tokens: int, tool_calls=None
+    model_response,
+    model: str,
+    text: str,
+    prompt_tokens: int,
+    completion_tokens: int,
+    tool_calls=None,
+    cached_tokens: int = 0,
 ):
+    """`cached_tokens`: of the prompt, those reused rather than evaluated (the embedded model's KV cache)."""
     import litellm
 
     model_response.choices[0].message.content = text
@@ -22,6 +29,7 @@ def fill_response(
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
         total_tokens=prompt_tokens + completion_tokens,
+        **({"prompt_tokens_details": {"cached_tokens": cached_tokens}} if cached_tokens else {}),
     )
     return model_response
 

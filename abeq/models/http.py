@@ -12,8 +12,8 @@ import asyncio
 import json
 import os
 
-from .pricing import price
 from .spec import ModelSpec
+from .usage import Usage, from_openai_json
 
 
 def redact(text: str) -> str:
@@ -47,8 +47,9 @@ def uses_fast_path(spec: ModelSpec) -> bool:
 
 
 class HTTPStatusError(Exception):
-    def __init__(self, status_code: int, body: str):
+    def __init__(self, status_code: int, body: str, headers=None):
         self.status_code = status_code
+        self.headers = headers  # Retry-After and the rate-limit headers are read from here
         super().__init__(
             f"HTTP {status_code}: {redact(body)[:300]}"
         )  # redact first: a cut key would not match
@@ -73,8 +74,8 @@ async def close_sessions() -> None:
         await sess.close()
 
 
-async def send_fast(spec: ModelSpec, kwargs: dict) -> tuple[str, int, int, float | None, list[dict]]:
-    """POST one chat completion; (text, prompt tokens, completion tokens, cost or None, tool calls)."""
+async def send_fast(spec: ModelSpec, kwargs: dict) -> tuple[str, Usage, object, list[dict]]:
+    """POST one chat completion; (text, what it used and cost, the reply's headers, tool calls)."""
     model = spec.name.split("/", 1)[1]
     body = {
         "model": model,
@@ -101,18 +102,18 @@ async def send_fast(spec: ModelSpec, kwargs: dict) -> tuple[str, int, int, float
             timeout=aiohttp.ClientTimeout(total=spec.timeout),
         ) as r:
             text = await r.text()
+            headers = r.headers
             if r.status >= 400:
-                raise HTTPStatusError(r.status, text)
+                raise HTTPStatusError(r.status, text, headers)
     finally:
         if sess is not pooled:  # a one-off call outside a run
             await sess.close()
     data = json.loads(text)
-    usage = data.get("usage") or {}
     message = (data.get("choices") or [{}])[0].get("message") or {}
-    pt, ct = usage.get("prompt_tokens", 0) or 0, usage.get("completion_tokens", 0) or 0
     calls = [
         {"id": c.get("id", ""), "type": "function", "function": c.get("function") or {}}
         for c in message.get("tool_calls") or []
     ]
     # a self-hosted model is not in the price list: unpriced
-    return message.get("content") or "", pt, ct, price(spec.name, pt, ct), calls
+    usage = Usage.priced(spec.name, *from_openai_json(data.get("usage")))
+    return message.get("content") or "", usage, headers, calls

@@ -14,9 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..errors import ModelCallError
+from .caching import plain, prefix_of
 from .handlers import fill_response, schema_from_optional_params
+from .local_contexts import PERF, Contexts, measured
 
-_models: dict[str, object] = {}
+_models: dict[str, Contexts] = {}  # per model: its contexts, one per prompt prefix (local_contexts.py)
 _load_lock = threading.Lock()
 _params_lock = threading.Lock()  # load_llama swaps a llama_cpp module function while it builds a model
 # Every llama.cpp call of the process runs on this one thread. A context is not safe to share
@@ -63,10 +65,7 @@ def close_all() -> None:
     """Free loaded models before interpreter shutdown (llama.cpp's own __del__ fails that late)."""
     with _load_lock:
         for m in _models.values():
-            try:
-                m.close()
-            except Exception:
-                pass
+            m.close()
         _models.clear()
 
 
@@ -104,6 +103,10 @@ def load_llama(Llama, path, **kw):
 
 def get_llama(model: str):
     """The loaded model for this name; loaded on first use, then reused by every call."""
+    return _contexts(model).primary
+
+
+def _contexts(model: str) -> Contexts:
     with _load_lock:
         if model not in _models:
             try:
@@ -111,7 +114,7 @@ def get_llama(model: str):
             except ImportError:
                 raise ModelCallError("llama-cpp-python is not installed: pip install 'abeq[local]'") from None
             path = resolve_path(model)
-            _models[model] = load_llama(
+            llm = load_llama(
                 Llama,
                 path,
                 n_ctx=int(os.environ.get("ABEQ_LOCAL_CTX", "8192")),
@@ -119,6 +122,7 @@ def get_llama(model: str):
                 verbose=False,
                 seed=0,
             )
+            _models[model] = Contexts(llm)
             LOAD_COUNT["n"] += 1
         return _models[model]
 
@@ -159,21 +163,22 @@ def preload(model: str):
     return on_llama_thread(get_llama, model)
 
 
-def generate(model: str, messages: list[dict], optional_params: dict) -> tuple[str, int, int]:
+def generate(model: str, messages: list[dict], optional_params: dict) -> tuple[str, int, int, int]:
     """One chat completion on the llama thread (blocking)."""
     return on_llama_thread(_generate, model, messages, optional_params)
 
 
-async def agenerate(model: str, messages: list[dict], optional_params: dict) -> tuple[str, int, int]:
+async def agenerate(model: str, messages: list[dict], optional_params: dict) -> tuple[str, int, int, int]:
     """One chat completion on the llama thread, awaited without blocking the event loop."""
     return await asyncio.wrap_future(_worker.submit(_generate, model, messages, optional_params))
 
 
-def _generate(model: str, messages: list[dict], optional_params: dict) -> tuple[str, int, int]:
-    llm = get_llama(model)
+def _generate(model: str, messages: list[dict], optional_params: dict) -> tuple[str, int, int, int]:
+    """(text, prompt tokens, completion tokens, prompt tokens reused from the context's KV cache)."""
+    llm = _contexts(model).for_prefix(prefix_of(messages))
     schema = schema_from_optional_params(optional_params)
     kw = dict(
-        messages=messages,
+        messages=plain(messages),
         temperature=optional_params.get("temperature", 0.0),
         max_tokens=optional_params.get("max_tokens") or 1024,
         repeat_penalty=REPEAT_PENALTY,
@@ -182,12 +187,18 @@ def _generate(model: str, messages: list[dict], optional_params: dict) -> tuple[
         kw["seed"] = optional_params["seed"]
     if schema is not None:
         kw["response_format"] = {"type": "json_object", "schema": bounded_schema(schema)}
-    out = llm.create_chat_completion(**kw)
+    out, evaluated, ms = measured(llm, lambda: llm.create_chat_completion(**kw))
     usage = out.get("usage") or {}
+    pt = usage.get("prompt_tokens", 0)
+    PERF["calls"] += 1
+    PERF["prompt_tokens"] += pt
+    PERF["prompt_tokens_evaluated"] += evaluated
+    PERF["prompt_eval_ms"] += ms
     return (
         out["choices"][0]["message"]["content"] or "",
-        usage.get("prompt_tokens", 0),
+        pt,
         usage.get("completion_tokens", 0),
+        max(0, pt - evaluated),
     )
 
 
@@ -208,8 +219,8 @@ def make_local_handler(base):
             *a,
             **kw,
         ):
-            text, pt, ct = generate(model, messages, optional_params)
-            return fill_response(model_response, f"local/{model}", text, pt, ct)
+            text, pt, ct, reused = generate(model, messages, optional_params)
+            return fill_response(model_response, f"local/{model}", text, pt, ct, cached_tokens=reused)
 
         async def acompletion(
             self,
@@ -226,7 +237,7 @@ def make_local_handler(base):
             *a,
             **kw,
         ):
-            text, pt, ct = await agenerate(model, messages, optional_params)
-            return fill_response(model_response, f"local/{model}", text, pt, ct)
+            text, pt, ct, reused = await agenerate(model, messages, optional_params)
+            return fill_response(model_response, f"local/{model}", text, pt, ct, cached_tokens=reused)
 
     return LocalLLM()

@@ -8,6 +8,7 @@ from .bootstrap import imported, litellm, litellm_file
 from .registry import provider_for
 
 _cost_map: dict | None = None
+_registered: dict[str, dict] = {}  # prices given with register_price, seen before litellm is imported
 
 
 def cost_map() -> dict:
@@ -27,14 +28,43 @@ def cost_map() -> dict:
     return _cost_map
 
 
-def price(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
-    """Dollars from litellm's price list; 0 for the in-process models, None when the model is unpriced."""
+def model_info(model: str) -> dict | None:
+    """The model's entry in the price list (by its full name, then without the provider prefix)."""
+    for name in (model, model.split("/", 1)[-1]):
+        info = _registered.get(name) or cost_map().get(name)
+        if isinstance(info, dict):
+            return info
+    return None
+
+
+def register_price(model: str, info: dict) -> None:
+    """Give a model a price (litellm's keys: input_cost_per_token, output_cost_per_token,
+    cache_read_input_token_cost, cache_creation_input_token_cost, …), for abeq's own transport and,
+    through litellm.register_model, for litellm's cost calculation too."""
+    _registered[model] = dict(info)
+    litellm().register_model({model: {"litellm_provider": model.split("/", 1)[0], "mode": "chat", **info}})
+
+
+def price(
+    model: str, prompt_tokens: int, completion_tokens: int, *, cache_read: int = 0, cache_write: int = 0
+) -> float | None:
+    """Dollars from litellm's price list; 0 for the in-process models, None when the model is unpriced.
+
+    `prompt_tokens` counts every input token; `cache_read` / `cache_write` of them were read from /
+    written to the provider's prompt cache and are billed at their own rates (the input rate when
+    the list has none for the model)."""
     if provider_for(model).in_process:
         return 0.0
-    table = cost_map()
-    info = table.get(model) or table.get(model.split("/", 1)[-1])
-    if not isinstance(info, dict) or "input_cost_per_token" not in info:
+    info = model_info(model)
+    if info is None or "input_cost_per_token" not in info:
         return None
-    return prompt_tokens * (info.get("input_cost_per_token") or 0) + completion_tokens * (
-        info.get("output_cost_per_token") or 0
+    rate = info.get("input_cost_per_token") or 0
+    read = info.get("cache_read_input_token_cost")
+    write = info.get("cache_creation_input_token_cost")
+    plain = max(0, prompt_tokens - cache_read - cache_write)
+    return (
+        plain * rate
+        + cache_read * (rate if read is None else read)
+        + cache_write * (rate if write is None else write)
+        + completion_tokens * (info.get("output_cost_per_token") or 0)
     )

@@ -39,6 +39,10 @@ class Provider:
     hint: str = MODEL_HINT  # what to write instead, when a model string is refused
     caution: str = ""  # what a user should know about its output
     tools: bool = True  # can call functions (the tools runner mode)
+    # the request marks where its reusable prompt prefix ends (cache_control): Anthropic caches a
+    # prefix only where marked; the embedded model keeps a llama.cpp context per marked prefix.
+    # Every other provider is sent plain text (OpenAI-style servers cache prefixes by themselves).
+    cache_marks: bool = False
 
 
 def _local_check(rest: str) -> str:
@@ -87,6 +91,7 @@ PROVIDERS: dict[str, Provider] = {
             identity=_local_identity,
             handler=_local_handler,
             hint="Use local/smollm2 or local/<path to an existing .gguf file>.",
+            cache_marks=True,
             caution="the embedded model is tiny (135M): what it says is for trying abeq, not for decisions. "
             "Use a stronger model for real reviews.",
             tools=False,  # llama.cpp's chat handler here answers in text only
@@ -100,6 +105,7 @@ PROVIDERS: dict[str, Provider] = {
             "real model.",
         ),
         Provider(prefix="openai", fast_http=True, key_env="OPENAI_API_KEY", placeholder_key=True),
+        Provider(prefix="anthropic", cache_marks=True),
         Provider(prefix="hosted_vllm", fast_http=True, key_env="HOSTED_VLLM_API_KEY"),
     )
 }

@@ -15,7 +15,7 @@ from xml.etree import ElementTree as ET
 
 from ..documents import compression_ratio, size_stats
 from ..sets.coverage import coverage
-from ..vocab import CHECK_FAILED_BOTH, CHECK_SKIPPED
+from ..vocab import CHECK_FAILED_BOTH, CHECK_SKIPPED, NOT_RUN_STAGE
 from .report import RunReport, gate_result, run_record
 from .store import Store
 
@@ -75,11 +75,17 @@ def markdown(store: Store, rr: RunReport, gate: str = "compress") -> str:
         else None
     )
     est = "" if so.tokens_exact else " (est.)"
+    stop = rr.stopped_early()
     lines = [
         f"# abeq review: {o['name']} → {c['name']}",
         "",
         f"**Gate `{gate}`: {'PASS' if g['pass'] else 'FAIL'}** — {s['equivalents']} equivalent, "
-        f"{s['divergences']} diverged, {s['regressions']} regressed, {len(rr.errors)} errored.",
+        f"{s['divergences']} diverged, {s['regressions']} regressed, {len(rr.failed)} errored"
+        + (
+            f", {stop['not_run']} not run (--fail-fast stopped after case {stop['after_case']})."
+            if stop
+            else "."
+        ),
         "",
     ]
     if rr.overridden:
@@ -258,7 +264,13 @@ def gate_reason(rr: RunReport, g: dict) -> str:
     if g["pass"]:
         return ""
     parts = [
-        f"{n} case(s) {what}" for n, what in ((g["regressions"], "regressed"), (g["errors"], "errored")) if n
+        f"{n} case(s) {what}"
+        for n, what in (
+            (g["regressions"], "regressed"),
+            (g["errors"], "errored"),
+            (g.get("not_run", 0), "not run (--fail-fast stopped early)"),
+        )
+        if n
     ]
     if (
         g["gate"] == "directive-clarity"
@@ -317,8 +329,8 @@ def to_junit(rr: RunReport, gate: str = "compress") -> str:
         name=f"abeq run {rr.run['id']}",
         tests=str(len(rr.rows) + gate_case + len(checks)),
         failures=str(rr.report["summary"]["regressions"] + gate_failed + lost),
-        errors=str(len(rr.errors)),
-        skipped=str(sum(1 for _, c in checks if c.outcome == CHECK_SKIPPED)),
+        errors=str(len(rr.failed)),
+        skipped=str(sum(1 for _, c in checks if c.outcome == CHECK_SKIPPED) + len(rr.not_run)),
     )
     props = ET.SubElement(suite, "properties")
     for k, v in (
@@ -330,7 +342,9 @@ def to_junit(rr: RunReport, gate: str = "compress") -> str:
         ET.SubElement(props, "property", name=k, value=str(v))
     for r in rr.rows:
         tc = ET.SubElement(suite, "testcase", classname="abeq.equivalence", name=r.case_id)
-        if r.status != "judged":
+        if r.error_stage == NOT_RUN_STAGE:
+            ET.SubElement(tc, "skipped", message=(r.error or NOT_RUN_STAGE)[:200])
+        elif r.status != "judged":
             ET.SubElement(
                 tc,
                 "error",

@@ -25,6 +25,9 @@ class Ledger:
                     sum(case when cached = 0 then prompt_tokens else 0 end) prompt_tokens,
                     sum(case when cached = 0 then completion_tokens else 0 end) completion_tokens,
                     sum(case when cached = 0 then cost else 0 end) cost,
+                    sum(case when cached = 0 then cache_read_tokens else 0 end) cache_read_tokens,
+                    sum(case when cached = 0 then cache_write_tokens else 0 end) cache_write_tokens,
+                    sum(case when cached = 0 then cache_saved else 0 end) cache_saved,
                     sum(case when cached = 0 and cost is null
                              and (ok = 1 or prompt_tokens + completion_tokens > 0)
                         then 1 else 0 end) unpriced"""

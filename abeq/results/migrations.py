@@ -259,3 +259,14 @@ def m006_review_actions(db: Database) -> None:
     db["overrides"].add_column("action", str, not_null_default="override")
     db["overrides"].add_column("seen_id", int)
     db["overrides"].add_column("seen_verdict", str)
+
+
+@migrations()
+def m007_provider_cache_and_fail_fast(db: Database) -> None:
+    # prompt-cache tokens a provider reported (part of prompt_tokens), and what the cache saved
+    for table in ("calls", "runner_results", "judgements"):
+        db[table].add_column("cache_read_tokens", int)
+        db[table].add_column("cache_write_tokens", int)
+    db["calls"].add_column("cache_saved", float)
+    # the case whose regression stopped a --fail-fast run (its other cases were not run)
+    db["runs"].add_column("stopped_after", str)

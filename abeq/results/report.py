@@ -6,7 +6,16 @@ import json
 from dataclasses import dataclass, field
 
 from ..schemas import CaseError, CaseVerdict, CheckResult, EfficiencySignal, Report, Summary
-from ..vocab import AGREE, CHECK_FAILED_BOTH, CHECK_SKIPPED, DIVERGED, EQUIVALENT, OVERRIDE, REGRESSED
+from ..vocab import (
+    AGREE,
+    CHECK_FAILED_BOTH,
+    CHECK_SKIPPED,
+    DIVERGED,
+    EQUIVALENT,
+    NOT_RUN_STAGE,
+    OVERRIDE,
+    REGRESSED,
+)
 from .agreement import aa_rates
 from .observed import case_observed
 from .store import Store
@@ -91,12 +100,29 @@ class RunReport:
     def passed(self) -> bool:
         return self.report["summary"]["pass"]
 
+    @property
+    def not_run(self) -> list[dict]:
+        """The entries of `errors` that --fail-fast never started (not errors of their own)."""
+        return [e for e in self.errors if e["stage"] == NOT_RUN_STAGE]
+
+    @property
+    def failed(self) -> list[dict]:
+        """The entries of `errors` that are errors: cases that were started and produced no verdict."""
+        return [e for e in self.errors if e["stage"] != NOT_RUN_STAGE]
+
+    def stopped_early(self) -> dict | None:
+        """{"after_case", "not_run"} when --fail-fast stopped the run, else None."""
+        after = (self.run or {}).get("stopped_after")
+        return {"after_case": after, "not_run": len(self.not_run)} if after else None
+
     def with_errors(self) -> dict:
         """The report plus, beside the schema, the `errors` list, the gate-truncated cases (SPEC §2:
         judged only up to an unanswered gate), which cases were overridden and which a reviewer
         agreed with."""
         out = dict(self.report)
         out["errors"] = self.errors
+        if self.stopped_early():
+            out["stopped_early"] = self.stopped_early()
         out["gate_truncated"] = [
             {"case_id": r.case_id, "section": r.gate_section} for r in self.rows if r.gate_truncated
         ]
@@ -269,8 +295,9 @@ def build_report(store: Store, run_id: int) -> RunReport:
 
 
 def exit_code(rr: RunReport, gate: str = "compress") -> int:
-    """0 pass; 1 a case regressed (or the gate's extra condition failed); 3 incomplete."""
-    if rr.errors:
+    """0 pass; 1 a case regressed (or the gate's extra condition failed); 3 incomplete. A run that
+    --fail-fast stopped has a regression: 1, unless a case it started errored."""
+    if rr.failed:
         return 3
     return 0 if gate_result(rr, gate)["pass"] else 1
 
@@ -279,7 +306,13 @@ def gate_result(rr: RunReport, gate: str = "compress") -> dict:
     """SPEC §8 gate profiles over the effective verdicts."""
     s = rr.report["summary"]
     judged = [r for r in rr.rows if r.status == "judged"]
-    out = {"gate": gate, "pass": s["pass"], "regressions": s["regressions"], "errors": len(rr.errors)}
+    out = {
+        "gate": gate,
+        "pass": s["pass"],
+        "regressions": s["regressions"],
+        "errors": len(rr.failed),
+        "not_run": len(rr.not_run),
+    }
     if gate == "directive-clarity":
         if judged:
             mo = sum(r.original_directness for r in judged) / len(judged)
@@ -323,10 +356,15 @@ def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
             "finished_at": run["finished_at"],
             "status": run["status"],
             "thin_accepted": bool(run["thin_accepted"]),
+            "stopped_early": rr.stopped_early(),
             "calls_made": stats["made"],
             "calls_cached": stats["cached"],
             "prompt_tokens": stats["prompt_tokens"],
             "completion_tokens": stats["completion_tokens"],
+            # of prompt_tokens: read from / written to the provider's prompt cache, and what it saved
+            "cache_read_tokens": stats["cache_read_tokens"],
+            "cache_write_tokens": stats["cache_write_tokens"],
+            "cache_saved": known_cost(stats["cache_saved"], stats["unpriced"]),
             "cost": known_cost(stats["cost"], stats["unpriced"]),
             "cost_unpriced_calls": stats["unpriced"],
             # None, not 0, when no A/A replay was judged: no rate was measured

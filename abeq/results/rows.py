@@ -46,6 +46,7 @@ class RunRow(TypedDict):
     cancel_requested_at: str | None
     attempt_started_at: str | None  # when the current (or last) attempt started; a resume is a new one
     attempt_first_call: int | None  # calls.id after which that attempt's calls lie
+    stopped_after: str | None  # --fail-fast: the regressed case after which no new case started
 
 
 class RunCaseRow(TypedDict):
@@ -86,6 +87,8 @@ class RunnerResultRow(TypedDict):
     latency: float
     attempts: int
     created_at: str
+    cache_read_tokens: int | None
+    cache_write_tokens: int | None
 
 
 class JudgementRow(TypedDict):
@@ -105,6 +108,8 @@ class JudgementRow(TypedDict):
     latency: float
     attempts: int
     created_at: str
+    cache_read_tokens: int | None
+    cache_write_tokens: int | None
 
 
 class GradingRow(TypedDict):
@@ -173,4 +178,7 @@ class CallSums(TypedDict):
     prompt_tokens: int
     completion_tokens: int
     cost: float
+    cache_read_tokens: int  # of prompt_tokens: read from the provider's prompt cache
+    cache_write_tokens: int  # of prompt_tokens: written to it
+    cache_saved: float  # dollars the provider's cache saved (priced calls only)
     unpriced: int

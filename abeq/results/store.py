@@ -335,6 +335,18 @@ class Store(Ledger):
         )
         return {k: c.get(k) or 0 for k in ("total", "done", "judged", "errors")}
 
+    def mark_not_run(self, run_id: int, status: str, stage: str, error: str) -> int:
+        """Record every case of a run still pending as not run (with why); returns how many."""
+        return self._tx(
+            lambda: (
+                self.db.conn.execute(
+                    "update run_cases set status = ?, error_stage = ?, error = ?, updated_at = ? "
+                    "where run_id = ? and status = 'pending'",
+                    [status, stage, error, now(), run_id],
+                ).rowcount
+            )
+        )
+
     def put_run_case(self, row: dict) -> None:
         self._insert("run_cases", {**row, "updated_at": now()}, replace=True)
 

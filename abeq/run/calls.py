@@ -56,6 +56,9 @@ class CachedCalls:
                 "cost": src.get("cost"),
                 "latency": src.get("latency", 0.0),
                 "attempts": src.get("attempts", 0),
+                "cache_read_tokens": src.get("cache_read_tokens") or 0,
+                "cache_write_tokens": src.get("cache_write_tokens") or 0,
+                "cache_saved": src.get("cache_saved", 0.0),
             }
         )
         self.progress.count(kind, cached, not error)
@@ -106,6 +109,8 @@ class CachedCalls:
                 "cost": out.cost,
                 "latency": out.latency,
                 "attempts": out.attempts,
+                "cache_read_tokens": out.cache_read_tokens,
+                "cache_write_tokens": out.cache_write_tokens,
             }
         )
         self._log(case.id, kind, model, key, False, out=out)
@@ -153,6 +158,8 @@ class CachedCalls:
             "cost": out.cost,
             "latency": out.latency,
             "attempts": out.attempts,
+            "cache_read_tokens": out.cache_read_tokens,
+            "cache_write_tokens": out.cache_write_tokens,
         }
         self.store.put_judgement(row)
         self._log(case.id, kind, spec.name, key, False, out=out)

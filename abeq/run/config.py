@@ -26,6 +26,9 @@ class RunConfig:
     review: str | None = None
     max_retries: int = 4
     backoff_base: float = 0.5  # seconds before the first retry; doubled per retry, with jitter
+    # stop starting cases once one is judged regressed. It changes no result, so it is in no key, and
+    # it is not a stored setting: resuming a run it stopped runs the cases it did not start
+    fail_fast: bool = False
     mode: RunnerMode = field(default_factory=RunnerMode)  # chat, tools or an agent command
 
     def key_parts(self) -> dict:

@@ -15,6 +15,7 @@ from ..documents import Document
 from ..errors import InputError, ModelCallError
 from ..models.call import CallPolicy, Cancelled
 from ..models.http import close_sessions, open_session, strip_credentials
+from ..models.ratelimit import PRIORITY, Limiter
 from ..results.liveness import ACTIVE, HEARTBEAT_SECONDS, live_status, owner_id
 from ..results.report import build_report
 from ..results.store import Store, dumps
@@ -27,6 +28,7 @@ from .calls import CachedCalls
 from .checks import evaluate, model_checks
 from .config import SETTINGS, RunConfig
 from .estimate import estimate_calls
+from .failfast import NOT_RUN_STAGE, NOT_RUN_STATUS, FailFast, not_run_error
 from .judge import majority
 from .keys import cache_key
 from .preflight import check_refusal, confirmation_refusal, review_refusal
@@ -53,6 +55,8 @@ class Engine(CachedCalls):
         self.cancel = cancel or Stop()
         self.progress = self._new_progress()
         self.run_id = 0
+        self.limiter: Limiter | None = None
+        self.fail_fast = FailFast(False, 1)
 
     def _new_progress(self) -> Progress:
         n, c = len(self.ts.cases), self.cfg
@@ -152,8 +156,26 @@ class Engine(CachedCalls):
             "settings": self.cfg.settings(),
         }
 
+    def _emit(self) -> None:
+        if self.limiter is not None:
+            self.progress.throttle = self.limiter.notice()
+        self.progress.stopped_after = self.fail_fast.after
+        super()._emit()
+
     # -------------------------------------------------------- one case
     async def _case(self, i: int, case: Case, policy: CallPolicy) -> None:
+        """One case, in its turn: not started once --fail-fast has stopped the run; every call it
+        makes goes ahead of later cases' (so cases finish in order, and a stop comes early)."""
+        async with self.fail_fast.admit():
+            if self.fail_fast.stopped:
+                return
+            token = PRIORITY.set(i)
+            try:
+                await self._run_case(i, case, policy)
+            finally:
+                PRIORITY.reset(token)
+
+    async def _run_case(self, i: int, case: Case, policy: CallPolicy) -> None:
         base = {"run_id": self.run_id, "case_id": case.id, "position": i}
         stage = "runner"
         try:
@@ -165,7 +187,10 @@ class Engine(CachedCalls):
             stage = "judge"
             k = max(1, self.cfg.judge_samples)
             graded = model_checks(case)
-            jobs = [self._judge(case, okey, o, ckey, c, s, k, truncated, policy) for s in range(k)]
+            jobs = [
+                self.fail_fast.watch(self._judge(case, okey, o, ckey, c, s, k, truncated, policy), case.id, k)
+                for s in range(k)
+            ]
             if graded:
                 jobs.append(self._grade(case, okey, o, ckey, c, graded, policy))
             # together, and each finishes (and is cached) even when another fails
@@ -179,6 +204,8 @@ class Engine(CachedCalls):
             checks = evaluate(case, o, c, grades, shown_as_a)
             verdict, agreement = majority([r["verdict"] for _, r in samples])
             lost = [r for r in checks if r.lost]
+            if verdict == REGRESSED or lost:  # the compress gate has failed: --fail-fast stops here
+                self.fail_fast.stop(case.id)
             aa_verdict = None
             if self.cfg.aa:
                 stage = "aa"
@@ -228,7 +255,7 @@ class Engine(CachedCalls):
     async def _cases(self, policy: CallPolicy) -> None:
         if self.cfg.concurrency <= 1:
             for i, case in enumerate(self.ts.cases):
-                if self.cancel.is_set():
+                if self.cancel.is_set() or self.fail_fast.stopped:
                     break
                 await self._case(i, case, policy)
         else:
@@ -262,13 +289,17 @@ class Engine(CachedCalls):
     async def run_async(self) -> int:
         if not self.run_id:
             self.prepare()
+        width = max(1, self.cfg.concurrency)
+        self.limiter = Limiter(width, on_change=self._emit)  # priority, AIMD and Retry-After per provider
+        self.fail_fast = FailFast(self.cfg.fail_fast, width)
         policy = CallPolicy(
             max_retries=self.cfg.max_retries,
             backoff_base=self.cfg.backoff_base,
-            semaphore=asyncio.Semaphore(max(1, self.cfg.concurrency)),
+            semaphore=self.limiter,
             cancel=self.cancel,
         )
         self.store.claim_run(self.run_id, owner_id())
+        self.store.update_run(self.run_id, stopped_after=None)  # this attempt may run what was not run
         self.progress = self._new_progress()
         await open_session()
         self._emit()
@@ -283,6 +314,15 @@ class Engine(CachedCalls):
         finally:
             watch.cancel()
             await close_sessions()
+            self.limiter.on_change = None  # no engine <-> limiter cycle: the store closes with the engine
+        if self.fail_fast.stopped and not self.cancel.is_set():
+            # not "finished": the same command (with or without --fail-fast) resumes this run
+            after = self.fail_fast.after
+            self.store.mark_not_run(self.run_id, NOT_RUN_STATUS, NOT_RUN_STAGE, not_run_error(after))
+            self.store.update_run(self.run_id, stopped_after=after)
+            self.progress.ended = True
+            self._end("stopped")
+            return self.run_id
         self._end(getattr(self.cancel, "reason", "cancelled") if self.cancel.is_set() else "finished")
         return self.run_id
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..documents import estimate_tokens
-from ..models.pricing import price
+from ..models.pricing import model_info, price
 from .checks import model_checks
 from .grading import blind_order, checks_spec, grader_prompt
 from .judge import judge_prompt
@@ -41,7 +41,15 @@ def estimate(engine, rounds_so_far: int = 0) -> dict:
             cfg.judge.name, judge_prompt_tokens + grading_prompt_tokens, (judge_calls + grading_calls) * 400
         ),
     )
+    teacher_calls = need_teacher + (n if cfg.aa else 0)  # an A/A replay repeats the teacher's prefix
+    prefixes = [
+        (sys_tokens + estimate_tokens(d.text)[0], m)
+        for d, m in ((engine.original, teacher_calls), (engine.candidate, n))
+    ]
+    # an agent command's own calls are out of sight (and its prompt is not abeq's to lay out)
+    cache = prompt_cache(cfg.runner, prefixes if cfg.mode.kind != "command" else [])
     return {
+        **cache,
         "runner_calls": runner_calls,
         "judge_calls": judge_calls,
         "grading_calls": grading_calls,
@@ -97,3 +105,27 @@ def time_left(done: int, needed: int, made: int, elapsed: float) -> float | None
     if made <= 0 or elapsed <= 0 or done >= needed:
         return None
     return round((needed - done) * elapsed / made, 1)
+
+
+def prompt_cache(spec, prefixes: list[tuple[int, int]]) -> dict:
+    """What the provider's prompt cache could save on the runner calls: for each document, (prefix
+    tokens, calls) — the runner prompt and the document are the same bytes in every call, so after
+    the first call of a document the rest read that prefix from the cache. Counted only where the
+    price list gives the model a cache-read price (or it runs here) and the prefix reaches the
+    provider's minimum (`prompt_cache_min_tokens`, else 1024); "up to": calls that start before the
+    first of their document has been cached miss."""
+    info = model_info(spec.name) or {}
+    cached_here = spec.is_local  # the embedded model keeps a llama.cpp context per prefix
+    if not cached_here and "cache_read_input_token_cost" not in info:
+        return {"est_cache_read_tokens": 0, "est_cache_saved": 0.0}
+    minimum = 0 if cached_here else int(info.get("prompt_cache_min_tokens") or 1024)
+    reads = sum(p * (m - 1) for p, m in prefixes if m > 1 and p >= minimum)
+    # a provider that caches only where told bills the first write above the input price
+    writes = sum(p for p, m in prefixes if m > 1 and p >= minimum) if spec.provider.cache_marks else 0
+    total = sum(p * m for p, m in prefixes)
+    full, cached = (
+        price(spec.name, total, 0),
+        price(spec.name, total, 0, cache_read=reads, cache_write=writes),
+    )
+    saved = None if full is None or cached is None else round(full - cached, 6)
+    return {"est_cache_read_tokens": reads, "est_cache_saved": saved}

@@ -36,6 +36,9 @@ class Progress:
     calls: int = 0  # calls made (sent to a model)
     failed_calls: int = 0
     started: float = field(default_factory=time.time)
+    throttle: str = ""  # what a provider's rate limits are doing to the run ("" when nothing)
+    stopped_after: str | None = None  # --fail-fast: the regressed case after which no case started
+    ended: bool = False  # the attempt ended with cases left undone (stopped early)
 
     def count(self, kind: str, cached: bool, ok: bool) -> None:
         if kind.startswith("runner"):

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 from ..models.ask import Outcome, ask_validated
+from ..models.caching import mark_prefix
 from ..models.call import CallPolicy
 from ..models.spec import ModelSpec
-from ..prompts import Prompt, load_prompt, messages
+from ..prompts import Prompt, data_block, load_prompt, messages
 from ..schemas import Case, RunnerReply
 from ..sets.workspace import has_workspace, initial_files
 
@@ -19,6 +20,8 @@ def runner_prompt(variant: str) -> Prompt:
 
 
 def runner_messages(document: str, case: Case, variant: str) -> list[dict]:
+    """The runner prompt, then the document, then the case: every call for one document starts with
+    the same bytes (a prefix providers cache), and that prefix is marked for those that need telling."""
     gates = [g.model_dump() for g in case.gate_responses]
     label = "instruction_file" if variant == "instruction-file" else "skill"
     blocks = [
@@ -29,7 +32,8 @@ def runner_messages(document: str, case: Case, variant: str) -> list[dict]:
     ]
     if has_workspace(case):  # a chat runner acts on nothing: it is shown the case's files instead
         blocks.append(("workspace_files", workspace_text(initial_files(case))))
-    return messages(runner_prompt(variant), blocks)
+    msgs = messages(runner_prompt(variant), blocks)
+    return mark_prefix(msgs, data_block("document", document) + "\n\n")
 
 
 def workspace_text(files: dict[str, str]) -> str:

@@ -1,0 +1,65 @@
+"""--fail-fast: the compress gate fails on the first regressed case, so once one is judged regressed
+(with K judge samples: once a majority of them is) no new case starts. Cases already started
+finish; the rest are recorded "not run (stopped early)" — never as errors of their own, never as
+verdicts — and the same command without --fail-fast runs them (finished cases come from the cache).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import asynccontextmanager
+
+from ..vocab import NOT_RUN_STAGE, NOT_RUN_STATUS, REGRESSED
+
+__all__ = ["FailFast", "NOT_RUN_STAGE", "NOT_RUN_STATUS", "not_run_error"]
+
+
+def not_run_error(after_case: str) -> str:
+    return (
+        f"--fail-fast stopped the run after case {after_case} was judged {REGRESSED}; run the same "
+        "command without --fail-fast to run this case (finished cases come from the cache)"
+    )
+
+
+class FailFast:
+    """Admission of cases in their order, and the stop once one is judged regressed.
+
+    Cases are admitted at most `width` at a time (the run's concurrency: with the calls of earlier
+    cases served first, that keeps every slot busy), so a stop leaves few cases half-done."""
+
+    def __init__(self, on: bool, width: int):
+        self.on = on
+        self.after: str | None = None  # the case whose regression stopped the run
+        self._gate = asyncio.Semaphore(max(1, width)) if on else None
+        self._regressed: dict[str, int] = {}
+
+    @property
+    def stopped(self) -> bool:
+        return self.after is not None
+
+    @asynccontextmanager
+    async def admit(self):
+        """Enter one case (waiting its turn); `stopped` says whether it may still start."""
+        if self._gate is None:
+            yield
+            return
+        async with self._gate:
+            yield
+
+    def stop(self, case_id: str) -> None:
+        if self.on and self.after is None:
+            self.after = case_id
+
+    def sample(self, case_id: str, verdict: str, samples: int) -> None:
+        """One judge sample landed: stop as soon as regressed is this case's majority, before the
+        other samples are in."""
+        if verdict == REGRESSED:
+            n = self._regressed[case_id] = self._regressed.get(case_id, 0) + 1
+            if 2 * n > samples:
+                self.stop(case_id)
+
+    async def watch(self, judged, case_id: str, samples: int):
+        """Await one judge sample (key, row) and count it."""
+        key, row = await judged
+        self.sample(case_id, row["verdict"], samples)
+        return key, row
