@@ -166,9 +166,10 @@ async def complete(
         except Exception as e:  # noqa: BLE001 — classified below
             last = e
             status = _status_of(e)
-            # the wait the server asked for (429/503): never retried sooner, and the run's other
+            # the wait the server asked for (Retry-After on a 429 or 503; litellm reports some 503s
+            # as 500s, so on any retryable failure): never retried sooner, and the run's other
             # calls to this endpoint wait too
-            wait = retry_after(headers_of(e)) if status in (429, 503) else None
+            wait = retry_after(headers_of(e)) if is_retryable(e) else None
             if hasattr(limiter, "failed"):
                 limiter.failed(endpoint, status, wait)
             if not is_retryable(e) or attempt == policy.max_retries:

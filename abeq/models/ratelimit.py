@@ -233,8 +233,8 @@ class Limiter:
 
     def failed(self, key: str, status: int | None, wait: float | None) -> None:
         """A call failed. A 429 halves the window (once per cool-down: the calls already in flight
-        when the limit hit say nothing new); a 429 or 503 that says how long to wait pauses every
-        call to that endpoint for that long."""
+        when the limit hit say nothing new); a failure that says how long to wait (a 429 or 503
+        with Retry-After) pauses every call to that endpoint for that long."""
         ep = self.endpoint(key)
         now = asyncio.get_running_loop().time()
         if status == 429:
@@ -243,9 +243,9 @@ class Limiter:
             if now >= ep.cut_until:
                 ep.window = max(1.0, float(int(ep.window) // 2))
                 ep.cut_until = now + max(1.0, wait or 0.0)
-        if wait and status in (429, 503):
+        if wait:
             self._pause(ep, wait)
-        if status in (429, 503):
+        if wait or status == 429:
             self._wake()
             self._changed()
 

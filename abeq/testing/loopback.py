@@ -19,17 +19,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import random
-import signal
 import threading
 import time
+from collections.abc import Callable
 
 from aiohttp import web
 
 from ..models.handlers import schema_from_optional_params
 from . import scripted, wire
+from .prompt_cache import PromptCache
 from .scripted import respond_message
+from .serving import BackgroundServer
 
 _error = wire.error  # kept under its old name: fault tests build their own error replies with it
 
@@ -37,8 +40,8 @@ OUTCOMES = ("ok", "malformed", "fail_429", "fail_500", "hang", "bad_request", "e
 _MALFORMED_FIXED = ('{"verdict": "maybe"', '{"verdict": "maybe"}')
 
 
-class LoopbackServer:
-    """The server: the aiohttp app, its fault injection and counters, and a background runner.
+class LoopbackServer(BackgroundServer):
+    """The server: the aiohttp app, its fault injection and counters (served by BackgroundServer).
 
     latency: seconds from a request's arrival to its answer (not for a hang). The reply is
         computed inside that time, so the double's own work does not stretch a benchmark's
@@ -51,6 +54,13 @@ class LoopbackServer:
     seed: seeds the three decision streams. Each chat request draws once from each stream, in
         the order requests reach the handler, before anything is awaited; precedence is
         hang > fail > malformed.
+    retry_after: the Retry-After header sent with every injected failure (seconds or an HTTP date;
+        a callable gives each failure its own, e.g. a date a moment from now).
+    error_status: the status of the injected server errors (500; 503 for "unavailable").
+    prompt_cache: report cached prompt tokens as OpenAI does (`usage.prompt_tokens_details.
+        cached_tokens`), from a simulated automatic prefix cache (True, or a PromptCache).
+    `timeline` lists (arrived, answered, body digest, status) per answered request (time.time()):
+    retries of one call send the same body, so it shows how long after a 429 each retry came.
     """
 
     def __init__(
@@ -63,6 +73,9 @@ class LoopbackServer:
         host: str = "127.0.0.1",
         port: int = 0,
         hang_seconds: float = 3600.0,
+        retry_after: str | Callable[[], str] | None = None,
+        error_status: int = 500,
+        prompt_cache: bool | PromptCache = False,
     ):
         for name, v in (
             ("fail_rate", fail_rate),
@@ -78,14 +91,12 @@ class LoopbackServer:
         self.malformed_rate = float(malformed_rate)
         self.hang_rate = float(hang_rate)
         self.seed = seed
-        self.host = host
-        self.port = port
+        super().__init__(host, port)
         self.hang_seconds = hang_seconds
+        self.retry_after, self.error_status = retry_after, error_status
+        self.prompt_cache = PromptCache() if prompt_cache is True else (prompt_cache or None)
         self._stats_lock = threading.Lock()
         self.reset()
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
 
     # ------------------------------------------------------------ state
     def reset(self) -> None:
@@ -103,6 +114,7 @@ class LoopbackServer:
             self._first_request_at: float | None = None
             self._last_request_at: float | None = None
             self._last_response_at: float | None = None
+            self.timeline: list[tuple[float, float, str, int]] = []
 
     @property
     def stats(self) -> dict:
@@ -141,15 +153,22 @@ class LoopbackServer:
                 return "malformed", self._n_malformed
             return "", 0
 
-    def _count(self, outcome: str, answered: bool = True) -> None:
+    def retry_after_value(self) -> str:
+        return self.retry_after() if callable(self.retry_after) else str(self.retry_after)
+
+    def _count(
+        self, outcome: str, digest: str = "", status: int = 0, answered: bool = True, arrived: float = 0.0
+    ) -> None:
         with self._stats_lock:
             self._counts[outcome] += 1
             if answered:  # every answered outcome is counted as its reply goes out
                 self._last_response_at = time.time()
+                if digest:
+                    self.timeline.append((arrived, self._last_response_at, digest, status))
 
     # ------------------------------------------------------------ handlers
     async def _chat(self, request: web.Request) -> web.Response:
-        arrived = time.perf_counter()
+        arrived, arrived_at = time.perf_counter(), time.time()
         fault, n = self._decide()  # before any await: decisions follow arrival order
         agent = (request.headers.get("User-Agent") or "?").split("/", 1)[0].split()[0]
         with self._stats_lock:
@@ -178,14 +197,17 @@ class LoopbackServer:
             self._count("bad_request")
             return wire.error(400, "'messages' must be a non-empty list of objects", "invalid_request_error")
         model = str(body.get("model") or "scripted")
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
         if fault in ("fail_429", "fail_500"):
             await self._wait(arrived)
-            self._count(fault)
+            headers = {"Retry-After": self.retry_after_value()} if self.retry_after else None
+            status = 429 if fault == "fail_429" else self.error_status
+            self._count(fault, digest, status, arrived=arrived_at)
             if fault == "fail_429":
                 return wire.error(
-                    429, "loopback: injected rate limit", "rate_limit_error", "rate_limit_exceeded"
+                    429, "loopback: injected rate limit", "rate_limit_error", "rate_limit_exceeded", headers
                 )
-            return wire.error(500, "loopback: injected server error", "server_error")
+            return wire.error(status, "loopback: injected server error", "server_error", None, headers)
         messages = wire.messages(msgs)
         rf = body.get("response_format")
         schema = schema_from_optional_params({"response_format": rf})
@@ -202,10 +224,13 @@ class LoopbackServer:
             message = {"content": text[: len(text) // 2] if variant == 0 else _MALFORMED_FIXED[variant - 1]}
             outcome = "malformed"
         pt = max(1, sum(len(m["content"]) for m in messages) // 4)
-        out = wire.completion(model, message, pt)
+        cached = None
+        if self.prompt_cache is not None:
+            cached = self.prompt_cache.automatic("".join(m["content"] for m in messages))
+        out = wire.completion(model, message, pt, cached)
         reply = web.Response(text=json.dumps(out), content_type="application/json")
         await self._wait(arrived)
-        self._count(outcome)
+        self._count(outcome, digest, 200, arrived=arrived_at)
         return reply
 
     async def _wait(self, arrived: float) -> None:
@@ -230,6 +255,12 @@ class LoopbackServer:
         scripted.HISTORY.clear()
         return web.json_response(self.stats)
 
+    def banner(self) -> str:
+        return (
+            f"serving {self.url}  (latency={self.latency} fail_rate={self.fail_rate} "
+            f"malformed_rate={self.malformed_rate} hang_rate={self.hang_rate} seed={self.seed})"
+        )
+
     def app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
@@ -240,96 +271,6 @@ class LoopbackServer:
         app.router.add_get("/stats", self._stats)
         app.router.add_post("/reset", self._reset)
         return app
-
-    # ------------------------------------------------------------ running
-    def _make_runner(self) -> web.AppRunner:
-        # No access log; cancel a handler when its client goes away (frees hung requests);
-        # on shutdown give in-flight handlers a moment, then cancel them.
-        return web.AppRunner(self.app(), access_log=None, handler_cancellation=True, shutdown_timeout=0.5)
-
-    async def _start(self) -> None:
-        self._runner = self._make_runner()
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
-
-    def start(self) -> LoopbackServer:
-        """Serve in a background thread with its own event loop; returns once the port is bound."""
-        if self._thread is not None:
-            raise RuntimeError("loopback server already started")
-        ready = threading.Event()
-        failure: list[BaseException] = []
-
-        def run() -> None:
-            loop = asyncio.new_event_loop()
-            self._loop = loop
-            asyncio.set_event_loop(loop)
-            try:
-                loop.run_until_complete(self._start())
-            except BaseException as e:  # noqa: BLE001 — re-raised in the starting thread
-                failure.append(e)
-                ready.set()
-                loop.close()
-                return
-            ready.set()
-            try:
-                loop.run_forever()
-            finally:
-                loop.close()
-
-        self._thread = threading.Thread(target=run, name="abeq-loopback", daemon=True)
-        self._thread.start()
-        ready.wait(30)
-        if failure:
-            self._thread.join()
-            self._thread = None
-            raise failure[0]
-        return self
-
-    def stop(self) -> None:
-        if self._thread is None or self._loop is None:
-            return
-        loop = self._loop
-        if self._runner is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), loop).result(timeout=30)
-        loop.call_soon_threadsafe(loop.stop)
-        self._thread.join(timeout=30)
-        self._thread = self._loop = self._runner = None
-
-    def __enter__(self) -> LoopbackServer:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    def serve_forever(self) -> None:
-        """Run in the foreground until interrupted (the CLI)."""
-
-        async def main() -> None:
-            await self._start()
-            stop = asyncio.Event()
-            loop = asyncio.get_running_loop()
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                try:
-                    loop.add_signal_handler(sig, stop.set)
-                except (NotImplementedError, RuntimeError):  # e.g. Windows
-                    pass
-            print(
-                f"abeq loopback: serving {self.url}  (latency={self.latency} fail_rate={self.fail_rate} "
-                f"malformed_rate={self.malformed_rate} hang_rate={self.hang_rate} seed={self.seed})",
-                flush=True,
-            )
-            try:
-                await stop.wait()
-            finally:
-                await self._runner.cleanup()
-                print(f"abeq loopback: stopped; stats {json.dumps(self.stats)}", flush=True)
-
-        try:
-            asyncio.run(main())
-        except KeyboardInterrupt:
-            pass
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -350,6 +291,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--hang-rate", type=float, default=0.0, help="share of requests never answered")
     p.add_argument("--hang-seconds", type=float, default=3600.0)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--retry-after", default=None, help="Retry-After header on injected failures")
     a = p.parse_args(argv)
     LoopbackServer(
         latency=a.latency,
@@ -360,6 +302,7 @@ def main(argv: list[str] | None = None) -> None:
         host=a.host,
         port=a.port,
         hang_seconds=a.hang_seconds,
+        retry_after=a.retry_after,
     ).serve_forever()
 
 

@@ -11,13 +11,17 @@ from typing import Any
 from aiohttp import web
 
 
-def error(status: int, message: str, etype: str, code: str | None = None) -> web.Response:
+def error(
+    status: int, message: str, etype: str, code: str | None = None, headers: dict | None = None
+) -> web.Response:
     body = {"error": {"message": message, "type": etype, "param": None, "code": code}}
-    return web.Response(status=status, text=json.dumps(body), content_type="application/json")
+    return web.Response(
+        status=status, text=json.dumps(body), content_type="application/json", headers=headers
+    )
 
 
 def text_of(content: Any) -> str:
-    """Message content as plain text (OpenAI also allows a list of typed parts, or null)."""
+    """Message content as plain text (OpenAI and Anthropic also allow a list of typed parts, or null)."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -41,8 +45,9 @@ def messages(raw: list[dict]) -> list[dict]:
     return out
 
 
-def completion(model: str, message: dict, prompt_tokens: int) -> dict:
-    """A chat.completion body for the scripted model's assistant message."""
+def completion(model: str, message: dict, prompt_tokens: int, cached_tokens: int | None = None) -> dict:
+    """A chat.completion body for the scripted model's assistant message; `cached_tokens` (of the
+    prompt tokens) are reported as OpenAI reports prompt-cache hits."""
     text = message.get("content")
     calls = message.get("tool_calls") or []
     ct = max(1, len(text or json.dumps(calls)) // 4)
@@ -66,5 +71,10 @@ def completion(model: str, message: dict, prompt_tokens: int) -> dict:
             "prompt_tokens": prompt_tokens,
             "completion_tokens": ct,
             "total_tokens": prompt_tokens + ct,
+            **(
+                {"prompt_tokens_details": {"cached_tokens": min(prompt_tokens, cached_tokens)}}
+                if cached_tokens is not None
+                else {}
+            ),
         },
     }
