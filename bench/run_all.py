@@ -21,7 +21,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
 RESULTS = BENCH / "results"
-ORDER = ("startup", "cache", "faults", "diff", "review", "local", "overhead")
+ORDER = (
+    "startup",
+    "cache",
+    "round_cost",
+    "faults",
+    "diff",
+    "review",
+    "local",
+    "embedded_example",
+    "overhead",
+)
 SCRIPTS = {name: BENCH / f"bench_{name}.py" for name in ORDER}
 
 
@@ -118,6 +128,31 @@ def rows(r: dict) -> list[tuple[str, str, str, str]]:
                 _mark(c["checks"]["rerun_zero_model_calls"]),
             )
         )
+    rc = r.get("round_cost")
+    if rc:
+        for label, x in rc["rounds"].items():
+            target, ok = "—", None
+            if label == "one added case":
+                target, ok = "1 teacher call", rc["checks"]["one_added_case_one_teacher_call"]
+            elif label == "failing round, --fail-fast":
+                target, ok = (
+                    "≤ 16 candidate calls; exit 1",
+                    (
+                        rc["checks"]["fail_fast_at_most_16_candidate_calls"]
+                        and rc["checks"]["fail_fast_exit_1"]
+                    ),
+                )
+            out.append(
+                (
+                    f"Round cost, {label} ({x['cases']} cases): calls (teacher/candidate/judge); prompt "
+                    "tokens (from the provider's cache); completion tokens; cost (without the cache)",
+                    f"{x['calls']} ({x['teacher_calls']}/{x['candidate_calls']}/{x['judge_calls']}); "
+                    f"{x['prompt_tokens']:,} ({x['cached_prompt_tokens']:,}); {x['completion_tokens']:,}; "
+                    f"${x['cost_usd']:.4f} (${x['cost_without_prompt_cache_usd']:.4f})",
+                    target,
+                    _mark(ok),
+                )
+            )
     f = r.get("faults")
     if f:
         x = f["faulty"]
@@ -173,6 +208,23 @@ def rows(r: dict) -> list[tuple[str, str, str, str]]:
                 f"{lo['load_count']} ({lo['load_seconds']:.2f} s)",
                 "1",
                 _mark(lo["load_count"] == 1),
+            )
+        )
+    ee = r.get("embedded_example")
+    if ee:
+        one, per = ee["single_context"], ee["per_prefix"]
+        out.append(
+            (
+                f"Embedded model, the bundled example ({ee['cases']} cases, concurrency "
+                f"{ee['concurrency']}): wall time and prompt evaluation, a llama.cpp context per prompt "
+                "prefix / one context "
+                f"(prompt tokens evaluated: {per['prompt_tokens_evaluated']:,} / "
+                f"{one['prompt_tokens_evaluated']:,} of {ee['prompt_tokens']:,})",
+                f"{per['wall_s']:.0f} s / {one['wall_s']:.0f} s ({ee['wall_ratio']:.2f}); prompt eval "
+                f"{per['prompt_eval_s']:.0f} s / {one['prompt_eval_s']:.0f} s "
+                f"({ee['prompt_eval_ratio']:.2f})",
+                "—",
+                "—",
             )
         )
     st = r.get("startup")

@@ -90,3 +90,34 @@ def test_embedded_model_with_three_judge_samples_and_aa_on_the_example(store, ex
     # teacher + candidate + teacher replay, 3 judge samples + 1 A/A judgement: each a real call
     made = store.all("select count(*) as n from calls where cached = 0")[0]["n"]
     assert made >= (3 if row["status"] != "judged" else 7)
+
+
+def test_calls_for_one_document_reuse_its_prefix_even_when_other_calls_come_between(example):
+    """Teacher, judge, teacher on the llama thread: the second teacher call evaluates only its case,
+    because the runner prompt + document keep a llama.cpp context of their own (the judge's prompt
+    has another), over the one loaded model."""
+    import asyncio
+
+    from abeq.models import complete
+    from abeq.models.local_contexts import PERF
+    from abeq.run.runner import runner_messages
+
+    spec = ModelSpec(name="local/smollm2", max_tokens=4)
+    first, second = example["ts"].cases[:2]
+    other = [{"role": "system", "content": "You compare two texts."}, {"role": "user", "content": "A or B?"}]
+
+    async def three():
+        a = await complete(spec, runner_messages(example["original"].text, first, "skill"))
+        await complete(spec, other)
+        b = await complete(spec, runner_messages(example["original"].text, second, "skill"))
+        return a, b
+
+    loads, evaluated = local.LOAD_COUNT["n"], PERF["prompt_tokens_evaluated"]
+    a, b = asyncio.run(three())
+    # the runner prompt and the document are most of a runner prompt; only the case is evaluated anew
+    assert (
+        b.cache_read_tokens > b.prompt_tokens / 2
+        and b.prompt_tokens - b.cache_read_tokens < a.prompt_tokens / 2
+    )
+    assert PERF["prompt_tokens_evaluated"] - evaluated < 2 * a.prompt_tokens  # not three full prompts
+    assert local.LOAD_COUNT["n"] <= max(1, loads) and b.cost == 0.0  # the weights were loaded once
