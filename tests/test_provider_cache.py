@@ -127,3 +127,37 @@ def test_anthropic_cache_reads_and_writes_through_litellm_are_counted_at_their_o
         assert r["cache_saved"] == pytest.approx(full - want, rel=1e-6, abs=1e-12)
     st = store.call_stats(run_id)
     assert st["cache_write_tokens"] > 0 and st["cache_saved"] > 0  # twelve reads outweigh two writes
+
+
+def test_the_cli_says_what_the_cache_could_save_and_what_it_saved(tmp_path, capsys):
+    from conftest import EXAMPLE
+
+    from abeq.cli import main
+
+    register_price("openai/cachetest", OPENAI_PRICE)
+    with LoopbackServer(prompt_cache=True) as srv:
+        code = main(
+            [
+                "run",
+                "--original",
+                str(EXAMPLE / "SKILL.md"),
+                "--candidate",
+                str(EXAMPLE / "candidate-faithful.md"),
+                "--transfer-set",
+                str(EXAMPLE / "transfer-set.json"),
+                "--confirm",
+                "--runner-model",
+                "openai/cachetest",
+                "--api-base",
+                srv.url,
+                "--db",
+                str(tmp_path / "a.db"),
+                "--out",
+                str(tmp_path / "r.json"),
+            ]
+        )
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "the provider's prompt cache could serve up to" in err and "saving up to ~$" in err
+    line = next(x for x in err.splitlines() if x.startswith("provider prompt cache: "))
+    assert "prompt tokens read from it" in line and "saving $0.0" in line

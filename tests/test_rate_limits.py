@@ -170,3 +170,17 @@ def test_the_progress_line_says_when_the_provider_holds_the_run_back(tmp_path, c
     err = capsys.readouterr().err
     assert code == 0
     assert "openai rate-limited (" in err and "waiting 1 s as asked (Retry-After)" in err
+
+
+def test_a_reply_that_says_the_budget_is_used_up_holds_the_next_call_until_it_resets():
+    async def go():
+        lim, loop = Limiter(4), asyncio.get_running_loop()
+        pause = retry_after({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "300ms"})
+        async with lim.slot("openai@"):
+            pass
+        lim.succeeded("openai@", pause)
+        t0 = loop.time()
+        async with lim.slot("openai@"):
+            return loop.time() - t0
+
+    assert asyncio.run(go()) >= 0.3

@@ -242,6 +242,13 @@ def print_estimate(prepared) -> None:
         f"{est['review_budget_runner_calls']} runner calls",
         file=sys.stderr,
     )
+    if est["est_cache_read_tokens"]:
+        saving = f", saving up to ~${est['est_cache_saved']:.4f}" if est["est_cache_saved"] else ""
+        print(
+            f"the provider's prompt cache could serve up to {est['est_cache_read_tokens']:,} prompt tokens "
+            f"(the runner prompt and document of every call after a document's first){saving}",
+            file=sys.stderr,
+        )
 
 
 def write_exports(store, rr, args, gate: str) -> None:
