@@ -108,3 +108,18 @@ def test_runs_carry_their_owner_heartbeat_and_attempt(tmp_path):
         "attempt_first_call": "INTEGER",
         "stopped_after": "TEXT",  # --fail-fast
     }
+
+
+def test_the_columns_for_provider_cache_tokens_and_fail_fast(tmp_path):
+    path = tmp_path / "new.db"
+    Store(str(path)).close()
+    conn = sqlite3.connect(path)
+
+    def columns(table):
+        return {r[1]: r[2] for r in conn.execute(f"pragma table_info({table})")}
+
+    for table in ("calls", "runner_results", "judgements"):
+        assert {"cache_read_tokens": "INTEGER", "cache_write_tokens": "INTEGER"}.items() <= columns(
+            table
+        ).items()
+    assert columns("calls")["cache_saved"] == "REAL" and columns("runs")["stopped_after"] == "TEXT"
