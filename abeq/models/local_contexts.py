@@ -58,7 +58,8 @@ def context_view(primary):
         )
     )
     view._candidates = internals.LlamaTokenDataArray(n_vocab=primary._n_vocab)
-    view._chat_handlers = {}
+    # _chat_handlers (the model's own chat template, built from its metadata) is shared: a handler
+    # takes the Llama it runs on as an argument
     view.cache = None
     view.n_tokens = 0
     view._requires_eval = True
