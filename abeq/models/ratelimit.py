@@ -180,6 +180,14 @@ class Limiter:
         self.in_flight -= 1
         self._wake()
 
+    async def __aenter__(self) -> None:
+        # `async with limiter:` as with a semaphore (an agent command's run): a slot of the run's
+        # concurrency, in priority order, outside any provider's window
+        await self.acquire("")
+
+    async def __aexit__(self, *exc) -> None:
+        self.release("")
+
     @asynccontextmanager
     async def slot(self, key: str):
         await self.acquire(key)

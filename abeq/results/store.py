@@ -1,6 +1,7 @@
 """The one sqlite file: documents, transfer sets, cached runner/judge results, runs, overrides.
 
-Every SQL statement abeq runs is here; callers get typed rows (rows.py). Migrations (migrations.py)
+Every SQL statement abeq runs is here or in the store's two halves (ledger.py: calls and overrides;
+cached.py: cached results); callers get typed rows (rows.py). Migrations (migrations.py)
 are applied every time the database is opened. A connection belongs to one thread (open one per
 thread); WAL lets readers and a writer work at once.
 """
@@ -23,18 +24,11 @@ from ..schemas import TransferSet
 from ..sets import workspace
 from ..sets.confirm import set_hash
 from ..timestamps import now
+from .cached import CachedResults
 from .ledger import Ledger
 from .liveness import live_status
 from .migrations import migrations
-from .rows import (
-    DocumentRow,
-    GradingRow,
-    JudgementRow,
-    ReviewRow,
-    RunCaseRow,
-    RunnerResultRow,
-    RunRow,
-)
+from .rows import DocumentRow, ReviewRow, RunCaseRow, RunRow
 
 DEFAULT_DB = "abeq.db"
 
@@ -43,7 +37,7 @@ def db_path(path: str | None = None) -> str:
     return path or os.environ.get("ABEQ_DB") or DEFAULT_DB
 
 
-class Store(Ledger):
+class Store(Ledger, CachedResults):
     """A thin layer over one sqlite file; every write is one short transaction."""
 
     def __init__(self, path: str | None = None, *, memory: bool = False):
@@ -231,47 +225,6 @@ class Store(Ledger):
                            where r.review_id = ? group by d.hash order by last_run desc""",
             [review_id],
         )
-
-    # -------------------------------------------------------- cache
-    def runner_result(self, key: str) -> RunnerResultRow | None:
-        return self.one("select * from runner_results where key = ?", [key])
-
-    def first_runner_result(self, keys: Iterable[str]) -> RunnerResultRow | None:
-        """The result stored under the first of these keys that has one (its `key` says which)."""
-        for key in keys:
-            row = self.runner_result(key)
-            if row:
-                return row
-        return None
-
-    def put_runner_result(self, row: dict) -> None:
-        self._insert("runner_results", {**row, "created_at": now()}, replace=True)
-
-    def judgement(self, key: str) -> JudgementRow | None:
-        return self.one("select * from judgements where key = ?", [key])
-
-    def judgements(self, keys: list[str]) -> dict[str, JudgementRow]:
-        """The judgements with these keys, by key (asked in chunks: sqlite caps a query's parameters)."""
-        out: dict[str, JudgementRow] = {}
-        for i in range(0, len(keys), 500):
-            chunk = keys[i : i + 500]
-            for j in self.all(f"select * from judgements where key in ({','.join('?' * len(chunk))})", chunk):
-                out[j["key"]] = j
-        return out
-
-    def gate_section(self, runner_key: str) -> str:
-        """The section a cached run stopped in at an unanswered gate ("" when unknown)."""
-        t = self.one("select gate_section from runner_results where key = ?", [runner_key])
-        return (t or {}).get("gate_section") or ""
-
-    def put_judgement(self, row: dict) -> None:
-        self._insert("judgements", {**row, "created_at": now()}, replace=True)
-
-    def grading(self, key: str) -> GradingRow | None:
-        return self.one("select * from gradings where key = ?", [key])
-
-    def put_grading(self, row: dict) -> None:
-        self._insert("gradings", {**row, "created_at": now()}, replace=True)
 
     # -------------------------------------------------------- runs
     def create_run(self, row: dict) -> int:

@@ -1,0 +1,53 @@
+"""The cache half of the store: runner results, judgements and gradings, each under the key of
+everything that produced it (run/keys.py). Errors never land here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..timestamps import now
+from .rows import GradingRow, JudgementRow, RunnerResultRow
+
+
+class CachedResults:
+    """Mixed into Store: every method uses its one connection and write lock."""
+
+    def runner_result(self, key: str) -> RunnerResultRow | None:
+        return self.one("select * from runner_results where key = ?", [key])
+
+    def first_runner_result(self, keys: Iterable[str]) -> RunnerResultRow | None:
+        """The result stored under the first of these keys that has one (its `key` says which)."""
+        for key in keys:
+            row = self.runner_result(key)
+            if row:
+                return row
+        return None
+
+    def put_runner_result(self, row: dict) -> None:
+        self._insert("runner_results", {**row, "created_at": now()}, replace=True)
+
+    def judgement(self, key: str) -> JudgementRow | None:
+        return self.one("select * from judgements where key = ?", [key])
+
+    def judgements(self, keys: list[str]) -> dict[str, JudgementRow]:
+        """The judgements with these keys, by key (asked in chunks: sqlite caps a query's parameters)."""
+        out: dict[str, JudgementRow] = {}
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            for j in self.all(f"select * from judgements where key in ({','.join('?' * len(chunk))})", chunk):
+                out[j["key"]] = j
+        return out
+
+    def gate_section(self, runner_key: str) -> str:
+        """The section a cached run stopped in at an unanswered gate ("" when unknown)."""
+        t = self.one("select gate_section from runner_results where key = ?", [runner_key])
+        return (t or {}).get("gate_section") or ""
+
+    def put_judgement(self, row: dict) -> None:
+        self._insert("judgements", {**row, "created_at": now()}, replace=True)
+
+    def grading(self, key: str) -> GradingRow | None:
+        return self.one("select * from gradings where key = ?", [key])
+
+    def put_grading(self, row: dict) -> None:
+        self._insert("gradings", {**row, "created_at": now()}, replace=True)
