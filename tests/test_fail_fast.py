@@ -102,3 +102,22 @@ def test_with_k_samples_a_majority_of_regressed_samples_stops_before_the_last_on
     off = FailFast(False, 4)
     off.sample("a", REGRESSED, 1)
     assert not off.stopped  # without --fail-fast nothing ever stops
+
+
+def test_resuming_a_stopped_run_with_its_own_settings_runs_what_it_did_not_start(store, example):
+    from abeq.api import prepare_run, resume_run
+
+    prepared = prepare_run(
+        example["original"],
+        example["lossy"],
+        example["ts"],
+        runner="scripted/rules",
+        store=store,
+        concurrency=1,
+        fail_fast=True,
+    )
+    rr = prepared.run()
+    assert len(rr.not_run) == 6 and rr.run["status"] == "stopped"
+    again = resume_run(prepared.run_id, store).run()  # fail-fast is not a stored setting
+    assert again.run["id"] == prepared.run_id and not again.errors and len(again.report["cases"]) == 7
+    assert again.run["status"] == "finished" and again.stopped_early() is None
