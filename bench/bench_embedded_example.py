@@ -62,6 +62,8 @@ def one_run(cases: int) -> dict:
         "prompt_tokens": PERF["prompt_tokens"],
         "prompt_tokens_evaluated": PERF["prompt_tokens_evaluated"],
         "prompt_eval_s": round(PERF["prompt_eval_ms"] / 1000, 1),
+        "generated_tokens": PERF["generated_tokens"],
+        "generation_s": round(PERF["generation_ms"] / 1000, 1),
         "completion_tokens": st["completion_tokens"],
         "verdicts": {c["case_id"]: c["verdict"] for c in rr.report["cases"]},
         "errors": len(rr.errors),
@@ -83,6 +85,9 @@ def spawn(contexts: int, cases: int) -> dict:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
+KEYS = ("wall_s", "prompt_eval_s", "prompt_tokens_evaluated", "generated_tokens", "generation_s")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=1, help="pairs of runs (ABBA order)")
@@ -100,7 +105,7 @@ def main() -> int:
             print(
                 f"contexts={contexts}: {r['wall_s']} s, prompt tokens evaluated "
                 f"{r['prompt_tokens_evaluated']:,} of {r['prompt_tokens']:,} in {r['prompt_eval_s']} s, "
-                f"{r['completion_tokens']:,} completion tokens, {r['errors']} errored "
+                f"{r['generated_tokens']:,} tokens generated in {r['generation_s']} s, {r['errors']} errored "
                 f"(load {r['load_1min']})",
                 flush=True,
             )
@@ -113,12 +118,13 @@ def main() -> int:
         "cases": a.cases,
         "concurrency": 4,
         "load_1min": round(os.getloadavg()[0], 2),
-        "single_context": {k: med(1, k) for k in ("wall_s", "prompt_eval_s", "prompt_tokens_evaluated")},
-        "per_prefix": {k: med(3, k) for k in ("wall_s", "prompt_eval_s", "prompt_tokens_evaluated")},
+        "single_context": {k: med(1, k) for k in KEYS},
+        "per_prefix": {k: med(3, k) for k in KEYS},
         "prompt_tokens": med(3, "prompt_tokens"),
         "wall_ratio": round(med(3, "wall_s") / med(1, "wall_s"), 3),
         "prompt_eval_ratio": round(med(3, "prompt_eval_s") / med(1, "prompt_eval_s"), 3),
         "same_verdicts": all(r["verdicts"] == runs[1][0]["verdicts"] for r in runs[1] + runs[3]),
+        "same_generated_tokens": len({r["generated_tokens"] for r in runs[1] + runs[3]}) == 1,
         "runs": runs,
     }
     print(

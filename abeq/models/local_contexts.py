@@ -21,7 +21,15 @@ from dataclasses import dataclass
 
 # what llama.cpp's own counters say the embedded model did since the process started (the bench
 # reads them): prompt tokens given, prompt tokens actually evaluated, and the time that took
-PERF = {"calls": 0, "prompt_tokens": 0, "prompt_tokens_evaluated": 0, "prompt_eval_ms": 0.0, "contexts": 0}
+PERF = {
+    "calls": 0,
+    "prompt_tokens": 0,
+    "prompt_tokens_evaluated": 0,
+    "prompt_eval_ms": 0.0,
+    "generated_tokens": 0,
+    "generation_ms": 0.0,
+    "contexts": 0,
+}
 
 
 def max_contexts() -> int:
@@ -111,11 +119,14 @@ class Contexts:
 
 
 def measured(llm, fn):
-    """fn() on context `llm`, with llama.cpp's own counters of the prompt evaluation it did:
-    (fn's result, prompt tokens evaluated, milliseconds spent evaluating them)."""
+    """fn() on context `llm`, with llama.cpp's own counters of what it evaluated: (fn's result,
+    prompt tokens evaluated, milliseconds spent on them); the tokens generated and the time that
+    took are added to PERF."""
     import llama_cpp
 
     llama_cpp.llama_perf_context_reset(llm._ctx.ctx)
     out = fn()
     perf = llama_cpp.llama_perf_context(llm._ctx.ctx)
+    PERF["generated_tokens"] += int(perf.n_eval)
+    PERF["generation_ms"] += float(perf.t_eval_ms)
     return out, int(perf.n_p_eval), float(perf.t_p_eval_ms)
