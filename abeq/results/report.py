@@ -6,17 +6,9 @@ import json
 from dataclasses import dataclass, field
 
 from ..schemas import CaseError, CaseVerdict, CheckResult, EfficiencySignal, Report, Summary
-from ..vocab import (
-    AGREE,
-    CHECK_FAILED_BOTH,
-    CHECK_SKIPPED,
-    DIVERGED,
-    EQUIVALENT,
-    NOT_RUN_STAGE,
-    OVERRIDE,
-    REGRESSED,
-)
+from ..vocab import AGREE, DIVERGED, EQUIVALENT, NOT_RUN_STAGE, OVERRIDE, REGRESSED
 from .agreement import aa_rates
+from .check_rows import check_result, check_summary
 from .observed import case_observed
 from .store import Store
 
@@ -189,7 +181,7 @@ def case_rows(store: Store, run_id: int) -> list[CaseRow]:
             row.original_directness = round(sum(j["original_directness"] for j in js) / len(js))
             row.candidate_directness = round(sum(j["candidate_directness"] for j in js) / len(js))
             row.interpretation_notes = rep["interpretation_notes"]
-            row.checks = [_check(c) for c in checks.get(r["case_id"], [])]
+            row.checks = [check_result(c) for c in checks.get(r["case_id"], [])]
             row.verdict, row.judge_delta = row.judge_verdict, row.behaviour_delta
             if row.checks_lost:  # a lost check is a lost behaviour, whatever the judge said
                 row.verdict = REGRESSED
@@ -219,31 +211,6 @@ def case_rows(store: Store, run_id: int) -> list[CaseRow]:
                 row.behaviour_delta = f"reviewer: {ov['reason']}"
         rows.append(row)
     return rows
-
-
-def _check(r: dict) -> CheckResult:
-    def passed(v):
-        return None if v is None else bool(v)
-
-    return CheckResult(
-        **{k: r[k] for k in CheckResult.model_fields if k not in ("teacher", "candidate", "gates")},
-        teacher=passed(r["teacher"]),
-        candidate=passed(r["candidate"]),
-        gates=bool(r["gates"]),
-    )
-
-
-def check_summary(rows: list[CaseRow]) -> dict:
-    """How many cases carried checks and what the checks found, over a run."""
-    every = [c for r in rows for c in r.checks]
-    return {
-        "cases_with_checks": sum(1 for r in rows if r.checks),
-        "checks": len(every),
-        "lost": sum(1 for c in every if c.lost),
-        "failed_both": sum(1 for c in every if c.outcome == CHECK_FAILED_BOTH),
-        "skipped": sum(1 for c in every if c.outcome == CHECK_SKIPPED),
-        "cases_judge_disagrees": sum(1 for r in rows if r.checks_disagree),
-    }
 
 
 def summarise(rows: list[CaseRow]) -> tuple[dict, list[dict]]:
@@ -306,13 +273,8 @@ def gate_result(rr: RunReport, gate: str = "compress") -> dict:
     """SPEC §8 gate profiles over the effective verdicts."""
     s = rr.report["summary"]
     judged = [r for r in rr.rows if r.status == "judged"]
-    out = {
-        "gate": gate,
-        "pass": s["pass"],
-        "regressions": s["regressions"],
-        "errors": len(rr.failed),
-        "not_run": len(rr.not_run),
-    }
+    out = {"gate": gate, "pass": s["pass"], "regressions": s["regressions"], "errors": len(rr.failed)}
+    out["not_run"] = len(rr.not_run)  # --fail-fast: cases never started (not errors)
     if gate == "directive-clarity":
         if judged:
             mo = sum(r.original_directness for r in judged) / len(judged)

@@ -1,0 +1,34 @@
+"""A run's check results as the report reads them: one stored row as a CheckResult, and what the
+checks of a whole run found."""
+
+from __future__ import annotations
+
+from ..schemas import CheckResult
+from ..vocab import CHECK_FAILED_BOTH, CHECK_SKIPPED
+
+
+def check_result(r: dict) -> CheckResult:
+    """A stored check_results row as the CheckResult the report carries."""
+
+    def passed(v):
+        return None if v is None else bool(v)
+
+    return CheckResult(
+        **{k: r[k] for k in CheckResult.model_fields if k not in ("teacher", "candidate", "gates")},
+        teacher=passed(r["teacher"]),
+        candidate=passed(r["candidate"]),
+        gates=bool(r["gates"]),
+    )
+
+
+def check_summary(rows: list) -> dict:
+    """How many cases carried checks and what the checks found, over a run."""
+    every = [c for r in rows for c in r.checks]
+    return {
+        "cases_with_checks": sum(1 for r in rows if r.checks),
+        "checks": len(every),
+        "lost": sum(1 for c in every if c.lost),
+        "failed_both": sum(1 for c in every if c.outcome == CHECK_FAILED_BOTH),
+        "skipped": sum(1 for c in every if c.outcome == CHECK_SKIPPED),
+        "cases_judge_disagrees": sum(1 for r in rows if r.checks_disagree),
+    }
