@@ -218,11 +218,13 @@ def rows(r: dict) -> list[tuple[str, str, str, str]]:
                 f"Embedded model, the bundled example ({ee['cases']} cases, concurrency "
                 f"{ee['concurrency']}): wall time and prompt evaluation, a llama.cpp context per prompt "
                 "prefix / one context "
-                f"(prompt tokens evaluated: {per['prompt_tokens_evaluated']:,} / "
-                f"{one['prompt_tokens_evaluated']:,} of {ee['prompt_tokens']:,})",
+                f"(prompt tokens evaluated: {per['prompt_tokens_evaluated']:,.0f} / "
+                f"{one['prompt_tokens_evaluated']:,.0f} of {ee['prompt_tokens']:,.0f}; the same "
+                f"{per['generated_tokens']:,.0f} tokens generated in both)",
                 f"{per['wall_s']:.0f} s / {one['wall_s']:.0f} s ({ee['wall_ratio']:.2f}); prompt eval "
                 f"{per['prompt_eval_s']:.0f} s / {one['prompt_eval_s']:.0f} s "
-                f"({ee['prompt_eval_ratio']:.2f})",
+                f"({ee['prompt_eval_ratio']:.2f}); generation {per['generation_s']:.0f} s / "
+                f"{one['generation_s']:.0f} s",
                 "—",
                 "—",
             )
@@ -251,10 +253,26 @@ def table(r: dict, load: tuple) -> str:
     return "\n".join(lines)
 
 
-def update_readme(md: str) -> None:
+def round_cost_table(rc: dict) -> str:
+    """bench_round_cost.py's rounds as their own table (bench/README.md, "Round cost")."""
+    lines = [
+        "| round | calls (teacher / candidate / judge) | prompt tokens | of them from the provider's cache "
+        "| completion tokens | cost | cost without the prompt cache |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for label, x in rc["rounds"].items():
+        lines.append(
+            f"| {label} ({x['cases']} cases) | {x['calls']} ({x['teacher_calls']} / {x['candidate_calls']} / "
+            f"{x['judge_calls']}) | {x['prompt_tokens']:,} | {x['cached_prompt_tokens']:,} | "
+            f"{x['completion_tokens']:,} | ${x['cost_usd']:.4f} | ${x['cost_without_prompt_cache_usd']:.4f} |"
+        )
+    return "\n".join(lines)
+
+
+def update_readme(md: str, marker: str = "table") -> None:
     path = BENCH / "README.md"
     text = path.read_text(encoding="utf-8")
-    begin, end = "<!-- bench:table:begin -->", "<!-- bench:table:end -->"
+    begin, end = f"<!-- bench:{marker}:begin -->", f"<!-- bench:{marker}:end -->"
     if begin not in text or end not in text:
         raise SystemExit(f"{path}: no {begin} ... {end} markers")
     head, rest = text.split(begin, 1)
@@ -290,6 +308,8 @@ def main(argv=None) -> int:
     )
     if a.readme:
         update_readme(md)
+        if "round_cost" in results:
+            update_readme(round_cost_table(results["round_cost"]), "round-cost")
     return 1 if failed else 0
 
 

@@ -2,18 +2,18 @@
 
 `retry_after` reads the wait a 429 or 503 asks for (`Retry-After` in seconds or as an HTTP date,
 `retry-after-ms`, or the reset time of a rate-limit header that is exhausted). `Limiter` is the
-run's concurrency: at most `size` calls in flight, handed out in priority order (the case's
-position, so the calls of earlier cases go first and a case finishes before later ones start
-piling up), and per endpoint an additive-increase / multiplicative-decrease window: each 429 halves
-it (at most once per cool-down), `window` successes in a row raise it by one again, and while a
-Retry-After runs no call to that endpoint starts at all.
+run's concurrency: at most `size` calls in flight, handed out in priority order, then in order of
+arrival (with --fail-fast the priority is the case's position, so the calls of earlier cases go
+first and a regression is judged early), and per endpoint an additive-increase /
+multiplicative-decrease window: each 429 halves it (at most once per cool-down), `window` successes
+in a row raise it by one again, and while a Retry-After runs no call to that endpoint starts at all.
 """
 
 from __future__ import annotations
 
 import asyncio
-import bisect
 import email.utils
+import heapq
 import itertools
 import re
 import time
@@ -23,7 +23,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 
-# lower goes first; the engine sets it to the case's position for every call that case makes
+# lower goes first; with --fail-fast the engine sets it to the case's position for that case's calls
 PRIORITY: ContextVar[int] = ContextVar("abeq_call_priority", default=0)
 MAX_RETRY_AFTER = (
     300.0  # a provider asking for longer (a daily quota) fails the call rather than hang the run
@@ -139,7 +139,7 @@ class Limiter:
         self.in_flight = 0
         self.on_change = on_change
         self._eps: dict[str, Endpoint] = {}
-        self._waiting: list[tuple[int, int, str, asyncio.Future]] = []
+        self._waiting: list[tuple[int, int, str, asyncio.Future]] = []  # a heap: (priority, arrival, …)
         self._seq = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
 
@@ -163,16 +163,14 @@ class Limiter:
             self._grant(ep)
             return
         fut = loop.create_future()
-        entry = (PRIORITY.get(), next(self._seq), key, fut)
-        bisect.insort(self._waiting, entry, key=lambda e: e[:2])
+        heapq.heappush(self._waiting, (PRIORITY.get(), next(self._seq), key, fut))
         self._wake()
         try:
             await fut
         except asyncio.CancelledError:
+            # a waiter cancelled before its turn stays in the heap, done, and is skipped there
             if fut.done() and not fut.cancelled():
                 self.release(key)  # granted, then cancelled before it could use the slot
-            elif entry in self._waiting:
-                self._waiting.remove(entry)
             raise
 
     def release(self, key: str) -> None:
@@ -197,23 +195,25 @@ class Limiter:
             self.release(key)
 
     def _wake(self) -> None:
-        """Hand free slots to the waiters that may start, best priority first; wake again when the
-        earliest pause ends."""
+        """Hand free slots to the waiters that may start, best priority first (usually the first one
+        popped takes the one free slot: O(log n) a call); wake again when the earliest pause ends."""
         loop = asyncio.get_running_loop()
-        now, keep, pause_ends = loop.time(), [], None
-        for entry in self._waiting:
+        now, held, pause_ends = loop.time(), [], None
+        while self._waiting and self.in_flight < self.size:
+            entry = heapq.heappop(self._waiting)
             _, _, key, fut = entry
-            if fut.done():
+            if fut.done():  # cancelled while waiting
                 continue
             ep = self.endpoint(key)
             if self._free(ep, now):
                 self._grant(ep)
                 fut.set_result(None)
                 continue
-            keep.append(entry)
+            held.append(entry)  # its provider's window is full, or it is paused
             if now < ep.not_before:
                 pause_ends = ep.not_before if pause_ends is None else min(pause_ends, ep.not_before)
-        self._waiting = keep
+        for entry in held:
+            heapq.heappush(self._waiting, entry)
         if pause_ends is not None and (self._timer is None or self._timer.when() > pause_ends):
             if self._timer is not None:
                 self._timer.cancel()

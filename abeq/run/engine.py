@@ -164,12 +164,14 @@ class Engine(CachedCalls):
 
     # -------------------------------------------------------- one case
     async def _case(self, i: int, case: Case, policy: CallPolicy) -> None:
-        """One case, in its turn: not started once --fail-fast has stopped the run; every call it
-        makes goes ahead of later cases' (so cases finish in order, and a stop comes early)."""
+        """One case, in its turn: not started once --fail-fast has stopped the run."""
         async with self.fail_fast.admit():
             if self.fail_fast.stopped:
                 return
-            token = PRIORITY.set(i)
+            # With --fail-fast a case's calls go ahead of later cases', so a regression is judged
+            # early; otherwise calls keep their arrival order, which packs a run's slots tightest (the
+            # judges of the last cases are not left to run after everything else).
+            token = PRIORITY.set(i if self.fail_fast.on else 0)
             try:
                 await self._run_case(i, case, policy)
             finally:
