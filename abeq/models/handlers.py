@@ -44,55 +44,45 @@ def schema_from_optional_params(optional_params: dict):
     return None
 
 
+def in_process_handler(base, reply, areply=None):
+    """A litellm CustomLLM for an in-process provider. `reply(model, messages, model_response,
+    optional_params)` fills the response; `areply` is its async form (by default `reply` itself,
+    for a provider that never waits)."""
+
+    class InProcessLLM(base):
+        def completion(self, model, messages, api_base, custom_prompt_dict, model_response, *a, **kw):
+            return reply(model, messages, model_response, _optional_params(a, kw))
+
+        async def acompletion(self, model, messages, api_base, custom_prompt_dict, model_response, *a, **kw):
+            if areply is None:
+                return reply(model, messages, model_response, _optional_params(a, kw))
+            return await areply(model, messages, model_response, _optional_params(a, kw))
+
+    return InProcessLLM()
+
+
+def _optional_params(a, kw):
+    # litellm passes these after model_response: print_verbose, encoding, api_key, logging_obj,
+    # optional_params (by position in the releases we pin, by name in others)
+    if "optional_params" in kw:
+        return kw["optional_params"] or {}
+    return (a[4] if len(a) > 4 else None) or {}
+
+
 def make_scripted_handler(base):
     """The litellm handler of `scripted/…`: replies come from abeq.testing.scripted (the rules,
     queued replies or a test's own handler)."""
     from ..testing.scripted import respond_message
 
-    class ScriptedLLM(base):
-        def _reply(self, model, messages, model_response, optional_params):
-            opts = optional_params or {}
-            msg = respond_message(
-                model, messages, schema_from_optional_params(opts), opts.get("tools"), opts.get("tool_choice")
-            )
-            text = msg.get("content") or ""
-            pt = sum(len(str(m.get("content") or "")) for m in messages) // 4
-            return fill_response(
-                model_response, f"scripted/{model}", text, pt, max(1, len(text) // 4), msg.get("tool_calls")
-            )
+    def reply(model, messages, model_response, optional_params):
+        opts = optional_params
+        msg = respond_message(
+            model, messages, schema_from_optional_params(opts), opts.get("tools"), opts.get("tool_choice")
+        )
+        text = msg.get("content") or ""
+        pt = sum(len(str(m.get("content") or "")) for m in messages) // 4
+        return fill_response(
+            model_response, f"scripted/{model}", text, pt, max(1, len(text) // 4), msg.get("tool_calls")
+        )
 
-        def completion(
-            self,
-            model,
-            messages,
-            api_base,
-            custom_prompt_dict,
-            model_response,
-            print_verbose,
-            encoding,
-            api_key,
-            logging_obj,
-            optional_params,
-            *a,
-            **kw,
-        ):
-            return self._reply(model, messages, model_response, optional_params)
-
-        async def acompletion(
-            self,
-            model,
-            messages,
-            api_base,
-            custom_prompt_dict,
-            model_response,
-            print_verbose,
-            encoding,
-            api_key,
-            logging_obj,
-            optional_params,
-            *a,
-            **kw,
-        ):
-            return self._reply(model, messages, model_response, optional_params)
-
-    return ScriptedLLM()
+    return in_process_handler(base, reply)

@@ -203,41 +203,14 @@ def _generate(model: str, messages: list[dict], optional_params: dict) -> tuple[
 
 
 def make_local_handler(base):
-    class LocalLLM(base):
-        def completion(
-            self,
-            model,
-            messages,
-            api_base,
-            custom_prompt_dict,
-            model_response,
-            print_verbose,
-            encoding,
-            api_key,
-            logging_obj,
-            optional_params,
-            *a,
-            **kw,
-        ):
-            text, pt, ct, reused = generate(model, messages, optional_params)
-            return fill_response(model_response, f"local/{model}", text, pt, ct, cached_tokens=reused)
+    from .handlers import in_process_handler
 
-        async def acompletion(
-            self,
-            model,
-            messages,
-            api_base,
-            custom_prompt_dict,
-            model_response,
-            print_verbose,
-            encoding,
-            api_key,
-            logging_obj,
-            optional_params,
-            *a,
-            **kw,
-        ):
-            text, pt, ct, reused = await agenerate(model, messages, optional_params)
-            return fill_response(model_response, f"local/{model}", text, pt, ct, cached_tokens=reused)
+    def reply(model, messages, model_response, optional_params):
+        text, pt, ct, reused = generate(model, messages, optional_params)
+        return fill_response(model_response, f"local/{model}", text, pt, ct, cached_tokens=reused)
 
-    return LocalLLM()
+    async def areply(model, messages, model_response, optional_params):
+        text, pt, ct, reused = await agenerate(model, messages, optional_params)
+        return fill_response(model_response, f"local/{model}", text, pt, ct, cached_tokens=reused)
+
+    return in_process_handler(base, reply, areply)
