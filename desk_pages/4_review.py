@@ -246,23 +246,6 @@ for col, arm in zip(st.columns(2) if sides else [], sides):
         if arm.trace:
             st.markdown(f"**{arm.label}: tool trace**")
             st.dataframe(arm.trace, hide_index=True, width="stretch")
-# runs in a workspace (tools, a runner command): what each did to its copy, side by side
-sides = observed.arms(store, row)
-for col, arm in zip(st.columns(2) if sides else [], sides):
-    with col:
-        st.markdown(f"**{arm.label}: workspace changes**")
-        if arm.not_reported:
-            st.caption(md(f"Self-report fields not reported by the runner: {', '.join(arm.not_reported)}"))
-        for title, diff, note in arm.changes:
-            st.caption(md(title + (f" ({note})" if note else "")))
-            if diff:
-                st.code(diff, language="diff")
-        if not arm.changes:
-            st.caption("No file added, changed or deleted.")
-        if arm.trace:
-            st.markdown(f"**{arm.label}: tool trace**")
-            st.dataframe(arm.trace, hide_index=True, width="stretch")
-
 
 # ---------------------------------------------------------------- the reviewer's word
 done = {r.case_id for r in rr.rows if r.reviewed or r.status != "judged"} | {case_id}

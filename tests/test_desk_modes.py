@@ -52,8 +52,13 @@ def test_the_run_page_offers_three_runner_modes(app):
 def test_a_tools_run_shows_its_workspace_changes_and_tool_trace_on_review(app, db):
     app.radio(key="runner_mode").set_value("tools").run()
     start(app, db)
-    text = " ".join(m.value for m in app.markdown)
-    assert "Original (teacher): workspace changes" in text and "Candidate: tool trace" in text
+    heads = [m.value for m in app.markdown if "workspace changes" in m.value or "tool trace" in m.value]
+    assert sorted(heads) == [  # each arm's block once (a merge once rendered it twice)
+        "**Candidate: tool trace**",
+        "**Candidate: workspace changes**",
+        "**Original (teacher): tool trace**",
+        "**Original (teacher): workspace changes**",
+    ]
     assert any("CHANGELOG" in c.value for c in app.caption)  # the file each arm wrote
     assert any("CHANGELOG.md" in c.value for c in app.code)  # and its diff
 
