@@ -123,3 +123,30 @@ def test_the_columns_for_provider_cache_tokens_and_fail_fast(tmp_path):
             table
         ).items()
     assert columns("calls")["cache_saved"] == "REAL" and columns("runs")["stopped_after"] == "TEXT"
+
+
+@pytest.mark.parametrize(
+    "table,row_type",
+    [
+        ("documents", "DocumentRow"),
+        ("reviews", "ReviewRow"),
+        ("runs", "RunRow"),
+        ("run_cases", "RunCaseRow"),
+        ("runner_results", "RunnerResultRow"),
+        ("judgements", "JudgementRow"),
+        ("gradings", "GradingRow"),
+        ("check_results", "CheckResultRow"),
+        ("overrides", "OverrideRow"),
+    ],
+)
+def test_each_typed_row_names_its_tables_columns(tmp_path, table, row_type):
+    """The typed rows the store returns say what the migrated table holds: no column missing from
+    the type, none in the type that the table lacks (beyond values the store adds when it reads)."""
+    from abeq.results import rows
+
+    path = tmp_path / "t.db"
+    Store(str(path)).close()
+    cols = {r[1] for r in sqlite3.connect(path).execute(f"pragma table_info({table})")}
+    keys = set(getattr(rows, row_type).__annotations__)  # a TypedDict's own and its bases' keys
+    added_on_read = {"RunRow": {"stored_status"}, "OverrideRow": {"carried_from"}}
+    assert cols == keys - added_on_read.get(row_type, set())

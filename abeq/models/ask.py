@@ -29,6 +29,19 @@ class Outcome:
     cache_write_tokens: int = 0
     cache_saved: float | None = 0.0
 
+    def spend(self, *, cache: bool = True) -> dict:
+        """What the reply cost, as the stored rows spell it (`cache`: with the prompt-cache tokens)."""
+        out = {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost": self.cost,
+            "latency": self.latency,
+            "attempts": self.attempts,
+        }
+        if cache:
+            out.update(cache_read_tokens=self.cache_read_tokens, cache_write_tokens=self.cache_write_tokens)
+        return out
+
 
 def _fmt(e: ValidationError) -> str:
     return "; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors(include_url=False)[:6])

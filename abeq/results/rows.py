@@ -69,7 +69,23 @@ class RunCaseRow(TypedDict):
     checks_lost: int | None  # checks the teacher passed and the candidate failed
 
 
-class RunnerResultRow(TypedDict):
+class _Spend(TypedDict):
+    """What a stored model reply cost (every cached-call table has these columns)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+    latency: float
+    attempts: int
+    created_at: str
+
+
+class _CachedSpend(_Spend):
+    cache_read_tokens: int | None
+    cache_write_tokens: int | None
+
+
+class RunnerResultRow(_CachedSpend):
     key: str
     doc_hash: str
     case_id: str
@@ -81,17 +97,11 @@ class RunnerResultRow(TypedDict):
     self_report: str  # JSON: the six fields
     gate_truncated: int
     gate_section: str
-    prompt_tokens: int
-    completion_tokens: int
-    cost: float | None
-    latency: float
-    attempts: int
-    created_at: str
-    cache_read_tokens: int | None
-    cache_write_tokens: int | None
+    mode: str | None  # tools | command for a run in a workspace; None for chat
+    observed: str | None  # JSON: workspace changes, tool trace, self-report fields not reported
 
 
-class JudgementRow(TypedDict):
+class JudgementRow(_CachedSpend):
     key: str
     model: str
     prompt: str
@@ -102,29 +112,15 @@ class JudgementRow(TypedDict):
     candidate_directness: int
     interpretation_notes: str
     raw: str
-    prompt_tokens: int
-    completion_tokens: int
-    cost: float | None
-    latency: float
-    attempts: int
-    created_at: str
-    cache_read_tokens: int | None
-    cache_write_tokens: int | None
 
 
-class GradingRow(TypedDict):
+class GradingRow(_Spend):
     key: str
     model: str
     prompt: str
     shown_as_a: str  # teacher | candidate: which arm the grader saw as run A
     reply: str  # JSON: the GradingReply, in A/B terms
     raw: str
-    prompt_tokens: int
-    completion_tokens: int
-    cost: float | None
-    latency: float
-    attempts: int
-    created_at: str
 
 
 class CheckResultRow(TypedDict):

@@ -104,13 +104,7 @@ class CachedCalls:
                 "observed": dumps(reply.extras()) if reply.extras() else None,
                 "gate_truncated": int(truncated),
                 "gate_section": section,
-                "prompt_tokens": out.prompt_tokens,
-                "completion_tokens": out.completion_tokens,
-                "cost": out.cost,
-                "latency": out.latency,
-                "attempts": out.attempts,
-                "cache_read_tokens": out.cache_read_tokens,
-                "cache_write_tokens": out.cache_write_tokens,
+                **out.spend(),
             }
         )
         self._log(case.id, kind, model, key, False, out=out)
@@ -153,13 +147,7 @@ class CachedCalls:
             "candidate_directness": r.candidate_directness,
             "interpretation_notes": r.interpretation_notes,
             "raw": out.raw[:20000],
-            "prompt_tokens": out.prompt_tokens,
-            "completion_tokens": out.completion_tokens,
-            "cost": out.cost,
-            "latency": out.latency,
-            "attempts": out.attempts,
-            "cache_read_tokens": out.cache_read_tokens,
-            "cache_write_tokens": out.cache_write_tokens,
+            **out.spend(),
         }
         self.store.put_judgement(row)
         self._log(case.id, kind, spec.name, key, False, out=out)
@@ -200,11 +188,7 @@ class CachedCalls:
                 "shown_as_a": shown_as_a,
                 "reply": r.model_dump_json(),
                 "raw": out.raw[:20000],
-                "prompt_tokens": out.prompt_tokens,
-                "completion_tokens": out.completion_tokens,
-                "cost": out.cost,
-                "latency": out.latency,
-                "attempts": out.attempts,
+                **out.spend(cache=False),  # graded checks: the calls ledger has their cache tokens
             }
         )
         self._log(case.id, "judge-checks", spec.name, key, False, out=out)
