@@ -26,7 +26,7 @@ from .models.spec import ModelSpec
 from .results.liveness import ACTIVE
 from .results.report import RunReport, build_report
 from .results.store import Store, open_store
-from .run.engine import SETTINGS, Engine, RunConfig, Stop
+from .run.engine import Engine, RunConfig, Stop
 from .run.estimate import estimate
 from .run.modes import as_mode
 from .run.preflight import THIN_HINT, check_refusal, confirmation_refusal, model_refusals, review_refusal
@@ -251,17 +251,34 @@ def resume_run(run_id: int, store: Store | str | None = None) -> PreparedRun:
         ts = confirm_set(ts, original.hash, thin_accepted=cfg.allow_thin or None)
     if Engine(db, original, candidate, ts, cfg).config_key() != run["config_key"]:
         raise InputError(f"run {run_id} cannot be rebuilt from its stored settings", hint=hint_new)
-    prepared = prepare_run(
+    # every setting, the runner mode too (a tools or command run resumes as one); --fail-fast is
+    # not stored, so a run it stopped runs the cases it did not start
+    return prepare_config(original, candidate, ts, cfg, store=db)
+
+
+def prepare_config(
+    original: Document,
+    candidate: Document,
+    ts: TransferSet,
+    cfg: RunConfig,
+    *,
+    store: Store,
+    labels: tuple[str, str] = CLI_LABELS,
+) -> PreparedRun:
+    """prepare_run for settings already gathered in a RunConfig (the desk's Run page, a resume)."""
+    settings = {f.name: getattr(cfg, f.name) for f in fields(RunConfig)}
+    runner, judge, variant = settings.pop("runner"), settings.pop("judge"), settings.pop("variant")
+    return prepare_run(
         original,
         candidate,
         ts,
-        runner=cfg.runner,
-        judge=cfg.judge,
-        variant=cfg.variant,
-        store=db,
-        **{k: v for k, v in settings.items() if k in SETTINGS and k != "variant"},
+        runner=runner,
+        judge=judge,
+        variant=variant,
+        store=store,
+        labels=labels,
+        **settings,
     )
-    return prepared
 
 
 def estimate_run(

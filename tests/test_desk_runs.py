@@ -154,3 +154,19 @@ def test_run_page_counts_calls(app, db):
     # the dead attempt: case 1 and 2 judged (6 calls), case 3's two runs, then the 3rd judgement died
     assert m["Runner calls"] == "6/14" and m["Judge calls"] == "2/7" and m["Cases done"] == "2/7"
     assert any("finished and are kept" in c.value for c in app.caption)
+
+
+def test_a_tools_run_resumes_as_a_tools_run(db):
+    """The runner mode is one of a run's settings: resuming a tools run continues that run in tools
+    mode (it once came back as a new chat run)."""
+    store = Store(db)
+    kw = dict(runner="scripted/rules", store=store, concurrency=1, confirm=True)
+    first = prepare_run(
+        EXAMPLE / "SKILL.md", EXAMPLE / "candidate-lossy.md", EXAMPLE / "transfer-set.json", mode="tools", **kw
+    )
+    store.update_run(first.run_id, status="cancelled")
+    again = resume_run(first.run_id, store)
+    assert again.run_id == first.run_id and again.engine.cfg.mode.kind == "tools"
+    rr = again.run()
+    assert rr.run["status"] == "finished" and not rr.errors
+    assert {r["mode"] for r in store.db.query("select mode from runner_results")} == {"tools"}

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import atexit
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
-from ..api import DESK_LABELS, PreparedRun, prepare_run, resume_run
+from ..api import DESK_LABELS, PreparedRun, prepare_config, resume_run
 from ..documents import Document
 from ..results.store import Store
 from ..run.engine import RunConfig, Stop
@@ -36,18 +36,7 @@ def start(db: str, original: Document, candidate: Document, ts: TransferSet, cfg
     run it in a background thread. Starting a run that is already running returns its id."""
     store = Store(db)
     try:
-        settings = {k: v for k, v in asdict(cfg).items() if k not in ("runner", "judge", "variant")}
-        prepared = prepare_run(
-            original,
-            candidate,
-            ts,
-            runner=cfg.runner,
-            judge=cfg.judge,
-            variant=cfg.variant,
-            store=store,
-            labels=DESK_LABELS,
-            **settings,
-        )
+        prepared = prepare_config(original, candidate, ts, cfg, store=store, labels=DESK_LABELS)
     finally:
         store.close()
     return _launch(db, prepared)
