@@ -64,3 +64,23 @@ def scripted_cfg():
         return RunConfig(runner=kw.pop("runner", spec), judge=kw.pop("judge", spec), **kw)
 
     return make
+
+
+# ---------------------------------------------------------------- the review desk (AppTest)
+@pytest.fixture
+def db(tmp_path, monkeypatch):
+    """The desk's database: a fresh sqlite file the app opens through ABEQ_DB."""
+    path = str(tmp_path / "desk.db")
+    monkeypatch.setenv("ABEQ_DB", path)
+    return path
+
+
+@pytest.fixture
+def app(db):
+    """The desk on its home page over `db` (a test file may build on it: a fixture `app(app)`)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    assert not at.exception
+    return at

@@ -24,21 +24,6 @@ PAGES = [
 XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
 
 
-@pytest.fixture
-def db(tmp_path, monkeypatch):
-    path = str(tmp_path / "desk.db")
-    monkeypatch.setenv("ABEQ_DB", path)
-    return path
-
-
-@pytest.fixture
-def app(db):
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
-    assert not at.exception
-    return at
-
-
 def confirm_and_open_run(at: AppTest, runner: str = "scripted/rules", judge: str = "scripted/rules") -> None:
     at.switch_page("desk_pages/2_transfer_set.py").run()
     at.button(key="confirm").click().run()

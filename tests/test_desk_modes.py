@@ -15,16 +15,9 @@ from abeq.results.store import Store
 
 
 @pytest.fixture
-def db(tmp_path, monkeypatch):
-    path = str(tmp_path / "desk.db")
-    monkeypatch.setenv("ABEQ_DB", path)
-    return path
-
-
-@pytest.fixture
-def app(db):
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
+def app(app):
+    """The desk on the Run page: the example's set confirmed, both models scripted."""
+    at = app
     at.switch_page("desk_pages/2_transfer_set.py").run()
     at.button(key="confirm").click().run()
     at.switch_page("desk_pages/3_run.py").run()

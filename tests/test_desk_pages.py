@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
@@ -13,21 +12,6 @@ from abeq.desk import session, worker
 from abeq.results.reviewing import record
 from abeq.results.store import Store
 from abeq.testing.synthetic import synthetic_run
-
-
-@pytest.fixture
-def db(tmp_path, monkeypatch):
-    path = str(tmp_path / "desk.db")
-    monkeypatch.setenv("ABEQ_DB", path)
-    return path
-
-
-@pytest.fixture
-def app(db):
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
-    assert not at.exception
-    return at
 
 
 def plain(text: str) -> str:

@@ -18,13 +18,6 @@ REVIEW = "desk_pages/4_review.py"
 
 
 @pytest.fixture
-def db(tmp_path, monkeypatch):
-    path = str(tmp_path / "desk.db")
-    monkeypatch.setenv("ABEQ_DB", path)
-    return path
-
-
-@pytest.fixture
 def runs(db):
     """Two reviews with a run each; 'second' is the newest, so the desk opens it by default."""
     store = Store(db)

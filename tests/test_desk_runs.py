@@ -9,8 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import EXAMPLE, ROOT
-from streamlit.testing.v1 import AppTest
+from conftest import EXAMPLE
 
 from abeq.api import prepare_run, resume_run
 from abeq.desk import worker
@@ -19,20 +18,6 @@ from abeq.results.liveness import owner_id
 from abeq.results.store import Store
 from abeq.testing import scripted
 from abeq.testing.synthetic import synthetic_run
-
-
-@pytest.fixture
-def db(tmp_path, monkeypatch):
-    path = str(tmp_path / "desk.db")
-    monkeypatch.setenv("ABEQ_DB", path)
-    return path
-
-
-@pytest.fixture
-def app(db):
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
-    return at
 
 
 def dead_owner() -> str:
@@ -160,10 +145,8 @@ def test_a_tools_run_resumes_as_a_tools_run(db):
     """The runner mode is one of a run's settings: resuming a tools run continues that run in tools
     mode (it once came back as a new chat run)."""
     store = Store(db)
-    kw = dict(runner="scripted/rules", store=store, concurrency=1, confirm=True)
-    first = prepare_run(
-        EXAMPLE / "SKILL.md", EXAMPLE / "candidate-lossy.md", EXAMPLE / "transfer-set.json", mode="tools", **kw
-    )
+    docs = (EXAMPLE / "SKILL.md", EXAMPLE / "candidate-lossy.md", EXAMPLE / "transfer-set.json")
+    first = prepare_run(*docs, runner="scripted/rules", store=store, confirm=True, mode="tools")
     store.update_run(first.run_id, status="cancelled")
     again = resume_run(first.run_id, store)
     assert again.run_id == first.run_id and again.engine.cfg.mode.kind == "tools"

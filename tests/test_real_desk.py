@@ -5,10 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from conftest import ROOT
-from streamlit.testing.v1 import AppTest
-
 from abeq import sets as tsm
 from abeq.desk import editor, session
 from abeq.results.store import Store
@@ -17,15 +13,6 @@ REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 EVALS = (
     Path(__file__).resolve().parent / "fixtures" / "skill-creator" / "release-notes" / "evals" / "evals.json"
 )
-
-
-@pytest.fixture
-def app(tmp_path, monkeypatch):
-    monkeypatch.setenv("ABEQ_DB", str(tmp_path / "desk.db"))
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
-    assert not at.exception
-    return at
 
 
 def test_documents_page_reads_a_claude_md_with_its_import_and_says_so(app):
