@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from abeq.testing.process import LoopbackProcess  # noqa: E402
-from abeq.testing.synthetic import EXAMPLE, write_set  # noqa: E402
+from abeq.testing.synthetic import example_run_args, write_set  # noqa: E402
 
 CASES = 50
 
@@ -40,26 +40,7 @@ def main() -> int:
             t = time.perf_counter()
             with redirect_stdout(io.StringIO()):
                 code = abeq(
-                    [
-                        "run",
-                        "--original",
-                        str(EXAMPLE / "SKILL.md"),
-                        "--candidate",
-                        str(EXAMPLE / candidate),
-                        "--transfer-set",
-                        str(ts),
-                        "--runner-model",
-                        "openai/scripted",
-                        "--api-base",
-                        srv.url,
-                        "--db",
-                        db,
-                        "--review",
-                        "bench",
-                        "--concurrency",
-                        "16",
-                        "--quiet",
-                    ]
+                    example_run_args(ts, db, srv.url, candidate, "--review", "bench", "--concurrency", "16")
                 )
             wall = time.perf_counter() - t
             store = Store(db)

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from abeq.testing.process import LoopbackProcess  # noqa: E402
-from abeq.testing.synthetic import EXAMPLE, write_set  # noqa: E402
+from abeq.testing.synthetic import example_run_args, write_set  # noqa: E402
 
 CASES, FAIL, MALFORMED, LATENCY = 100, 0.2, 0.1, 0.02
 
@@ -36,26 +36,16 @@ def one_run(tmp: Path, name: str, ts: Path, **faults) -> dict:
         t = time.perf_counter()
         with redirect_stderr(io.StringIO()):
             code = abeq(
-                [
-                    "run",
-                    "--original",
-                    str(EXAMPLE / "SKILL.md"),
-                    "--candidate",
-                    str(EXAMPLE / "candidate-lossy.md"),
-                    "--transfer-set",
-                    str(ts),
-                    "--runner-model",
-                    "openai/scripted",
-                    "--api-base",
+                example_run_args(
+                    ts,
+                    tmp / f"{name}.db",
                     srv.url,
-                    "--db",
-                    str(tmp / f"{name}.db"),
+                    "candidate-lossy.md",
                     "--concurrency",
                     "16",
-                    "--quiet",
                     "--out",
                     str(out),
-                ]
+                )
             )
         wall = time.perf_counter() - t
         st = srv.stats()

@@ -6,33 +6,13 @@ import sqlite3
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import EXAMPLE
 
 from abeq.cli import main
 from abeq.run.failfast import FailFast
 from abeq.testing.loopback import LoopbackServer
+from abeq.testing.synthetic import example_run_args as cli
 from abeq.testing.synthetic import write_set
 from abeq.vocab import NOT_RUN_STAGE, REGRESSED
-
-
-def cli(ts, db, url, candidate, *extra):
-    return [
-        "run",
-        "--original",
-        str(EXAMPLE / "SKILL.md"),
-        "--candidate",
-        str(EXAMPLE / candidate),
-        "--transfer-set",
-        str(ts),
-        "--runner-model",
-        "openai/scripted",
-        "--api-base",
-        url,
-        "--db",
-        str(db),
-        "--quiet",
-        *extra,
-    ]
 
 
 def made(db, kind: str) -> int:

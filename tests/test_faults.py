@@ -16,36 +16,15 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, ROOT
+from conftest import ROOT
 
 from abeq.cli import main
 from abeq.testing.loopback import LoopbackServer, _error
 from abeq.testing.process import LoopbackProcess  # noqa: E402
-from abeq.testing.synthetic import write_set  # noqa: E402
+from abeq.testing.synthetic import example_run_args as cli_args
+from abeq.testing.synthetic import write_set
 
 SECRET = "sk-test-abeq-SECRET-1234567890"
-
-
-def cli_args(
-    ts: Path, db: Path, url: str, candidate: str = "candidate-faithful.md", *extra: str, quiet: bool = True
-) -> list[str]:
-    return [
-        "run",
-        "--original",
-        str(EXAMPLE / "SKILL.md"),
-        "--candidate",
-        str(EXAMPLE / candidate),
-        "--transfer-set",
-        str(ts),
-        "--runner-model",
-        "openai/scripted",
-        "--api-base",
-        url,
-        "--db",
-        str(db),
-        *(["--quiet"] if quiet else []),
-        *extra,
-    ]
 
 
 def run_cli(tmp_path: Path, name: str, args: list[str]) -> tuple[int, dict]:

@@ -11,6 +11,7 @@ import pytest
 from conftest import EXAMPLE
 
 from abeq.cli import main
+from abeq.testing.synthetic import example_run_args
 
 
 def free_port() -> int:
@@ -54,30 +55,18 @@ def stats(url):
     return json.loads(urllib.request.urlopen(url.rsplit("/v1", 1)[0] + "/stats").read())
 
 
+def http_run(tmp_path, server, candidate: str, *extra: str) -> list[str]:
+    """`abeq run` on the example, its set confirmed, over `server`; the report in r.json."""
+    db, out = tmp_path / "abeq.db", str(tmp_path / "r.json")
+    return example_run_args(
+        EXAMPLE / "transfer-set.json", db, server, candidate, "--confirm", "--out", out, *extra
+    )
+
+
 def test_cli_run_over_http_gives_the_report(tmp_path, server):
     before = stats(server)["requests"]
-    out = tmp_path / "report.json"
-    code = main(
-        [
-            "run",
-            "--original",
-            str(EXAMPLE / "SKILL.md"),
-            "--candidate",
-            str(EXAMPLE / "candidate-lossy.md"),
-            "--transfer-set",
-            str(EXAMPLE / "transfer-set.json"),
-            "--runner-model",
-            "openai/scripted",
-            "--api-base",
-            server,
-            "--db",
-            str(tmp_path / "abeq.db"),
-            "--confirm",
-            "--quiet",
-            "--out",
-            str(out),
-        ]
-    )
+    out = tmp_path / "r.json"
+    code = main(http_run(tmp_path, server, "candidate-lossy.md"))
     rep = json.loads(out.read_text())
     assert code == 1 and rep["summary"]["regressions"] == 7 and rep["errors"] == []
     assert stats(server)["requests"] - before == 21  # every call really crossed HTTP
@@ -85,27 +74,7 @@ def test_cli_run_over_http_gives_the_report(tmp_path, server):
 
 def test_each_transport_is_the_client_that_called(tmp_path, server, transport):
     before = stats(server)["clients"]
-    main(
-        [
-            "run",
-            "--original",
-            str(EXAMPLE / "SKILL.md"),
-            "--candidate",
-            str(EXAMPLE / "candidate-faithful.md"),
-            "--transfer-set",
-            str(EXAMPLE / "transfer-set.json"),
-            "--runner-model",
-            "openai/scripted",
-            "--api-base",
-            server,
-            "--db",
-            str(tmp_path / "abeq.db"),
-            "--confirm",
-            "--quiet",
-            "--out",
-            str(tmp_path / "r.json"),
-        ]
-    )
+    main(http_run(tmp_path, server, "candidate-faithful.md"))
     after = stats(server)["clients"]
     grew = {k for k in after if after[k] > before.get(k, 0)}
     # aiohttp's default User-Agent is "Python/3.x aiohttp/..."; the OpenAI SDK under litellm sends
@@ -114,25 +83,9 @@ def test_each_transport_is_the_client_that_called(tmp_path, server, transport):
 
 
 def test_round_two_over_http_sends_only_candidate_and_judge_calls(tmp_path, server):
-    base = [
-        "--original",
-        str(EXAMPLE / "SKILL.md"),
-        "--transfer-set",
-        str(EXAMPLE / "transfer-set.json"),
-        "--runner-model",
-        "openai/scripted",
-        "--api-base",
-        server,
-        "--db",
-        str(tmp_path / "abeq.db"),
-        "--confirm",
-        "--quiet",
-        "--out",
-        str(tmp_path / "r.json"),
-    ]
-    main(["run", "--candidate", str(EXAMPLE / "candidate-lossy.md"), *base])
+    main(http_run(tmp_path, server, "candidate-lossy.md"))
     before = stats(server)["requests"]
-    assert main(["run", "--candidate", str(EXAMPLE / "candidate-faithful.md"), *base]) == 0
+    assert main(http_run(tmp_path, server, "candidate-faithful.md")) == 0
     assert stats(server)["requests"] - before == 14
 
 

@@ -208,3 +208,32 @@ def synthetic_run(
         )
     store.update_run(run_id, status="finished", finished_at=store.run(run_id)["started_at"])
     return run_id
+
+
+def example_run_args(
+    transfer_set: str | Path,
+    db: str | Path,
+    url: str,
+    candidate: str = "candidate-faithful.md",
+    *extra: str,
+    quiet: bool = True,
+) -> list[str]:
+    """The arguments of `abeq run` on the bundled example's documents with `transfer_set`, both
+    models `openai/scripted` at `url` (the loopback server), results in `db`; `extra` follow."""
+    return [
+        "run",
+        "--original",
+        str(EXAMPLE / "SKILL.md"),
+        "--candidate",
+        str(EXAMPLE / candidate),
+        "--transfer-set",
+        str(transfer_set),
+        "--runner-model",
+        "openai/scripted",
+        "--api-base",
+        url,
+        "--db",
+        str(db),
+        *(["--quiet"] if quiet else []),
+        *extra,
+    ]
