@@ -25,6 +25,8 @@ SEP = " › "  # between a parent's title and a child's, in a section's name
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")  # under a paragraph: "Title\n=====" is a heading
+_NOT_PARAGRAPH = re.compile(r"^(?: {4,}|\t| {0,3}(?:[-*+>|]|\d+[.)])(?:\s|$))")
 _BREAK = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _IMPORT_LINE = re.compile(r"^\s*(?:@\S+\s*)+$")
 _ANCHOR_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[[^\]]+\]\(#[^)]*\)\s*$")
@@ -137,6 +139,8 @@ def _scan(text: str) -> list[tuple[int, str, list[str]]]:
                 in_comment = True
             else:
                 m = _HEADING.match(line)
+                if not m and (u := _SETEXT.match(line)) and _setext(heads, 1 if u.group(1)[0] == "=" else 2):
+                    continue
         if m:
             heads.append((len(m.group(1)), m.group(2).strip(), []))
         elif heads:
@@ -144,6 +148,26 @@ def _scan(text: str) -> list[tuple[int, str, list[str]]]:
         elif line.strip():
             heads.append((0, PREAMBLE, [line]))
     return heads
+
+
+def _setext(heads: list[tuple[int, str, list[str]]], level: int) -> bool:
+    """A setext underline: the paragraph just above it (the end of the open block's body) becomes a
+    heading of `level`. False when there is no such paragraph (a `---` after a blank line, a list
+    item or a quote is a rule or text, as Markdown renders it)."""
+    if not heads:
+        return False
+    body = heads[-1][2]
+    start = len(body)
+    while start and body[start - 1].strip():
+        start -= 1
+    para = body[start:]
+    if not para or any(_NOT_PARAGRAPH.match(ln) or _is_comment(ln) for ln in para):
+        return False
+    del body[start:]
+    if heads[-1][0] == 0 and not _own_text(body):  # the preamble was only this title
+        heads.pop()
+    heads.append((level, " ".join(ln.strip() for ln in para), []))
+    return True
 
 
 def outline(text: str) -> Outline:

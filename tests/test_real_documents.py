@@ -22,6 +22,7 @@ REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 MCP = REAL / "skills" / "mcp-builder" / "SKILL.md"
 RSS = REAL / "skills" / "rsshub-route-authoring-skill" / "SKILL.md"
 DIVERSIO = REAL / "instructions" / "DiversioTeam__claude-plugins"
+FEDIFY = REAL / "instructions" / "fedify-dev__fedify" / "AGENTS.md"
 TYPES = ["happy", "edge", "adversarial", "composition"]
 
 
@@ -54,6 +55,45 @@ def test_headings_without_text_of_their_own_are_not_sections():
     ]
     assert len(doc.headings) == 27 and len(doc.sections) == 21
     assert "Phase 4: Create Evaluations" in [h.name for h in doc.sections]  # it has text of its own
+
+
+def test_setext_headings_of_a_real_agents_md_are_sections():
+    """fedify's AGENTS.md titles its sections with `===`/`---` underlines and uses `###` only below
+    them: read as ATX only, its 19 sections collapsed into 7, one of them 5,924 characters long."""
+    doc = outline(FEDIFY.read_text(encoding="utf-8"))
+    top = [(h.level, h.name) for h in doc.headings[:4]]
+    assert top == [
+        (1, "Fedify LLM coding agent instructions"),
+        (2, "AI policy compliance"),
+        (2, "Project overview"),
+        (2, "Development environment"),
+    ]
+    assert len(doc.headings) == 26 and len(doc.sections) == 25
+    assert [h.name for h in doc.headings if h.kind == "empty"] == ["Common tasks"]  # its ### hold the text
+    adding = next(h for h in doc.headings if h.name == "Adding a new package")
+    assert adding.parents == ("Fedify LLM coding agent instructions", "Common tasks")
+    assert adding.body.startswith("See *CONTRIBUTING.md*") and "Security" not in adding.body
+    assert "Markdown conventions" in sections(FEDIFY.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Title\n=====\n\nDo it.\n", [(1, "Title")]),
+        ("Intro.\n\nSteps\n-----\n- one\n", [(0, "Preamble"), (2, "Steps")]),
+        ("A title on\ntwo lines\n---\nbody\n", [(2, "A title on two lines")]),
+        ("# H\n\ntext\n\n---\n\nmore\n", [(1, "H")]),  # after a blank line: a rule
+        ("# H\n\n- item\n---\nmore\n", [(1, "H")]),  # under a list item: a rule
+        ("# H\n\n> quoted\n---\n", [(1, "H")]),  # under a quote: a rule
+        ("# H\n\n    code\n---\n", [(1, "H")]),  # under indented code: a rule
+        ("# H\n\n```\nx\n---\n```\n", [(1, "H")]),  # inside a fence: text
+        ("---\nname: s\n---\nTitle\n=====\nbody\n", [(1, "Title")]),  # front matter first
+        ("| a | b |\n|---|---|\n| 1 | 2 |\n", []),  # a table, no heading: paragraphs
+    ],
+)
+def test_setext_headings_as_markdown_renders_them(text, expected):
+    doc = outline(text)
+    assert [(h.level, h.name) for h in doc.headings if not doc.by_paragraphs] == expected
 
 
 def test_a_set_testing_every_section_with_text_scores_100_on_a_real_skill(tmp_path, capsys):
