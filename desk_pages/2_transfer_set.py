@@ -29,16 +29,58 @@ unconfirmed_why = transferset.confirmation_problem(ts, original["hash"])
 confirmed = not unconfirmed_why
 
 with st.expander("Import / export a file", expanded=not ts.cases):
-    up = st.file_uploader(
-        "Transfer set (.json, .yaml, .csv, .jsonl)", type=["json", "yaml", "yml", "csv", "jsonl"]
+    # abeq's own sets, promptfoo configs and tests files, skill-creator evals: as `abeq import-set` reads them
+    src = st.radio("From", ["Upload", "Path"], horizontal=True, key="set_source")
+    fmt = st.selectbox(
+        "Format", list(editor.IMPORT_FORMATS), format_func=editor.IMPORT_FORMATS.get, key="set_format"
     )
-    if up is not None and st.button("Import (replaces the table)"):
+    c1, c2 = st.columns(2)
+    default_type = c1.selectbox(
+        "Type for cases without one",
+        CASE_TYPES,
+        index=None,
+        placeholder="none: name the cases that lack one",
+        key="set_default_type",
+        help="promptfoo tests and skill-creator evals have no case type. The cases given this one are "
+        "marked user-modified: check each in the table before confirming.",
+    )
+    trigger = c2.checkbox(
+        "Trigger eval: import its should-trigger queries",
+        key="set_trigger",
+        help="A skill-creator trigger eval tests whether a skill is loaded, not what it makes a model do.",
+    )
+    chosen = None
+    if src == "Upload":
+        ups = st.file_uploader(
+            "A set, with any files it names (select them together)",
+            type=["json", "yaml", "yml", "csv", "jsonl", "txt"],
+            accept_multiple_files=True,
+            key="set_upload",
+        )
+        files = {u.name: u.getvalue() for u in ups or []}
+        if files:  # the set first: a config or an evals file, before the files it names
+            names = sorted(files, key=lambda n: not n.lower().startswith(("promptfooconfig", "evals")))
+            chosen = st.selectbox("File to import", names, key="set_main") if len(names) > 1 else names[0]
+    else:
+        path = st.text_input("Path on this machine", key="set_path").strip()
+        chosen = path or None
+    if chosen and st.button("Import (replaces the table)", key="set_import"):
+        kw = dict(default_type=default_type, trigger_queries=trigger)
         try:
-            new = editor.import_text(up.getvalue().decode("utf-8-sig"), up.name, original["hash"])
-            session.set_transfer_set(store, review, new)
+            if src == "Upload":
+                got = editor.import_uploads(files, chosen, fmt, original["hash"], **kw)
+            else:
+                got = editor.import_path(chosen, fmt, original["hash"], **kw)
+            session.set_transfer_set(store, review, got.ts)
+            st.session_state["set_import_notes"] = (chosen, got.read_as, len(got.ts.cases), got.warnings)
             st.rerun()
-        except (AbeqError, UnicodeDecodeError) as e:
-            st.error(error_md(e) if isinstance(e, AbeqError) else md(f"{up.name}: not valid UTF-8"))
+        except AbeqError as e:
+            st.error(error_md(e))
+    if notes := st.session_state.pop("set_import_notes", None):  # once, after the import
+        name, read_as, n, warnings = notes
+        st.success(md(f"Imported {n} cases from {name} (read as {read_as})."))
+        for w in warnings:
+            st.warning(md(w))
     if ts.cases:
         # with the coverage this page shows (the stored set keeps the cases; coverage is measured on the
         # original)

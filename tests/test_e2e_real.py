@@ -45,3 +45,30 @@ def test_imports_and_section_mapping_in_the_browser(page, tmp_path):  # noqa: F8
         screenshot(page, ARTIFACTS / "documents-imports.png")
     doc = Store(str(db)).document(Store(str(db)).review("example")["original_hash"])
     assert doc["name"] == "CLAUDE.md" and "How Claude Code Should Behave Here" in doc["content"]
+
+
+def test_a_promptfoo_config_uploaded_with_its_tests_file_in_the_browser(page, tmp_path):  # noqa: F811
+    """Upload a real promptfoo config together with the tests.csv it names, give the untyped cases a
+    type, import: the table holds its cases."""
+    db = tmp_path / "desk.db"
+    cfg = REAL / "promptfoo" / "simple-csv"
+    with desk(db) as url:
+        page.goto(url)
+        page.get_by_role("heading", name="Documents", exact=True).wait_for(timeout=30_000)
+        nav(page, "Transfer set")
+        page.get_by_text("Import / export a file").click()
+        page.locator("input[type=file]").first.set_input_files(
+            [str(cfg / "promptfooconfig.yaml"), str(cfg / "tests.csv")]
+        )
+        page.get_by_role("combobox", name="File to import").wait_for()  # two files: which one is the set
+        page.get_by_role("combobox", name="Type for cases without one").click()
+        page.get_by_role("option", name="composition").click()
+        page.get_by_role("button", name="Import (replaces the table)").click()
+        page.get_by_text("Imported 4 cases from promptfooconfig.yaml (read as promptfoo)").wait_for(
+            timeout=30_000
+        )
+        screenshot(page, ARTIFACTS / "transfer-set-promptfoo-upload.png")
+    store = Store(str(db))
+    ts = store.transfer_set(store.review("example")["transfer_set_hash"])
+    assert len(ts.cases) == 4 and {c.type for c in ts.cases} == {"composition"}
+    assert all(c.input for c in ts.cases) and not ts.user_confirmed

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 import math
+import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from .. import sets as transferset
-from ..errors import InputError, json_problem
+from ..documents import check_document_text, read_text_file
+from ..errors import InputError, MissingTypesError, json_problem
 from ..schemas import Case, TransferSet
 from ..sets import workspace
+from ..sets.parse import MAX_SET_BYTES
 
 COLUMNS = [
     "id",
@@ -184,10 +189,117 @@ def import_text(text: str, filename: str, original_hash: str) -> TransferSet:
 
     It meets the checks a file meets on the command line (size, binary, parsing, row and line labels).
     """
-    ts = transferset.load_text(text, filename)
+    return _for_original(transferset.load_text(text, filename), original_hash)
+
+
+def _for_original(ts: TransferSet, original_hash: str) -> TransferSet:
     if ts.user_confirmed and ts.document_hash != original_hash:
         ts = ts.model_copy(update=transferset.UNCONFIRMED)
     return ts
+
+
+# the importers the desk offers; "detect" looks at the file (abeq.sets.imported.detect_format)
+IMPORT_FORMATS = {
+    "detect": "Detect from the file",
+    "abeq": "abeq set (.json, .yaml, .csv, .jsonl)",
+    "promptfoo": "promptfoo config or tests file",
+    "skill-creator": "skill-creator evals.json or trigger eval",
+}
+TYPES_HINT = (
+    "Choose a type for cases without one (they are marked user-modified: check each in the table before "
+    "confirming), then import again."
+)
+
+
+@dataclass
+class ImportResult:
+    ts: TransferSet
+    warnings: list[str]
+    read_as: str  # the importer used: promptfoo, skill-creator, or abeq's format (json, yaml, csv, jsonl)
+
+
+def import_uploads(
+    files: dict[str, bytes],
+    main: str,
+    fmt: str,
+    original_hash: str,
+    *,
+    default_type: str | None = None,
+    trigger_queries: bool = False,
+) -> ImportResult:
+    """The set in the uploaded file `main`. The files uploaded with it sit beside it in a fresh
+    folder, so a promptfoo config's `file://` references are found among them and never on this
+    machine's own disk; nothing of that folder shows in a case or a message."""
+    name = Path(main).name
+    try:
+        text = files[main].decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError(
+            "not valid UTF-8 text", path=name, hint="Save it as UTF-8, then upload it again."
+        ) from None
+    check_document_text(text, name, what="transfer set", max_bytes=MAX_SET_BYTES, document=False)
+    read_as = _format(fmt, name, text)
+    if read_as not in ("promptfoo", "skill-creator"):
+        return ImportResult(import_text(text, name, original_hash), [], read_as)
+    with tempfile.TemporaryDirectory(prefix="abeq-upload-") as d:
+        for other, data in files.items():
+            (Path(d) / Path(other).name).write_bytes(data)
+        try:
+            got = _imported(read_as, str(Path(d) / name), text, default_type, trigger_queries, original_hash)
+        except InputError as e:
+            raise _without(e, d, name, upload=True) from None
+    return ImportResult(got.ts, [w.replace(d + "/", "").replace(d, ".") for w in got.warnings], read_as)
+
+
+def import_path(
+    path: str,
+    fmt: str,
+    original_hash: str,
+    *,
+    default_type: str | None = None,
+    trigger_queries: bool = False,
+) -> ImportResult:
+    """The set in a file on this machine, its references (`file://`, a case's workspace) read
+    relative to it, as `abeq import-set` reads it."""
+    text = read_text_file(path, what="transfer set", max_bytes=MAX_SET_BYTES)
+    read_as = _format(fmt, path, text)
+    if read_as not in ("promptfoo", "skill-creator"):
+        return ImportResult(_for_original(transferset.load(path), original_hash), [], read_as)
+    try:
+        return _imported(read_as, path, text, default_type, trigger_queries, original_hash)
+    except InputError as e:
+        raise _without(e, None, path, upload=False) from None
+
+
+def _format(fmt: str, name: str, text: str) -> str:
+    from ..sets.imported import detect_format
+    from ..sets.parse import format_of
+
+    if fmt == "detect":
+        return detect_format(name, text)
+    return format_of(name) if fmt == "abeq" else fmt
+
+
+def _imported(fmt, path, text, default_type, trigger_queries, original_hash) -> ImportResult:
+    from ..sets.imported import read_source
+
+    ts, warnings = read_source(fmt, path, text, trigger_queries=trigger_queries).resolve(None, default_type)
+    return ImportResult(_for_original(ts, original_hash), warnings, fmt)
+
+
+def _without(e: InputError, folder: str | None, name: str, *, upload: bool) -> InputError:
+    """The error as the desk says it: the upload's name, never the folder it was read from, and what
+    to do here rather than on the command line."""
+    msg = e.message.replace(folder + "/", "").replace(folder, ".") if folder else e.message
+    hint = e.hint
+    if isinstance(e, MissingTypesError):
+        hint = TYPES_HINT
+    elif upload and "file://" in msg:
+        hint = (
+            "An upload brings only the files uploaded with it: select the files it names together with "
+            "it, or give its path on this machine (From: Path)."
+        )
+    return InputError(msg, path=name, hint=hint)
 
 
 MAP_COLUMNS = ["id", "input", "suggested", "exercises_sections"]

@@ -80,3 +80,52 @@ def _read_abeq(fmt: str, path: str, text: str) -> Imported:
         cases.append(c)
     rest = {k: v for k, v in data.items() if k != "cases"}
     return Imported(path, fmt, cases, labels or [f"case {i + 1}" for i in range(len(cases))], rest=rest)
+
+
+# ---------------------------------------------------------------- which importer a file is for
+def detect_format(name: str, text: str) -> str:
+    """The importer for a file, from its name and a look at its content (the desk's "detect"):
+    `promptfoo` for a promptfoo config or tests file, `skill-creator` for an evals.json or a trigger
+    eval, otherwise abeq's own format by the extension. A file that does not parse is given to
+    abeq's reader for its extension, which says what is wrong."""
+    from .parse import format_of
+    from .skill_creator import trigger_items
+
+    fmt = format_of(name)
+    if Path(name).name.lower().startswith("promptfooconfig"):
+        return "promptfoo"
+    data = _peek(text, fmt)
+    if isinstance(data, dict) and "cases" not in data:
+        if "skill_name" in data or isinstance(data.get("evals"), list):
+            return "skill-creator"
+        if any(k in data for k in ("tests", "prompts", "providers", "defaultTest", "scenarios")):
+            return "promptfoo"
+    if trigger_items(data) is not None:
+        return "skill-creator"
+    rows = data if isinstance(data, list) else []
+    if rows and all(isinstance(r, dict) for r in rows):
+        keys = set().union(*rows)
+        if "vars" in keys or "assert" in keys or (fmt == "csv" and not {"id", "input"} <= keys):
+            return "promptfoo"  # promptfoo tests (vars and assert), not abeq cases (id, type, input)
+    return fmt
+
+
+def _peek(text: str, fmt: str):
+    import csv
+    import io
+    import json
+
+    import yaml
+
+    try:
+        if fmt == "json":
+            return json.loads(text)
+        if fmt == "jsonl":
+            return [json.loads(ln) for ln in text.splitlines()[:20] if ln.strip()]
+        if fmt == "csv":
+            return list(csv.DictReader(io.StringIO(text)))[:1]
+        if fmt == "yaml":
+            return yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError, csv.Error):
+        return None
+    return None
