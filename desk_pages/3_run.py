@@ -15,7 +15,7 @@ from abeq.models import DEFAULT_MODEL
 from abeq.results.store import db_path
 from abeq.run.checks import model_checks
 from abeq.run.engine import RunConfig
-from abeq.run.estimate import estimate_calls
+from abeq.run.estimate import estimate_calls, tools_ceiling_text
 from abeq.run.modes import RunnerMode
 from abeq.sets import confirmation_problem
 from abeq.sets import coverage as transferset_coverage
@@ -147,6 +147,8 @@ if not unconfirmed_why:
         )
         + "."
     )
+    if ceiling := tools_ceiling_text(est):
+        st.caption(ceiling[0].upper() + ceiling[1:] + ".")
 else:
     graded = sum(1 for c in ts.cases if model_checks(c))
     est = estimate_calls(len(ts.cases), 1, int(samples), bool(aa), graded)

@@ -66,3 +66,11 @@ def test_a_command_run_from_the_desk(app, db, tmp_path):
     run_id = start(app, db)
     assert Store(db).run(run_id)["runner_model"].startswith("command: ")
     assert (tmp_path / "calls.log").read_text().count("\n") == 14
+
+
+def test_the_run_page_says_a_tools_runs_ceiling(app):
+    app.radio(key="runner_mode").set_value("tools").run()
+    said = [c.value for c in app.caption if c.value.startswith("Tools mode: each runner run")]
+    assert len(said) == 1 and "could reach 434 turns and 2,800,000 tokens (at most ~$0.0000)" in said[0]
+    app.radio(key="runner_mode").set_value("chat").run()
+    assert not any(c.value.startswith("Tools mode") for c in app.caption)

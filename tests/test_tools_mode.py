@@ -142,3 +142,26 @@ def test_a_runner_that_never_reports_is_an_error_not_a_verdict(store, example, s
     rr, _ = run(store, example["original"], example["lossy"], ts, scripted_cfg(mode=TOOLS, allow_thin=True))
     assert rr.rows[0].status == "error" and "no valid self-report" in rr.errors[0]["error"]
     assert rr.report["summary"]["pass"] is False
+
+
+def test_the_estimate_of_a_tools_run_says_its_ceiling(example, monkeypatch, capsys):
+    """A tools-mode runner run is a conversation of many turns: the estimate says what the mode's
+    limits allow, priced, besides the one-turn-a-run figures; a chat run's estimate has no such line."""
+    from abeq.api import prepare_run
+    from abeq.cli.run import print_estimate
+    from abeq.models import price
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
+    kw = dict(runner="openai/gpt-4o-mini", store=":memory:", confirm=True)
+    docs = (example["original"], example["lossy"], example["ts"])
+    tools = prepare_run(*docs, mode=TOOLS, **kw)
+    est = tools.estimate()
+    assert est["tools_max_turns"] == 14 * (TOOLS.max_steps + 1)
+    assert est["tools_max_tokens"] == 14 * TOOLS.max_tokens
+    judge_only = est["tools_max_cost"] - price("openai/gpt-4o-mini", est["tools_max_tokens"], 0)
+    assert 0 < judge_only < est["est_cost"] < est["tools_max_cost"]
+    print_estimate(tools)
+    assert f"could reach {est['tools_max_turns']:,} turns" in capsys.readouterr().err
+    chat = prepare_run(*docs, **kw)
+    print_estimate(chat)
+    assert "tools_max_turns" not in chat.estimate() and "tools mode" not in capsys.readouterr().err

@@ -229,6 +229,8 @@ def on_signals(stop, quiet: bool):
 
 
 def print_estimate(prepared) -> None:
+    from ..run.estimate import tools_ceiling_text
+
     est, eng = prepared.estimate(), prepared.engine
     cost = "unpriced model" if est["est_cost"] is None else f"~${est['est_cost']:.4f}"
     print(
@@ -242,6 +244,8 @@ def print_estimate(prepared) -> None:
         f"{est['review_budget_runner_calls']} runner calls",
         file=sys.stderr,
     )
+    if ceiling := tools_ceiling_text(est):
+        print(ceiling, file=sys.stderr)
     if est["est_cache_read_tokens"]:
         saving = f", saving up to ~${est['est_cache_saved']:.4f}" if est["est_cache_saved"] else ""
         print(

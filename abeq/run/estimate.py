@@ -50,6 +50,7 @@ def estimate(engine, rounds_so_far: int = 0) -> dict:
     cache = prompt_cache(cfg.runner, prefixes if cfg.mode.kind != "command" else [])
     return {
         **cache,
+        **tools_ceiling(cfg, runner_calls, costs[1]),
         "runner_calls": runner_calls,
         "judge_calls": judge_calls,
         "grading_calls": grading_calls,
@@ -59,6 +60,37 @@ def estimate(engine, rounds_so_far: int = 0) -> dict:
         "est_completion_tokens": completion_tokens,
         "est_cost": None if None in costs else round(sum(costs), 6),
     }
+
+
+def tools_ceiling(cfg, runner_runs: int, judge_cost: float | None) -> dict:
+    """A tools-mode runner run is several model turns, not one call, and the estimate above counts
+    one: its ceiling is what the mode's limits allow (each run up to max_steps + 1 turns and about
+    max_tokens tokens, priced as prompt tokens: a tools run's tokens are mostly its conversation
+    sent again each turn). Nothing for the other modes."""
+    if cfg.mode.kind != "tools" or not runner_runs:
+        return {}
+    tokens = runner_runs * cfg.mode.max_tokens
+    runner_cost = price(cfg.runner.name, tokens, 0)
+    return {
+        "tools_turns_per_run": cfg.mode.max_steps + 1,
+        "tools_tokens_per_run": cfg.mode.max_tokens,
+        "tools_max_turns": runner_runs * (cfg.mode.max_steps + 1),
+        "tools_max_tokens": tokens,
+        "tools_max_cost": None if None in (runner_cost, judge_cost) else round(runner_cost + judge_cost, 6),
+    }
+
+
+def tools_ceiling_text(est: dict) -> str:
+    """The tools-mode ceiling in a sentence (the CLI and the Run page say the same), or ''."""
+    if "tools_max_turns" not in est:
+        return ""
+    cost = "price unknown" if est["tools_max_cost"] is None else f"at most ~${est['tools_max_cost']:.4f}"
+    return (
+        f"tools mode: each runner run above is a conversation of up to {est['tools_turns_per_run']} model "
+        f"turns and about {est['tools_tokens_per_run']:,} tokens, so the runs could reach "
+        f"{est['tools_max_turns']:,} turns and {est['tools_max_tokens']:,} tokens ({cost}); the figures "
+        "above count one turn a run"
+    )
 
 
 def _stored_key(engine, doc, case) -> str | None:
