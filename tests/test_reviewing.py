@@ -120,6 +120,8 @@ def test_every_export_format_applies_overrides(store, run):
     assert "fine by me" in out["markdown"] and "Overrides applied: 1" in out["markdown"]
     rows = {r["case_id"]: r for r in csv.DictReader(io.StringIO(out["csv"]))}
     assert rows[REG]["verdict"] == "equivalent" and rows[REG]["reviewed"] == "override"
+    # the effective delta follows the override; the judge's own stays beside it
+    assert rows[REG]["behaviour_delta"] == "" and rows[REG]["judge_behaviour_delta"]
     assert rows[DIV]["reviewed"] == "agree" and rows[DIV]["reviewer"] == "bo"
     assert 'name="overrides_applied" value="1"' in out["junit"]
     assert exports.file_name(rr, "junit") == f"abeq-run-{run}.junit.xml"

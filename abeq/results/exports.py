@@ -194,6 +194,7 @@ CSV_FIELDS = [
     "reviewed",
     "reviewer",
     "behaviour_delta",
+    "judge_behaviour_delta",
     "original_directness",
     "candidate_directness",
     "agreement",
@@ -230,7 +231,8 @@ def to_csv(rr: RunReport) -> str:
                 "override_reason": r.override["reason"] if r.override else "",
                 "reviewed": r.review.get("action", "override") if r.review else "",
                 "reviewer": r.review["reviewer"] if r.review else "",
-                "behaviour_delta": r.behaviour_delta,
+                "behaviour_delta": r.behaviour_delta,  # effective: a reviewer's reason if overridden
+                "judge_behaviour_delta": r.judge_delta,  # what the judge said, whatever the review
                 "original_directness": r.original_directness,
                 "candidate_directness": r.candidate_directness,
                 "agreement": r.agreement,
