@@ -156,3 +156,24 @@ def test_by_path_an_abeq_set_brings_its_case_workspaces(tmp_path, db):
     assert tsm.set_hash(kept) == tsm.set_hash(got.ts)
     with pytest.raises(InputError, match="workspace"):
         editor.import_uploads(uploads(f), f.name, "detect", ORIGINAL)
+
+
+@pytest.mark.parametrize(
+    "path, fmt",
+    [
+        (PF / "simple-csv" / "promptfooconfig.yaml", "promptfoo"),
+        (PF / "jsonl-test-cases" / "cases.jsonl", "promptfoo"),
+        (SC / "longwind48__cachewipe__evals.json", "skill-creator"),
+        (EXAMPLE / "transfer-set.json", "json"),
+    ],
+)
+def test_import_set_without_from_detects_the_format_and_says_it(tmp_path, capsys, path, fmt):
+    from abeq.cli import main
+
+    detected, explicit = tmp_path / "d.json", tmp_path / "e.json"
+    assert main(["import-set", str(path), "--default-type", "happy", "--out", str(detected)]) == 0
+    assert f"read as {fmt} (detected from the file" in capsys.readouterr().err
+    assert (
+        main(["import-set", "--from", fmt, str(path), "--default-type", "happy", "--out", str(explicit)]) == 0
+    )
+    assert detected.read_text() == explicit.read_text()

@@ -155,7 +155,13 @@ def register(sub) -> None:
         "and skill-creator evals have no case type: the command names the cases that "
         "need one, unless --default-type is given. The output format follows --out.",
     )
-    i.add_argument("--from", dest="source", required=True, choices=IMPORT_FORMATS, help="the format of FILE")
+    i.add_argument(
+        "--from",
+        dest="source",
+        default="detect",
+        choices=("detect", *IMPORT_FORMATS),
+        help="the format of FILE (default: detected from its name and content, and said)",
+    )
     i.add_argument("file", metavar="FILE", help="promptfooconfig.yaml or a tests file, evals.json, or a set")
     i.add_argument(
         "--out", required=True, help="where to write the set: .json (default shape), .yaml, .jsonl or .csv"

@@ -44,11 +44,18 @@ def read_source(
     """Read cases from a file (or from `text`, named `path`, e.g. an upload) without resolving types.
     `trigger_queries`: a skill-creator trigger eval's should-trigger queries become the cases."""
     p = str(path)
-    if fmt not in FORMATS:
+    if fmt not in (*FORMATS, "detect"):
         raise InputError(f"unknown import format '{fmt}'", path=p, hint=f"Use one of {', '.join(FORMATS)}.")
     if text is None:
-        text = read_text_file(p, what=f"{fmt} file", max_bytes=MAX_SET_BYTES)
+        text = read_text_file(
+            p, what="transfer set" if fmt == "detect" else f"{fmt} file", max_bytes=MAX_SET_BYTES
+        )
     text = normalize_newlines(text)  # an upload reads like the same file on disk
+    if fmt == "detect":  # `fmt` "detect": the importer the file looks like it is for, and say so
+        fmt = detect_format(p, text)
+        got = read_source(fmt, p, text, trigger_queries=trigger_queries)
+        got.warnings.insert(0, f"read as {fmt} (detected from the file; --from chooses another reader)")
+        return got
     if fmt == "promptfoo":
         from .promptfoo import PromptfooReader
 
