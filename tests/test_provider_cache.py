@@ -17,6 +17,7 @@ from abeq.run.runner import runner_messages
 from abeq.testing.anthropic import AnthropicServer
 from abeq.testing.loopback import LoopbackServer
 from abeq.testing.prompt_cache import PromptCache
+from abeq.testing.synthetic import example_run_args
 
 OPENAI_PRICE = {
     "input_cost_per_token": 1e-6,
@@ -136,26 +137,9 @@ def test_the_cli_says_what_the_cache_could_save_and_what_it_saved(tmp_path, caps
 
     register_price("openai/cachetest", OPENAI_PRICE)
     with LoopbackServer(prompt_cache=True) as srv:
-        code = main(
-            [
-                "run",
-                "--original",
-                str(EXAMPLE / "SKILL.md"),
-                "--candidate",
-                str(EXAMPLE / "candidate-faithful.md"),
-                "--transfer-set",
-                str(EXAMPLE / "transfer-set.json"),
-                "--confirm",
-                "--runner-model",
-                "openai/cachetest",
-                "--api-base",
-                srv.url,
-                "--db",
-                str(tmp_path / "a.db"),
-                "--out",
-                str(tmp_path / "r.json"),
-            ]
-        )
+        ts, db = EXAMPLE / "transfer-set.json", tmp_path / "a.db"
+        args = example_run_args(ts, db, srv.url, quiet=False, model="openai/cachetest")
+        code = main([*args, "--confirm", "--out", str(tmp_path / "r.json")])
     err = capsys.readouterr().err
     assert code == 0
     assert "the provider's prompt cache could serve up to" in err and "saving up to ~$" in err

@@ -14,6 +14,7 @@ from abeq.results.report import build_report
 from abeq.run.engine import Engine, RunConfig
 from abeq.testing.anthropic import AnthropicServer
 from abeq.testing.loopback import LoopbackServer
+from abeq.testing.synthetic import example_run_args
 
 
 def test_the_wait_a_server_asks_for_in_every_form_it_says_it():
@@ -145,28 +146,8 @@ def test_the_progress_line_says_when_the_provider_holds_the_run_back(tmp_path, c
     from conftest import EXAMPLE
 
     with LoopbackServer(fail_rate=0.4, seed=1, retry_after="1") as srv:
-        code = main(
-            [
-                "run",
-                "--original",
-                str(EXAMPLE / "SKILL.md"),
-                "--candidate",
-                str(EXAMPLE / "candidate-faithful.md"),
-                "--transfer-set",
-                str(EXAMPLE / "transfer-set.json"),
-                "--confirm",
-                "--runner-model",
-                "openai/scripted",
-                "--api-base",
-                srv.url,
-                "--db",
-                str(tmp_path / "a.db"),
-                "--out",
-                str(tmp_path / "r.json"),
-                "--max-retries",
-                "8",
-            ]
-        )
+        args = example_run_args(EXAMPLE / "transfer-set.json", tmp_path / "a.db", srv.url, quiet=False)
+        code = main([*args, "--confirm", "--out", str(tmp_path / "r.json"), "--max-retries", "8"])
     err = capsys.readouterr().err
     assert code == 0
     assert "openai rate-limited (" in err and "waiting 1 s as asked (Retry-After)" in err

@@ -120,6 +120,7 @@ def detect_format(name: str, text: str) -> str:
 def _peek(text: str, fmt: str):
     import csv
     import io
+    import itertools
     import json
 
     import yaml
@@ -129,8 +130,8 @@ def _peek(text: str, fmt: str):
             return json.loads(text)
         if fmt == "jsonl":
             return [json.loads(ln) for ln in text.splitlines()[:20] if ln.strip()]
-        if fmt == "csv":
-            return list(csv.DictReader(io.StringIO(text)))[:1]
+        if fmt == "csv":  # the header and the first row are enough
+            return list(itertools.islice(csv.DictReader(io.StringIO(text)), 1))
         if fmt == "yaml":
             return yaml.safe_load(text)
     except (ValueError, yaml.YAMLError, csv.Error):

@@ -217,9 +217,10 @@ def example_run_args(
     candidate: str = "candidate-faithful.md",
     *extra: str,
     quiet: bool = True,
+    model: str = "openai/scripted",
 ) -> list[str]:
     """The arguments of `abeq run` on the bundled example's documents with `transfer_set`, both
-    models `openai/scripted` at `url` (the loopback server), results in `db`; `extra` follow."""
+    models `model` at `url` (the loopback server), results in `db`; `extra` follow."""
     return [
         "run",
         "--original",
@@ -229,7 +230,7 @@ def example_run_args(
         "--transfer-set",
         str(transfer_set),
         "--runner-model",
-        "openai/scripted",
+        model,
         "--api-base",
         url,
         "--db",
