@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from abeq.desk import links, session
+from abeq.desk import access, links, session
 from abeq.desk.render import error_md, md
 from abeq.errors import InputError
 from abeq.models.registry import PROVIDERS
 from abeq.results.store import db_path
 
 st.set_page_config(page_title="abeq review desk", page_icon=":material/compare:", layout="wide")
+if not access.admitted(st.query_params, st.session_state):  # `abeq app`'s launch token, before anything
+    st.error(access.REFUSED)
+    st.stop()
 
 store = session.open_store()
 session.bootstrap(store)

@@ -99,13 +99,15 @@ def _port_open(port: int) -> bool:
 def test_abeq_app_stopped_by_sigterm_stops_its_server_and_interrupts_its_run(page, tmp_path):  # noqa: F811
     db, port = tmp_path / "desk.db", free_port()
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
-    app = subprocess.Popen(
-        [sys.executable, "-m", "abeq", "app", "--port", str(port), "--db", str(db)],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    out = tmp_path / "app.out"
+    with open(out, "w") as sink:
+        app = subprocess.Popen(
+            [sys.executable, "-m", "abeq", "app", "--port", str(port), "--db", str(db)],
+            cwd=tmp_path,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 60
@@ -116,8 +118,9 @@ def test_abeq_app_stopped_by_sigterm_stops_its_server_and_interrupts_its_run(pag
             except OSError:
                 assert app.poll() is None and time.time() < deadline, "the desk did not start"
                 time.sleep(0.3)
+        link = out.read_text().split("open ", 1)[1].split()[0]  # the launch link, with its token
         with LoopbackProcess(latency=LATENCY) as srv:
-            start_run(page, url, srv.url)
+            start_run(page, link, srv.url)
             wait_for_requests(srv, 2)
             app.send_signal(signal.SIGTERM)
             assert app.wait(30) is not None

@@ -1,16 +1,41 @@
-"""`abeq app`: the review desk (Streamlit), bound to 127.0.0.1 unless told otherwise."""
+"""`abeq app`: the review desk (Streamlit), bound to 127.0.0.1 unless told otherwise.
+
+The desk can run commands and read paths on this machine, so it answers only to loopback Host
+names (DNS rebinding is refused) and only to a browser that opens the link with this launch's token.
+"""
 
 from __future__ import annotations
 
 import os
+import secrets
 import sys
 from pathlib import Path
+
+from ..desk import access
+from ..errors import InputError
 
 
 def register(sub) -> None:
     a = sub.add_parser("app", help="start the review desk (Streamlit) on 127.0.0.1")
     a.add_argument("--port", type=int, default=8501, help="port on the bind address (default 8501)")
     a.add_argument("--address", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    a.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a non-loopback --address: anyone who reaches it with the token can run commands as you",
+    )
+    a.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a further Host name the desk answers to (e.g. behind a proxy); repeatable",
+    )
+    a.add_argument(
+        "--no-token",
+        action="store_true",
+        help="no launch token in the link (loopback only: any local user can then drive the desk)",
+    )
     a.add_argument("--db", default=None, help="sqlite file (default: $ABEQ_DB or ./abeq.db)")
     a.set_defaults(fn=cmd_app)
 
@@ -18,12 +43,28 @@ def register(sub) -> None:
 def cmd_app(args) -> int:
     app = Path(__file__).resolve().parents[2] / "app.py"
     if not app.exists():
-        from ..errors import InputError
-
         raise InputError(
             "the review desk (app.py) is not in this installation", hint="Run from a checkout of abeq."
         )
+    remote = not access.is_loopback(args.address)
+    if remote and not args.allow_remote:
+        raise InputError(
+            f"--address {args.address} is not a loopback address: anyone who can reach it could run "
+            "commands on this machine through the desk",
+            hint="Keep the default 127.0.0.1 (use an SSH tunnel to reach it), or pass --allow-remote "
+            "to accept that risk; the desk then still asks for the launch token.",
+        )
+    if remote and args.no_token:
+        raise InputError(
+            "--no-token with a non-loopback --address would let anyone on the network drive the desk",
+            hint="Drop --no-token: open the link with the token that abeq app prints.",
+        )
     env = dict(os.environ)
+    if args.no_token:
+        env.pop(access.TOKEN_ENV, None)
+    token = None if args.no_token else (env.get(access.TOKEN_ENV) or secrets.token_urlsafe(24))
+    if token:
+        env[access.TOKEN_ENV] = token  # in the environment, not argv: other users can read argv
     if args.db:
         env["ABEQ_DB"] = str(Path(args.db).resolve())
     cmd = [
@@ -41,6 +82,18 @@ def cmd_app(args) -> int:
         "--browser.gatherUsageStats",
         "false",
     ]
+    for host in access.allowed_hosts(args.address, args.allowed_host):
+        cmd += ["--server.allowedHosts", host]
+    shown = "127.0.0.1" if args.address in ("0.0.0.0", "::") else args.address
+    shown = f"[{shown}]" if ":" in shown else shown
+    link = f"http://{shown}:{args.port}/" + (f"?{access.TOKEN_PARAM}={token}" if token else "")
+    print(f"abeq review desk: open {link}", flush=True)
+    if remote:
+        print(
+            f"WARNING: the desk listens on {args.address}, not only on this machine. Anyone with the "
+            "link above can run commands here as you.",
+            file=sys.stderr,
+        )
     # Become the Streamlit server rather than wait on it as a child: SIGTERM or SIGINT then reach
     # the server itself (which stops, marking the desk's runs interrupted), and no server is left
     # orphaned on the port when `abeq app` is stopped.

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 from urllib.parse import urlencode
 
+from .access import TOKEN_PARAM, expected_token
+
 REVIEW_PAGE = "desk_pages/4_review.py"
 COMPARE_PAGE = "desk_pages/6_compare.py"
 NAMES = ("review", "run", "case")
@@ -29,8 +31,13 @@ def review_params(review: str | None, run: int | None = None, case: str | None =
 def review_url(
     review: str | None, run: int | None = None, case: str | None = None, page: str = "review"
 ) -> str:
-    """A link relative to the desk's root (it works under any base path): `review?review=…&run=…`."""
-    q = urlencode(review_params(review, run, case))
+    """A link relative to the desk's root (it works under any base path): `review?review=…&run=…`.
+
+    Under `abeq app` the link carries the launch token, so opening it in a new tab works."""
+    params = review_params(review, run, case)
+    if token := expected_token():
+        params[TOKEN_PARAM] = token
+    q = urlencode(params)
     return f"{page}?{q}" if q else page
 
 
