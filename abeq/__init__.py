@@ -7,7 +7,7 @@ instant and never imports litellm):
     load_document, Document                        a document under test (abeq.documents)
     load_set, import_set, check_set, confirm_set   transfer sets (abeq.sets)
     draft_set                                      cases drafted from the original by a model
-    compare                                        the blind comparator (abeq.compare)
+    compare                                        the blind comparator (abeq.comparator)
     Store, open_store, build_report                the database and the SPEC report (abeq.results)
     ModelSpec                                      a model and its sampling (abeq.models)
     AbeqError, InputError                          what a user should read
@@ -31,7 +31,7 @@ _EXPORTS = {
     "check_set": ("abeq.sets.coverage", "coverage"),
     "confirm_set": ("abeq.sets.confirm", "confirm"),
     "draft_set": ("abeq.sets.drafting", "draft"),
-    "compare": ("abeq.compare.comparator", "compare"),
+    "compare": ("abeq.comparator.comparator", "compare"),
     "Store": "abeq.results.store",
     "open_store": "abeq.results.store",
     "build_report": "abeq.results.report",

@@ -37,7 +37,7 @@ STRUCTURE_CRITERIA: tuple[str, ...] = (
 # what a runner records for an interactive gate the case gave no answer for
 STOPPED = "STOPPED (no scripted answer)"
 
-# what a check did on the two arms of a case (abeq.run.checks): only LOST changes a verdict
+# what a check did on the two arms of a case (abeq.execution.checks): only LOST changes a verdict
 CHECK_KEPT, CHECK_LOST, CHECK_GAINED, CHECK_FAILED_BOTH, CHECK_SKIPPED = (
     "kept",
     "lost",

@@ -37,7 +37,7 @@ def one_run(cases: int) -> dict:
     from abeq.models.local_contexts import PERF
     from abeq.results.report import build_report
     from abeq.results.store import Store
-    from abeq.run.engine import Engine, RunConfig
+    from abeq.execution.engine import Engine, RunConfig
     from abeq.testing.synthetic import documents
 
     litellm()  # its import is start-up, not the run

@@ -43,7 +43,7 @@ def main() -> int:
     from abeq.models.bootstrap import litellm
     from abeq.models.caching import plain
     from abeq.models.schema import response_format
-    from abeq.run.runner import runner_messages
+    from abeq.execution.runner import runner_messages
     from abeq.schemas import RunnerReply
 
     litellm()  # its import is start-up, not generation

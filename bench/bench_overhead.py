@@ -48,7 +48,7 @@ def bound(calls: int, latency: float, concurrency: int = CONCURRENCY) -> float:
 def engine_run(url: str, ts, db: str, concurrency: int) -> int:
     from abeq.models import ModelSpec
     from abeq.results.store import Store
-    from abeq.run.engine import Engine, RunConfig
+    from abeq.execution.engine import Engine, RunConfig
 
     original, faithful, _ = documents()
     spec = ModelSpec(name=MODEL, api_base=url, max_tokens=2048)
@@ -72,8 +72,8 @@ async def bare_run(url: str, ts, concurrency: int) -> int:
     from abeq.models.caching import plain  # the bytes abeq sends an OpenAI-style server
     from abeq.models.schema import response_format
     from abeq.prompts import messages
-    from abeq.run.judge import judge_prompt
-    from abeq.run.runner import runner_messages
+    from abeq.execution.judge import judge_prompt
+    from abeq.execution.runner import runner_messages
     from abeq.schemas import JudgeReply, RunnerReply
 
     original, faithful, _ = documents()
@@ -122,7 +122,7 @@ def child(
         from abeq.models.bootstrap import litellm
 
         litellm()  # the 6-10 s import is start-up, not per-call overhead
-    from abeq.testing import scripted
+    from abeq.models import scripted
 
     server_root = url.rsplit("/v1", 1)[0]
     warm, ts = many_cases(WARMUP_CASES), many_cases(cases)

@@ -42,9 +42,9 @@ def main() -> int:
     from abeq.models.pricing import register_price
     from abeq.results.report import build_report, exit_code
     from abeq.results.store import Store
-    from abeq.run import calls
-    from abeq.run.engine import Engine, RunConfig
-    from abeq.run.keys import legacy_runner_key
+    from abeq.execution import calls
+    from abeq.execution.engine import Engine, RunConfig
+    from abeq.execution.keys import legacy_runner_key
     from abeq.sets.confirm import confirm
     from abeq.testing.loopback import LoopbackServer
     from abeq.testing.prompt_cache import PromptCache

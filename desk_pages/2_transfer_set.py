@@ -10,7 +10,7 @@ from abeq.desk.case_view import case_detail
 from abeq.desk.render import error_md, md
 from abeq.documents import sections as doc_sections
 from abeq.errors import AbeqError
-from abeq.run import check_audit
+from abeq.execution import check_audit
 from abeq.schemas import CASE_TYPES, TransferSet
 from abeq.timestamps import local
 

@@ -13,10 +13,10 @@ from abeq.documents import Document, detect_variant
 from abeq.errors import AbeqError
 from abeq.models import DEFAULT_MODEL
 from abeq.results.store import db_path
-from abeq.run.checks import model_checks
-from abeq.run.engine import RunConfig
-from abeq.run.estimate import estimate_calls, tools_ceiling_text
-from abeq.run.modes import RunnerMode
+from abeq.execution.checks import model_checks
+from abeq.execution.engine import RunConfig
+from abeq.execution.estimate import estimate_calls, tools_ceiling_text
+from abeq.execution.modes import RunnerMode
 from abeq.sets import confirmation_problem
 from abeq.sets import coverage as transferset_coverage
 from abeq.vocab import VARIANTS

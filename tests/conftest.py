@@ -21,7 +21,7 @@ def with_cases(example, cases):
 
 @pytest.fixture(autouse=True)
 def _scripted_clean():
-    from abeq.testing import scripted
+    from abeq.models import scripted
 
     scripted.reset()
     yield
@@ -57,7 +57,7 @@ def store(tmp_path):
 @pytest.fixture
 def scripted_cfg():
     from abeq.models import ModelSpec
-    from abeq.run.engine import RunConfig
+    from abeq.execution.engine import RunConfig
 
     def make(**kw):
         spec = ModelSpec(name="scripted/rules")

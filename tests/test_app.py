@@ -235,7 +235,7 @@ def test_an_errored_case_shows_its_error_and_no_verdict(app, db):
 def test_a_run_survives_a_new_session_and_can_be_cancelled_from_it(app, db):
     import threading
 
-    from abeq.testing import scripted
+    from abeq.models import scripted
 
     release = threading.Event()
     scripted.handler = lambda model, messages, schema: release.wait(60) and None  # hold every call
@@ -280,7 +280,7 @@ def test_the_original_cannot_change_under_existing_runs(app, db):
 
 
 def test_compare_page_judges_two_pasted_outputs_blind(app):
-    from abeq.testing import scripted
+    from abeq.models import scripted
 
     app.switch_page("desk_pages/6_compare.py").run()
     app.text_input(key="compare_model").set_value("scripted/rules").run()

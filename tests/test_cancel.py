@@ -15,8 +15,8 @@ import pytest
 from abeq.models import ModelSpec
 from abeq.models.call import CallPolicy, Cancelled, complete
 from abeq.results.liveness import STALE_SECONDS, live_status, owner_id
-from abeq.run.engine import Engine, RunConfig, Stop
-from abeq.testing import scripted
+from abeq.execution.engine import Engine, RunConfig, Stop
+from abeq.models import scripted
 from abeq.testing.loopback import LoopbackServer
 
 

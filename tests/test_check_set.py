@@ -12,7 +12,7 @@ from abeq import sets as tsm
 from abeq.cli import main
 from abeq.desk import editor
 from abeq.errors import InputError
-from abeq.testing import scripted
+from abeq.models import scripted
 from abeq.testing.loopback import LoopbackServer
 
 RUBRIC = {"type": "llm-rubric", "value": "Strips internal ticket ids", "target": "transcript"}
@@ -154,7 +154,7 @@ def test_checks_over_the_loopback_http_server(tmp_path):
 
 def test_a_real_skill_creator_evals_file_brings_its_assertions_into_the_run(tmp_path):
     """skill-creator's `assertions` (tests/fixtures/real) arrive as checks and are graded on both arms."""
-    from abeq.run.checks import case_checks
+    from abeq.execution.checks import case_checks
 
     src = (
         EXAMPLE.parents[2]

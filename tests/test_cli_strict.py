@@ -11,7 +11,7 @@ from conftest import EXAMPLE
 
 from abeq.cli import main
 from abeq.errors import InputError
-from abeq.testing import scripted
+from abeq.models import scripted
 
 
 def run_args(tmp_path, *extra, candidate="candidate-faithful.md", confirm=True):

@@ -8,12 +8,12 @@ import pytest
 from conftest import with_cases
 
 from abeq.cli import main
-from abeq.compare import comparator
-from abeq.compare.comparator import Weights, compare, strip_origin, weighted_totals
+from abeq.comparator import comparator
+from abeq.comparator.comparator import Weights, compare, strip_origin, weighted_totals
 from abeq.errors import InputError, ModelCallError
 from abeq.models import ModelSpec
 from abeq.schemas import CONTENT_CRITERIA, STRUCTURE_CRITERIA, Comparison, ComparisonResult, RubricScores
-from abeq.testing import scripted
+from abeq.models import scripted
 
 SPEC = ModelSpec(name="scripted/rules")
 TASK = "Write release notes for version 2.0 of the tool."
@@ -171,7 +171,7 @@ def test_an_assertion_passes_only_when_both_orders_say_so():
 
 
 def test_the_reply_schema_sent_to_the_model_allows_exactly_the_given_assertions():
-    from abeq.compare.comparator import reply_model
+    from abeq.comparator.comparator import reply_model
     from abeq.models.schema import response_format
 
     def results_schema(items):
@@ -307,7 +307,7 @@ def test_cli_exits_3_when_the_judge_gives_no_valid_judgement(files, tmp_path):
 
 # ---------------------------------------------------------------- stored runs and the page
 def test_compare_run_case_compares_teacher_and_candidate_blind(store, example, scripted_cfg):
-    from abeq.run.engine import Engine
+    from abeq.execution.engine import Engine
 
     thin = with_cases(example, example["ts"].cases[:1])
     run_id = Engine(store, example["original"], example["lossy"], thin, scripted_cfg(allow_thin=True)).run()

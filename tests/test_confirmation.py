@@ -9,8 +9,8 @@ from conftest import EXAMPLE, with_cases
 from abeq import sets as transferset
 from abeq.cli import main
 from abeq.errors import InputError, NotConfirmedError
-from abeq.run import observe as observe_mod
-from abeq.run.engine import Engine
+from abeq.execution import observe as observe_mod
+from abeq.execution.engine import Engine
 
 
 def run_args(tmp_path, ts_path, *extra):

@@ -16,7 +16,7 @@ from abeq.desk import worker
 from abeq.errors import InputError
 from abeq.results.liveness import owner_id
 from abeq.results.store import Store
-from abeq.testing import scripted
+from abeq.models import scripted
 from abeq.testing.synthetic import synthetic_run
 
 
@@ -87,7 +87,7 @@ def test_resume_refuses_a_finished_or_running_run(db):
 
 def test_an_api_base_with_credentials_is_stored_without_them(db):
     from abeq.models import ModelSpec
-    from abeq.run.engine import Engine, RunConfig
+    from abeq.execution.engine import Engine, RunConfig
 
     store = Store(db)
     spec = ModelSpec(name="openai/x", api_base="https://user:s3cret-pass@gw.example/v1?key=k-123")

@@ -13,7 +13,7 @@ from abeq.models import ModelSpec
 from abeq.prompts import read_data_blocks
 from abeq.schemas import CASE_TYPES, TransferSet
 from abeq.sets.drafting import draft, draft_cases, draft_messages
-from abeq.testing import scripted
+from abeq.models import scripted
 
 SCRIPTED = ModelSpec(name="scripted/rules")
 

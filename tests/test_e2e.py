@@ -270,7 +270,7 @@ def test_the_review_page_shows_each_check_on_both_arms(page, tmp_path):
     from abeq import sets as transferset
     from abeq.documents import load_document
     from abeq.models import ModelSpec
-    from abeq.run.engine import Engine, RunConfig
+    from abeq.execution.engine import Engine, RunConfig
 
     db = tmp_path / "desk.db"
     original = load_document(EXAMPLE / "SKILL.md")

@@ -10,10 +10,10 @@ from abeq import sets as transferset
 from abeq.errors import NotConfirmedError, ThinSetError
 from abeq.models import ModelSpec
 from abeq.results.report import build_report, exit_code
-from abeq.run.engine import Engine
-from abeq.run.keys import judge_key, runner_key
+from abeq.execution.engine import Engine
+from abeq.execution.keys import judge_key, runner_key
 from abeq.schemas import Report
-from abeq.testing import scripted
+from abeq.models import scripted
 
 
 def run(store, ex, cfg, candidate="lossy", ts=None, **kw):

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from abeq.cli import main
-from abeq.run.failfast import FailFast
+from abeq.execution.failfast import FailFast
 from abeq.testing.loopback import LoopbackServer
 from abeq.testing.synthetic import example_run_args as cli
 from abeq.testing.synthetic import write_set
@@ -61,7 +61,7 @@ def test_a_passing_round_with_fail_fast_runs_every_case(tmp_path):
 
 def test_one_case_at_a_time_stops_right_after_the_first_regression(store, example, scripted_cfg):
     from abeq.results.report import build_report, exit_code
-    from abeq.run.engine import Engine
+    from abeq.execution.engine import Engine
 
     cfg = scripted_cfg(concurrency=1, fail_fast=True)
     rr = build_report(store, Engine(store, example["original"], example["lossy"], example["ts"], cfg).run())

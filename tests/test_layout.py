@@ -95,9 +95,9 @@ def test_the_public_surface_is_importable_from_abeq():
     assert callable(abeq.prepare_run) and callable(report)
 
 
-def test_test_doubles_live_in_abeq_testing_not_beside_the_library():
+def test_test_servers_live_in_abeq_testing_and_the_scripted_model_with_the_providers():
     assert not (PKG / "loopback.py").exists()
-    assert (PKG / "testing" / "loopback.py").is_file() and (PKG / "testing" / "scripted.py").is_file()
+    assert (PKG / "testing" / "loopback.py").is_file() and (PKG / "models" / "scripted.py").is_file()
     for test in (ROOT / "tests").glob("*.py"):  # tests import the doubles, never bench/ by path
         assert not re.search(r"sys\.path\.insert\([^)]*bench", test.read_text(encoding="utf-8")), test.name
 

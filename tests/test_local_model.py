@@ -5,7 +5,7 @@ from conftest import with_cases
 
 from abeq.models import ModelSpec, local
 from abeq.results.report import build_report
-from abeq.run.engine import Engine, RunConfig
+from abeq.execution.engine import Engine, RunConfig
 from abeq.schemas import Report
 
 pytestmark = pytest.mark.slow
@@ -100,7 +100,7 @@ def test_calls_for_one_document_reuse_its_prefix_even_when_other_calls_come_betw
 
     from abeq.models import complete
     from abeq.models.local_contexts import PERF
-    from abeq.run.runner import runner_messages
+    from abeq.execution.runner import runner_messages
 
     spec = ModelSpec(name="local/smollm2", max_tokens=4)
     first, second = example["ts"].cases[:2]

@@ -10,7 +10,7 @@ import pytest
 
 from abeq.prompts import load_prompt, messages
 from abeq.schemas import JudgeReply
-from abeq.testing import scripted
+from abeq.models import scripted
 from abeq.testing.loopback import LoopbackServer
 
 HELLO = {"model": "scripted", "messages": [{"role": "user", "content": "hello"}]}

@@ -4,10 +4,10 @@ results stored under the old (v1) key, which held the set's hash, are still foun
 from conftest import with_cases
 
 from abeq.results.report import build_report
-from abeq.run.engine import Engine
-from abeq.run.keys import legacy_runner_key
+from abeq.execution.engine import Engine
+from abeq.execution.keys import legacy_runner_key
 from abeq.sets.confirm import set_hash
-from abeq.testing import scripted
+from abeq.models import scripted
 
 
 def run(store, ex, cfg, ts, candidate="lossy"):
@@ -23,7 +23,7 @@ def six_and_seven(example):
 def as_before_v2(monkeypatch):
     """Make the engine store (and look up) runner results under the v1 key, as abeq did before v2,
     so its judgements are keyed from v1 keys as well."""
-    from abeq.run import calls
+    from abeq.execution import calls
 
     monkeypatch.setattr(calls, "runner_keys", lambda *a: (legacy_runner_key(*a),) * 2)
     return monkeypatch.undo

@@ -8,8 +8,8 @@ import pytest
 from abeq.models import ModelSpec, price
 from abeq.models.bootstrap import litellm
 from abeq.models.pricing import cost_map
-from abeq.run.engine import Engine, RunConfig
-from abeq.run.estimate import estimate
+from abeq.execution.engine import Engine, RunConfig
+from abeq.execution.estimate import estimate
 
 
 def test_the_price_list_is_litellms_own_and_needs_no_import():

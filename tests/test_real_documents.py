@@ -16,7 +16,7 @@ from abeq.errors import InputError
 from abeq.prompts import read_data_blocks
 from abeq.schemas import Case, TransferSet
 from abeq.sections import SectionIndex, outline, sections
-from abeq.testing import scripted
+from abeq.models import scripted
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 MCP = REAL / "skills" / "mcp-builder" / "SKILL.md"

@@ -11,9 +11,9 @@ from abeq.cli import main
 from abeq.results.exports import CAVEAT, markdown, to_csv, to_junit
 from abeq.results.history import changed_verdicts, review_history
 from abeq.results.report import build_report, exit_code, gate_result
-from abeq.run.engine import Engine
-from abeq.run.estimate import estimate, estimate_calls
-from abeq.testing import scripted
+from abeq.execution.engine import Engine
+from abeq.execution.estimate import estimate, estimate_calls
+from abeq.models import scripted
 
 
 def _round(store, ex, cfg, cand):

@@ -12,10 +12,10 @@ import pytest
 from conftest import EXAMPLE, ROOT
 
 from abeq.cli import main
-from abeq.run.agent_cmd import RunnerCommandError, command_env, invoke, read_report
-from abeq.run.modes import RunnerMode
+from abeq.execution.agent_cmd import RunnerCommandError, command_env, invoke, read_report
+from abeq.execution.modes import RunnerMode
 from abeq.schemas import NOT_REPORTED
-from abeq.testing import scripted
+from abeq.models import scripted
 
 AGENT = ROOT / "tests" / "agents" / "changelog_agent.py"
 AGENTS_MD = ROOT / "abeq" / "examples" / "agents-md"
@@ -213,7 +213,7 @@ def test_the_embedded_judge_reads_workspace_changes_and_gives_a_valid_verdict(st
 
     from abeq.models import ModelSpec
     from abeq.results.report import build_report
-    from abeq.run.engine import Engine, RunConfig
+    from abeq.execution.engine import Engine, RunConfig
     from abeq.schemas import Report
 
     mode = RunnerMode(kind="command", command=agent(tmp_path / "calls.log", "--no-report"))
@@ -229,7 +229,7 @@ def test_the_embedded_judge_reads_workspace_changes_and_gives_a_valid_verdict(st
 
 def test_a_resumed_run_keeps_its_runner_mode():
     from abeq.results.store import dumps
-    from abeq.run.config import RunConfig
+    from abeq.execution.config import RunConfig
 
     cfg = RunConfig(mode=RunnerMode(kind="command", command="agent --x", command_version="v2", env=("A",)))
     back = RunConfig.from_settings(json.loads(dumps(cfg.settings())))

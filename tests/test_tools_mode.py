@@ -11,9 +11,9 @@ from abeq.documents import load_document
 from abeq.errors import InputError
 from abeq.models import ModelSpec
 from abeq.results.report import build_report, run_record
-from abeq.run.engine import Engine
-from abeq.run.modes import RunnerMode
-from abeq.run.tools import NOT_AVAILABLE
+from abeq.execution.engine import Engine
+from abeq.execution.modes import RunnerMode
+from abeq.execution.tools import NOT_AVAILABLE
 from abeq.testing.loopback import LoopbackServer
 
 AGENTS_MD = ROOT / "abeq" / "examples" / "agents-md"
@@ -124,7 +124,7 @@ def test_tools_mode_over_the_loopback_http_server(store, example, scripted_cfg, 
 
 
 def test_an_invalid_final_reply_is_re_asked(store, example, scripted_cfg):
-    from abeq.testing import scripted
+    from abeq.models import scripted
 
     scripted.enqueue("I am done, no JSON here.")  # one arm's first turn: shown its error, asked again
     ts = with_cases(example, example["ts"].cases[:1])
@@ -134,7 +134,7 @@ def test_an_invalid_final_reply_is_re_asked(store, example, scripted_cfg):
 
 
 def test_a_runner_that_never_reports_is_an_error_not_a_verdict(store, example, scripted_cfg, monkeypatch):
-    from abeq.testing import scripted
+    from abeq.models import scripted
 
     runner = '<data name="document_path">'
     monkeypatch.setattr(scripted, "handler", lambda m, msgs, s: "no JSON" if runner in str(msgs) else None)

@@ -9,9 +9,9 @@ from conftest import with_cases
 from abeq.prompts import read_data_blocks
 from abeq.results.agreement import aa_rates, cohen_kappa, judge_agreement
 from abeq.results.report import build_report, run_record
-from abeq.run.engine import Engine
-from abeq.run.judge import majority
-from abeq.testing import scripted
+from abeq.execution.engine import Engine
+from abeq.execution.judge import majority
+from abeq.models import scripted
 
 
 def test_majority_is_the_most_common_verdict():

@@ -12,11 +12,11 @@ from abeq import sets as transferset
 from abeq.documents import Document
 from abeq.errors import InputError
 from abeq.models import ModelSpec
-from abeq.run.keys import runner_key
-from abeq.run.workspace import RunWorkspace, placement
+from abeq.execution.keys import runner_key
+from abeq.execution.workspace import RunWorkspace, placement
 from abeq.schemas import Case
 from abeq.sets.workspace import MAX_FILE_BYTES
-from abeq.testing import scripted
+from abeq.models import scripted
 
 
 def make_set(root: Path, folder: dict[str, bytes | str], **case) -> Path:
@@ -169,7 +169,7 @@ def test_a_huge_change_is_cut_to_a_bound():
 
 
 def test_a_chat_runner_is_shown_the_cases_files(store, example, scripted_cfg):
-    from abeq.run.engine import Engine
+    from abeq.execution.engine import Engine
 
     case = example["ts"].cases[0].model_copy(update={"files": {"CHANGELOG.md": "## 2.3.1\n- older entry\n"}})
     ts = transferset.confirm(example["ts"].model_copy(update={"cases": [case]}), example["original"].hash)

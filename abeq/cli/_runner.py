@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..run.limits import RUNNER_MAX_STEPS as MAX_STEPS
-from ..run.limits import RUNNER_MAX_TOKENS as MAX_TOKENS
-from ..run.limits import RUNNER_TIMEOUT as TIMEOUT
+from ..execution.limits import RUNNER_MAX_STEPS as MAX_STEPS
+from ..execution.limits import RUNNER_MAX_TOKENS as MAX_TOKENS
+from ..execution.limits import RUNNER_TIMEOUT as TIMEOUT
 from ..vocab import RUNNER_MODES
 from ._common import bounded
 
@@ -65,7 +65,7 @@ def runner_mode_args(p: argparse.ArgumentParser) -> None:
 
 def runner_mode(args):
     """The RunnerMode the options ask for (checked by prepare_run, like every setting)."""
-    from ..run.modes import RunnerMode
+    from ..execution.modes import RunnerMode
 
     kind = args.runner_mode or ("command" if args.runner_cmd else "chat")
     return RunnerMode(

@@ -60,7 +60,7 @@ def register(sub) -> None:
 def _assertions(path: str | None):
     if not path:
         return None
-    from ..compare.comparator import normalize_assertions
+    from ..comparator.comparator import normalize_assertions
     from ..documents import read_text_file
     from ..errors import InputError
 
@@ -77,7 +77,7 @@ def _assertions(path: str | None):
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from ..compare.comparator import Weights, compare
+    from ..comparator.comparator import Weights, compare
     from ..documents import read_text_file
 
     check_outputs(args, ("--out",))

@@ -107,7 +107,7 @@ def register(sub) -> None:
 
 
 def cmd_run(args) -> int:
-    from ..run.engine import Stop
+    from ..execution.engine import Stop
 
     stop = Stop()
     with on_signals(stop, args.quiet):
@@ -153,7 +153,7 @@ def _run(args, stop) -> int:
 
 def cmd_resume(args) -> int:
     from ..api import resume_run
-    from ..run.engine import Stop
+    from ..execution.engine import Stop
 
     check_outputs(args)
     stop = Stop()
@@ -229,7 +229,7 @@ def on_signals(stop, quiet: bool):
 
 
 def print_estimate(prepared) -> None:
-    from ..run.estimate import tools_ceiling_text
+    from ..execution.estimate import tools_ceiling_text
 
     est, eng = prepared.estimate(), prepared.engine
     cost = "unpriced model" if est["est_cost"] is None else f"~${est['est_cost']:.4f}"

@@ -313,7 +313,7 @@ def _check_audit(ts, original_hash: str, db: str | None):
     from pathlib import Path
 
     from ..results.store import db_path
-    from ..run.check_audit import audit
+    from ..execution.check_audit import audit
 
     if not any(c.assertions or c.expectations for c in ts.cases):
         return audit(ts), None

@@ -27,7 +27,7 @@ def render_compare_page() -> None:
     import pandas as pd
     import streamlit as st
 
-    from ..compare.comparator import compare, compare_run_case, rubric_rows
+    from ..comparator.comparator import compare, compare_run_case, rubric_rows
     from ..errors import AbeqError
     from ..models import DEFAULT_MODEL, ModelSpec
     from . import links, session
@@ -122,7 +122,7 @@ def render_compare_page() -> None:
                 return compare(task, a, b, items, spec, labels={"a": "output a", "b": "output b"}, **kw)
 
     if go is not None:
-        from ..compare.comparator import Weights
+        from ..comparator.comparator import Weights
 
         try:
             kw = {

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ..results.liveness import ACTIVE
 from ..results.store import Store
-from ..run.estimate import estimate_calls, time_left
+from ..execution.estimate import estimate_calls, time_left
 from ..timestamps import epoch
 
 

@@ -16,7 +16,7 @@ from ..models.registry import PROVIDERS
 from ..models.spec import ModelSpec
 from ..results.liveness import ACTIVE, live_status
 from ..results.store import Store, db_path
-from ..run.preflight import review_refusal
+from ..execution.preflight import review_refusal
 from ..sets.confirm import set_hash
 
 EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "examples" / "release-notes"

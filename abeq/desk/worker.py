@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ..api import DESK_LABELS, PreparedRun, prepare_config, resume_run
 from ..documents import Document
 from ..results.store import Store
-from ..run.engine import RunConfig, Stop
+from ..execution.engine import RunConfig, Stop
 from ..schemas import TransferSet
 from ..timestamps import now
 

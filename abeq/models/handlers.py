@@ -70,9 +70,9 @@ def _optional_params(a, kw):
 
 
 def make_scripted_handler(base):
-    """The litellm handler of `scripted/…`: replies come from abeq.testing.scripted (the rules,
+    """The litellm handler of `scripted/…`: replies come from abeq.models.scripted (the rules,
     queued replies or a test's own handler)."""
-    from ..testing.scripted import respond_message
+    from .scripted import respond_message
 
     def reply(model, messages, model_response, optional_params):
         opts = optional_params

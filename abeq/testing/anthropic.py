@@ -23,7 +23,7 @@ from aiohttp import web
 
 from .loopback import LoopbackServer
 from .prompt_cache import PromptCache
-from .scripted import respond
+from ..models.scripted import respond
 from .wire import text_of
 
 JSON_TOOL = "json_tool_call"  # the tool litellm forces when it asks for JSON through tool use

@@ -2,7 +2,7 @@
 
 Tests and benchmarks point abeq at it as `openai/<anything>` with `api_base=srv.url`, so calls
 travel litellm's real OpenAI route over real HTTP. Replies come from
-`abeq.testing.scripted.respond`; faults (429/500, malformed JSON, hangs) are injected per
+`abeq.models.scripted.respond`; faults (429/500, malformed JSON, hangs) are injected per
 request from seeded RNGs, so a given seed and request order always gives the same outcomes.
 
     with LoopbackServer(latency=0.0, fail_rate=0.2, seed=1) as srv:
@@ -29,9 +29,10 @@ from collections.abc import Callable
 from aiohttp import web
 
 from ..models.handlers import schema_from_optional_params
-from . import scripted, wire
+from . import wire
+from ..models import scripted
 from .prompt_cache import PromptCache
-from .scripted import respond_message
+from ..models.scripted import respond_message
 from .serving import BackgroundServer
 
 _error = wire.error  # kept under its old name: fault tests build their own error replies with it

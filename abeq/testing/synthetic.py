@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..documents import Document, load_document, sha256
 from ..results.store import Store, dumps
-from ..run.keys import cache_key
+from ..execution.keys import cache_key
 from ..schemas import Case, TransferSet
 from ..sets.confirm import confirm
 from ..sets.parse import dump, load

@@ -1,6 +1,6 @@
 """promptfoo's code-checkable assertion types, with its semantics: exact and case-sensitive unless
 i-, nothing trimmed, *-any/*-all take a list or a comma-separated string, regex without flags,
-`not-` (applied in abeq.run.checks) inverts. Each returns what it found, as the evidence."""
+`not-` (applied in abeq.execution.checks) inverts. Each returns what it found, as the evidence."""
 
 from __future__ import annotations
 

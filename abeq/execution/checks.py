@@ -1,9 +1,9 @@
 """A case's checks on both arms, in promptfoo's vocabulary and with its semantics.
 
 Code-checkable types run in code on each arm's output (or transcript), as promptfoo runs them
-(abeq.run.code_checks). Natural-language ones (llm-rubric and the other model-graded
+(abeq.execution.code_checks). Natural-language ones (llm-rubric and the other model-graded
 types, every `expectations` string) are graded by the judge model in one call per case
-(abeq.run.grading). Types that cannot run here are listed as skipped with the reason, never dropped.
+(abeq.execution.grading). Types that cannot run here are listed as skipped with the reason, never dropped.
 For an equivalence test a check means something relative: the teacher passing and the candidate
 failing is a lost behaviour; both failing is a property of the task.
 """
