@@ -229,30 +229,18 @@ def on_signals(stop, quiet: bool):
 
 
 def print_estimate(prepared) -> None:
-    from ..execution.estimate import tools_ceiling_text
+    from ..execution.estimate import describe_estimate
 
     est, eng = prepared.estimate(), prepared.engine
-    cost = "unpriced model" if est["est_cost"] is None else f"~${est['est_cost']:.4f}"
+    n = len(eng.ts.cases)
+    said = describe_estimate(est, n, eng.cfg.aa)
     print(
-        f"run {prepared.run_id}: {len(eng.ts.cases)} cases, variant {eng.cfg.variant}, round "
-        f"{prepared.round}. "
-        f"Budget: at most {est['runner_calls']} runner calls ({est['teacher_cached']} teacher runs cached) + "
-        f"{est['judge_calls']} judge calls"
-        + (f" + {est['grading_calls']} check-grading calls" if est["grading_calls"] else "")
-        + f", ~{est['est_prompt_tokens'] + est['est_completion_tokens']:,} "
-        f"tokens (est.), {cost}; the review so far: N x (1 + rounds) = "
-        f"{est['review_budget_runner_calls']} runner calls",
+        f"run {prepared.run_id}: {n} cases, variant {eng.cfg.variant}, round {prepared.round}. {said[0]} "
+        f"The review so far: N x (1 + rounds) = {est['review_budget_runner_calls']} runner calls.",
         file=sys.stderr,
     )
-    if ceiling := tools_ceiling_text(est):
-        print(ceiling, file=sys.stderr)
-    if est["est_cache_read_tokens"]:
-        saving = f", saving up to ~${est['est_cache_saved']:.4f}" if est["est_cache_saved"] else ""
-        print(
-            f"the provider's prompt cache could serve up to {est['est_cache_read_tokens']:,} prompt tokens "
-            f"(the runner prompt and document of every call after a document's first){saving}",
-            file=sys.stderr,
-        )
+    for line in said[1:]:
+        print(line, file=sys.stderr)
 
 
 def write_exports(store, rr, args, gate: str) -> None:

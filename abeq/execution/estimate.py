@@ -93,6 +93,31 @@ def tools_ceiling_text(est: dict) -> str:
     )
 
 
+def describe_estimate(est: dict, n_cases: int, aa: bool = False) -> list[str]:
+    """What a run will cost at most, in the sentences the CLI prints and the Run page shows: the
+    calls, tokens, price and what the provider's prompt cache could serve; then, in tools mode, the
+    ceiling of its conversations."""
+    cost = est["est_cost"]
+    said = (
+        f"This run: at most {est['runner_calls'] + est['judge_calls'] + est['grading_calls']} model calls "
+        f"({est['runner_calls']} runner, {est['judge_calls']} judge{', A/A replays included' if aa else ''}"
+        + (f", {est['grading_calls']} check grading" if est["grading_calls"] else "")
+        + f"; {est['teacher_cached']} of the original's {n_cases} transcripts come from the cache), "
+        f"~{est['est_prompt_tokens'] + est['est_completion_tokens']:,} tokens (est.), "
+        + ("price unknown for this model" if cost is None else f"~${cost:.4f}")
+        + (
+            f"; the provider's prompt cache could serve up to {est['est_cache_read_tokens']:,} of the "
+            "prompt tokens"
+            + (f" (saving up to ~${est['est_cache_saved']:.4f})" if est["est_cache_saved"] else "")
+            if est["est_cache_read_tokens"]
+            else ""
+        )
+        + "."
+    )
+    ceiling = tools_ceiling_text(est)
+    return [said] + ([ceiling[0].upper() + ceiling[1:] + "."] if ceiling else [])
+
+
 def _stored_key(engine, doc, case) -> str | None:
     """The key a stored runner result of this document on this case is under (the current key, or
     the v1 key of this set), or None when there is none."""

@@ -1,0 +1,154 @@
+"""The Run page's parts that draw: the settings form, the progress panel and the unfinished runs.
+What they show is computed in `run_vm`; these only lay it out."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ..errors import AbeqError
+from ..results.store import db_path
+from ..vocab import VARIANTS
+from . import links, queries, runs, session, worker
+from .observed import COMMAND_NOTE, MODE_LABELS
+from .render import md
+from .run_vm import CANCEL_HELP, open_run_line, progress_metrics, prompt_cache_text, variant_index
+
+
+def settings_form(original_name: str) -> None:
+    """The run's models and settings; each widget's value is in session state under its key."""
+    c1, c2 = st.columns(2)
+    c1.text_input("Runner model (any litellm model string)", key="runner_model")
+    c2.text_input("Judge model", key="judge_model")
+    c1.text_input(
+        "API base (Ollama, vLLM, any OpenAI-compatible server; blank for hosted APIs)", key="api_base"
+    )
+    c2.selectbox(
+        "Variant",
+        list(VARIANTS),
+        index=variant_index(original_name),
+        key="variant",
+        help="Detected from the original's file name (CLAUDE.md, AGENTS.md, … are instruction files).",
+    )
+    c1.number_input(
+        "Concurrency (model calls in flight; 1 = one case after another)", 1, 64, key="concurrency"
+    )
+    c2.number_input(
+        "Judge samples per case (recommended 3; more than 1 marks split verdicts as uncertain)",
+        1,
+        9,
+        key="judge_samples",
+    )
+    c1.checkbox(
+        "A/A noise floor: replay the original once more per case and judge it against itself",
+        key="aa",
+        help="A case whose replay is not judged equivalent is noisy: a regression there is "
+        "flagged 'within noise'. The run reports the A/A false-regression rate.",
+    )
+    kind = st.radio(
+        "Runner mode", list(MODE_LABELS), format_func=MODE_LABELS.get, key="runner_mode", horizontal=True
+    )
+    if kind == "command":
+        r1, r2 = st.columns([3, 1])
+        r1.text_input(
+            "Runner command (stdin: the runner prompt; env: ABEQ_DOCUMENT, ABEQ_VARIANT, ABEQ_CASE_ID)",
+            key="runner_cmd",
+            placeholder="claude -p --output-format json --permission-mode acceptEdits",
+        )
+        r2.text_input("Command version (cache key)", key="runner_cmd_version", placeholder="claude 2.1")
+        st.caption(COMMAND_NOTE)
+    c2.checkbox(
+        "Fail fast: stop starting cases once one is judged regressed",
+        key="fail_fast",
+        help="The gate has failed by then. The cases not started are listed as not run; Start again with "
+        "this unticked to run them (finished cases come from the cache).",
+    )
+
+
+def _metrics(cols, metrics) -> None:
+    for col, m in zip(cols, metrics):
+        off = {"delta_color": "off", "delta_arrow": "off"} if m.delta is not None else {}
+        col.metric(m.label, m.value, m.delta, help=m.help, **off)
+
+
+def progress_panel(run_id: int, ticking: bool, review_name: str) -> None:
+    """A run's live progress (a fragment: it redraws itself while the run is active)."""
+    db = session.open_store()
+    p = queries.progress(db, run_id)
+    if ticking and not p.active:
+        st.rerun()  # ended: redraw the page once, without the timer
+    label = runs.status_text(p.status, p.cancel_requested or worker.cancelling(run_id))
+    st.progress(p.fraction, text=f"Run {run_id}: {p.done}/{p.total} cases · {label}")
+    st.caption(md(runs.settings_text(db.run(run_id))))  # the run's own models, whatever the form says
+    first, second = progress_metrics(p)
+    _metrics(st.columns(5), first)
+    m = st.columns(5)
+    _metrics(m, second)
+    if said := prompt_cache_text(p):
+        st.caption(said)
+    if notice := worker.notice(run_id):
+        st.warning(md(notice), icon=":material/speed:")
+    if p.stopped_after:
+        st.info(
+            f"Stopped early (fail fast): case {md(p.stopped_after)} was judged regressed, so no new case "
+            "started. Untick **Fail fast** and press **Start run** to run the rest.",
+            icon=":material/skip_next:",
+        )
+    if p.active and label == "running":
+        m[4].button(
+            "Cancel run", key="cancel", on_click=worker.cancel, args=(run_id, db_path()), help=CANCEL_HELP
+        )
+        if p.runner_done + p.judge_done == 0:
+            st.caption(
+                "Starting: the first call of a fresh desk loads the model library and the model (about 10 s)."
+            )
+    elif p.active:
+        st.caption(f"Cancelling: {CANCEL_HELP}")
+    elif err := worker.error(run_id):
+        st.error(md(f"The run stopped: {err}"))
+    elif p.status in ("finished", "stopped"):
+        st.page_link(
+            links.REVIEW_PAGE,
+            label="Read the verdicts on Review",
+            icon=":material/rate_review:",
+            query_params=links.review_params(review_name, run_id),
+        )
+    else:
+        st.caption(
+            f"{p.done} of {p.total} cases finished and are kept; **Resume** below continues the run with "
+            "its own settings, making only the calls it has not made."
+        )
+
+
+def open_runs_panel(review_id: int, run_key: str) -> None:
+    """Every unfinished run of the review, to cancel or resume (a fragment, fresh while one runs)."""
+    open_runs = runs.unfinished(session.open_store(), review_id)
+    if not open_runs:
+        return
+    st.subheader("Runs not finished")
+    st.caption(
+        "Every run of this review that is running or stopped before its end, in this desk or in another "
+        "process (`abeq run`). **Resume** uses the run's own settings, shown here; nothing it finished is "
+        "asked again."
+    )
+    for r in open_runs:
+        with st.container(border=True):
+            c1, c2 = st.columns([5, 1], vertical_alignment="center")
+            c1.markdown(open_run_line(r))
+            c1.caption(md(r["settings_text"]))
+            if r["status"] in ("running", "cancelling"):
+                c2.button(
+                    "Cancel",
+                    key=f"cancel_{r['id']}",
+                    on_click=worker.cancel,
+                    args=(r["id"], db_path()),
+                    disabled=r["label"] != "running",
+                    help=CANCEL_HELP,
+                )
+            elif r["resume_problem"]:
+                c1.caption(md(f"Cannot resume: {r['resume_problem']}."))
+            elif c2.button(f"Resume run {r['id']}", key=f"resume_{r['id']}"):
+                try:
+                    st.session_state[run_key] = worker.resume(db_path(), r["id"])
+                    st.rerun()  # the whole page: its progress panel follows the resumed run
+                except AbeqError as e:
+                    st.error(md(e.render()), icon=":material/block:")

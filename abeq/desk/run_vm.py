@@ -1,0 +1,198 @@
+"""What the Run page shows, computed without Streamlit: the run settings kept per session, the run
+configuration the form's choices make, the estimate, why a start is refused, and a run's progress
+as metrics. The page (and `run_panels`) only draw these."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass
+
+from ..api import estimate_run
+from ..documents import Document, detect_variant
+from ..execution.checks import model_checks
+from ..execution.engine import RunConfig
+from ..execution.estimate import describe_estimate, estimate_calls
+from ..execution.modes import RunnerMode
+from ..models import DEFAULT_MODEL
+from ..results.store import Store
+from ..schemas import TransferSet
+from ..sets import confirmation_problem
+from ..sets import coverage as transferset_coverage
+from ..vocab import VARIANTS
+from . import session
+from .queries import Progress
+from .render import md
+
+CALLS_HELP = (
+    "Calls resolved in this attempt (made, from the cache, or failed after retries) / calls the run needs."
+)
+CANCEL_HELP = (
+    "No new model call starts; HTTP calls in flight are dropped; a reply the embedded model is generating "
+    "is finished, then discarded. What finished is kept: Resume continues the run."
+)
+# Streamlit drops a widget's state when its page is left; these settings outlive that (per session).
+STICKY = {
+    "runner_model": DEFAULT_MODEL,
+    "judge_model": DEFAULT_MODEL,
+    "api_base": "",
+    "concurrency": 4,
+    "judge_samples": 1,
+    "aa": False,
+    "runner_mode": "chat",
+    "runner_cmd": "",
+    "runner_cmd_version": "",
+    "fail_fast": False,
+}
+THIN = (
+    "This set is thin (fewer than 5 cases, or a case type missing), so a run would be refused. On "
+    "**Transfer set**, add cases, or tick **Accept a thin set** and press **Confirm** (the report "
+    "records it)."
+)
+
+
+def restore_settings(state: MutableMapping) -> None:
+    """Give every setting the value kept from the page's last visit (or its default)."""
+    for k, default in STICKY.items():
+        if k not in state:
+            state[k] = state.get(f"keep:{k}", default)
+
+
+def keep_settings(state: MutableMapping) -> None:
+    for k in STICKY:
+        state[f"keep:{k}"] = state[k]
+
+
+def variant_index(original_name: str) -> int:
+    """The variant the form preselects: the one the original's file name suggests."""
+    return list(VARIANTS).index(detect_variant(original_name))
+
+
+def run_config(state: Mapping, ts: TransferSet, review_name: str) -> RunConfig:
+    """The run the form's choices describe (read from the widgets' session-state keys)."""
+    kind = state["runner_mode"]
+    mode = RunnerMode(
+        kind=kind,
+        command=state["runner_cmd"] if kind == "command" else "",
+        command_version=state["runner_cmd_version"] if kind == "command" else "",
+    )
+    return RunConfig(
+        runner=session.model_spec(state["runner_model"], state["api_base"]),
+        judge=session.model_spec(state["judge_model"], state["api_base"]),
+        variant=state["variant"],
+        concurrency=int(state["concurrency"]),
+        judge_samples=int(state["judge_samples"]),
+        aa=bool(state["aa"]),
+        allow_thin=ts.thin_accepted,
+        review=review_name,
+        mode=mode,
+        fail_fast=bool(state["fail_fast"]),
+    )
+
+
+@dataclass
+class Gate:
+    """Whether Start is refused, and the errors that say why."""
+
+    unconfirmed_why: str
+    thin: bool
+
+    @property
+    def refused(self) -> bool:
+        return bool(self.unconfirmed_why) or self.thin
+
+    def errors(self) -> list[str]:
+        out = [THIN] if self.thin else []
+        if why := self.unconfirmed_why:
+            out.append(
+                md(f"{why[0].upper()}{why[1:]}") + ", so this run is refused: no runner call happens before "
+                "a person accepts the cases. Read them on **Transfer set** and press **Confirm**."
+            )
+        return out
+
+
+def start_gate(original: dict, ts: TransferSet) -> Gate:
+    why = confirmation_problem(ts, original["hash"])
+    return Gate(why, not why and not transferset_coverage(original["content"], ts).runnable)
+
+
+def documents(original: dict, candidate: dict) -> tuple[Document, Document]:
+    return Document(original["name"], original["content"]), Document(candidate["name"], candidate["content"])
+
+
+def estimate_lines(
+    store: Store, original: dict, candidate: dict, ts: TransferSet, cfg: RunConfig
+) -> list[str]:
+    """The estimate in sentences: the CLI's own (the cache consulted) once the set is confirmed;
+    before that, the calls only."""
+    if not confirmation_problem(ts, original["hash"]):
+        est = estimate_run(store, *documents(original, candidate), ts, cfg)
+        return describe_estimate(est, len(ts.cases), cfg.aa)
+    graded = sum(1 for c in ts.cases if model_checks(c))
+    est = estimate_calls(len(ts.cases), 1, cfg.judge_samples, cfg.aa, graded)
+    return [
+        f"At most {est['total']} model calls ({est['runner_calls']} runner, {est['judge_calls']} judge"
+        f"{', A/A replays included' if cfg.aa else ''}"
+        + (f", {est['grading_calls']} check grading" if graded else "")
+        + "); the original's cached transcripts are reused, so later rounds make fewer."
+    ]
+
+
+@dataclass
+class Metric:
+    label: str
+    value: str | int
+    delta: str | None = None  # shown uncoloured, without an arrow
+    help: str | None = None
+
+
+def progress_metrics(p: Progress) -> tuple[list[Metric], list[Metric]]:
+    """A run's progress as two rows of metrics (the second row's fifth place holds Cancel)."""
+    first = [
+        Metric("Cases done", f"{p.done}/{p.total}", help="judged or errored"),
+        Metric("Runner calls", f"{p.runner_done}/{p.runner_needed}", help=CALLS_HELP),
+        Metric("Judge calls", f"{p.judge_done}/{p.judge_needed}", help=CALLS_HELP),
+        Metric("Cache hits", p.cache_hits),
+        Metric(
+            "Errors",
+            p.errors,
+            f"{p.failed_calls} call(s) failed" if p.failed_calls else None,
+            help="Cases that errored (a case without a verdict fails the gate); calls that failed after "
+            "their retries.",
+        ),
+    ]
+    second = [
+        Metric("Elapsed", f"{p.elapsed:.0f} s"),
+        Metric(
+            "Time left (est.)",
+            f"~{p.eta:.0f} s" if p.eta is not None else "—",
+            help="The calls still to resolve, at this run's pace so far (cache hits still to come make it "
+            "shorter).",
+        ),
+        Metric("Tokens", f"{p.tokens:,}"),
+        Metric(
+            "Cost",
+            "unknown" if p.unpriced and not p.cost else f"${p.cost:.4f}",
+            f"+{p.unpriced} unpriced call(s)" if p.unpriced else None,
+            help="Calls litellm has no price for are counted, never shown as $0.",
+        ),
+    ]
+    return first, second
+
+
+def prompt_cache_text(p: Progress) -> str:
+    """What the provider's prompt cache did for this run, or '' when it did nothing."""
+    if not (p.cache_read_tokens or p.cache_write_tokens):
+        return ""
+    return (
+        f"Provider prompt cache: {p.cache_read_tokens:,} prompt tokens read from it, "
+        f"{p.cache_write_tokens:,} written" + ("" if p.unpriced else f"; it saved ${p.cache_saved:.4f}") + "."
+    )
+
+
+def open_run_line(r: dict) -> str:
+    """One unfinished run (a row of runs.unfinished) in a line of Markdown."""
+    return (
+        f"**Run {r['id']}** · round {r['round']} · candidate {md(r['candidate'])} · "
+        f"**{md(r['label'])}** · {r['counts']['done']} of {r['counts']['total']} cases done · "
+        f"started {md(r['started_at'])}"
+    )
