@@ -96,9 +96,70 @@ def test_progress_reads_as_metrics_and_never_shows_an_unknown_price_as_zero():
     assert said == "Provider prompt cache: 2,048 prompt tokens read from it, 1,024 written; it saved $0.0100."
 
 
-def test_the_run_view_model_needs_no_streamlit():
+def test_the_view_models_need_no_streamlit():
     import subprocess
+    from pathlib import Path
 
-    code = "import sys, abeq.desk.run_vm; print('streamlit' in sys.modules)"
+    import abeq.desk
+
+    names = sorted(p.stem for p in Path(abeq.desk.__file__).parent.glob("*_vm.py"))
+    assert {"run_vm", "transfer_set_vm"} <= set(names)
+    code = f"import sys\nfor n in {names!r}: __import__('abeq.desk.' + n)\nprint('streamlit' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# ---------------------------------------------------------------- Transfer set
+def test_the_set_says_where_it_stands(example):
+    from abeq.desk import transfer_set_vm as vm
+
+    ts, original = example["ts"], doc_row(example["original"])
+    said = vm.status(vm.SetState(ts, "h", "", has_runs=False))
+    assert [k for k, _ in said] == ["success", "info"] and "Editing makes a new unconfirmed version" in said[
+        1
+    ][1]
+    assert "cases are fixed" in vm.status(vm.SetState(ts, "h", "", has_runs=True))[1][1]
+    read = transferset.load(example["dir"] / "transfer-set.json")
+    why = transferset.confirmation_problem(read, original["hash"])
+    assert vm.status(vm.SetState(read, "h", why, has_runs=False)) == [
+        ("warning", "Not confirmed: no runner call happens until you read these cases and press Confirm.")
+    ]
+
+
+def test_an_edited_table_is_unsaved_until_saved_and_locked_once_the_review_has_runs(example):
+    from abeq.desk import editor
+    from abeq.desk import transfer_set_vm as vm
+
+    s = vm.SetState(example["ts"], "h", "", has_runs=False)
+    table = editor.to_frame(s.ts)
+    untouched = vm.edits(s, table, [])
+    assert not untouched.dirty and untouched.save_disabled and untouched.confirm_disabled
+    assert untouched.unsaved_text() == ""
+    table.loc[0, "input"] = "A different request"
+    e = vm.edits(s, table, [])
+    first = s.ts.cases[0].id
+    assert e.dirty and not e.save_disabled and not e.confirm_disabled and not e.thin_box_disabled
+    assert e.unsaved["edited"] == [f"{first}: input"] and e.edited_fields() == {first: "input"}
+    assert e.unsaved_text().startswith("Unsaved edits\\: edited ")  # Markdown-escaped
+    assert (
+        e.shown.cases[0].input == "A different request"
+        and e.to_save().cases[0].input == e.shown.cases[0].input
+    )
+    locked = vm.edits(vm.SetState(example["ts"], "h", "", has_runs=True), table, [])
+    assert locked.save_disabled and locked.confirm_disabled
+    table.loc[0, "type"] = "no-such-type"
+    wrong = vm.edits(s, table, [])
+    assert wrong.cases is None and wrong.problem_shown and wrong.confirm_disabled
+
+
+def test_coverage_and_checks_read_as_what_the_page_shows(example):
+    from abeq.desk import transfer_set_vm as vm
+
+    cov = transferset.coverage(example["original"].text, example["ts"])
+    shown = vm.coverage_metrics(cov)
+    assert shown[0].label == "Sections covered" and shown[0].value == f"{cov.coverage_pct:.0f}%"
+    assert [m.label for m in shown[1:]] == list(vm.CASE_TYPES)
+    assert sum(m.value for m in shown[1:]) == len(example["ts"].cases)
+    said = vm.checks_said(example["ts"])
+    assert said.caption == "" or said.caption.startswith("Checks: ")
+    assert vm.checks_said(example["ts"].model_copy(update={"cases": []})).caption == ""

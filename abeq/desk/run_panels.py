@@ -9,6 +9,7 @@ from ..errors import AbeqError
 from ..results.store import db_path
 from ..vocab import VARIANTS
 from . import links, queries, runs, session, worker
+from .metric import draw
 from .observed import COMMAND_NOTE, MODE_LABELS
 from .render import md
 from .run_vm import CANCEL_HELP, open_run_line, progress_metrics, prompt_cache_text, variant_index
@@ -64,12 +65,6 @@ def settings_form(original_name: str) -> None:
     )
 
 
-def _metrics(cols, metrics) -> None:
-    for col, m in zip(cols, metrics):
-        off = {"delta_color": "off", "delta_arrow": "off"} if m.delta is not None else {}
-        col.metric(m.label, m.value, m.delta, help=m.help, **off)
-
-
 def progress_panel(run_id: int, ticking: bool, review_name: str) -> None:
     """A run's live progress (a fragment: it redraws itself while the run is active)."""
     db = session.open_store()
@@ -80,9 +75,9 @@ def progress_panel(run_id: int, ticking: bool, review_name: str) -> None:
     st.progress(p.fraction, text=f"Run {run_id}: {p.done}/{p.total} cases · {label}")
     st.caption(md(runs.settings_text(db.run(run_id))))  # the run's own models, whatever the form says
     first, second = progress_metrics(p)
-    _metrics(st.columns(5), first)
+    draw(st.columns(5), first)
     m = st.columns(5)
-    _metrics(m, second)
+    draw(m, second)
     if said := prompt_cache_text(p):
         st.caption(said)
     if notice := worker.notice(run_id):

@@ -20,6 +20,7 @@ from ..sets import confirmation_problem
 from ..sets import coverage as transferset_coverage
 from ..vocab import VARIANTS
 from . import session
+from .metric import Metric
 from .queries import Progress
 from .render import md
 
@@ -135,14 +136,6 @@ def estimate_lines(
         + (f", {est['grading_calls']} check grading" if graded else "")
         + "); the original's cached transcripts are reused, so later rounds make fewer."
     ]
-
-
-@dataclass
-class Metric:
-    label: str
-    value: str | int
-    delta: str | None = None  # shown uncoloured, without an arrow
-    help: str | None = None
 
 
 def progress_metrics(p: Progress) -> tuple[list[Metric], list[Metric]]:

@@ -1,0 +1,195 @@
+"""What the Transfer set page shows, computed without Streamlit: where the set stands (confirmed,
+locked by runs), what the edited table holds and which buttons it allows, the coverage as metrics
+and what the set's checks say. The page (and `transfer_set_panels`) only draw these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from .. import sets as transferset
+from ..errors import AbeqError
+from ..execution import check_audit
+from ..results.store import Store
+from ..schemas import CASE_TYPES, Case, TransferSet
+from ..sets.coverage import CoverageReport
+from ..timestamps import local
+from . import editor
+from .metric import Metric
+from .render import md
+
+LOCKED_EDITS = (
+    "This review already has runs on these cases, and its rounds must run the same set, so these "
+    "edits cannot be saved here. To run changed cases, create a new review (sidebar)."
+)
+THIN = "A run will be refused: this set is thin. Add cases, or tick “Accept a thin set” before confirming."
+
+
+@dataclass
+class SetState:
+    """The review's stored set and where it stands."""
+
+    ts: TransferSet
+    ts_hash: str | None
+    unconfirmed_why: str
+    has_runs: bool  # rounds of a review run the same cases (so that they compare): its set is fixed
+
+    @property
+    def confirmed(self) -> bool:
+        return not self.unconfirmed_why
+
+    @property
+    def locked(self) -> bool:
+        return self.has_runs
+
+
+def set_state(store: Store, review: dict, original: dict) -> SetState:
+    ts_hash = review["transfer_set_hash"]
+    ts = (store.transfer_set(ts_hash) if ts_hash else None) or TransferSet(cases=[])
+    why = transferset.confirmation_problem(ts, original["hash"])
+    return SetState(ts, ts_hash, why, bool(ts_hash and store.runs(review["id"])))
+
+
+def status(s: SetState) -> list[tuple[str, str]]:
+    """What the page says about the set, as (kind, Markdown): kind is success, info or warning."""
+    ts = s.ts
+    if s.confirmed:
+        said = f"Confirmed {local(ts.confirmation_timestamp)} · set {transferset.set_hash(ts)[:12]}"
+        return [
+            ("success", md(said)),
+            (
+                "info",
+                "This review has runs, so its cases are fixed (its rounds must run the same set); to run "
+                "changed cases, create a new review."
+                if s.has_runs
+                else "Editing makes a new unconfirmed version: runs are refused until you confirm it again.",
+            ),
+        ]
+    if ts.user_confirmed:
+        why = s.unconfirmed_why.removeprefix("the transfer set ")
+        return [
+            (
+                "warning",
+                md(f"Not confirmed for this original: {why}. Read the cases against it and press Confirm."),
+            )
+        ]
+    return [
+        ("warning", "Not confirmed: no runner call happens until you read these cases and press Confirm.")
+    ]
+
+
+def export_json(ts: TransferSet, original_text: str) -> str:
+    """The set as a file, with the coverage this page shows (the stored set keeps the cases;
+    coverage is measured on the original)."""
+    exported = ts.model_copy(update={"coverage": transferset.coverage(original_text, ts).as_coverage()})
+    return transferset.dump(exported)
+
+
+def import_notes(name: str, read_as: str, n: int, warnings: list[str]) -> tuple[str, list[str]]:
+    """What an import says once: the success line and its warnings (Markdown)."""
+    return md(f"Imported {n} cases from {name} (read as {read_as})."), [md(w) for w in warnings]
+
+
+@dataclass
+class Edits:
+    """The table as edited: its cases (None while a cell is wrong), what changed, the buttons it allows."""
+
+    s: SetState
+    cases: list[Case] | None
+    problem: AbeqError | None
+    unsaved: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def dirty(self) -> bool:
+        return self.cases is not None and editor.changed(self.s.ts, self.cases)
+
+    @property
+    def shown(self) -> TransferSet:
+        """The set as the table shows it (what coverage and the checks are measured on)."""
+        return self.s.ts.model_copy(update={"cases": self.cases}) if self.cases is not None else self.s.ts
+
+    @property
+    def problem_shown(self) -> bool:
+        # an empty table of a set without cases is where a set starts, not a mistake
+        return bool(self.problem) and bool(self.s.ts.cases or self.problem.message != editor.NO_CASES)
+
+    def unsaved_text(self) -> str:
+        if not any(self.unsaved.values()):
+            return ""
+        listed = "; ".join(f"{k} {', '.join(v)}" for k, v in self.unsaved.items() if v)
+        return md(f"Unsaved edits: {listed}. Save keeps them unconfirmed; Confirm saves and freezes them.")
+
+    def edited_fields(self) -> dict[str, str]:
+        """Per case id, what the table changed (for the case detail)."""
+        out = {e.split(": ", 1)[0]: e.split(": ", 1)[1] for e in self.unsaved.get("edited", [])}
+        out.update({cid: "new case" for cid in self.unsaved.get("added", [])})
+        return out
+
+    @property
+    def thin_box_disabled(self) -> bool:
+        return self.s.confirmed and not self.dirty
+
+    @property
+    def save_disabled(self) -> bool:
+        return not self.dirty or self.s.locked
+
+    @property
+    def confirm_disabled(self) -> bool:
+        return self.cases is None or (self.s.confirmed and not self.dirty) or (self.s.locked and self.dirty)
+
+    def to_save(self) -> TransferSet:
+        return transferset.edit(self.s.ts, self.cases)
+
+    def to_confirm(self, original_hash: str, allow_thin: bool) -> TransferSet:
+        base = transferset.edit(self.s.ts, self.cases) if self.dirty else self.s.ts
+        return transferset.confirm(base, original_hash, thin_accepted=allow_thin)
+
+
+def edits(s: SetState, edited: pd.DataFrame, sections: list[str]) -> Edits:
+    """Read the edited table against the stored set."""
+    try:
+        cases = editor.from_frame(edited, s.ts, sections=sections)
+    except AbeqError as e:
+        return Edits(s, None, e)
+    e = Edits(s, cases, None)
+    if e.dirty:
+        e.unsaved = editor.unsaved(s.ts, cases)
+    return e
+
+
+def coverage_metrics(cov: CoverageReport) -> list[Metric]:
+    """Sections covered, then the cases of each type."""
+    covered = Metric(
+        "Sections covered",
+        f"{cov.coverage_pct:.0f}%",
+        f"{len(cov.sections_covered)} of {len(cov.sections_identified)}",
+    )
+    return [covered] + [Metric(t, cov.per_type[t]) for t in CASE_TYPES]
+
+
+def uncovered_text(cov: CoverageReport) -> str:
+    uncovered = [s for s in cov.sections_identified if s not in cov.sections_covered]
+    return "**Sections no case exercises:** " + "; ".join(md(s) for s in uncovered) if uncovered else ""
+
+
+@dataclass
+class ChecksSaid:
+    caption: str
+    warnings: list[str]
+    errors: list[str]
+
+
+def checks_said(shown: TransferSet) -> ChecksSaid:
+    """What the set's checks come to: a count, warnings, and the problems a run would refuse."""
+    a = check_audit.audit(shown)
+    caption = (
+        f"Checks: {a.cases} of {len(shown.cases)} cases carry {a.checks} ({a.code} run in code, {a.model} "
+        f"graded by the judge model, {len(a.skipped)} skipped). A check the original passes and the "
+        "candidate fails makes the case regressed."
+        if a.checks
+        else ""
+    )
+    return ChecksSaid(
+        caption, [md(w) for w in a.warnings()], [md(f"{p}: a run would refuse this set.") for p in a.problems]
+    )
