@@ -103,7 +103,7 @@ def test_the_view_models_need_no_streamlit():
     import abeq.desk
 
     names = sorted(p.stem for p in Path(abeq.desk.__file__).parent.glob("*_vm.py"))
-    assert {"run_vm", "transfer_set_vm"} <= set(names)
+    assert {"run_vm", "transfer_set_vm", "review_vm"} <= set(names)
     code = f"import sys\nfor n in {names!r}: __import__('abeq.desk.' + n)\nprint('streamlit' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -163,3 +163,47 @@ def test_coverage_and_checks_read_as_what_the_page_shows(example):
     said = vm.checks_said(example["ts"])
     assert said.caption == "" or said.caption.startswith("Checks: ")
     assert vm.checks_said(example["ts"].model_copy(update={"cases": []})).caption == ""
+
+
+# ---------------------------------------------------------------- Review
+def test_a_link_opens_its_run_once_and_a_stranger_run_is_said():
+    from abeq.desk import review_vm as vm
+
+    state: dict = {}
+    assert vm.choose_run({"run": "3"}, state, [5, 3]) == "" and state[vm.RUN] == 3
+    state[vm.RUN] = 5  # the reviewer picks another run: the same URL does not pull it back
+    assert vm.choose_run({"run": "3"}, state, [5, 3]) == "" and state[vm.RUN] == 5
+    fresh: dict = {}
+    assert "Run 9 is not a run of this review" in vm.choose_run({"run": "9"}, fresh, [5, 3])
+    assert fresh[vm.RUN] == 5  # the latest
+    kept = {f"keep:{vm.RUN}": 3}  # the page was left: the widget's own state is gone, its copy is not
+    vm.choose_run({}, kept, [5, 3])
+    assert kept[vm.RUN] == 3
+
+
+def test_the_case_open_follows_a_link_then_the_queue():
+    from abeq.desk import review_vm as vm
+
+    state: dict = {"review_filter": "regressed"}
+    assert vm.adopt_case({"case": "c2"}, state, 1, {"c1", "c2"}) == ""
+    assert state["review_filter"] == "all"  # a link opens its case whatever the filters are
+    assert vm.choose_case(state, ["c1", "c2", "c3"], 1) == "c2"
+    assert "has no case" in vm.adopt_case({"case": "zz"}, {}, 1, {"c1"})
+    # an action moved c2 out of the filtered list: the case after it opens, not the first
+    assert vm.choose_case(state, ["c1", "c3"], 1) == "c3" and state["review_ids"] == ["c1", "c3"]
+    back = {f"keep:{vm.CASE}": (1, "c3")}  # the page was left and opened again: the case read last
+    assert vm.choose_case(back, ["c1", "c3"], 1) == "c3"
+    assert vm.choose_case({f"keep:{vm.CASE}": (2, "c3")}, ["c1", "c3"], 1) == "c1"  # another run's
+
+
+def test_a_case_without_a_verdict_says_why():
+    from abeq.desk import review_vm as vm
+    from abeq.results.report import CaseRow
+    from abeq.vocab import NOT_RUN_STAGE
+
+    assert vm.no_evidence(CaseRow(case_id="a", status="judged")) is None
+    assert vm.no_evidence(CaseRow(case_id="a", status="pending"))[0] == "warning"
+    kind, said, code = vm.no_evidence(CaseRow(case_id="a", status="error", error_stage="judge", error="boom"))
+    assert kind == "error" and "**judge**" in said and code == "boom"
+    skipped = CaseRow(case_id="a", status="error", error_stage=NOT_RUN_STAGE, error="not run: fail fast")
+    assert vm.no_evidence(skipped) == ("info", "not run\\: fail fast", None)

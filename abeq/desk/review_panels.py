@@ -1,0 +1,152 @@
+"""The Review page's parts that draw the queue and one case's evidence: the run picker, the filters,
+Previous/Next, the case input, the transcripts and self-reports, the workspace changes. What they
+show is computed in `review_vm` (and `cases`); `review_view` draws the summary and the actions."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ..results.diff import side_by_side_html
+from ..results.report import CaseRow
+from ..results.store import Store
+from ..schemas import Case
+from ..vocab import GATES
+from . import cases, observed
+from . import review_vm as vm
+from .render import md, self_report_html
+from .review_view import KEYS
+
+
+def run_picker(runs: list[dict], candidates: dict[str, str]) -> int:
+    by_run = {r["id"]: r for r in runs}
+    return st.selectbox(
+        "Run",
+        list(by_run),
+        key=vm.RUN,
+        format_func=lambda i: vm.run_label(by_run[i], candidates[by_run[i]["candidate_hash"]]),
+    )
+
+
+def gate_picker() -> str:
+    return st.radio(
+        "Gate",
+        list(GATES),
+        horizontal=True,
+        key="gate_profile",
+        help="compress: no regression. directive-clarity: no regression and higher candidate directness.",
+    )
+
+
+def queue_filters(shown: list[CaseRow]) -> tuple[str, str, str]:
+    """Show (by verdict), Reviewed and Search: what the queue is filtered by."""
+    n, seen_n = cases.counts(shown), cases.reviewed_counts(shown)
+    for k in ("review_filter", "review_seen"):
+        st.session_state.setdefault(k, "all")
+    f1 = st.container()
+    f2, f3 = st.columns([1, 1], vertical_alignment="bottom")
+    which = f1.segmented_control(
+        "Show",
+        list(cases.FILTERS),
+        key="review_filter",
+        required=True,
+        format_func=lambda k: f"{cases.FILTERS[k]} ({n[k]})",
+    )
+    seen = f2.segmented_control(
+        "Reviewed",
+        list(cases.REVIEWED),
+        key="review_seen",
+        required=True,
+        format_func=lambda k: f"{cases.REVIEWED[k]} ({seen_n[k]})",
+    )
+    text = f3.text_input(
+        "Search", key="review_search", placeholder="case ids, inputs, transcripts", help="Case-insensitive."
+    )
+    return which or "all", seen or "all", text
+
+
+def _go(case_id: str) -> None:
+    st.session_state[vm.CASE] = case_id
+
+
+def case_nav(ids: list[str]) -> str:
+    """Previous, the case picker and Next; the case open."""
+    prev_id, next_id = cases.neighbours(ids, st.session_state[vm.CASE])
+    nav = st.columns([1, 4, 1], vertical_alignment="bottom")
+    nav[0].button(
+        "← Previous",
+        on_click=_go,
+        args=(prev_id,),
+        disabled=prev_id is None,
+        key="prev",
+        width="stretch",
+        shortcut=KEYS["prev"],
+    )
+    pos = ids.index(st.session_state[vm.CASE])
+    case_id = nav[1].selectbox(f"Case ({pos + 1} of {len(ids)}, queue order)", ids, key=vm.CASE)
+    nav[2].button(
+        "Next →",
+        on_click=_go,
+        args=(next_id,),
+        disabled=next_id is None,
+        key="next",
+        width="stretch",
+        shortcut=KEYS["next"],
+    )
+    return case_id
+
+
+def no_evidence(kind: str, said: str, code: str | None) -> None:
+    icon = {"info": ":material/skip_next:", "warning": ":material/pending:", "error": ":material/error:"}
+    getattr(st, kind)(said, icon=icon[kind])
+    if code is not None:
+        st.code(code, language=None, wrap_lines=True)
+
+
+def case_input(case: Case) -> None:
+    with st.expander(vm.case_input_title(case)):
+        st.text(case.input)
+        for said in vm.gate_answers(case):
+            st.caption(said)
+
+
+def transcripts(store: Store, row: CaseRow) -> None:
+    """Both runs' transcripts (word diff) and self-reports (six fields), side by side."""
+    teacher, cand = cases.side(store, row.teacher_key), cases.side(store, row.candidate_key)
+    if not (teacher and cand):
+        st.warning("The stored transcripts for this case are missing.")
+        return
+    t1, t2 = st.tabs(["Transcripts (word diff)", "Self-reports (six fields)"])
+    t1.caption("Removed words are struck through on the left, added words highlighted on the right.")
+    # a pane of its own height keeps Agree and Override in reach below a long transcript
+    t1.container(height=560).html(
+        side_by_side_html(
+            teacher.transcript, cand.transcript, left_label="Original (teacher)", right_label="Candidate"
+        )
+    )
+    t2.caption("One row per field; inside a field that differs, the same word diff as the transcripts.")
+    t2.html(
+        self_report_html(
+            cases.self_report_rows(teacher.self_report, cand.self_report), "Original (teacher)", "Candidate"
+        )
+    )
+
+
+def workspaces(store: Store, row: CaseRow) -> None:
+    """Runs in a workspace (tools, a runner command): what each did to its copy, side by side."""
+    sides = observed.arms(store, row)
+    for col, arm in zip(st.columns(2) if sides else [], sides):
+        with col:
+            st.markdown(f"**{arm.label}: workspace changes**")
+            if arm.not_reported:
+                st.caption(
+                    md(f"Self-report fields not reported by the runner: {', '.join(arm.not_reported)}")
+                )
+            for title, diff, note in arm.changes:
+                st.caption(md(title + (f" ({note})" if note else "")))
+                if diff:
+                    st.code(diff, language="diff")
+            if not arm.changes:
+                st.caption("No file added, changed or deleted.")
+            if arm.trace:
+                st.markdown(f"**{arm.label}: tool trace**")
+                st.dataframe(arm.trace, hide_index=True, width="stretch")

@@ -1,0 +1,132 @@
+"""What the Review page shows, computed without Streamlit: which run and which case are open (from a
+link, this session's last choice, or the queue), how a run is named, the search's hits, and why a
+case has no evidence to show. `params` are the URL's query parameters and `state` the session
+state (a dict in tests). The page (and `review_panels`, `review_view`) only draw these."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, MutableMapping
+
+from ..results.report import CaseRow, RunReport
+from ..results.store import Store
+from ..schemas import Case
+from ..timestamps import local
+from ..vocab import NOT_RUN_STAGE
+from . import cases, links
+from .render import md
+
+RUN, CASE = "review_run", "review_case"  # the widgets' keys
+
+
+def run_label(run: dict, candidate: str) -> str:
+    """A run as the run picker lists it."""
+    return (
+        f"run {run['id']} · round {run['round']} · candidate {candidate} · "
+        f"{run['runner_model']} / {run['judge_model']} · {run['status']} · {local(run['started_at'])}"
+    )
+
+
+def candidate_names(store: Store, runs: list[dict]) -> dict[str, str]:
+    return {r["candidate_hash"]: (store.document(r["candidate_hash"]) or {}).get("name", "?") for r in runs}
+
+
+def forget_run(params: MutableMapping, state: MutableMapping) -> None:
+    """A review without runs: another review's run and case must not linger in the URL."""
+    for name in ("run", "case"):
+        links.publish(params, state, name, None, scope="review")
+
+
+def choose_run(params: Mapping, state: MutableMapping, run_ids: list[int]) -> str:
+    """Open the run a link asks for, else the one open before (the widget's state goes when the
+    page is left: a copy is kept), else the latest; what to warn about, or ''."""
+    warning = ""
+    if (asked := links.adopt(params, state, "run", scope="review")) is not None:  # a deep link, a reload
+        if asked.isdigit() and int(asked) in run_ids:
+            state[RUN] = int(asked)
+        else:
+            warning = md(
+                f"Run {asked} is not a run of this review; showing its latest run. (Pick the run's review "
+                "in the sidebar to open it.)"
+            )
+    if state.get(RUN) not in run_ids:
+        kept = state.get(f"keep:{RUN}")
+        state[RUN] = kept if kept in run_ids else run_ids[0]
+    return warning
+
+
+def adopt_case(params: Mapping, state: MutableMapping, run_id: int, case_ids: set[str]) -> str:
+    """A link's case opens whatever this session's filters are; what to warn about, or ''."""
+    if (asked := links.adopt(params, state, "case", scope="review")) is None:
+        return ""
+    if asked not in case_ids:
+        return md(f"Run {run_id} has no case '{asked}'.")
+    state["review_goto"] = asked
+    state.update(review_filter="all", review_seen="all", review_search="")
+    return ""
+
+
+def found(store: Store, state: MutableMapping, run: dict, set_cases: dict, text: str) -> set[str] | None:
+    """The cases a search finds (None without a search); kept for the run as it stands, so a
+    rerun does not search the transcripts again."""
+    if not text.strip():
+        return None
+    memo = (run["id"], text.strip(), run["status"], run["finished_at"])
+    if state.get("review_found", (None,))[0] != memo:
+        state["review_found"] = (memo, cases.search(store, run["id"], set_cases, text))
+    return state["review_found"][1]
+
+
+def choose_case(state: MutableMapping, ids: list[str], run_id: int) -> str:
+    """The case to open: one a link asked for, else the one open before if still listed, else the
+    one this session last read in this run, else the case after the one that left the list (an
+    action moved it out of the filter), else the first."""
+    if (goto := state.pop("review_goto", None)) in ids:
+        state[CASE] = goto
+    if state.get(CASE) not in ids:
+        kept = state.get(f"keep:{CASE}")
+        before = state.get("review_ids", [])
+        cur = state.get(CASE)
+        after = before[before.index(cur) + 1 :] if cur in before else []
+        state[CASE] = (
+            kept[1]
+            if kept and kept[0] == run_id and kept[1] in ids
+            else next((c for c in after if c in ids), ids[0])
+        )
+    state["review_ids"] = ids
+    return state[CASE]
+
+
+def no_evidence(row: CaseRow) -> tuple[str, str, str | None] | None:
+    """Why a case has nothing to compare, as (kind, Markdown, code to show), or None when judged."""
+    if row.error_stage == NOT_RUN_STAGE:
+        return "info", md(row.error or NOT_RUN_STAGE), None
+    if row.status == "pending":
+        return (
+            "warning",
+            "This case was not run: the run was cancelled or interrupted before it. **Start** on Run with "
+            "the same settings resumes the run. A case without a verdict fails the gate; it is listed "
+            "under `errors` in the export.",
+            None,
+        )
+    if row.status != "judged":
+        return (
+            "error",
+            f"This case has no verdict: it errored at the **{md(row.error_stage or row.status)}** stage. "
+            "An errored case fails the gate; it is listed under `errors` in the export.",
+            row.error or "the case was never judged (interrupted or cancelled run)",
+        )
+    return None
+
+
+def case_input_title(case: Case) -> str:
+    return f"Case input ({case.type}; exercises {', '.join(case.exercises_sections) or 'no section'})"
+
+
+def gate_answers(case: Case) -> list[str]:
+    return [md(f"gate answer: when asked “{g.pattern}” → “{g.response}”") for g in case.gate_responses]
+
+
+def next_case(rr: RunReport, ids: list[str], case_id: str) -> str | None:
+    """Where Agree or Override goes next: the next case of the queue not yet reviewed."""
+    done = {r.case_id for r in rr.rows if r.reviewed or r.status != "judged"} | {case_id}
+    return cases.next_in_queue(ids, done, case_id)
