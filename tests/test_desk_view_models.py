@@ -103,7 +103,7 @@ def test_the_view_models_need_no_streamlit():
     import abeq.desk
 
     names = sorted(p.stem for p in Path(abeq.desk.__file__).parent.glob("*_vm.py"))
-    assert {"run_vm", "transfer_set_vm", "review_vm"} <= set(names)
+    assert {"run_vm", "transfer_set_vm", "review_vm", "documents_vm"} <= set(names)
     code = f"import sys\nfor n in {names!r}: __import__('abeq.desk.' + n)\nprint('streamlit' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -207,3 +207,27 @@ def test_a_case_without_a_verdict_says_why():
     assert kind == "error" and "**judge**" in said and code == "boom"
     skipped = CaseRow(case_id="a", status="error", error_stage=NOT_RUN_STAGE, error="not run: fail fast")
     assert vm.no_evidence(skipped) == ("info", "not run\\: fail fast", None)
+
+
+# ---------------------------------------------------------------- Documents
+def test_the_candidates_size_is_said_against_the_original():
+    from abeq.desk import documents_vm as vm
+
+    caption, metrics = vm.size_said("one two three four\n" * 10, "one two\n" * 5)
+    assert caption.startswith("The candidate's size, and its change from the original (190 characters")
+    shown = {m.label: (m.value, m.delta, m.delta_color) for m in metrics}
+    assert shown["Candidate characters"] == ("40", "-150", "inverse")
+    assert shown["Candidate lines"] == ("5", "-5", "inverse")
+    assert shown["Compression ratio"][1].endswith("% shorter") and shown["Compression ratio"][2] == "off"
+    assert vm.size_said("ab", "abcd")[1][3].delta == "100% longer"
+
+
+def test_an_instruction_file_whose_imports_were_not_followed_is_warned_about():
+    from abeq.desk import documents_vm as vm
+
+    pasted = {"name": "CLAUDE.md", "content": "Read @docs/style.md first.\n"}
+    kind, said = vm.imports_said(pasted)
+    assert kind == "warning" and "@docs/style" in said and "load it by Path" in said
+    assert vm.imports_said({"name": "SKILL.md", "content": "Read @docs/style.md first.\n"}) is None
+    assert vm.follow_imports("candidate", "instruction-file") is True
+    assert vm.follow_imports("candidate", "skill") is None and vm.follow_imports("original", "x") is None

@@ -9,12 +9,16 @@ from dataclasses import dataclass
 class Metric:
     label: str
     value: str | int
-    delta: str | None = None  # shown uncoloured, without an arrow: a figure, not a judgement
+    delta: str | None = None
     help: str | None = None
+    # "off": the delta is a figure, not a judgement (uncoloured, no arrow); "inverse": less is better
+    delta_color: str = "off"
 
 
 def draw(cols, metrics: list[Metric]) -> None:
     """Each metric into its column (st.columns' cells)."""
     for col, m in zip(cols, metrics):
-        off = {"delta_color": "off", "delta_arrow": "off"} if m.delta is not None else {}
-        col.metric(m.label, m.value, m.delta, help=m.help, **off)
+        kw = {"delta_color": m.delta_color} if m.delta is not None else {}
+        if kw and m.delta_color == "off":
+            kw["delta_arrow"] = "off"
+        col.metric(m.label, m.value, m.delta, help=m.help, **kw)

@@ -1,0 +1,94 @@
+"""The Documents page's parts that draw: a document's column (what is loaded, its imports, the
+loader) and the loader itself. What they show is computed in `documents_vm`."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ..documents import load_document
+from ..errors import AbeqError, InputError
+from . import documents_vm as vm
+from . import session
+from .render import error_md, md
+
+
+def loader(which: str, review: dict) -> tuple[str, str] | None:
+    """Upload, paste, path (or, for a candidate, a bundled example); (name, text) once loaded."""
+    modes = ["Upload", "Paste", "Path"] + (["Bundled example"] if which == "candidate" else [])
+    mode = st.radio("Load by", modes, horizontal=True, key=f"{which}_mode")
+    if mode == "Upload":
+        f = st.file_uploader("File", type=["md", "mdc", "txt"], key=f"{which}_file")
+        if f is not None and st.button("Load file", key=f"{which}_load_file"):
+            try:
+                return f.name, f.getvalue().decode("utf-8-sig")
+            except UnicodeDecodeError:
+                raise InputError(
+                    "the file is not valid UTF-8", path=f.name, hint="Re-save it as UTF-8."
+                ) from None
+    elif mode == "Paste":
+        name = st.text_input(
+            "File name", "SKILL.md" if which == "original" else "candidate.md", key=f"{which}_name"
+        )
+        text = st.text_area("Text", height=220, key=f"{which}_text")
+        if st.button("Load text", key=f"{which}_load_text"):
+            return name.strip() or f"{which}.md", text
+    elif mode == "Path":
+        path = st.text_input("Path on this machine", key=f"{which}_path")
+        if st.button("Load path", key=f"{which}_load_path"):
+            session.refuse_own_database(path.strip())
+            doc = load_document(
+                path.strip(), which, follow_imports=vm.follow_imports(which, review["variant"])
+            )
+            st.session_state[f"{which}_import_notes"] = list(doc.notes)
+            return doc.name, doc.text
+    else:
+        pick = st.selectbox(
+            "Example candidate",
+            list(session.EXAMPLE_CANDIDATES),
+            key="example_pick",
+            format_func=lambda k: f"{k}: {session.EXAMPLE_CANDIDATES[k]}",
+        )
+        if st.button("Load example", key="load_example"):
+            doc = load_document(session.EXAMPLE_DIR / session.EXAMPLE_CANDIDATES[pick], which)
+            return doc.name, doc.text
+    return None
+
+
+def _pick_earlier(review_id: int) -> None:
+    if st.session_state["earlier"]:
+        session.pick_candidate(st.session_state, review_id, st.session_state["earlier"]["hash"])
+    st.session_state["earlier"] = None
+
+
+def document_column(store, review: dict, which: str, doc: dict | None) -> None:
+    """One document: what is loaded (with its imports), earlier candidates, and the loader."""
+    st.subheader(which.capitalize())
+    st.caption(md(f"{doc['name']} · sha256 {doc['hash'][:12]}") if doc else f"No {which} loaded yet.")
+    if doc:
+        if said := vm.imports_said(doc):
+            getattr(st, said[0])(said[1])
+        for n in st.session_state.get(f"{which}_import_notes", []):
+            st.warning(md(n))
+    if which == "candidate":
+        earlier = store.review_candidates(review["id"])
+        if len(earlier) > 1:
+            st.selectbox(
+                "Switch to an earlier candidate of this review",
+                earlier,
+                index=None,
+                key="earlier",
+                format_func=vm.earlier_label,
+                on_change=_pick_earlier,
+                args=(review["id"],),
+            )
+    with st.expander(f"Load {'another' if doc else 'the'} {which}", expanded=doc is None):
+        try:
+            loaded = loader(which, review)
+            if loaded:
+                if which == "original":
+                    session.set_original(store, review, *loaded)
+                else:
+                    session.set_candidate(store, review, st.session_state, *loaded)
+                st.rerun()
+        except AbeqError as e:
+            st.error(error_md(e))

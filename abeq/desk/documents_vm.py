@@ -1,0 +1,65 @@
+"""What the Documents page shows, computed without Streamlit: what a loaded document's imports
+mean, how an earlier candidate is listed, and the candidate's size against the original. The page
+(and `documents_panels`) only draw these."""
+
+from __future__ import annotations
+
+from ..doc_imports import imported_files, unfollowed_imports
+from ..documents import compression_ratio, detect_variant, size_stats
+from .metric import Metric
+from .render import md
+
+TOKENS_NOTE = "Token counts are estimates: every model family tokenizes differently."
+
+
+def imports_said(doc: dict) -> tuple[str, str] | None:
+    """What the page says about a document's @imports, as (kind, Markdown), or None: the files read
+    with it; or, for an instruction file loaded without them, that the runner would not see them."""
+    if read := imported_files(doc["content"]):
+        files = ", ".join(f"{r['path']} (@{r['ref']} in {r['by']})" for r in read)
+        return "caption", md(
+            f"Read {doc['name']} with its imports: {files}. The runner gets them as one document; the hash "
+            "covers them all."
+        )
+    if detect_variant(doc["name"]) == "instruction-file" and (refs := unfollowed_imports(doc["content"])):
+        return "warning", md(
+            f"{doc['name']} imports {', '.join('@' + r for r in refs)}, which pasted or uploaded text cannot "
+            "follow: load it by Path so the runner sees what the agent sees."
+        )
+    return None
+
+
+def follow_imports(which: str, review_variant: str) -> bool | None:
+    """A candidate of an instruction file follows its @imports like the original, whatever its name
+    (None: decided by the file's name, as for an original)."""
+    return None if which == "original" else review_variant == "instruction-file" or None
+
+
+def earlier_label(d: dict) -> str:
+    return f"{d['name']} · {d['hash'][:12]} (run {d['last_run']})"
+
+
+def size_said(original_text: str, candidate_text: str) -> tuple[str, list[Metric]]:
+    """The candidate's size and its change from the original: a caption and four metrics."""
+    a, b = size_stats(original_text), size_stats(candidate_text)
+    ratio = compression_ratio(original_text, candidate_text)
+    caption = (
+        f"The candidate's size, and its change from the original ({a.characters:,} characters, "
+        f"{a.tokens:,} tokens, {a.lines:,} lines)."
+    )
+    fewer = "inverse"  # a smaller candidate is the point of a rewrite
+    return caption, [
+        Metric(
+            "Candidate characters",
+            f"{b.characters:,}",
+            f"{b.characters - a.characters:+,}",
+            delta_color=fewer,
+        ),
+        Metric("Candidate tokens (est.)", f"{b.tokens:,}", f"{b.tokens - a.tokens:+,}", delta_color=fewer),
+        Metric("Candidate lines", f"{b.lines:,}", f"{b.lines - a.lines:+,}", delta_color=fewer),
+        Metric(
+            "Compression ratio",
+            f"{ratio:.2f}",
+            f"{(1 - ratio) * 100:.0f}% shorter" if ratio <= 1 else f"{(ratio - 1) * 100:.0f}% longer",
+        ),
+    ]
