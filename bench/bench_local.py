@@ -37,7 +37,7 @@ SCHEMA_CASE = "happy-1"
 
 
 def main() -> int:
-    from abeq import sets as transferset
+    from abeq import sets
     from abeq.documents import load_document
     from abeq.models import ModelSpec, complete, local
     from abeq.models.bootstrap import litellm
@@ -67,7 +67,7 @@ def main() -> int:
     )
 
     ex = ROOT / "abeq" / "examples" / "release-notes"
-    case = next(c for c in transferset.load(ex / "transfer-set.json").cases if c.id == SCHEMA_CASE)
+    case = next(c for c in sets.load(ex / "transfer-set.json").cases if c.id == SCHEMA_CASE)
     schema_msgs = runner_messages(load_document(ex / "SKILL.md").text, case, "skill")
     grammar = local.bounded_schema(response_format(RunnerReply, portable=False)["json_schema"]["schema"])
 

@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from abeq import sets as transferset  # noqa: E402
+from abeq import sets  # noqa: E402
 from abeq.testing.process import LoopbackProcess, process_cpu  # noqa: E402
 from abeq.testing.synthetic import documents, many_cases  # noqa: E402
 
@@ -126,7 +126,7 @@ def child(
 
     server_root = url.rsplit("/v1", 1)[0]
     warm, ts = many_cases(WARMUP_CASES), many_cases(cases)
-    warm = transferset.confirm(
+    warm = sets.confirm(
         warm.model_copy(
             update={"cases": [c.model_copy(update={"input": c.input + " warm-up"}) for c in warm.cases]}
         ),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from abeq import sets as transferset
+from abeq import sets
 from abeq.desk import session
 from abeq.desk import transfer_set_panels as panels
 from abeq.desk import transfer_set_vm as vm
@@ -62,7 +62,7 @@ if buttons.button(
 if e.dirty and s.locked:
     st.warning(vm.LOCKED_EDITS)
 
-cov = transferset.coverage(original["content"], e.shown, allow_thin=allow_thin)
+cov = sets.coverage(original["content"], e.shown, allow_thin=allow_thin)
 panels.coverage(cov)
 if s.ts.cases and cov.sections_identified:
     panels.section_mapping(store, review, original, s, cov)

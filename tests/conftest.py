@@ -12,11 +12,9 @@ EXAMPLE = ROOT / "abeq" / "examples" / "release-notes"
 
 def with_cases(example, cases):
     """The example's set with other cases, confirmed again (a set edited after confirmation is refused)."""
-    from abeq import sets as transferset
+    from abeq import sets
 
-    return transferset.confirm(
-        example["ts"].model_copy(update={"cases": list(cases)}), example["original"].hash
-    )
+    return sets.confirm(example["ts"].model_copy(update={"cases": list(cases)}), example["original"].hash)
 
 
 @pytest.fixture(autouse=True)
@@ -31,11 +29,11 @@ def _scripted_clean():
 @pytest.fixture
 def example():
     """The bundled release-notes example: original, candidates and a confirmed transfer set."""
-    from abeq import sets as transferset
+    from abeq import sets
     from abeq.documents import load_document
 
     original = load_document(EXAMPLE / "SKILL.md")
-    ts = transferset.confirm(transferset.load(EXAMPLE / "transfer-set.json"), original.hash)
+    ts = sets.confirm(sets.load(EXAMPLE / "transfer-set.json"), original.hash)
     return {
         "original": original,
         "faithful": load_document(EXAMPLE / "candidate-faithful.md"),

@@ -8,7 +8,7 @@ import pytest
 from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
-from abeq import sets as transferset
+from abeq import sets
 from abeq.desk import worker
 from abeq.results.store import Store
 from abeq.testing.synthetic import synthetic_run  # noqa: E402
@@ -109,7 +109,7 @@ def test_a_set_confirmed_for_another_original_must_be_confirmed_again(app, db):
     store.upsert_review(
         review["name"],
         review["original_hash"],
-        store.put_transfer_set(transferset.confirm(ts, "0" * 64)),
+        store.put_transfer_set(sets.confirm(ts, "0" * 64)),
         review["variant"],
     )
     app.switch_page("desk_pages/3_run.py").run()
@@ -324,7 +324,7 @@ def test_a_thin_set_is_refused_on_the_run_page_in_the_desks_words(app, db):
     review = store.reviews()[0]
     ts = store.transfer_set(review["transfer_set_hash"])
     original = store.document(review["original_hash"])
-    thin = transferset.confirm(ts.model_copy(update={"cases": ts.cases[:3]}), original["hash"])
+    thin = sets.confirm(ts.model_copy(update={"cases": ts.cases[:3]}), original["hash"])
     store.upsert_review(
         review["name"], review["original_hash"], store.put_transfer_set(thin), review["variant"]
     )

@@ -8,7 +8,7 @@ import urllib.request
 import pytest
 from conftest import EXAMPLE
 
-from abeq import sets as tsm
+from abeq import sets
 from abeq.cli import main
 from abeq.desk import editor
 from abeq.errors import InputError
@@ -19,7 +19,7 @@ RUBRIC = {"type": "llm-rubric", "value": "Strips internal ticket ids", "target":
 
 
 def write_set(tmp_path, extra: dict[str, list]) -> str:
-    ts = tsm.load(EXAMPLE / "transfer-set.json")
+    ts = sets.load(EXAMPLE / "transfer-set.json")
     cases = [
         type(c).model_validate(
             {**c.model_dump(), "assertions": [*c.model_dump()["assertions"], *extra.get(c.id, [])]}
@@ -27,7 +27,7 @@ def write_set(tmp_path, extra: dict[str, list]) -> str:
         for c in ts.cases
     ]
     path = tmp_path / "set.json"
-    path.write_text(tsm.dump(ts.model_copy(update={"cases": cases})))
+    path.write_text(sets.dump(ts.model_copy(update={"cases": cases})))
     return str(path)
 
 
@@ -84,20 +84,20 @@ def test_check_set_refuses_a_check_that_cannot_be_evaluated(tmp_path, capsys):
 
 
 def test_every_set_format_keeps_the_checks(tmp_path):
-    ts = tsm.load(write_set(tmp_path, {"happy-2": [RUBRIC]}))
+    ts = sets.load(write_set(tmp_path, {"happy-2": [RUBRIC]}))
     for fmt in ("json", "yaml", "jsonl", "csv"):
         p = tmp_path / f"back.{fmt}"
-        p.write_text(tsm.export_text(ts, fmt))
-        back = tsm.load(p)
+        p.write_text(sets.export_text(ts, fmt))
+        back = sets.load(p)
         assert [c.assertions for c in back.cases] == [c.assertions for c in ts.cases], fmt
-        assert tsm.set_hash(back) == tsm.set_hash(ts)
+        assert sets.set_hash(back) == sets.set_hash(ts)
 
 
 def test_expectations_are_part_of_a_cases_identity(example):
     first = example["ts"].cases[0]
     changed = first.model_copy(update={"expectations": ["asks to confirm the version"]})
     ts = example["ts"]
-    assert tsm.set_hash(ts.model_copy(update={"cases": [changed, *ts.cases[1:]]})) != tsm.set_hash(ts)
+    assert sets.set_hash(ts.model_copy(update={"cases": [changed, *ts.cases[1:]]})) != sets.set_hash(ts)
 
 
 def test_the_desk_table_edits_checks_as_json(example):
@@ -108,7 +108,7 @@ def test_the_desk_table_edits_checks_as_json(example):
     df.loc[0, "expectations"] = '["Credits @mira-k"]'
     cases = editor.from_frame(df, ts)
     assert cases[0].assertions[0].value == "(#471)" and cases[0].expectations == ["Credits @mira-k"]
-    assert editor.changed(ts, cases) and not tsm.edit(ts, cases).user_confirmed
+    assert editor.changed(ts, cases) and not sets.edit(ts, cases).user_confirmed
     df.loc[0, "assertions"] = "[{oops"
     with pytest.raises(InputError, match="row 1: assertions is not valid JSON"):
         editor.from_frame(df, ts)
@@ -171,7 +171,7 @@ def test_a_real_skill_creator_evals_file_brings_its_assertions_into_the_run(tmp_
         )
         == 0
     )
-    ts = tsm.load(out)
+    ts = sets.load(out)
     assert [len(c.assertions) for c in ts.cases] == [6, 6, 5]
     assert {c.kind for case in ts.cases for c in case_checks(case)} == {"model"}
     doc = str(EXAMPLE / "SKILL.md")

@@ -6,7 +6,7 @@ import sqlite3
 import pytest
 from conftest import EXAMPLE, with_cases
 
-from abeq import sets as transferset
+from abeq import sets
 from abeq.cli import main
 from abeq.errors import InputError, NotConfirmedError
 from abeq.execution import observe as observe_mod
@@ -38,18 +38,18 @@ def runs_in(db):
 
 
 def write(path, ts):
-    path.write_text(transferset.dump(ts))
+    path.write_text(sets.dump(ts))
     return path
 
 
 def test_a_set_confirmed_by_abeq_runs_without_confirm_again(tmp_path, example):
     path = write(tmp_path / "set.json", example["ts"])
-    assert json.loads(path.read_text())["confirmed_hash"] == transferset.set_hash(example["ts"])
+    assert json.loads(path.read_text())["confirmed_hash"] == sets.set_hash(example["ts"])
     assert main(run_args(tmp_path, path)) == 1  # ran: the lossy candidate regresses
 
 
 def test_a_confirmed_file_edited_by_hand_is_no_longer_confirmed(tmp_path, example, capsys):
-    data = json.loads(transferset.dump(example["ts"]))
+    data = json.loads(sets.dump(example["ts"]))
     data["cases"][0]["input"] += " Also translate everything into French."
     path = tmp_path / "set.json"
     path.write_text(json.dumps(data))
@@ -61,7 +61,7 @@ def test_a_confirmed_file_edited_by_hand_is_no_longer_confirmed(tmp_path, exampl
 
 
 def test_confirmed_by_hand_is_not_confirmed(tmp_path, example, capsys):
-    data = json.loads(transferset.dump(example["ts"]))
+    data = json.loads(sets.dump(example["ts"]))
     del data["confirmed_hash"]
     path = tmp_path / "set.json"
     path.write_text(json.dumps(data))
@@ -75,7 +75,7 @@ def test_confirmed_by_hand_is_not_confirmed(tmp_path, example, capsys):
 
 
 def test_a_confirmed_set_with_its_original_blanked_is_not_confirmed(tmp_path, example, capsys):
-    data = json.loads(transferset.dump(example["ts"]))
+    data = json.loads(sets.dump(example["ts"]))
     data["document_hash"] = ""
     path = tmp_path / "set.json"
     path.write_text(json.dumps(data))
@@ -84,7 +84,7 @@ def test_a_confirmed_set_with_its_original_blanked_is_not_confirmed(tmp_path, ex
 
 
 def test_a_set_confirmed_for_another_original_needs_confirming_again(tmp_path, example, capsys):
-    other = transferset.confirm(example["ts"], "0" * 64)
+    other = sets.confirm(example["ts"], "0" * 64)
     path = write(tmp_path / "set.json", other)
     assert main(run_args(tmp_path, path)) == 2
     assert "different version of the original" in capsys.readouterr().err
@@ -101,7 +101,7 @@ def test_the_engine_refuses_a_set_edited_after_confirmation(store, example, scri
 def test_sets_confirmed_in_an_older_database_stay_confirmed(store, example):
     legacy = example["ts"].model_copy(update={"confirmed_hash": None})
     h = store.put_transfer_set(legacy)
-    assert transferset.confirmation_problem(store.transfer_set(h), example["original"].hash) == ""
+    assert sets.confirmation_problem(store.transfer_set(h), example["original"].hash) == ""
 
 
 def test_a_review_keeps_its_original(tmp_path, example, capsys):
@@ -194,7 +194,7 @@ def test_a_review_keeps_its_transfer_set(store, example, scripted_cfg):
     with pytest.raises(InputError, match="already has runs against a different transfer set"):
         Engine(store, example["original"], example["faithful"], fewer, scripted_cfg(review="R")).run()
     # the same cases confirmed again are the same set: round 2 runs
-    again = transferset.confirm(example["ts"], example["original"].hash)
+    again = sets.confirm(example["ts"], example["original"].hash)
     Engine(store, example["original"], example["faithful"], again, scripted_cfg(review="R")).run()
     assert sorted(r["round"] for r in store.runs()) == [1, 2]
 

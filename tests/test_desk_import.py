@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLE
 
-from abeq import sets as tsm
+from abeq import sets
 from abeq.desk import editor
 from abeq.documents import load_document
 from abeq.errors import InputError
@@ -32,7 +32,7 @@ def test_a_config_uploaded_with_the_tests_file_it_names_imports_as_the_cli_does(
     got = editor.import_uploads(
         uploads(cfg, PF / "simple-csv" / "tests.csv"), cfg.name, "detect", ORIGINAL, default_type="edge"
     )
-    cli, _ = tsm.import_set("promptfoo", cfg, default_type="edge")
+    cli, _ = sets.import_set("promptfoo", cfg, default_type="edge")
     assert got.read_as == "promptfoo" and [c.model_dump() for c in got.ts.cases] == [
         c.model_dump() for c in cli.cases
     ]
@@ -77,14 +77,14 @@ def test_a_trigger_eval_is_refused_by_name_unless_its_queries_are_asked_for():
 def test_by_path_a_config_reads_the_files_beside_it():
     cfg = PF / "eval-customer-support-rubric" / "promptfooconfig.yaml"
     got = editor.import_path(str(cfg), "detect", ORIGINAL, default_type="adversarial")
-    cli, _ = tsm.import_set("promptfoo", cfg, default_type="adversarial")
+    cli, _ = sets.import_set("promptfoo", cfg, default_type="adversarial")
     assert got.read_as == "promptfoo" and got.ts.cases == cli.cases and len(cli.cases) == 8
 
 
 def test_an_abeq_set_keeps_its_confirmation_only_for_its_own_original(tmp_path):
-    confirmed = tsm.confirm(tsm.load(EXAMPLE / "transfer-set.json"), ORIGINAL)
+    confirmed = sets.confirm(sets.load(EXAMPLE / "transfer-set.json"), ORIGINAL)
     f = tmp_path / "set.json"
-    f.write_text(tsm.dump(confirmed))
+    f.write_text(sets.dump(confirmed))
     same = editor.import_path(str(f), "detect", ORIGINAL)
     other = editor.import_uploads(uploads(f), f.name, "abeq", "0" * 64)
     assert same.read_as == "json" and same.ts.user_confirmed
@@ -153,7 +153,7 @@ def test_by_path_an_abeq_set_brings_its_case_workspaces(tmp_path, db):
     store.upsert_review("ws", ORIGINAL, None, "skill")
     session.set_transfer_set(store, store.review("ws"), got.ts)
     kept = store.transfer_set(store.review("ws")["transfer_set_hash"])
-    assert tsm.set_hash(kept) == tsm.set_hash(got.ts)
+    assert sets.set_hash(kept) == sets.set_hash(got.ts)
     with pytest.raises(InputError, match="workspace"):
         editor.import_uploads(uploads(f), f.name, "detect", ORIGINAL)
 

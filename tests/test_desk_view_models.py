@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from abeq import sets as transferset
+from abeq import sets
 from abeq.desk import run_vm
 from abeq.desk.queries import Progress
 
@@ -33,7 +33,7 @@ def test_the_run_page_and_the_cli_say_the_same_estimate(example, store, scripted
 
 
 def test_an_unconfirmed_set_is_estimated_in_calls_and_refused(example):
-    ts = transferset.load(example["dir"] / "transfer-set.json")  # as read: never confirmed
+    ts = sets.load(example["dir"] / "transfer-set.json")  # as read: never confirmed
     state: dict = {}
     run_vm.restore_settings(state)
     state["variant"] = "skill"
@@ -50,9 +50,7 @@ def test_an_unconfirmed_set_is_estimated_in_calls_and_refused(example):
 def test_a_thin_confirmed_set_is_refused_and_a_full_one_is_not(example):
     original = doc_row(example["original"])
     assert run_vm.start_gate(original, example["ts"]).errors() == []
-    thin = transferset.confirm(
-        example["ts"].model_copy(update={"cases": example["ts"].cases[:2]}), original["hash"]
-    )
+    thin = sets.confirm(example["ts"].model_copy(update={"cases": example["ts"].cases[:2]}), original["hash"])
     gate = run_vm.start_gate(original, thin)
     assert gate.refused and gate.errors() == [run_vm.THIN]
 
@@ -119,8 +117,8 @@ def test_the_set_says_where_it_stands(example):
         1
     ][1]
     assert "cases are fixed" in vm.status(vm.SetState(ts, "h", "", has_runs=True))[1][1]
-    read = transferset.load(example["dir"] / "transfer-set.json")
-    why = transferset.confirmation_problem(read, original["hash"])
+    read = sets.load(example["dir"] / "transfer-set.json")
+    why = sets.confirmation_problem(read, original["hash"])
     assert vm.status(vm.SetState(read, "h", why, has_runs=False)) == [
         ("warning", "Not confirmed: no runner call happens until you read these cases and press Confirm.")
     ]
@@ -155,7 +153,7 @@ def test_an_edited_table_is_unsaved_until_saved_and_locked_once_the_review_has_r
 def test_coverage_and_checks_read_as_what_the_page_shows(example):
     from abeq.desk import transfer_set_vm as vm
 
-    cov = transferset.coverage(example["original"].text, example["ts"])
+    cov = sets.coverage(example["original"].text, example["ts"])
     shown = vm.coverage_metrics(cov)
     assert shown[0].label == "Sections covered" and shown[0].value == f"{cov.coverage_pct:.0f}%"
     assert [m.label for m in shown[1:]] == list(vm.CASE_TYPES)

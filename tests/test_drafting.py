@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from abeq import sets as tsm
+from abeq import sets
 from abeq.cli import main
 from abeq.documents import sections, sha256
 from abeq.models import ModelSpec
@@ -27,7 +27,7 @@ def test_scripted_draft_gives_every_type_with_real_sections(example):
     assert len({c.id for c in ts.cases}) == len(ts.cases)
     assert {c.status for c in ts.cases} == {"derived"}
     assert not ts.user_confirmed and ts.document_hash == sha256(doc)
-    assert tsm.coverage(doc, ts).runnable  # a draft of this document is not thin; it still needs confirming
+    assert sets.coverage(doc, ts).runnable  # a draft of this document is not thin; it still needs confirming
 
 
 def test_the_gate_gets_a_default_answer(example):
@@ -122,7 +122,7 @@ def test_draft_set_cli_writes_an_unconfirmed_set(tmp_path, capsys, example):
         )
         == 0
     )
-    ts = tsm.load(out)
+    ts = sets.load(out)
     assert not ts.user_confirmed and {c.status for c in ts.cases} == {"derived"}
     assert "Nothing runs until a person has reviewed" in capsys.readouterr().err
 

@@ -267,14 +267,14 @@ def test_the_review_page_shows_each_check_on_both_arms(page, tmp_path):
 
     from conftest import EXAMPLE
 
-    from abeq import sets as transferset
+    from abeq import sets
     from abeq.documents import load_document
     from abeq.models import ModelSpec
     from abeq.execution.engine import Engine, RunConfig
 
     db = tmp_path / "desk.db"
     original = load_document(EXAMPLE / "SKILL.md")
-    ts = transferset.load(EXAMPLE / "transfer-set.json")
+    ts = sets.load(EXAMPLE / "transfer-set.json")
     wording = {
         "type": "contains",
         "value": "Write each entry as one past-tense sentence",
@@ -283,7 +283,7 @@ def test_the_review_page_shows_each_check_on_both_arms(page, tmp_path):
     first = type(ts.cases[0]).model_validate(
         {**ts.cases[0].model_dump(), "assertions": [*ts.cases[0].model_dump()["assertions"], wording]}
     )
-    ts = transferset.confirm(ts.model_copy(update={"cases": [first, *ts.cases[1:]]}), original.hash)
+    ts = sets.confirm(ts.model_copy(update={"cases": [first, *ts.cases[1:]]}), original.hash)
     spec = ModelSpec(name="scripted/rules")
     store = Store(str(db))
     engine = Engine(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from test_e2e import ARTIFACTS, browser, context, desk, nav, page, pytestmark, screenshot  # noqa: F401
 
-from abeq import sets as tsm
+from abeq import sets
 from abeq.desk import session
 from abeq.results.store import Store
 
@@ -25,7 +25,7 @@ def test_imports_and_section_mapping_in_the_browser(page, tmp_path):  # noqa: F8
         page.goto(url)
         page.get_by_role("heading", name="Documents", exact=True).wait_for(timeout=30_000)
         store = Store(str(db))
-        imported, _ = tsm.import_set("skill-creator", EVALS, default_type="happy")
+        imported, _ = sets.import_set("skill-creator", EVALS, default_type="happy")
         session.set_transfer_set(store, store.review("example"), imported)
 
         nav(page, "Transfer set")

@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 from conftest import EXAMPLE, with_cases
 
-from abeq import sets as transferset
+from abeq import sets
 from abeq.errors import NotConfirmedError, ThinSetError
 from abeq.models import ModelSpec
 from abeq.results.report import build_report, exit_code
@@ -116,9 +116,9 @@ def test_editing_a_case_misses_the_teacher_cache(store, example, scripted_cfg):
     run(store, example, scripted_cfg())
     cases = list(example["ts"].cases)
     cases[0] = cases[0].model_copy(update={"input": cases[0].input + "\nAlso: one more change."})
-    edited = transferset.edit(example["ts"], cases)
+    edited = sets.edit(example["ts"], cases)
     assert not edited.user_confirmed
-    edited = transferset.confirm(edited, example["original"].hash)
+    edited = sets.confirm(edited, example["original"].hash)
     _, stats = run(store, example, scripted_cfg(), ts=edited)
     assert stats["teacher_made"] == 1  # only the edited case: the others' transcripts are reused
 
@@ -254,7 +254,7 @@ def test_gate_truncated_case_is_marked(store, example, scripted_cfg):
 
 
 def test_the_cache_key_holds_the_server_and_the_weights(tmp_path):
-    case = transferset.load(EXAMPLE / "transfer-set.json").cases[0]
+    case = sets.load(EXAMPLE / "transfer-set.json").cases[0]
 
     def key(spec):
         return runner_key("doc", case, "skill", spec)

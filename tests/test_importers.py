@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from abeq import sets as importers
-from abeq import sets as tsm
+from abeq import sets
 from abeq.cli import main
 from abeq.cli import sets as cli_sets
 from abeq.errors import InputError, MissingTypesError
@@ -28,7 +27,7 @@ UNTYPED_PF = [
 
 # ---------------------------------------------------------------- promptfoo
 def test_promptfoo_config_becomes_cases_with_ids_inputs_and_assertions():
-    imp = importers.read_source("promptfoo", PROMPTFOO)
+    imp = sets.read_source("promptfoo", PROMPTFOO)
     by_id = {c["id"]: c for c in imp.cases}
     # description -> slug, a repeated one deduplicated, no description -> case-N by position
     assert list(by_id) == [
@@ -62,7 +61,7 @@ def test_promptfoo_config_becomes_cases_with_ids_inputs_and_assertions():
 
 
 def test_promptfoo_follows_file_references_expands_var_lists_and_skips_code():
-    imp = importers.read_source("promptfoo", PROMPTFOO)
+    imp = sets.read_source("promptfoo", PROMPTFOO)
     by_id = {c["id"]: c for c in imp.cases}
     last = by_id["security-fix-with-a-cve"]["assertions"][-1]  # from tests/more_tests.yaml
     assert (last["type"], last["value"]) == ("not-icontains", "../")
@@ -78,7 +77,7 @@ def test_promptfoo_follows_file_references_expands_var_lists_and_skips_code():
 
 
 def test_promptfoo_types_are_read_when_declared_and_never_invented():
-    imp = importers.read_source("promptfoo", PROMPTFOO)
+    imp = sets.read_source("promptfoo", PROMPTFOO)
     types = {c["id"]: c.get("type") for c in imp.cases}
     assert types["typical-minor-release-2"] == "edge"  # metadata.case_type
     assert types["docs-only-release"] == "happy"  # __metadata:case_type in the CSV
@@ -90,7 +89,7 @@ def test_promptfoo_types_are_read_when_declared_and_never_invented():
 
 
 def test_a_default_type_is_applied_only_where_missing_and_marked():
-    ts, warnings = importers.import_set("promptfoo", PROMPTFOO, default_type="happy")
+    ts, warnings = sets.import_set("promptfoo", PROMPTFOO, default_type="happy")
     status = {c.id: (c.type, c.status) for c in ts.cases}
     assert status["case-3"] == ("happy", "user-modified")
     assert status["typical-minor-release-2"] == ("edge", "user-added")  # typed in the source: untouched
@@ -99,7 +98,7 @@ def test_a_default_type_is_applied_only_where_missing_and_marked():
 
 
 def test_per_case_types_from_a_reviewer_resolve_the_rest():
-    imp = importers.read_source("promptfoo", PROMPTFOO)
+    imp = sets.read_source("promptfoo", PROMPTFOO)
     types = dict(zip(UNTYPED_PF, ["happy", "adversarial", "edge", "composition", "composition"]))
     ts, _ = imp.resolve(types=types)
     assert {c.id: c.type for c in ts.cases}["case-3"] == "adversarial"
@@ -113,7 +112,7 @@ def test_a_promptfoo_test_without_vars_is_named(tmp_path):
         "prompts: [x]\ntests:\n  - vars: {q: hello}\n  - description: nothing here\n    assert: []\n"
     )
     with pytest.raises(InputError) as e:
-        importers.read_source("promptfoo", p)
+        sets.read_source("promptfoo", p)
     assert str(p) in str(e.value) and "test 2: has no vars" in str(e.value)
 
 
@@ -121,12 +120,12 @@ def test_a_promptfoo_misspelt_case_type_is_an_error_not_a_gap(tmp_path):
     p = tmp_path / "tests.yaml"
     p.write_text("- vars: {q: hello}\n  metadata: {case_type: happpy}\n")
     with pytest.raises(InputError, match="test 1: case_type 'happpy' is not a case type"):
-        importers.read_source("promptfoo", p)
+        sets.read_source("promptfoo", p)
 
 
 # ---------------------------------------------------------------- skill-creator
 def test_skill_creator_evals_keep_prompt_ids_and_expectations():
-    imp = importers.read_source("skill-creator", EVALS)
+    imp = sets.read_source("skill-creator", EVALS)
     assert [c["id"] for c in imp.cases] == ["eval-1", "eval-2", "eval-3"]
     assert imp.untyped == ["eval-1", "eval-2", "eval-3"]
     one = imp.cases[0]
@@ -151,7 +150,7 @@ def test_skill_creator_eval_without_prompt_is_named(tmp_path):
         json.dumps({"skill_name": "x", "evals": [{"id": 1, "prompt": "ok"}, {"id": 7, "expectations": []}]})
     )
     with pytest.raises(InputError) as e:
-        importers.read_source("skill-creator", p)
+        sets.read_source("skill-creator", p)
     assert str(p) in str(e.value) and "evals[1] (id 7): 'prompt' is missing" in str(e.value)
 
 
@@ -159,7 +158,7 @@ def test_skill_creator_duplicate_ids_are_refused(tmp_path):
     p = tmp_path / "evals.json"
     p.write_text(json.dumps({"evals": [{"id": 1, "prompt": "a"}, {"id": 1, "prompt": "b"}]}))
     with pytest.raises(InputError, match=r"duplicate case id 'eval-1' \(evals\[0\] \(id 1\) and evals\[1\]"):
-        importers.import_set("skill-creator", p, default_type="happy")
+        sets.import_set("skill-creator", p, default_type="happy")
 
 
 # ---------------------------------------------------------------- abeq's own formats
@@ -167,22 +166,22 @@ def test_a_csv_without_types_is_reported_like_any_other_source(tmp_path):
     p = tmp_path / "cases.csv"
     p.write_text("id,type,input\na,happy,first\nb,,second\n")
     with pytest.raises(MissingTypesError) as e:
-        importers.import_set("csv", p)
+        sets.import_set("csv", p)
     assert e.value.case_ids == ["b"]
-    ts, _ = importers.import_set("csv", p, default_type="edge")
+    ts, _ = sets.import_set("csv", p, default_type="edge")
     assert [(c.type, c.status) for c in ts.cases] == [("happy", "user-added"), ("edge", "user-modified")]
 
 
 @pytest.mark.parametrize("fmt", ["json", "yaml", "jsonl", "csv"])
 def test_export_and_reimport_keep_the_set_hash(tmp_path, example, fmt):
-    ts = tsm.load(example["dir"] / "transfer-set.json")
+    ts = sets.load(example["dir"] / "transfer-set.json")
     ts = ts.model_copy(
         update={"cases": [ts.cases[0].model_copy(update={"expectations": ["a; b", "c"]}), *ts.cases[1:]]}
     )
     p = tmp_path / f"out.{fmt}"
-    p.write_text(importers.export_text(ts, fmt))
-    back, _ = importers.import_set(fmt, p)
-    assert tsm.set_hash(back) == tsm.set_hash(ts)
+    p.write_text(sets.export_text(ts, fmt))
+    back, _ = sets.import_set(fmt, p)
+    assert sets.set_hash(back) == sets.set_hash(ts)
     assert back.cases[0].expectations == ["a; b", "c"]
 
 
@@ -214,7 +213,7 @@ def test_import_set_with_a_default_type_writes_a_loadable_unconfirmed_set(tmp_pa
     )
     err = capsys.readouterr().err
     assert "wrote 7 cases" in err and "default type 'happy'" in err
-    ts = tsm.load(out)
+    ts = sets.load(out)
     assert len(ts.cases) == 7 and not ts.user_confirmed
     assert list(tmp_path.iterdir()) == [out]  # no temporary file left behind
 
@@ -227,5 +226,5 @@ def test_import_set_bad_input_exits_2_with_the_file_named(tmp_path, capsys):
 
 
 def test_cli_choices_match_the_library():
-    assert cli_sets.IMPORT_FORMATS == importers.FORMATS
+    assert cli_sets.IMPORT_FORMATS == sets.FORMATS
     assert cli_sets.CASE_TYPES == CASE_TYPES

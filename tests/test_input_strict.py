@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from abeq import sets as importers
-from abeq import sets as tsm
+from abeq import sets
 from abeq.cli import main
 from abeq.desk import editor
 from abeq.errors import InputError
@@ -38,7 +37,7 @@ def refused(tmp_path, name: str, text: str) -> str:
     p = tmp_path / name
     p.write_text(text)
     with pytest.raises(InputError) as e:
-        tsm.load(p)
+        sets.load(p)
     assert str(p) in str(e.value)
     return str(e.value)
 
@@ -80,7 +79,7 @@ def test_csv_cell_that_swallowed_whole_rows_is_refused(tmp_path):
 def test_csv_legitimate_multiline_quoted_cells_still_load(tmp_path):
     p = tmp_path / "set.csv"
     p.write_text(ten_rows('"write notes for 1.0,\nthen, on a new line, ""sign"" them"'))
-    ts = tsm.load(p)
+    ts = sets.load(p)
     assert [c.id for c in ts.cases] == IDS
     assert ts.cases[0].input == 'write notes for 1.0,\nthen, on a new line, "sign" them'
 
@@ -104,8 +103,8 @@ def test_yaml_merge_keys_may_still_be_overridden(tmp_path):
     with pytest.raises(
         InputError, match="base"
     ):  # the anchor's holder is an unknown set field, not a duplicate
-        tsm.load(p)
-    assert tsm.parse_text(p.read_text(), "yaml")["cases"][0] == {"id": "a", "type": "happy", "input": "y"}
+        sets.load(p)
+    assert sets.parse_text(p.read_text(), "yaml")["cases"][0] == {"id": "a", "type": "happy", "input": "y"}
 
 
 def test_json_repeated_key_is_refused_with_where(tmp_path):
@@ -167,7 +166,7 @@ def test_skill_creator_unknown_eval_field_is_kept_in_metadata_and_named(tmp_path
     # (issue 13) was refused; real files carry name/category/description, so they are kept and named
     p = tmp_path / "evals.json"
     p.write_text(json.dumps({"skill_name": "x", "evals": [{"id": 1, "prompt": "go", "weird": 2}]}))
-    imp = importers.read_source("skill-creator", p)
+    imp = sets.read_source("skill-creator", p)
     assert imp.cases[0]["metadata"] == {"weird": 2}
     assert any("weird (1 eval)" in w and "metadata" in w for w in imp.warnings)
 
@@ -209,7 +208,7 @@ def test_desk_edit_of_one_case_changes_only_that_case():
     ts = five_derived()
     df = editor.to_frame(ts)
     df.loc[0, "input"] = "in 0, reworded"
-    new = tsm.edit(ts, editor.from_frame(df, ts))
+    new = sets.edit(ts, editor.from_frame(df, ts))
     assert [c.status for c in new.cases] == ["user-modified"] + ["derived"] * 4
     assert [c.rationale for c in new.cases] == [f"why {i}" for i in range(5)]
 

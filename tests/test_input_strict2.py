@@ -8,8 +8,7 @@ import json
 import pytest
 from conftest import EXAMPLE
 
-from abeq import sets as importers
-from abeq import sets as tsm
+from abeq import sets
 from abeq.cli import main
 from abeq.documents import Document, check_document_text, load_document, normalize_newlines, read_text_file
 from abeq.errors import InputError
@@ -44,18 +43,18 @@ def refused(fn, path, *args) -> str:
 def test_export_and_import_back_is_exact(tmp_path, example, fmt):
     ts = awkward_set(example)
     src = tmp_path / "x.json"
-    src.write_text(importers.export_text(ts, "json"), encoding="utf-8")
+    src.write_text(sets.export_text(ts, "json"), encoding="utf-8")
     mid = tmp_path / f"x.{fmt}"
     assert main(["import-set", "--from", "json", str(src), "--out", str(mid)]) == 0
     out = tmp_path / "back.json"
     assert main(["import-set", "--from", fmt, str(mid), "--out", str(out)]) == 0
-    back = tsm.load(out)
+    back = sets.load(out)
     want = [
         c.input.replace("\r\n", "\n") if fmt == "csv" else c.input for c in ts.cases
     ]  # CSV: raw, normalised
     assert [c.input for c in back.cases] == want
     if fmt != "csv":
-        assert tsm.set_hash(back) == tsm.set_hash(ts)
+        assert sets.set_hash(back) == sets.set_hash(ts)
 
 
 def test_jsonl_line_numbers_count_newlines_only(tmp_path):
@@ -64,18 +63,18 @@ def test_jsonl_line_numbers_count_newlines_only(tmp_path):
         '{"id": "a", "type": "happy", "input": "x\u2028y"}\r\n{"id": "b", "type": "edge", "input": \n',
         encoding="utf-8",
     )
-    assert "line 2 is not valid JSON" in refused(tsm.load, p, p)
+    assert "line 2 is not valid JSON" in refused(sets.load, p, p)
 
 
 def test_csv_expectation_with_a_line_separator_stays_one_expectation(tmp_path):
     p = tmp_path / "s.csv"
     p.write_text('id,type,input,expectations\nh1,happy,go,"one\u2028still one\nsecond"\n', encoding="utf-8")
-    data, _ = tsm.parse_located(p.read_text(encoding="utf-8"), "csv", str(p))
+    data, _ = sets.parse_located(p.read_text(encoding="utf-8"), "csv", str(p))
     assert data[0]["expectations"] == ["one\u2028still one", "second"]
 
 
 def test_yaml_dump_escapes_what_yaml_reads_as_a_line_break(example):
-    text = importers.export_text(awkward_set(example), "yaml")
+    text = sets.export_text(awkward_set(example), "yaml")
     assert "\x85" not in text and "\u2028" not in text and "\u2029" not in text
 
 
@@ -90,21 +89,21 @@ def write(tmp_path, name, text):
 @pytest.mark.parametrize("meta", ["[1]", "hello", "3"])
 def test_promptfoo_metadata_not_a_mapping(tmp_path, capsys, meta):
     p = write(tmp_path, "promptfooconfig.yaml", f"tests:\n  - vars: {{q: hi}}\n    metadata: {meta}\n")
-    assert "'metadata' must be a mapping" in refused(importers.read_source, p, "promptfoo", p)
+    assert "'metadata' must be a mapping" in refused(sets.read_source, p, "promptfoo", p)
     assert main(["import-set", "--from", "promptfoo", str(p), "--out", str(tmp_path / "o.json")]) == 2
     assert str(p) in capsys.readouterr().err
 
 
 def test_promptfoo_default_metadata_and_vars_not_mappings(tmp_path):
     p = write(tmp_path, "pf.yaml", "defaultTest:\n  metadata: [edge]\ntests:\n  - vars: {q: hi}\n")
-    assert "defaultTest: 'metadata' must be a mapping" in refused(importers.read_source, p, "promptfoo", p)
+    assert "defaultTest: 'metadata' must be a mapping" in refused(sets.read_source, p, "promptfoo", p)
     p = write(tmp_path, "pf2.yaml", "defaultTest:\n  vars: [a]\ntests:\n  - vars: {q: hi}\n")
-    assert "defaultTest: 'vars' must be a mapping" in refused(importers.read_source, p, "promptfoo", p)
+    assert "defaultTest: 'vars' must be a mapping" in refused(sets.read_source, p, "promptfoo", p)
 
 
 def test_promptfoo_description_must_be_text(tmp_path):
     p = write(tmp_path, "pf.yaml", "tests:\n  - vars: {q: hi}\n    description: {a: 1}\n")
-    assert "'description' must be text" in refused(importers.read_source, p, "promptfoo", p)
+    assert "'description' must be text" in refused(sets.read_source, p, "promptfoo", p)
 
 
 def test_promptfoo_yaml_dates_and_sets_in_vars_and_asserts_are_text(tmp_path):
@@ -116,13 +115,13 @@ def test_promptfoo_yaml_dates_and_sets_in_vars_and_asserts_are_text(tmp_path):
         "  - vars: {when: 2024-05-01, what: {at: 2024-05-03}}\n"
         "    metadata: {case_type: edge}\n",
     )
-    cases = importers.read_source("promptfoo", p).cases
+    cases = sets.read_source("promptfoo", p).cases
     assert cases[0]["input"] == "2024-05-01"
     assert cases[0]["assertions"][0]["value"] == "2024-05-02"  # (issue 13) an assertion, its date as text
     assert cases[1]["input"] == 'when: 2024-05-01\nwhat: {"at": "2024-05-03"}'
     # (issue 13) an assert that is not a mapping (here a YAML set) is refused, not turned into text
     bad = write(tmp_path, "pf2.yaml", "tests:\n  - vars: {q: a}\n    assert: [!!set {a: null}]\n")
-    assert "an assert entry must be a mapping" in refused(importers.read_source, bad, "promptfoo", bad)
+    assert "an assert entry must be a mapping" in refused(sets.read_source, bad, "promptfoo", bad)
 
 
 @pytest.mark.parametrize(
@@ -137,22 +136,22 @@ def test_promptfoo_yaml_dates_and_sets_in_vars_and_asserts_are_text(tmp_path):
 )
 def test_deep_nesting_is_refused(tmp_path, fmt, text):
     p = write(tmp_path, f"deep.{fmt}", text)
-    assert "nested more than" in refused(tsm.load, p, p)
-    assert "nested more than" in refused(importers.read_source, p, fmt, p)
+    assert "nested more than" in refused(sets.load, p, p)
+    assert "nested more than" in refused(sets.read_source, p, fmt, p)
 
 
 def test_deep_nesting_in_promptfoo_is_refused(tmp_path):
     p = write(tmp_path, "pf.json", '{"tests": [{"vars": {"q": ' + "[" * 3000 + "]" * 3000 + "}}]}")
-    assert "nested more than" in refused(importers.read_source, p, "promptfoo", p)
+    assert "nested more than" in refused(sets.read_source, p, "promptfoo", p)
 
 
 def test_yaml_that_contains_itself_or_expands_without_end_is_refused(tmp_path):
     p = write(tmp_path, "pf.yaml", "tests:\n  - vars: &v {q: hi, again: *v}\n")
-    assert "contains itself" in refused(importers.read_source, p, "promptfoo", p)
+    assert "contains itself" in refused(sets.read_source, p, "promptfoo", p)
     lol = ["a: &a0 [x, x, x, x, x, x, x, x, x, x]"]
     lol += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
     p = write(tmp_path, "lol.yaml", "\n".join(lol) + "\ntests:\n  - vars: {q: *a8}\n")
-    assert "expands to more than" in refused(importers.read_source, p, "promptfoo", p)
+    assert "expands to more than" in refused(sets.read_source, p, "promptfoo", p)
 
 
 @pytest.mark.parametrize(
@@ -169,12 +168,12 @@ def test_yaml_that_contains_itself_or_expands_without_end_is_refused(tmp_path):
 def test_skill_creator_wrong_types_are_refused(tmp_path, field, value, says):
     ev = {"id": 1, "prompt": "do it", field: value}
     p = write(tmp_path, "evals.json", json.dumps({"skill_name": "x", "evals": [ev]}))
-    assert says in refused(importers.read_source, p, "skill-creator", p)
+    assert says in refused(sets.read_source, p, "skill-creator", p)
 
 
 def test_skill_creator_list_of_files_still_named():
     p = EXAMPLE.parent  # any dir; the eval is given as text
-    imp = importers.read_source(
+    imp = sets.read_source(
         "skill-creator",
         p / "evals.json",
         json.dumps({"evals": [{"id": 1, "prompt": "go", "files": ["a.csv", "b.md"]}]}),
@@ -192,7 +191,7 @@ def test_csv_keeps_input_and_gate_text_exactly(tmp_path):
         f' h1 , happy ,"  leading spaces", Sorting ; Tone ,"{gates}", \n'
         'e1,edge,"\ttab\n",,,  why  \n',
     )
-    data, _ = tsm.parse_located(p.read_text(encoding="utf-8"), "csv", str(p))
+    data, _ = sets.parse_located(p.read_text(encoding="utf-8"), "csv", str(p))
     assert (data[0]["id"], data[0]["type"], data[0]["input"]) == ("h1", "happy", "  leading spaces")
     assert data[0]["exercises_sections"] == ["Sorting", "Tone"]
     assert data[0]["gate_responses"][0]["response"] == "  yes \t"
@@ -247,9 +246,9 @@ def test_crlf_csv_set_has_no_carriage_returns_in_inputs(tmp_path):
     crlf = ("\n".join(rows) + "\n").replace("\n", "\r\n")  # as a Windows spreadsheet saves it, cells too
     p = tmp_path / "s.csv"
     p.write_bytes(crlf.encode())
-    ts = tsm.load(p)
+    ts = sets.load(p)
     assert ts.cases[0].input == "two\nlines" and not any("\r" in c.input for c in ts.cases)
-    up = tsm.load_text(crlf, "up.csv")  # an upload, without a file
+    up = sets.load_text(crlf, "up.csv")  # an upload, without a file
     assert up.cases[0].input == "two\nlines"
 
 
@@ -268,5 +267,5 @@ def test_json_problem_wording():
 
 
 def test_unterminated_string_message_in_a_set(tmp_path):
-    msg = refused(tsm.load, p := write(tmp_path, "s.json", '{"cases": ["open'), p)
+    msg = refused(sets.load, p := write(tmp_path, "s.json", '{"cases": ["open'), p)
     assert "at at" not in msg and "Unterminated string starting here" in msg

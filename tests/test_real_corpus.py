@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from abeq import sets as importers
+from abeq import sets
 from abeq.cli import main
 from abeq.errors import InputError
 
@@ -136,7 +136,7 @@ def expected_inputs(config: Path) -> list[str]:
 # ---------------------------------------------------------------- promptfoo
 @pytest.mark.parametrize("example", sorted(PROMPTFOO_CASES))
 def test_every_promptfoo_config_imports_with_its_cases_and_their_source_text(example):
-    imp = importers.read_source("promptfoo", config_of(example))
+    imp = sets.read_source("promptfoo", config_of(example))
     assert len(imp.cases) == PROMPTFOO_CASES[example]
     assert [c["input"] for c in imp.cases] == expected_inputs(config_of(example))
 
@@ -145,7 +145,7 @@ def test_every_promptfoo_config_imports_with_its_cases_and_their_source_text(exa
 def test_configs_with_nothing_local_are_refused_saying_why(example, capsys, tmp_path):
     path = config_of(example)
     with pytest.raises(InputError, match=PROMPTFOO_REFUSED[example]):
-        importers.read_source("promptfoo", path)
+        sets.read_source("promptfoo", path)
     out = tmp_path / "o.json"
     assert main(["import-set", "--from", "promptfoo", str(path), "--out", str(out)]) == 2
     err = capsys.readouterr().err
@@ -154,13 +154,13 @@ def test_configs_with_nothing_local_are_refused_saying_why(example, capsys, tmp_
 
 def test_remote_sources_say_they_are_remote_and_what_to_do():
     with pytest.raises(InputError) as e:
-        importers.read_source("promptfoo", config_of("google-sheets"))
+        sets.read_source("promptfoo", config_of("google-sheets"))
     assert "docs.google.com" in str(e.value) and "does not fetch" in str(e.value) and "CSV" in e.value.hint
     with pytest.raises(InputError) as e:
-        importers.read_source("promptfoo", config_of("huggingface-dataset"))
+        sets.read_source("promptfoo", config_of("huggingface-dataset"))
     assert "hf://datasets/PKU-Alignment/BeaverTails-Evaluation" in str(e.value)
     with pytest.raises(InputError) as e:
-        importers.read_source("promptfoo", config_of("websockets-conversation"))
+        sets.read_source("promptfoo", config_of("websockets-conversation"))
     assert "promptfoo redteam generate" in e.value.hint
 
 
@@ -168,7 +168,7 @@ def test_remote_sources_say_they_are_remote_and_what_to_do():
 @pytest.mark.parametrize("name", sorted(SKILL_CREATOR_CASES))
 def test_every_skill_creator_file_imports_with_its_cases_and_their_prompts(name):
     evals = json.loads((SC / name).read_text(encoding="utf-8"))["evals"]
-    imp = importers.read_source("skill-creator", SC / name)
+    imp = sets.read_source("skill-creator", SC / name)
     assert len(imp.cases) == SKILL_CREATOR_CASES[name] == len(evals)
     want = [
         e["prompt"] + ("\n\nInput files: " + ", ".join(e["files"]) if e.get("files") else "") for e in evals
@@ -180,7 +180,7 @@ def test_every_skill_creator_file_imports_with_its_cases_and_their_prompts(name)
 def test_a_trigger_eval_is_named_in_its_refusal_and_can_give_its_queries(name, capsys, tmp_path):
     path = SC / name
     with pytest.raises(InputError) as e:
-        importers.read_source("skill-creator", path)
+        sets.read_source("skill-creator", path)
     assert (
         "trigger eval" in str(e.value) and str(path) in str(e.value) and "--trigger-queries" in e.value.hint
     )
@@ -189,12 +189,12 @@ def test_a_trigger_eval_is_named_in_its_refusal_and_can_give_its_queries(name, c
     should = [
         x.get("query", x.get("prompt")) for x in entries if x.get("should_trigger", x.get("expected_trigger"))
     ]
-    imp = importers.read_source("skill-creator", path, trigger_queries=True)
+    imp = sets.read_source("skill-creator", path, trigger_queries=True)
     assert len(imp.cases) == TRIGGER_EVALS[name] and [c["input"] for c in imp.cases] == should
     out = tmp_path / "q.json"
     argv = ["import-set", "--from", "skill-creator", str(path), "--out", str(out), "--default-type", "happy"]
     assert main(argv) == 2 and "trigger eval" in capsys.readouterr().err and not out.exists()
-    assert main([*argv, "--trigger-queries"]) == 0 and len(importers.load(out).cases) == TRIGGER_EVALS[name]
+    assert main([*argv, "--trigger-queries"]) == 0 and len(sets.load(out).cases) == TRIGGER_EVALS[name]
 
 
 def test_every_file_of_the_corpus_has_its_source_and_licence_recorded():

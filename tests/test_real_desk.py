@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from abeq import sets as tsm
+from abeq import sets
 from abeq.desk import editor, session
 from abeq.results.store import Store
 
@@ -39,7 +39,7 @@ def test_documents_page_warns_that_pasted_imports_cannot_be_followed(app):
 def test_transfer_set_page_maps_imported_cases_to_sections(app, tmp_path):
     store = Store(str(tmp_path / "desk.db"))
     review = store.review("example")
-    imported, _ = tsm.import_set("skill-creator", EVALS, default_type="happy")
+    imported, _ = sets.import_set("skill-creator", EVALS, default_type="happy")
     session.set_transfer_set(store, review, imported)
     app.switch_page("desk_pages/2_transfer_set.py").run()
     assert any("coverage is 0% because no case names a section" in w.value for w in app.warning)
@@ -59,5 +59,5 @@ def test_transfer_set_page_maps_imported_cases_to_sections(app, tmp_path):
     saved = store.transfer_set(store.review("example")["transfer_set_hash"])
     assert saved.cases[0].exercises_sections == ["Sorting changes by type", "Writing each entry"]
     assert saved.cases[0].status == "user-modified" and saved.cases[1].exercises_sections == []
-    cov = tsm.coverage(original, saved)
+    cov = sets.coverage(original, saved)
     assert cov.sections_covered == ["Sorting changes by type", "Writing each entry"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from abeq import sets as tsm
+from abeq import sets
 from abeq.cli import main
 from abeq.documents import load_document, sha256
 from abeq.errors import InputError
@@ -37,7 +37,7 @@ def one_case_per_section(names: list[str]) -> TransferSet:
 
 def write_set(tmp_path: Path, ts: TransferSet, name: str = "set.json") -> Path:
     p = tmp_path / name
-    p.write_text(tsm.dump(ts))
+    p.write_text(sets.dump(ts))
     return p
 
 
@@ -99,7 +99,7 @@ def test_setext_headings_as_markdown_renders_them(text, expected):
 def test_a_set_testing_every_section_with_text_scores_100_on_a_real_skill(tmp_path, capsys):
     text = MCP.read_text(encoding="utf-8")
     ts = one_case_per_section(sections(text))
-    cov = tsm.coverage(text, ts)
+    cov = sets.coverage(text, ts)
     assert cov.coverage_pct == 100.0 and not any("untested" in w for w in cov.warnings)
     assert main(["check-set", "--original", str(MCP), "--transfer-set", str(write_set(tmp_path, ts))]) == 0
     out = capsys.readouterr().out
@@ -115,14 +115,14 @@ def test_an_uncovered_section_is_named_with_its_behaviour_but_empty_parents_neve
         "1. Load the rules",
         "2. Confirm the route does not already exist",
     ]
-    cov = tsm.coverage(text, one_case_per_section(secs[:5]))
+    cov = sets.coverage(text, one_case_per_section(secs[:5]))
     [low] = [w for w in cov.warnings if w.startswith("coverage")]
     assert "5. Build items (untested:" in low and "Workflow" not in low
 
 
 def test_a_document_without_headings_is_counted_by_paragraphs_and_says_so():
     ts = one_case_per_section(["nothing"])
-    cov = tsm.coverage("Always answer in French.\n\nNever guess a price.\n", ts)
+    cov = sets.coverage("Always answer in French.\n\nNever guess a price.\n", ts)
     assert cov.sections_identified == ["¶ Always answer in French.", "¶ Never guess a price."]
     assert "no Markdown headings" in cov.how
 
@@ -151,12 +151,12 @@ def test_tables_of_contents_comments_and_fenced_headings_are_not_sections():
     ],
 )
 def test_section_names_match_despite_emoji_case_separators_and_numbering(given, meant):
-    cov = tsm.coverage(MCP.read_text(encoding="utf-8"), one_case_per_section([given]))
+    cov = sets.coverage(MCP.read_text(encoding="utf-8"), one_case_per_section([given]))
     assert cov.sections_covered == [meant] and cov.unknown_sections == []
 
 
 def test_backticks_and_numbering_in_a_real_heading_do_not_block_a_match():
-    cov = tsm.coverage(
+    cov = sets.coverage(
         RSS.read_text(encoding="utf-8"), one_case_per_section(["Write namespace.ts and the route file"])
     )
     assert cov.sections_covered == ["4. Write `namespace.ts` and the route file"]
@@ -164,7 +164,7 @@ def test_backticks_and_numbering_in_a_real_heading_do_not_block_a_match():
 
 def test_an_unknown_name_gets_the_closest_headings():
     text = MCP.read_text(encoding="utf-8")
-    cov = tsm.coverage(text, one_case_per_section(["Deep research", "Evaluation questions"]))
+    cov = sets.coverage(text, one_case_per_section(["Deep research", "Evaluation questions"]))
     assert cov.unknown_sections == ["Deep research", "Evaluation questions"]
     deep = next(w for w in cov.warnings if "'Deep research'" in w)
     assert "closest headings are 'Phase 1: Deep Research and Planning'" in deep
@@ -175,7 +175,7 @@ def test_an_unknown_name_gets_the_closest_headings():
 
 def test_naming_a_heading_without_text_says_which_subsections_to_name():
     text = MCP.read_text(encoding="utf-8")
-    cov = tsm.coverage(text, one_case_per_section(["Phase 2"]))
+    cov = sets.coverage(text, one_case_per_section(["Phase 2"]))
     [w] = [w for w in cov.warnings if "'Phase 2'" in w]
     assert "a heading with no text of its own" in w and "'2.1 Set Up Project Structure'" in w
     assert cov.sections_covered == [] and cov.unknown_sections == []

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from abeq import sets as importers
+from abeq import sets
 from abeq.cli import main
 from abeq.errors import InputError
 
@@ -19,7 +19,7 @@ SC = REAL / "skill-creator"
 
 
 def pf(example: str) -> list[dict]:
-    return importers.read_source("promptfoo", next((PF / example).glob("promptfooconfig*.yaml"))).cases
+    return sets.read_source("promptfoo", next((PF / example).glob("promptfooconfig*.yaml"))).cases
 
 
 def checks(case: dict) -> list[tuple]:
@@ -110,7 +110,7 @@ def test_yaml_1_1_scalars_stay_text_and_numbers_keep_their_spelling(tmp_path):
         "  - vars: {a: No, b: off, c: on, d: 1:30, e: 012, f: 1.10, g: 0x1F}\n"
         "    assert: [{type: equals, value: Yes}, {type: contains, value: 1.10}]\n"
     )
-    [case] = importers.read_source("promptfoo", p).cases
+    [case] = sets.read_source("promptfoo", p).cases
     assert case["input"] == "a: No\nb: off\nc: on\nd: 1:30\ne: 012\nf: 1.10\ng: 0x1F"
     assert checks(case) == [("equals", "Yes"), ("contains", 1.1)]  # promptfoo's own value: the number
 
@@ -120,20 +120,20 @@ def test_a_file_var_never_puts_a_machine_path_in_the_case(tmp_path):
     (tmp_path / "notes.txt").write_text("remember the milk\n")
     p = tmp_path / "promptfooconfig.yaml"
     p.write_text("tests:\n  - vars: {context: file://./load_context.py, notes: file://notes.txt}\n")
-    imp = importers.read_source("promptfoo", p)
+    imp = sets.read_source("promptfoo", p)
     [case] = imp.cases
     assert case["input"] == "context: file://./load_context.py\nnotes: remember the milk"
     assert str(tmp_path) not in json.dumps(imp.cases)
     assert any("load_context.py" in w and "keeps the reference" in w for w in imp.warnings)
     moved = tmp_path / "elsewhere"
     shutil.copytree(tmp_path, moved, ignore=shutil.ignore_patterns("elsewhere"))
-    again = importers.import_set("promptfoo", moved / "promptfooconfig.yaml", default_type="happy")[0]
-    first = importers.import_set("promptfoo", p, default_type="happy")[0]
-    assert importers.set_hash(again) == importers.set_hash(first)  # the hash does not depend on where it sits
+    again = sets.import_set("promptfoo", moved / "promptfooconfig.yaml", default_type="happy")[0]
+    first = sets.import_set("promptfoo", p, default_type="happy")[0]
+    assert sets.set_hash(again) == sets.set_hash(first)  # the hash does not depend on where it sits
 
 
 def test_a_promptfoo_conversation_is_one_case_with_its_turns_in_order():
-    imp = importers.read_source("promptfoo", PF / "multiple-turn-conversation" / "promptfooconfig.yaml")
+    imp = sets.read_source("promptfoo", PF / "multiple-turn-conversation" / "promptfooconfig.yaml")
     facebook = imp.cases[0]
     assert facebook["id"] == "facebook-thread" and facebook["metadata"]["turns"] == 3
     assert facebook["input"].split("\n\n")[1:] == [
@@ -148,7 +148,7 @@ def test_tests_of_one_conversation_without_an_id_are_warned_not_split_silently(t
     (tmp_path / "prompt.json").write_text("[{% for c in _conversation %}{}{% endfor %}]")
     p = tmp_path / "promptfooconfig.yaml"
     p.write_text("prompts: [file://prompt.json]\ntests:\n  - vars: {q: hi}\n  - vars: {q: 'and then'}\n")
-    imp = importers.read_source("promptfoo", p)
+    imp = sets.read_source("promptfoo", p)
     assert len(imp.cases) == 2 and any("_conversation" in w and "conversationId" in w for w in imp.warnings)
 
 
@@ -177,7 +177,7 @@ def test_an_assert_set_is_flattened_and_numbered(tmp_path):
         "- vars: {q: hi}\n  assert:\n    - type: assert-set\n      threshold: 0.5\n"
         "      assert: [{type: contains, value: a}, {type: contains, value: b}]\n"
     )
-    imp = importers.read_source("promptfoo", p)
+    imp = sets.read_source("promptfoo", p)
     assert [a["options"] for a in imp.cases[0]["assertions"]] == [
         {"assert_set": 1, "assert_set_threshold": 0.5}
     ] * 2
@@ -196,7 +196,7 @@ def test_bad_asserts_are_refused_naming_the_file_and_test(tmp_path, body, messag
     p = tmp_path / "tests.yaml"
     p.write_text(body)
     with pytest.raises(InputError, match=message) as e:
-        importers.read_source("promptfoo", p)
+        sets.read_source("promptfoo", p)
     assert "test 1" in str(e.value)
     assert main(["import-set", "--from", "promptfoo", str(p), "--out", str(tmp_path / "o.json")]) == 2
     assert str(p) in capsys.readouterr().err and not (tmp_path / "o.json").exists()
@@ -204,14 +204,14 @@ def test_bad_asserts_are_refused_naming_the_file_and_test(tmp_path, body, messag
 
 # ---------------------------------------------------------------- skill-creator
 def test_skill_creator_assertions_become_natural_language_checks():
-    sysml = importers.read_source("skill-creator", SC / "3shn__skill-sysml__evals.json")
+    sysml = sets.read_source("skill-creator", SC / "3shn__skill-sysml__evals.json")
     first = sysml.cases[0]
     assert [a["type"] for a in first["assertions"]] == ["llm-rubric"] * 4  # objects with a text
     assert (
         first["assertions"][2]["value"]
         == "Contains at least three part defs covering motor, battery, and propeller"
     )
-    cache = importers.read_source("skill-creator", SC / "longwind48__cachewipe__evals.json")
+    cache = sets.read_source("skill-creator", SC / "longwind48__cachewipe__evals.json")
     assert len(cache.cases[0]["assertions"]) == 6  # plain statements
     assert cache.cases[0]["assertions"][4] == {
         "type": "llm-rubric",
@@ -234,7 +234,7 @@ def test_skill_creator_ids_and_names_of_assertions_are_kept(tmp_path):
             }
         )
     )
-    [a] = importers.read_source("skill-creator", p).cases[0]["assertions"]
+    [a] = sets.read_source("skill-creator", p).cases[0]["assertions"]
     assert a == {
         "type": "llm-rubric",
         "value": "is short",
@@ -245,14 +245,14 @@ def test_skill_creator_ids_and_names_of_assertions_are_kept(tmp_path):
 
 
 def test_skill_creator_fields_it_does_not_define_go_to_metadata_and_are_named():
-    rss = importers.read_source("skill-creator", SC / "AboutRSS__rsshub-route-authoring-skill__evals.json")
+    rss = sets.read_source("skill-creator", SC / "AboutRSS__rsshub-route-authoring-skill__evals.json")
     first = rss.cases[0]
     assert (
         first["metadata"]["name"] == "city-parameterised-ssr-route" and len(first["metadata"]["checks"]) == 7
     )
     assert "expectations" not in first and "assertions" not in first  # checks are not invented from 'checks'
     assert any("checks (8 evals)" in w and "not run as checks" in w for w in rss.warnings)
-    tslsp = importers.read_source("skill-creator", SC / "0xdeafcafe__tslsp-cli__evals.json")
+    tslsp = sets.read_source("skill-creator", SC / "0xdeafcafe__tslsp-cli__evals.json")
     assert tslsp.cases[0]["id"] == "eval-0" and tslsp.cases[0]["metadata"]["scorers"][0]["type"] == "regex"
 
 
@@ -263,7 +263,7 @@ def test_skill_creator_expectations_stay_expectations(tmp_path):
             {"evals": [{"id": 3, "prompt": "go", "expectations": ["says hi"], "assertions": ["is polite"]}]}
         )
     )
-    ts, _ = importers.import_set("skill-creator", p, default_type="happy")
+    ts, _ = sets.import_set("skill-creator", p, default_type="happy")
     assert ts.cases[0].expectations == ["says hi"] and ts.cases[0].assertions[0].value == "is polite"
 
 
@@ -285,7 +285,7 @@ def test_what_would_change_meaning_is_refused_with_the_way_out(tmp_path, doc, me
     p = tmp_path / "evals.json"
     p.write_text(json.dumps(doc))
     with pytest.raises(InputError, match=message) as e:
-        importers.read_source("skill-creator", p)
+        sets.read_source("skill-creator", p)
     assert e.value.path == str(p) and e.value.hint
     assert main(["import-set", "--from", "skill-creator", str(p), "--out", str(tmp_path / "o.json")]) == 2
     assert str(p) in capsys.readouterr().err
@@ -294,7 +294,7 @@ def test_what_would_change_meaning_is_refused_with_the_way_out(tmp_path, doc, me
 # ---------------------------------------------------------------- what the written set keeps
 def test_every_format_keeps_imported_assertions_and_metadata(tmp_path, capsys):
     src = PF / "eval-customer-support-rubric" / "promptfooconfig.yaml"
-    want, _ = importers.import_set("promptfoo", src, default_type="happy")
+    want, _ = sets.import_set("promptfoo", src, default_type="happy")
     for fmt in ("json", "yaml", "jsonl", "csv"):
         out = tmp_path / f"set.{fmt}"
         assert (
@@ -303,7 +303,7 @@ def test_every_format_keeps_imported_assertions_and_metadata(tmp_path, capsys):
             )
             == 0
         )
-        back, _ = importers.import_set(fmt, out)
+        back, _ = sets.import_set(fmt, out)
         assert [c.model_dump() for c in back.cases] == [c.model_dump() for c in want.cases], fmt
     err = capsys.readouterr().err
     assert "40 assertion(s)" in err and "coverage will read 0%" in err
@@ -315,9 +315,9 @@ def test_abeq_yaml_sets_are_read_with_yaml_1_2(tmp_path):
         "document_hash: null\ncases:\n  - id: no-thanks\n    type: edge\n    input: No\n"
         "    gate_responses: [{pattern: 'proceed', response: yes}]\n"
     )
-    ts = importers.load(p)
+    ts = sets.load(p)
     assert ts.cases[0].input == "No" and ts.cases[0].gate_responses[0].response == "yes"
     assert ts.document_hash == ""  # null written by hand: not bound to an original yet
     p.write_text("user_confirmed: yes\ncases: [{id: a, type: happy, input: x}]\n")
     with pytest.raises(InputError, match="user_confirmed"):
-        importers.load(p)  # "yes" is text, and a confirmation must be a real true
+        sets.load(p)  # "yes" is text, and a confirmation must be a real true

@@ -6,7 +6,7 @@ import json
 import pytest
 from conftest import ROOT, with_cases
 
-from abeq import sets as transferset
+from abeq import sets
 from abeq.documents import load_document
 from abeq.errors import InputError
 from abeq.models import ModelSpec
@@ -55,9 +55,9 @@ def test_a_chat_run_and_a_tools_run_are_cached_apart(store, example, scripted_cf
 
 def agents_md(store, scripted_cfg, **case_update):
     original = load_document(AGENTS_MD / "AGENTS.md")
-    ts = transferset.load(AGENTS_MD / "transfer-set.json")
+    ts = sets.load(AGENTS_MD / "transfer-set.json")
     cases = [c.model_copy(update=case_update) for c in ts.cases]
-    ts = transferset.confirm(ts.model_copy(update={"cases": cases}), original.hash)
+    ts = sets.confirm(ts.model_copy(update={"cases": cases}), original.hash)
     cfg = scripted_cfg(mode=TOOLS, variant="instruction-file")
     return run(store, original, load_document(AGENTS_MD / "AGENTS.compressed.md"), ts, cfg)
 

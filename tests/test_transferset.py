@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from abeq import sets as tsm
+from abeq import sets
 from abeq.cli import main
 from abeq.documents import sections as doc_sections
 from abeq.errors import InputError, ThinSetError
@@ -54,7 +54,7 @@ def full_set(*extra_secs) -> TransferSet:
 
 # ---------------------------------------------------------------- coverage
 def test_coverage_is_sections_exercised_over_sections_identified():
-    cov = tsm.coverage(DOC, full_set())
+    cov = sets.coverage(DOC, full_set())
     assert cov.sections_identified == SECTIONS
     assert cov.sections_covered == ["Setup", "Rules", "Limits", "Handoff"]
     assert cov.coverage_pct == 80.0
@@ -72,7 +72,7 @@ def test_coverage_below_70_percent_names_every_uncovered_section():
             case("h2"),
         ]
     )
-    cov = tsm.coverage(DOC, ts)
+    cov = sets.coverage(DOC, ts)
     assert cov.coverage_pct == 40.0
     [low] = [w for w in cov.warnings if w.startswith("coverage")]
     assert "40% is below 70%" in low
@@ -86,9 +86,9 @@ def test_coverage_below_70_percent_names_every_uncovered_section():
 def test_text_before_the_first_heading_is_a_section():
     doc = "---\nname: x\n---\n\nAlways answer in French.\n\n" + DOC
     assert doc_sections(doc) == ["Preamble", *SECTIONS]
-    cov = tsm.coverage(doc, full_set())
+    cov = sets.coverage(doc, full_set())
     assert "Preamble" not in cov.sections_covered and cov.coverage_pct == round(400 / 6, 1)
-    assert tsm.coverage(doc, full_set("Preamble")).coverage_pct == round(500 / 6, 1)
+    assert sets.coverage(doc, full_set("Preamble")).coverage_pct == round(500 / 6, 1)
     assert doc_sections("---\nname: x\n---\n\n" + DOC) == SECTIONS  # front matter alone is no preamble
 
 
@@ -97,7 +97,7 @@ def test_a_title_used_under_two_parents_is_two_sections():
     # (issue 13) "Sorting" and "Writing" have no text of their own, so they are not sections
     assert doc_sections(doc) == ["Sorting › Examples", "Writing › Examples", "Writing › Examples (2)"]
     ts = TransferSet(cases=[case("h1", "happy", ["Sorting › Examples", "Examples"])])
-    cov = tsm.coverage(doc, ts)
+    cov = sets.coverage(doc, ts)
     assert cov.sections_covered == ["Sorting › Examples"]  # one occurrence covered, not every "Examples"
     assert any(
         "'Examples', which matches more than one section ('Sorting › Examples' and" in w for w in cov.warnings
@@ -118,18 +118,18 @@ def test_the_behaviour_named_for_a_section():
 
 
 def test_a_section_the_original_lacks_is_warned_and_not_counted():
-    cov = tsm.coverage(DOC, full_set("Appendix"))
+    cov = sets.coverage(DOC, full_set("Appendix"))
     assert "Appendix" not in cov.sections_covered
     assert any("'Appendix', which the original does not have" in w for w in cov.warnings)
 
 
 def test_gate_truncated_case_counts_only_sections_up_to_its_gate():
     ts = TransferSet(cases=[case("h1", "happy", ["Setup", "Limits", "Gates"])])
-    cov = tsm.coverage(DOC, ts, truncated={"h1": "Rules"})
+    cov = sets.coverage(DOC, ts, truncated={"h1": "Rules"})
     assert cov.sections_covered == ["Setup"]  # Limits and Gates come after the gate
     assert any("h1 stopped at a gate in 'Rules'" in w for w in cov.warnings)
     # Where it stopped is unknown: nothing it names is claimed as covered.
-    unknown = tsm.coverage(DOC, ts, truncated={"h1": ""})
+    unknown = sets.coverage(DOC, ts, truncated={"h1": ""})
     assert unknown.sections_covered == []
     assert any("none of its sections are counted" in w for w in unknown.warnings)
 
@@ -138,58 +138,58 @@ def test_gate_truncated_case_counts_only_sections_up_to_its_gate():
 def test_a_thin_set_is_refused_unless_the_reviewer_accepts_it():
     four = full_set().model_copy(update={"cases": full_set().cases[:4]})  # 4 cases, no composition
     with pytest.raises(ThinSetError) as e:
-        tsm.require_runnable(DOC, four, allow_thin=False, path="set.json")
+        sets.require_runnable(DOC, four, allow_thin=False, path="set.json")
     assert "4 case(s), the minimum is 5" in str(e.value) and "composition" in str(e.value)
     assert "set.json" in str(e.value)
-    cov = tsm.require_runnable(DOC, four, allow_thin=True)
+    cov = sets.require_runnable(DOC, four, allow_thin=True)
     assert cov.thin and cov.runnable
 
 
 def test_five_cases_missing_a_type_are_still_thin():
     ts = TransferSet(cases=[case(f"h{i}", "happy", ["Setup"]) for i in range(6)])
     with pytest.raises(ThinSetError, match="no case of type edge, adversarial, composition"):
-        tsm.require_runnable(DOC, ts, allow_thin=False)
+        sets.require_runnable(DOC, ts, allow_thin=False)
 
 
 # ---------------------------------------------------------------- confirmation and edits
 def test_confirming_freezes_the_set_without_changing_its_hash():
     ts = full_set()
-    confirmed = tsm.confirm(ts, "doc-sha")
+    confirmed = sets.confirm(ts, "doc-sha")
     assert confirmed.user_confirmed and confirmed.document_hash == "doc-sha"
     datetime.fromisoformat(confirmed.confirmation_timestamp)
     assert {c.status for c in confirmed.cases} == {"confirmed"}
-    assert tsm.set_hash(confirmed) == tsm.set_hash(ts)
+    assert sets.set_hash(confirmed) == sets.set_hash(ts)
 
 
 def test_editing_a_confirmed_set_unconfirms_it_and_records_provenance():
-    confirmed = tsm.confirm(full_set(), "doc-sha")
+    confirmed = sets.confirm(full_set(), "doc-sha")
     cases = list(confirmed.cases)
     cases[0] = cases[0].model_copy(update={"input": "a different request"})
     cases.append(case("g1", "edge", ["Gates"]))
-    edited = tsm.edit(confirmed, cases)
+    edited = sets.edit(confirmed, cases)
     assert not edited.user_confirmed and edited.confirmation_timestamp is None
-    assert tsm.set_hash(edited) != tsm.set_hash(confirmed)
+    assert sets.set_hash(edited) != sets.set_hash(confirmed)
     status = {c.id: c.status for c in edited.cases}
     assert status["h1"] == "user-modified" and status["g1"] == "user-added" and status["e1"] == "confirmed"
 
 
 def test_an_edit_the_hash_ignores_still_unconfirms():
-    confirmed = tsm.confirm(full_set(), "doc-sha")
+    confirmed = sets.confirm(full_set(), "doc-sha")
     cases = [
         confirmed.cases[0].model_copy(update={"rationale": "checks the version question"}),
         *confirmed.cases[1:],
     ]
-    assert tsm.set_hash(tsm.edit(confirmed, cases)) == tsm.set_hash(confirmed)
-    assert not tsm.edit(confirmed, cases).user_confirmed
-    assert tsm.edit(confirmed, list(confirmed.cases)).user_confirmed  # no change, still confirmed
+    assert sets.set_hash(sets.edit(confirmed, cases)) == sets.set_hash(confirmed)
+    assert not sets.edit(confirmed, cases).user_confirmed
+    assert sets.edit(confirmed, list(confirmed.cases)).user_confirmed  # no change, still confirmed
 
 
 def test_an_edited_case_misses_the_teacher_cache_and_its_neighbours_do_not():
     from abeq.models import ModelSpec
     from abeq.execution.keys import runner_key
 
-    confirmed = tsm.confirm(full_set(), "doc-sha")
-    edited = tsm.edit(
+    confirmed = sets.confirm(full_set(), "doc-sha")
+    edited = sets.edit(
         confirmed, [confirmed.cases[0].model_copy(update={"input": "changed"}), *confirmed.cases[1:]]
     )
     spec = ModelSpec(name="scripted/rules")
@@ -197,7 +197,7 @@ def test_an_edited_case_misses_the_teacher_cache_and_its_neighbours_do_not():
         "doc", edited.cases[0], "skill", spec
     )
     # the set's hash changed, but a case's transcript depends on that case alone (SPEC §5)
-    assert tsm.set_hash(confirmed) != tsm.set_hash(edited)
+    assert sets.set_hash(confirmed) != sets.set_hash(edited)
     assert runner_key("doc", confirmed.cases[1], "skill", spec) == runner_key(
         "doc", edited.cases[1], "skill", spec
     )
@@ -252,7 +252,7 @@ def test_a_bad_case_is_named_with_its_file_place_and_field(tmp_path, fmt, proble
     cases, fld = PROBLEMS[problem]
     p = write_set(tmp_path, fmt, cases)
     with pytest.raises(InputError) as e:
-        tsm.load(p)
+        sets.load(p)
     msg = str(e.value)
     # in a CSV an unknown field is a whole column, so the header is the place
     where = "row 1 (the header)" if (fmt, problem) == ("csv", "unknown field") else WHERE[fmt]
@@ -263,7 +263,7 @@ def test_a_bad_case_is_named_with_its_file_place_and_field(tmp_path, fmt, proble
 def test_duplicate_ids_name_both_places(tmp_path, fmt):
     p = write_set(tmp_path, fmt, second(id="a"))
     with pytest.raises(InputError) as e:
-        tsm.load(p)
+        sets.load(p)
     first = {"csv": "row 2", "jsonl": "line 1"}.get(fmt, "case 1")
     assert str(p) in str(e.value) and "duplicate case id 'a'" in str(e.value) and first in str(e.value)
 
@@ -281,7 +281,7 @@ def test_an_empty_set_is_refused(tmp_path, fmt, text, expect):
     p = tmp_path / f"set.{fmt}"
     p.write_text(text)
     with pytest.raises(InputError, match=expect) as e:
-        tsm.load(p)
+        sets.load(p)
     assert str(p) in str(e.value)
 
 
@@ -302,7 +302,7 @@ def test_a_malformed_file_says_where(tmp_path, fmt, text, expect):
     p = tmp_path / f"set.{fmt}"
     p.write_text(text)
     with pytest.raises(InputError, match=expect) as e:
-        tsm.load(p)
+        sets.load(p)
     assert str(p) in str(e.value)
 
 
@@ -357,4 +357,4 @@ def test_a_case_without_the_optional_fields_hashes_as_before(example):
         }
     ]
     ts = example["ts"]
-    assert tsm.set_hash(ts) != tsm.set_hash(ts.model_copy(update={"cases": [checked, *ts.cases[1:]]}))
+    assert sets.set_hash(ts) != sets.set_hash(ts.model_copy(update={"cases": [checked, *ts.cases[1:]]}))

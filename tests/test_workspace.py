@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLE
 
-from abeq import sets as transferset
+from abeq import sets
 from abeq.documents import Document
 from abeq.errors import InputError
 from abeq.models import ModelSpec
@@ -37,23 +37,23 @@ def key_of(ts) -> str:
 
 
 def test_the_folders_content_not_its_path_is_the_case_identity(tmp_path):
-    a = transferset.load(make_set(tmp_path / "a", {"app.py": "x = 1\n", "docs/README.md": "hi\n"}))
+    a = sets.load(make_set(tmp_path / "a", {"app.py": "x = 1\n", "docs/README.md": "hi\n"}))
     moved = tmp_path / "elsewhere"
     shutil.copytree(tmp_path / "a", moved)
-    b = transferset.load(moved / "cases.json")
-    assert transferset.set_hash(a) == transferset.set_hash(b) and key_of(a) == key_of(b)
+    b = sets.load(moved / "cases.json")
+    assert sets.set_hash(a) == sets.set_hash(b) and key_of(a) == key_of(b)
     (moved / "repo" / "app.py").write_text("x = 2\n")
-    c = transferset.load(moved / "cases.json")
-    assert transferset.set_hash(c) != transferset.set_hash(a) and key_of(c) != key_of(a)
+    c = sets.load(moved / "cases.json")
+    assert sets.set_hash(c) != sets.set_hash(a) and key_of(c) != key_of(a)
 
 
 def test_editing_a_workspace_file_unconfirms_the_set(tmp_path):
     path = make_set(tmp_path, {"app.py": "x = 1\n"})
-    confirmed = transferset.confirm(transferset.load(path), "h")
-    path.write_text(transferset.dump(confirmed))
-    assert transferset.confirmation_problem(transferset.load(path), "h") == ""
+    confirmed = sets.confirm(sets.load(path), "h")
+    path.write_text(sets.dump(confirmed))
+    assert sets.confirmation_problem(sets.load(path), "h") == ""
     (tmp_path / "repo" / "app.py").write_text("x = 2\n")
-    assert "changed" in transferset.confirmation_problem(transferset.load(path), "h")
+    assert "changed" in sets.confirmation_problem(sets.load(path), "h")
     assert "x = 1" not in path.read_text()  # the folder's files are never written into the set file
 
 
@@ -78,7 +78,7 @@ def test_a_bad_workspace_is_refused_naming_the_file(tmp_path, label):
     files, case, needle, named = BAD[label]
     path = make_set(tmp_path, files, **case)
     with pytest.raises(InputError) as e:
-        transferset.load(path)
+        sets.load(path)
     assert needle.lower() in e.value.render().lower() and named in e.value.render()
     assert e.value.exit_code == 2
 
@@ -87,13 +87,13 @@ def test_a_symlink_in_the_folder_is_refused(tmp_path):
     path = make_set(tmp_path, {"a.txt": "x"})
     (tmp_path / "repo" / "link").symlink_to("/etc/hostname")
     with pytest.raises(InputError, match="symbolic link"):
-        transferset.load(path)
+        sets.load(path)
 
 
 def test_an_uploaded_set_cannot_name_a_folder(tmp_path):
     text = make_set(tmp_path, {"a.txt": "x"}).read_text()
     with pytest.raises(InputError, match="no file location"):
-        transferset.load_text(text, "upload.json")
+        sets.load_text(text, "upload.json")
 
 
 def test_the_cli_refuses_a_bad_workspace_with_exit_2_and_stores_nothing(tmp_path, capsys):
@@ -113,18 +113,18 @@ def test_the_cli_refuses_a_bad_workspace_with_exit_2_and_stores_nothing(tmp_path
 def test_the_store_keeps_a_folders_files_with_the_set(tmp_path, store):
     from abeq.desk.editor import from_frame, to_frame
 
-    ts = transferset.load(make_set(tmp_path, {"app.py": "x = 1\n"}))
+    ts = sets.load(make_set(tmp_path, {"app.py": "x = 1\n"}))
     shutil.rmtree(tmp_path / "repo")  # the desk runs from the database, not from the folder
     back = store.transfer_set(store.put_transfer_set(ts))
-    assert transferset.set_hash(back) == transferset.set_hash(ts)
+    assert sets.set_hash(back) == sets.set_hash(ts)
     edited = from_frame(to_frame(back), back)  # the desk's table editor keeps them too
-    assert transferset.set_hash(back.model_copy(update={"cases": edited})) == transferset.set_hash(ts)
+    assert sets.set_hash(back.model_copy(update={"cases": edited})) == sets.set_hash(ts)
 
 
 def test_a_case_built_in_python_must_have_its_folder_read(tmp_path):
-    ts = transferset.from_obj({"cases": [{"id": "a", "type": "happy", "input": "x", "workspace": "repo"}]})
+    ts = sets.from_obj({"cases": [{"id": "a", "type": "happy", "input": "x", "workspace": "repo"}]})
     with pytest.raises(InputError, match="was not read"):
-        transferset.set_hash(ts)
+        sets.set_hash(ts)
 
 
 def test_the_document_is_placed_where_an_agent_looks():
@@ -172,7 +172,7 @@ def test_a_chat_runner_is_shown_the_cases_files(store, example, scripted_cfg):
     from abeq.execution.engine import Engine
 
     case = example["ts"].cases[0].model_copy(update={"files": {"CHANGELOG.md": "## 2.3.1\n- older entry\n"}})
-    ts = transferset.confirm(example["ts"].model_copy(update={"cases": [case]}), example["original"].hash)
+    ts = sets.confirm(example["ts"].model_copy(update={"cases": [case]}), example["original"].hash)
     Engine(store, example["original"], example["lossy"], ts, scripted_cfg(allow_thin=True)).run()
     runner_prompts = [
         h["messages"][1]["content"]

@@ -221,13 +221,13 @@ def print_read(doc, out=None) -> None:
 
 
 def cmd_check_set(args) -> int:
-    from .. import sets as tsm
+    from .. import sets
     from ..documents import load_document
 
     original = load_document(args.original, "original")
-    ts = tsm.load(args.transfer_set)
-    cov = tsm.coverage(original.text, ts, allow_thin=args.allow_thin)
-    problem = tsm.confirmation_problem(ts, original.hash)
+    ts = sets.load(args.transfer_set)
+    cov = sets.coverage(original.text, ts, allow_thin=args.allow_thin)
+    problem = sets.confirmation_problem(ts, original.hash)
     checks, db_note = _check_audit(ts, original.hash, args.db)
     if args.json:
         out = cov.as_dict()
@@ -237,7 +237,7 @@ def cmd_check_set(args) -> int:
                 "confirmation": problem or "confirmed",
                 "document_hash": original.hash,
                 "set_document_hash": ts.document_hash or None,
-                "set_hash": tsm.set_hash(ts),
+                "set_hash": sets.set_hash(ts),
                 "documents_read": list(original.read) or [original.name],
                 "imports_not_read": list(original.notes),
                 "cases": len(ts.cases),
@@ -291,16 +291,17 @@ def cmd_check_set(args) -> int:
                 path=args.transfer_set,
                 hint="Add cases, or accept a thin set explicitly with --allow-thin.",
             )
-        if tsm.format_of(args.transfer_set) not in ("json", "yaml"):
+        if sets.format_of(args.transfer_set) not in ("json", "yaml"):
             raise InputError(
                 "a confirmation cannot be written into this format (it keeps only the cases)",
                 path=args.transfer_set,
                 hint="Convert it with `abeq import-set … --out set.json` first.",
             )
-        done = tsm.confirm(ts, original.hash, thin_accepted=(args.allow_thin and cov.thin) or None)
-        write_output(args.transfer_set, tsm.export_text(done, tsm.format_of(args.transfer_set)))
+        done = sets.confirm(ts, original.hash, thin_accepted=(args.allow_thin and cov.thin) or None)
+        write_output(args.transfer_set, sets.export_text(done, sets.format_of(args.transfer_set)))
         print(
-            f"confirmed: {args.transfer_set} (set {tsm.set_hash(done)[:12]}, {done.confirmation_timestamp}); "
+            f"confirmed: {args.transfer_set} (set {sets.set_hash(done)[:12]}, "
+            f"{done.confirmation_timestamp}); "
             "runs on this original need no --confirm until a case changes",
             file=sys.stderr,
         )

@@ -1,4 +1,4 @@
-"""Transfer sets as the rows of the desk's table editor, and back (validated by transferset)."""
+"""Transfer sets as the rows of the desk's table editor, and back (validated by abeq.sets)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from .. import sets as transferset
+from .. import sets
 from ..documents import check_document_text, read_text_file
 from ..errors import InputError, MissingTypesError, json_problem
 from ..schemas import Case, TransferSet
@@ -157,12 +157,12 @@ def from_frame(df: pd.DataFrame, ts: TransferSet, sections: Sequence[str] = ()) 
     if not raw:
         raise InputError(NO_CASES, hint="Add at least one row.")
     # a case's workspace folder was read when its set was loaded: the edited case keeps its files
-    return workspace.carry(ts.cases, transferset.from_obj({"cases": raw}, "transfer-set table").cases)
+    return workspace.carry(ts.cases, sets.from_obj({"cases": raw}, "transfer-set table").cases)
 
 
 def changed(ts: TransferSet, cases: list[Case]) -> bool:
     """True when the table differs from the stored set in anything the runner or judge sees."""
-    return transferset.set_hash(ts.model_copy(update={"cases": cases})) != transferset.set_hash(ts)
+    return sets.set_hash(ts.model_copy(update={"cases": cases})) != sets.set_hash(ts)
 
 
 def unsaved(ts: TransferSet, cases: list[Case]) -> dict[str, list[str]]:
@@ -189,12 +189,12 @@ def import_text(text: str, filename: str, original_hash: str) -> TransferSet:
 
     It meets the checks a file meets on the command line (size, binary, parsing, row and line labels).
     """
-    return _for_original(transferset.load_text(text, filename), original_hash)
+    return _for_original(sets.load_text(text, filename), original_hash)
 
 
 def _for_original(ts: TransferSet, original_hash: str) -> TransferSet:
     if ts.user_confirmed and ts.document_hash != original_hash:
-        ts = ts.model_copy(update=transferset.UNCONFIRMED)
+        ts = ts.model_copy(update=sets.UNCONFIRMED)
     return ts
 
 
@@ -264,7 +264,7 @@ def import_path(
     text = read_text_file(path, what="transfer set", max_bytes=MAX_SET_BYTES)
     read_as = _format(fmt, path, text)
     if read_as not in ("promptfoo", "skill-creator"):
-        return ImportResult(_for_original(transferset.load(path), original_hash), [], read_as)
+        return ImportResult(_for_original(sets.load(path), original_hash), [], read_as)
     try:
         return _imported(read_as, path, text, default_type, trigger_queries, original_hash)
     except InputError as e:
@@ -310,12 +310,12 @@ def mapping_frame(ts: TransferSet, document_text: str) -> pd.DataFrame:
     the original's own words where they match one) and, as a hint, the sections it shares most words with."""
     rows = []
     for c in ts.cases:
-        named, _ = transferset.canonical_sections(document_text, c.exercises_sections)
+        named, _ = sets.canonical_sections(document_text, c.exercises_sections)
         rows.append(
             {
                 "id": c.id,
                 "input": " ".join(c.input.split())[:160],
-                "suggested": ", ".join(transferset.suggest_sections(document_text, c.input)),
+                "suggested": ", ".join(sets.suggest_sections(document_text, c.input)),
                 "exercises_sections": named,
             }
         )
@@ -332,4 +332,4 @@ def apply_mapping(ts: TransferSet, df: pd.DataFrame) -> TransferSet:
     cases = [
         c.model_copy(update={"exercises_sections": chosen[c.id]}) if c.id in chosen else c for c in ts.cases
     ]
-    return transferset.edit(ts, cases)
+    return sets.edit(ts, cases)

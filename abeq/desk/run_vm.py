@@ -17,7 +17,7 @@ from ..models import DEFAULT_MODEL
 from ..results.store import Store
 from ..schemas import TransferSet
 from ..sets import confirmation_problem
-from ..sets import coverage as transferset_coverage
+from ..sets import coverage as set_coverage
 from ..vocab import VARIANTS
 from . import session
 from .metric import Metric
@@ -113,7 +113,7 @@ class Gate:
 
 def start_gate(original: dict, ts: TransferSet) -> Gate:
     why = confirmation_problem(ts, original["hash"])
-    return Gate(why, not why and not transferset_coverage(original["content"], ts).runnable)
+    return Gate(why, not why and not set_coverage(original["content"], ts).runnable)
 
 
 def documents(original: dict, candidate: dict) -> tuple[Document, Document]:

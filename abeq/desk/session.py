@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import MutableMapping
 from pathlib import Path
 
-from .. import sets as transferset
+from .. import sets
 from ..documents import check_document_text, detect_variant, load_document, normalize_newlines, sha256
 from ..errors import InputError
 from ..models.registry import PROVIDERS
@@ -42,7 +42,7 @@ def open_store() -> Store:
 def load_example(store: Store, candidate: str = "lossy") -> int:
     """The bundled release-notes example as review 'example': its transfer set stays unconfirmed."""
     original = load_document(EXAMPLE_DIR / "SKILL.md", "original")
-    ts = transferset.load(EXAMPLE_DIR / "transfer-set.json")
+    ts = sets.load(EXAMPLE_DIR / "transfer-set.json")
     oh = store.put_document(original.name, original.text)
     tsh = store.put_transfer_set(ts)
     rid = store.upsert_review(EXAMPLE_REVIEW, oh, tsh, detect_variant(original.name))
@@ -173,7 +173,7 @@ def next_step(store: Store, review: dict | None, state: MutableMapping) -> str:
     ts = store.transfer_set(review["transfer_set_hash"]) if review["transfer_set_hash"] else None
     if ts is None:
         return "Add or import cases on **Transfer set**."
-    if transferset.confirmation_problem(ts, review["original_hash"]):
+    if sets.confirmation_problem(ts, review["original_hash"]):
         return "Read the cases on **Transfer set**, then press **Confirm**; runs are refused until you do."
     runs = store.runs(review["id"])
     if not runs:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from .. import sets as transferset
+from .. import sets
 from ..errors import AbeqError
 from ..execution import check_audit
 from ..results.store import Store
@@ -47,7 +47,7 @@ class SetState:
 def set_state(store: Store, review: dict, original: dict) -> SetState:
     ts_hash = review["transfer_set_hash"]
     ts = (store.transfer_set(ts_hash) if ts_hash else None) or TransferSet(cases=[])
-    why = transferset.confirmation_problem(ts, original["hash"])
+    why = sets.confirmation_problem(ts, original["hash"])
     return SetState(ts, ts_hash, why, bool(ts_hash and store.runs(review["id"])))
 
 
@@ -55,7 +55,7 @@ def status(s: SetState) -> list[tuple[str, str]]:
     """What the page says about the set, as (kind, Markdown): kind is success, info or warning."""
     ts = s.ts
     if s.confirmed:
-        said = f"Confirmed {local(ts.confirmation_timestamp)} · set {transferset.set_hash(ts)[:12]}"
+        said = f"Confirmed {local(ts.confirmation_timestamp)} · set {sets.set_hash(ts)[:12]}"
         return [
             ("success", md(said)),
             (
@@ -82,8 +82,8 @@ def status(s: SetState) -> list[tuple[str, str]]:
 def export_json(ts: TransferSet, original_text: str) -> str:
     """The set as a file, with the coverage this page shows (the stored set keeps the cases;
     coverage is measured on the original)."""
-    exported = ts.model_copy(update={"coverage": transferset.coverage(original_text, ts).as_coverage()})
-    return transferset.dump(exported)
+    exported = ts.model_copy(update={"coverage": sets.coverage(original_text, ts).as_coverage()})
+    return sets.dump(exported)
 
 
 def import_notes(name: str, read_as: str, n: int, warnings: list[str]) -> tuple[str, list[str]]:
@@ -139,11 +139,11 @@ class Edits:
         return self.cases is None or (self.s.confirmed and not self.dirty) or (self.s.locked and self.dirty)
 
     def to_save(self) -> TransferSet:
-        return transferset.edit(self.s.ts, self.cases)
+        return sets.edit(self.s.ts, self.cases)
 
     def to_confirm(self, original_hash: str, allow_thin: bool) -> TransferSet:
-        base = transferset.edit(self.s.ts, self.cases) if self.dirty else self.s.ts
-        return transferset.confirm(base, original_hash, thin_accepted=allow_thin)
+        base = sets.edit(self.s.ts, self.cases) if self.dirty else self.s.ts
+        return sets.confirm(base, original_hash, thin_accepted=allow_thin)
 
 
 def edits(s: SetState, edited: pd.DataFrame, sections: list[str]) -> Edits:
