@@ -22,14 +22,20 @@ from pathlib import Path
 
 from .documents import Document, detect_variant, load_document
 from .errors import AbeqError, InputError, ThinSetError
+from .execution.engine import Engine, RunConfig, Stop
+from .execution.estimate import estimate
+from .execution.modes import as_mode
+from .execution.preflight import (
+    THIN_HINT,
+    check_refusal,
+    confirmation_refusal,
+    model_refusals,
+    review_refusal,
+)
 from .models.spec import ModelSpec
 from .results.liveness import ACTIVE
 from .results.report import RunReport, build_report
 from .results.store import Store, open_store
-from .execution.engine import Engine, RunConfig, Stop
-from .execution.estimate import estimate
-from .execution.modes import as_mode
-from .execution.preflight import THIN_HINT, check_refusal, confirmation_refusal, model_refusals, review_refusal
 from .schemas import TransferSet
 from .sets.confirm import confirm as confirm_set
 from .sets.confirm import set_hash

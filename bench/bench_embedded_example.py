@@ -32,12 +32,12 @@ sys.path.insert(0, str(ROOT))
 def one_run(cases: int) -> dict:
     """In this process: the example on the embedded model from a fresh database."""
     from abeq import sets
+    from abeq.execution.engine import Engine, RunConfig
     from abeq.models import ModelSpec, local
     from abeq.models.bootstrap import litellm
     from abeq.models.local_contexts import PERF
     from abeq.results.report import build_report
     from abeq.results.store import Store
-    from abeq.execution.engine import Engine, RunConfig
     from abeq.testing.synthetic import documents
 
     litellm()  # its import is start-up, not the run

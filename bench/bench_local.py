@@ -39,11 +39,11 @@ SCHEMA_CASE = "happy-1"
 def main() -> int:
     from abeq import sets
     from abeq.documents import load_document
+    from abeq.execution.runner import runner_messages
     from abeq.models import ModelSpec, complete, local
     from abeq.models.bootstrap import litellm
     from abeq.models.caching import plain
     from abeq.models.schema import response_format
-    from abeq.execution.runner import runner_messages
     from abeq.schemas import RunnerReply
 
     litellm()  # its import is start-up, not generation

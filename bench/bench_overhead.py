@@ -46,9 +46,9 @@ def bound(calls: int, latency: float, concurrency: int = CONCURRENCY) -> float:
 
 # ------------------------------------------------------------------ one configuration (child)
 def engine_run(url: str, ts, db: str, concurrency: int) -> int:
+    from abeq.execution.engine import Engine, RunConfig
     from abeq.models import ModelSpec
     from abeq.results.store import Store
-    from abeq.execution.engine import Engine, RunConfig
 
     original, faithful, _ = documents()
     spec = ModelSpec(name=MODEL, api_base=url, max_tokens=2048)
@@ -69,11 +69,11 @@ async def bare_run(url: str, ts, concurrency: int) -> int:
     """The floor: abeq's request bodies posted with aiohttp, in the engine's dependency shape."""
     import aiohttp
 
+    from abeq.execution.judge import judge_prompt
+    from abeq.execution.runner import runner_messages
     from abeq.models.caching import plain  # the bytes abeq sends an OpenAI-style server
     from abeq.models.schema import response_format
     from abeq.prompts import messages
-    from abeq.execution.judge import judge_prompt
-    from abeq.execution.runner import runner_messages
     from abeq.schemas import JudgeReply, RunnerReply
 
     original, faithful, _ = documents()

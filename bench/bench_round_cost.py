@@ -38,13 +38,13 @@ CASES, CONCURRENCY = 60, 4
 def main() -> int:
     os.environ.setdefault("ABEQ_TRANSPORT", "fast")
     from abeq.documents import Document
+    from abeq.execution import calls
+    from abeq.execution.engine import Engine, RunConfig
+    from abeq.execution.keys import legacy_runner_key
     from abeq.models import ModelSpec
     from abeq.models.pricing import register_price
     from abeq.results.report import build_report, exit_code
     from abeq.results.store import Store
-    from abeq.execution import calls
-    from abeq.execution.engine import Engine, RunConfig
-    from abeq.execution.keys import legacy_runner_key
     from abeq.sets.confirm import confirm
     from abeq.testing.loopback import LoopbackServer
     from abeq.testing.prompt_cache import PromptCache

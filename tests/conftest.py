@@ -54,8 +54,8 @@ def store(tmp_path):
 
 @pytest.fixture
 def scripted_cfg():
-    from abeq.models import ModelSpec
     from abeq.execution.engine import RunConfig
+    from abeq.models import ModelSpec
 
     def make(**kw):
         spec = ModelSpec(name="scripted/rules")

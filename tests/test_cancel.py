@@ -12,11 +12,10 @@ import threading
 
 import pytest
 
-from abeq.models import ModelSpec
+from abeq.execution.engine import Engine, RunConfig, Stop
+from abeq.models import ModelSpec, scripted
 from abeq.models.call import CallPolicy, Cancelled, complete
 from abeq.results.liveness import STALE_SECONDS, live_status, owner_id
-from abeq.execution.engine import Engine, RunConfig, Stop
-from abeq.models import scripted
 from abeq.testing.loopback import LoopbackServer
 
 

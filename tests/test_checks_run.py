@@ -11,15 +11,15 @@ from conftest import EXAMPLE, with_cases
 
 from abeq.cli import main
 from abeq.desk import queries
-from abeq.results.agreement import check_witness
-from abeq.results.exports import markdown, to_csv, to_junit
-from abeq.results.report import build_report, exit_code
 from abeq.execution.engine import Engine
 from abeq.execution.estimate import estimate
 from abeq.execution.grading import blind_order
+from abeq.models import scripted
+from abeq.results.agreement import check_witness
+from abeq.results.exports import markdown, to_csv, to_junit
+from abeq.results.report import build_report, exit_code
 from abeq.schemas import Report
 from abeq.sets import dump, load
-from abeq.models import scripted
 
 # the teacher's wording of a rule the faithful candidate keeps in other words: the judge (rightly)
 # calls the runs equivalent, and this check, which the teacher passes, fails on the candidate
@@ -277,9 +277,9 @@ def test_the_embedded_model_grades_every_check_through_the_real_path(example):
     135M model to grading each check once; what it decides is not meaningful at that size."""
     import asyncio
 
-    from abeq.models import ModelSpec
     from abeq.execution.checks import model_checks
     from abeq.execution.grading import grade_pair, unblind
+    from abeq.models import ModelSpec
     from abeq.schemas import RunnerReply
 
     case = add(

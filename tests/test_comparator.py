@@ -11,9 +11,8 @@ from abeq.cli import main
 from abeq.comparator import comparator
 from abeq.comparator.comparator import Weights, compare, strip_origin, weighted_totals
 from abeq.errors import InputError, ModelCallError
-from abeq.models import ModelSpec
+from abeq.models import ModelSpec, scripted
 from abeq.schemas import CONTENT_CRITERIA, STRUCTURE_CRITERIA, Comparison, ComparisonResult, RubricScores
-from abeq.models import scripted
 
 SPEC = ModelSpec(name="scripted/rules")
 TASK = "Write release notes for version 2.0 of the tool."

@@ -68,7 +68,9 @@ def test_the_desk_shows_nothing_without_the_token(db, monkeypatch):
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "abeq", "app", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "abeq", "app", *args], capture_output=True, text=True, timeout=60
+    )
 
 
 def test_a_non_loopback_address_is_refused_unless_allowed():
@@ -102,7 +104,10 @@ def abeq_app(tmp_path, *args: str):
         deadline = time.time() + 60
         while True:
             try:
-                if urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read() == b"ok":
+                if (
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read()
+                    == b"ok"
+                ):
                     break
             except OSError:
                 assert proc.poll() is None and time.time() < deadline, out.read_text()
@@ -138,7 +143,9 @@ def test_abeq_app_refuses_a_foreign_host_and_prints_a_token_link(tmp_path):
 
 
 @pytest.mark.e2e
-@pytest.mark.skipif(not os.path.exists("/usr/bin/chromium") and not os.environ.get("CI"), reason="no chromium")
+@pytest.mark.skipif(
+    not os.path.exists("/usr/bin/chromium") and not os.environ.get("CI"), reason="no chromium"
+)
 def test_a_rebinding_page_cannot_drive_the_desk_even_with_the_link(tmp_path):
     """Chromium resolves evil.example to 127.0.0.1, as a rebinding attack makes it do."""
     from playwright.sync_api import sync_playwright
@@ -146,7 +153,12 @@ def test_a_rebinding_page_cannot_drive_the_desk_even_with_the_link(tmp_path):
     with abeq_app(tmp_path) as (port, link), sync_playwright() as pw:
         browser = pw.chromium.launch(
             executable_path="/usr/bin/chromium",
-            args=["--no-sandbox", "--disable-gpu", "--no-first-run", "--host-resolver-rules=MAP evil.example 127.0.0.1"],
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--host-resolver-rules=MAP evil.example 127.0.0.1",
+            ],
         )
         try:
             page = browser.new_page()

@@ -14,9 +14,9 @@ from conftest import EXAMPLE
 from abeq.api import prepare_run, resume_run
 from abeq.desk import worker
 from abeq.errors import InputError
+from abeq.models import scripted
 from abeq.results.liveness import owner_id
 from abeq.results.store import Store
-from abeq.models import scripted
 from abeq.testing.synthetic import synthetic_run
 
 
@@ -86,8 +86,8 @@ def test_resume_refuses_a_finished_or_running_run(db):
 
 
 def test_an_api_base_with_credentials_is_stored_without_them(db):
-    from abeq.models import ModelSpec
     from abeq.execution.engine import Engine, RunConfig
+    from abeq.models import ModelSpec
 
     store = Store(db)
     spec = ModelSpec(name="openai/x", api_base="https://user:s3cret-pass@gw.example/v1?key=k-123")

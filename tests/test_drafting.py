@@ -9,11 +9,10 @@ import pytest
 from abeq import sets
 from abeq.cli import main
 from abeq.documents import sections, sha256
-from abeq.models import ModelSpec
+from abeq.models import ModelSpec, scripted
 from abeq.prompts import read_data_blocks
 from abeq.schemas import CASE_TYPES, TransferSet
 from abeq.sets.drafting import draft, draft_cases, draft_messages
-from abeq.models import scripted
 
 SCRIPTED = ModelSpec(name="scripted/rules")
 

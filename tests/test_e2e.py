@@ -269,8 +269,8 @@ def test_the_review_page_shows_each_check_on_both_arms(page, tmp_path):
 
     from abeq import sets
     from abeq.documents import load_document
-    from abeq.models import ModelSpec
     from abeq.execution.engine import Engine, RunConfig
+    from abeq.models import ModelSpec
 
     db = tmp_path / "desk.db"
     original = load_document(EXAMPLE / "SKILL.md")

@@ -8,12 +8,11 @@ from conftest import EXAMPLE, with_cases
 
 from abeq import sets
 from abeq.errors import NotConfirmedError, ThinSetError
-from abeq.models import ModelSpec
-from abeq.results.report import build_report, exit_code
 from abeq.execution.engine import Engine
 from abeq.execution.keys import judge_key, runner_key
+from abeq.models import ModelSpec, scripted
+from abeq.results.report import build_report, exit_code
 from abeq.schemas import Report
-from abeq.models import scripted
 
 
 def run(store, ex, cfg, candidate="lossy", ts=None, **kw):

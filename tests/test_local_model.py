@@ -3,9 +3,9 @@
 import pytest
 from conftest import with_cases
 
+from abeq.execution.engine import Engine, RunConfig
 from abeq.models import ModelSpec, local
 from abeq.results.report import build_report
-from abeq.execution.engine import Engine, RunConfig
 from abeq.schemas import Report
 
 pytestmark = pytest.mark.slow
@@ -98,9 +98,9 @@ def test_calls_for_one_document_reuse_its_prefix_even_when_other_calls_come_betw
     has another), over the one loaded model."""
     import asyncio
 
+    from abeq.execution.runner import runner_messages
     from abeq.models import complete
     from abeq.models.local_contexts import PERF
-    from abeq.execution.runner import runner_messages
 
     spec = ModelSpec(name="local/smollm2", max_tokens=4)
     first, second = example["ts"].cases[:2]

@@ -8,9 +8,9 @@ import json
 import aiohttp
 import pytest
 
+from abeq.models import scripted
 from abeq.prompts import load_prompt, messages
 from abeq.schemas import JudgeReply
-from abeq.models import scripted
 from abeq.testing.loopback import LoopbackServer
 
 HELLO = {"model": "scripted", "messages": [{"role": "user", "content": "hello"}]}

@@ -3,11 +3,11 @@ results stored under the old (v1) key, which held the set's hash, are still foun
 
 from conftest import with_cases
 
-from abeq.results.report import build_report
 from abeq.execution.engine import Engine
 from abeq.execution.keys import legacy_runner_key
-from abeq.sets.confirm import set_hash
 from abeq.models import scripted
+from abeq.results.report import build_report
+from abeq.sets.confirm import set_hash
 
 
 def run(store, ex, cfg, ts, candidate="lossy"):

@@ -5,11 +5,11 @@ import sys
 
 import pytest
 
+from abeq.execution.engine import Engine, RunConfig
+from abeq.execution.estimate import estimate
 from abeq.models import ModelSpec, price
 from abeq.models.bootstrap import litellm
 from abeq.models.pricing import cost_map
-from abeq.execution.engine import Engine, RunConfig
-from abeq.execution.estimate import estimate
 
 
 def test_the_price_list_is_litellms_own_and_needs_no_import():

@@ -7,13 +7,13 @@ import json
 
 import pytest
 
+from abeq.execution.engine import Engine, RunConfig
+from abeq.execution.estimate import estimate
+from abeq.execution.runner import runner_messages
 from abeq.models import ModelSpec
 from abeq.models.call import call_kwargs
 from abeq.models.pricing import price, register_price
 from abeq.results.report import build_report, run_record
-from abeq.execution.engine import Engine, RunConfig
-from abeq.execution.estimate import estimate
-from abeq.execution.runner import runner_messages
 from abeq.testing.anthropic import AnthropicServer
 from abeq.testing.loopback import LoopbackServer
 from abeq.testing.prompt_cache import PromptCache

@@ -13,10 +13,10 @@ from abeq import sets
 from abeq.cli import main
 from abeq.documents import load_document, sha256
 from abeq.errors import InputError
+from abeq.models import scripted
 from abeq.prompts import read_data_blocks
 from abeq.schemas import Case, TransferSet
 from abeq.sections import SectionIndex, outline, sections
-from abeq.models import scripted
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 MCP = REAL / "skills" / "mcp-builder" / "SKILL.md"

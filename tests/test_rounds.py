@@ -8,12 +8,12 @@ from xml.etree import ElementTree as ET
 from conftest import EXAMPLE
 
 from abeq.cli import main
-from abeq.results.exports import CAVEAT, markdown, to_csv, to_junit
-from abeq.results.history import changed_verdicts, review_history
-from abeq.results.report import build_report, exit_code, gate_result
 from abeq.execution.engine import Engine
 from abeq.execution.estimate import estimate, estimate_calls
 from abeq.models import scripted
+from abeq.results.exports import CAVEAT, markdown, to_csv, to_junit
+from abeq.results.history import changed_verdicts, review_history
+from abeq.results.report import build_report, exit_code, gate_result
 
 
 def _round(store, ex, cfg, cand):

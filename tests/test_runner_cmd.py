@@ -14,8 +14,8 @@ from conftest import EXAMPLE, ROOT
 from abeq.cli import main
 from abeq.execution.agent_cmd import RunnerCommandError, command_env, invoke, read_report
 from abeq.execution.modes import RunnerMode
-from abeq.schemas import NOT_REPORTED
 from abeq.models import scripted
+from abeq.schemas import NOT_REPORTED
 
 AGENT = ROOT / "tests" / "agents" / "changelog_agent.py"
 AGENTS_MD = ROOT / "abeq" / "examples" / "agents-md"
@@ -211,9 +211,9 @@ def test_the_embedded_judge_reads_workspace_changes_and_gives_a_valid_verdict(st
     (one case, a terse agent: the prompt stays short on a shared 2-core machine)."""
     from conftest import with_cases
 
+    from abeq.execution.engine import Engine, RunConfig
     from abeq.models import ModelSpec
     from abeq.results.report import build_report
-    from abeq.execution.engine import Engine, RunConfig
     from abeq.schemas import Report
 
     mode = RunnerMode(kind="command", command=agent(tmp_path / "calls.log", "--no-report"))
@@ -228,8 +228,8 @@ def test_the_embedded_judge_reads_workspace_changes_and_gives_a_valid_verdict(st
 
 
 def test_a_resumed_run_keeps_its_runner_mode():
-    from abeq.results.store import dumps
     from abeq.execution.config import RunConfig
+    from abeq.results.store import dumps
 
     cfg = RunConfig(mode=RunnerMode(kind="command", command="agent --x", command_version="v2", env=("A",)))
     back = RunConfig.from_settings(json.loads(dumps(cfg.settings())))

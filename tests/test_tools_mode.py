@@ -9,11 +9,11 @@ from conftest import ROOT, with_cases
 from abeq import sets
 from abeq.documents import load_document
 from abeq.errors import InputError
-from abeq.models import ModelSpec
-from abeq.results.report import build_report, run_record
 from abeq.execution.engine import Engine
 from abeq.execution.modes import RunnerMode
 from abeq.execution.tools import NOT_AVAILABLE
+from abeq.models import ModelSpec
+from abeq.results.report import build_report, run_record
 from abeq.testing.loopback import LoopbackServer
 
 AGENTS_MD = ROOT / "abeq" / "examples" / "agents-md"

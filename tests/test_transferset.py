@@ -185,8 +185,8 @@ def test_an_edit_the_hash_ignores_still_unconfirms():
 
 
 def test_an_edited_case_misses_the_teacher_cache_and_its_neighbours_do_not():
-    from abeq.models import ModelSpec
     from abeq.execution.keys import runner_key
+    from abeq.models import ModelSpec
 
     confirmed = sets.confirm(full_set(), "doc-sha")
     edited = sets.edit(

@@ -6,12 +6,12 @@ import re
 import pytest
 from conftest import with_cases
 
-from abeq.prompts import read_data_blocks
-from abeq.results.agreement import aa_rates, cohen_kappa, judge_agreement
-from abeq.results.report import build_report, run_record
 from abeq.execution.engine import Engine
 from abeq.execution.judge import majority
 from abeq.models import scripted
+from abeq.prompts import read_data_blocks
+from abeq.results.agreement import aa_rates, cohen_kappa, judge_agreement
+from abeq.results.report import build_report, run_record
 
 
 def test_majority_is_the_most_common_verdict():

@@ -11,12 +11,11 @@ from conftest import EXAMPLE
 from abeq import sets
 from abeq.documents import Document
 from abeq.errors import InputError
-from abeq.models import ModelSpec
 from abeq.execution.keys import runner_key
 from abeq.execution.workspace import RunWorkspace, placement
+from abeq.models import ModelSpec, scripted
 from abeq.schemas import Case
 from abeq.sets.workspace import MAX_FILE_BYTES
-from abeq.models import scripted
 
 
 def make_set(root: Path, folder: dict[str, bytes | str], **case) -> Path:

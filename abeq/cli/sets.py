@@ -313,8 +313,8 @@ def _check_audit(ts, original_hash: str, db: str | None):
     never created here); the note says why they were not tried."""
     from pathlib import Path
 
-    from ..results.store import db_path
     from ..execution.check_audit import audit
+    from ..results.store import db_path
 
     if not any(c.assertions or c.expectations for c in ts.cases):
         return audit(ts), None

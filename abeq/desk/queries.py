@@ -7,9 +7,9 @@ import json
 import time
 from dataclasses import dataclass
 
+from ..execution.estimate import estimate_calls, time_left
 from ..results.liveness import ACTIVE
 from ..results.store import Store
-from ..execution.estimate import estimate_calls, time_left
 from ..timestamps import epoch
 
 

@@ -12,11 +12,11 @@ from pathlib import Path
 from .. import sets
 from ..documents import check_document_text, detect_variant, load_document, normalize_newlines, sha256
 from ..errors import InputError
+from ..execution.preflight import review_refusal
 from ..models.registry import PROVIDERS
 from ..models.spec import ModelSpec
 from ..results.liveness import ACTIVE, live_status
 from ..results.store import Store, db_path
-from ..execution.preflight import review_refusal
 from ..sets.confirm import set_hash
 
 EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "examples" / "release-notes"

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from ..api import DESK_LABELS, PreparedRun, prepare_config, resume_run
 from ..documents import Document
-from ..results.store import Store
 from ..execution.engine import RunConfig, Stop
+from ..results.store import Store
 from ..schemas import TransferSet
 from ..timestamps import now
 

@@ -21,9 +21,9 @@ import uuid
 
 from aiohttp import web
 
+from ..models.scripted import respond
 from .loopback import LoopbackServer
 from .prompt_cache import PromptCache
-from ..models.scripted import respond
 from .wire import text_of
 
 JSON_TOOL = "json_tool_call"  # the tool litellm forces when it asks for JSON through tool use

@@ -28,11 +28,11 @@ from collections.abc import Callable
 
 from aiohttp import web
 
-from ..models.handlers import schema_from_optional_params
-from . import wire
 from ..models import scripted
-from .prompt_cache import PromptCache
+from ..models.handlers import schema_from_optional_params
 from ..models.scripted import respond_message
+from . import wire
+from .prompt_cache import PromptCache
 from .serving import BackgroundServer
 
 _error = wire.error  # kept under its old name: fault tests build their own error replies with it

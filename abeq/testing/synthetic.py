@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..documents import Document, load_document, sha256
-from ..results.store import Store, dumps
 from ..execution.keys import cache_key
+from ..results.store import Store, dumps
 from ..schemas import Case, TransferSet
 from ..sets.confirm import confirm
 from ..sets.parse import dump, load
