@@ -1,7 +1,9 @@
 """The shape of the library: the tree reads as the pipeline, with no import cycle and no giant module."""
 
 import ast
+import importlib
 import re
+import types
 from pathlib import Path
 
 import tomllib
@@ -87,12 +89,60 @@ def test_no_module_is_over_400_lines():
     assert big == {}
 
 
-def test_the_public_surface_is_importable_from_abeq():
-    assert len(abeq.__all__) >= 5
-    for name in abeq.__all__:
-        assert getattr(abeq, name) is not None, name
-    report = abeq.build_report
-    assert callable(abeq.prepare_run) and callable(report)
+# Every public name and the object it must be, written out here (not read from abeq._EXPORTS, so a
+# wrong entry there fails): "module:attribute".
+PUBLIC = {
+    "prepare_run": "abeq.api:prepare_run",
+    "run": "abeq.api:run",
+    "PreparedRun": "abeq.api:PreparedRun",
+    "run_problems": "abeq.api:run_problems",
+    "load_document": "abeq.documents:load_document",
+    "Document": "abeq.documents:Document",
+    "load_set": "abeq.sets.parse:load",
+    "import_set": "abeq.sets.imported:import_set",
+    "check_set": "abeq.sets.coverage:coverage",
+    "confirm_set": "abeq.sets.confirm:confirm",
+    "draft_set": "abeq.sets.drafting:draft",
+    "compare": "abeq.comparator.comparator:compare",
+    "Store": "abeq.results.store:Store",
+    "open_store": "abeq.results.store:open_store",
+    "build_report": "abeq.results.report:build_report",
+    "ModelSpec": "abeq.models.spec:ModelSpec",
+    "AbeqError": "abeq.errors:AbeqError",
+    "InputError": "abeq.errors:InputError",
+}
+# Importing it runs the CLI (sys.exit(main())). Every other module imports with the base
+# dependencies alone (llama.cpp, Playwright and the other extras are imported inside functions).
+NOT_IMPORTED = {"abeq.__main__"}
+
+
+def _every_module() -> list[str]:
+    names = (_module_name(p) for p in sorted(PKG.rglob("*.py")))
+    return [n for n in names if all(part.isidentifier() for part in n.split(".")) and n not in NOT_IMPORTED]
+
+
+def test_every_public_name_is_its_documented_object_after_every_module_is_imported():
+    """Importing a submodule sets it as an attribute of its package: a public name equal to a
+    submodule's would become that module (abeq.run(...) once raised "'module' object is not
+    callable" after anything imported abeq/run/). Whatever came first, after every import each name
+    is the object documented, through the lazy __getattr__ too."""
+    for module in _every_module():
+        importlib.import_module(module)
+    assert abeq.__all__ == sorted(PUBLIC)
+    for name, where in PUBLIC.items():
+        module, attr = where.split(":")
+        documented = getattr(importlib.import_module(module), attr)
+        value = getattr(abeq, name)
+        assert value is documented, f"abeq.{name} is {value!r}, not {where}"
+        assert abeq.__getattr__(name) is documented, name  # the lazy path holds after the imports
+        assert callable(value) and not isinstance(value, types.ModuleType), name
+        assert re.search(rf"\b{name}\b", abeq.__doc__), f"abeq's docstring does not list {name}"
+        assert name in dir(abeq)
+
+
+def test_no_public_name_is_a_module_or_folder_of_abeq():
+    children = {p.stem for p in PKG.glob("*.py")} | {p.parent.name for p in PKG.glob("*/__init__.py")}
+    assert children & set(abeq.__all__) == set()
 
 
 def test_test_servers_live_in_abeq_testing_and_the_scripted_model_with_the_providers():
