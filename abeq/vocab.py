@@ -8,6 +8,9 @@ VERDICTS: tuple[str, ...] = ("equivalent", "candidate-regressed", "candidate-div
 REGRESSED, DIVERGED, EQUIVALENT = "candidate-regressed", "candidate-diverged", "equivalent"
 # most cautious first: a tie between judge samples resolves to the earliest (SPEC §3: when unsure, regressed)
 VERDICT_ORDER: tuple[str, ...] = (REGRESSED, DIVERGED, EQUIVALENT)
+# an A/A replay (the teacher judged against its own re-run) with any of these verdicts shows the
+# judge's noise: the Python rule (abeq.results.report) and the SQL counts (the ledger) both read it
+AA_NOISY: tuple[str, ...] = tuple(v for v in VERDICTS if v != EQUIVALENT)
 
 # what a reviewer does with a judged case: accept the judge's verdict, or replace it (with a reason)
 AGREE, OVERRIDE = "agree", "override"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..vocab import GATES, VERDICTS
+from ..vocab import EQUIVALENT, GATES, VERDICTS
 from ._common import EXIT_PASS, check_outputs, db_arg, existing_store, write_output
 from .run import write_exports
 
@@ -81,7 +81,7 @@ def cmd_history(args) -> int:
         print(
             f"{r['round'] or '-':>5}  {r['run']:>4}  {r['characters']:>6}  {r['tokens (est.)']:>6}  "
             f"{r['lines']:>5}  {r['compression']:>6}  "
-            f"{r['equivalent']:>5}  {r['diverged']:>4}  {r['regressed']:>4}  {r['errored']:>4}  "
+            f"{r[EQUIVALENT]:>5}  {r['diverged']:>4}  {r['regressed']:>4}  {r['errored']:>4}  "
             f"{r['overridden']:>4}  {d:>9}  {r['candidate']} · {r['status']} · {r['runner']} / {r['judge']}"
         )
     return EXIT_PASS

@@ -9,12 +9,13 @@ from dataclasses import dataclass
 from ..results.report import CaseRow
 from ..results.store import Store
 from ..schemas import NOT_REPORTED, SELF_REPORT_FIELDS
+from ..vocab import DIVERGED, EQUIVALENT, REGRESSED
 
 FILTERS: dict[str, str] = {
     "all": "All",
-    "candidate-regressed": "Regressed",
-    "candidate-diverged": "Diverged",
-    "equivalent": "Equivalent",
+    REGRESSED: "Regressed",
+    DIVERGED: "Diverged",
+    EQUIVALENT: "Equivalent",
     "errored": "Errored",
     "uncertain": "Uncertain",
     "overridden": "Overridden",
@@ -31,7 +32,7 @@ FIELD_LABELS = {
 
 REVIEWED: dict[str, str] = {"all": "All", "todo": "Not reviewed", "done": "Reviewed"}
 # the queue: where a reviewer's reading changes most comes first (SPEC §3: when unsure, regressed)
-_QUEUE_RANK = {"candidate-regressed": 1, "candidate-diverged": 2}
+_QUEUE_RANK = {REGRESSED: 1, DIVERGED: 2}
 
 
 def matches(row: CaseRow, which: str) -> bool:

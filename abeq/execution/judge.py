@@ -10,7 +10,7 @@ from ..models.call import CallPolicy
 from ..models.spec import ModelSpec
 from ..prompts import load_prompt, messages
 from ..schemas import NOT_REPORTED, Case, JudgeReply, ObservedRun, RunnerReply
-from ..vocab import VERDICT_ORDER
+from ..vocab import EQUIVALENT, VERDICT_ORDER
 
 
 def judge_prompt():
@@ -19,9 +19,9 @@ def judge_prompt():
 
 def check_reply(r: JudgeReply) -> None:
     """What code can check, code checks: a delta exactly when the verdict is not equivalent."""
-    if r.verdict == "equivalent" and r.behaviour_delta.strip():
-        raise ValueError("verdict 'equivalent' must come with an empty behaviour_delta (\"\")")
-    if r.verdict != "equivalent" and not r.behaviour_delta.strip():
+    if r.verdict == EQUIVALENT and r.behaviour_delta.strip():
+        raise ValueError(f'verdict {EQUIVALENT!r} must come with an empty behaviour_delta ("")')
+    if r.verdict != EQUIVALENT and not r.behaviour_delta.strip():
         raise ValueError(
             f"verdict '{r.verdict}' needs a behaviour_delta naming the behaviour lost or changed"
         )
@@ -79,7 +79,7 @@ async def judge_pair(
 def majority(verdicts: list[str]) -> tuple[str, float]:
     """The majority verdict and the share of samples that gave it.
 
-    A tie that involves candidate-regressed resolves to it (a false regression costs a round; a
+    A tie that involves a regressed verdict resolves to it (a false regression costs a round; a
     false equivalent ships a loss); otherwise the more cautious verdict wins the tie.
     """
     if not verdicts:

@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Callable
 
 from ..prompts import read_data_blocks
-from ..vocab import STOPPED
+from ..vocab import DIVERGED, EQUIVALENT, REGRESSED, STOPPED
 
 HISTORY: list[dict] = []
 _queue: deque = deque()
@@ -230,11 +230,11 @@ def judge_rules(blocks: dict) -> dict:
     lost += [f"write {p} as the original run did" for p in oc if p in cc and oc[p] != cc[p]]
     extra += [f"change {p}" for p in cc if p not in oc]
     if lost:
-        verdict, delta = "candidate-regressed", "The candidate run no longer: " + "; ".join(lost)
+        verdict, delta = REGRESSED, "The candidate run no longer: " + "; ".join(lost)
     elif extra:
-        verdict, delta = "candidate-diverged", "The candidate run also: " + "; ".join(extra)
+        verdict, delta = DIVERGED, "The candidate run also: " + "; ".join(extra)
     else:
-        verdict, delta = "equivalent", ""
+        verdict, delta = EQUIVALENT, ""
     od, cd = _directness(o), _directness(c)
     return {
         "verdict": verdict,

@@ -15,7 +15,7 @@ from xml.etree import ElementTree as ET
 
 from ..documents import compression_ratio, size_stats
 from ..sets.coverage import coverage
-from ..vocab import CHECK_FAILED_BOTH, CHECK_SKIPPED, NOT_RUN_STAGE
+from ..vocab import CHECK_FAILED_BOTH, CHECK_SKIPPED, DIVERGED, NOT_RUN_STAGE, REGRESSED
 from .report import RunReport, gate_result, run_record
 from .store import Store
 
@@ -287,7 +287,7 @@ def gate_reason(rr: RunReport, g: dict) -> str:
 
 def _overruled(r) -> bool:
     """A reviewer's verdict other than regressed overrides what the checks found."""
-    return bool(r.override) and r.verdict != "candidate-regressed"
+    return bool(r.override) and r.verdict != REGRESSED
 
 
 def _check_case(suite: ET.Element, r, c) -> None:
@@ -353,15 +353,15 @@ def to_junit(rr: RunReport, gate: str = "compress") -> str:
                 message=f"{r.error_stage or 'not run'}: {(r.error or 'never judged')[:200]}",
                 type="incomplete",
             ).text = r.error or ""
-        elif r.verdict == "candidate-regressed":
+        elif r.verdict == REGRESSED:
             note = f" (reviewer override: {r.override['reason']})" if r.override else ""
             ET.SubElement(
                 tc,
                 "failure",
                 message=(r.behaviour_delta or "regressed")[:200] + note,
-                type="candidate-regressed",
+                type=REGRESSED,
             ).text = r.behaviour_delta
-        elif r.verdict == "candidate-diverged":
+        elif r.verdict == DIVERGED:
             ET.SubElement(tc, "system-out").text = f"diverged: {r.behaviour_delta}"
         if r.gate_truncated:
             ET.SubElement(

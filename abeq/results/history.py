@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..documents import compression_ratio, size_stats
+from ..vocab import EQUIVALENT
 from .report import build_report
 from .store import Store
 
@@ -33,7 +34,7 @@ def rounds(store: Store, review_id: int) -> list[dict]:
                 "tokens (est.)": size.tokens,
                 "lines": size.lines,
                 "compression": compression_ratio(orig, cand["content"]),
-                "equivalent": s["equivalents"],
+                EQUIVALENT: s["equivalents"],  # the column is named for the verdict it counts
                 "diverged": s["divergences"],
                 "regressed": s["regressions"],
                 "errored": len(rr.errors),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..errors import InputError, ReviewConflict
 from ..timestamps import now
-from ..vocab import OVERRIDE
+from ..vocab import AA_NOISY, OVERRIDE, REGRESSED
 from .rows import CallSums, CheckResultRow, OverrideRow
 
 
@@ -117,11 +117,12 @@ class Ledger:
         from the cache) must not count it twice."""
         return self.all(
             """select judge_model, count(*) n,
-                      sum(case when verdict = 'candidate-regressed' then 1 else 0 end) agreed
+                      sum(case when verdict = ? then 1 else 0 end) agreed
                from (select distinct r.judge_model, c.teacher_key, c.candidate_key, c.judge_keys, c.verdict
                      from run_cases c join runs r on r.id = c.run_id
                      where c.status = 'judged' and c.checks_lost > 0)
-               group by judge_model order by judge_model"""
+               group by judge_model order by judge_model""",
+            [REGRESSED],
         )
 
     # -------------------------------------------------------- reviewer actions (override or agree)
@@ -245,19 +246,19 @@ class Ledger:
         )
 
     def aa_counts(self, run_id: int | None = None) -> list[dict]:
-        """Per runner/judge pair: A/A measurements, how many were called regressed, how many not
-        equivalent. One measurement per teacher run and verdict: an identical re-run (all from the
+        """Per runner/judge pair: A/A measurements, how many were called regressed, how many noisy
+        (vocab.AA_NOISY). One measurement per teacher run and verdict: an identical re-run (all from the
         cache) repeats the same A/A judgement and must not count it twice."""
         where, params = ("and r.id = ?", [run_id]) if run_id else ("", [])
+        noisy = ", ".join("?" * len(AA_NOISY))  # the rule is vocab.AA_NOISY, as in report.case_rows
         return self.all(
             f"""select runner_model, judge_model, count(*) n,
-                                   sum(case when aa_verdict = 'candidate-regressed' then 1 else 0 end)
-                                       regressed,
-                                   sum(case when aa_verdict != 'equivalent' then 1 else 0 end) noisy
+                                   sum(case when aa_verdict = ? then 1 else 0 end) regressed,
+                                   sum(case when aa_verdict in ({noisy}) then 1 else 0 end) noisy
                             from (select distinct r.runner_model, r.judge_model, c.case_id, c.teacher_key,
                                                   c.aa_verdict
                                   from run_cases c join runs r on r.id = c.run_id
                                   where c.aa_verdict is not null {where})
                             group by runner_model, judge_model""",
-            params,
+            [REGRESSED, *AA_NOISY, *params],
         )

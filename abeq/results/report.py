@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 
 from ..schemas import CaseError, CaseVerdict, CheckResult, EfficiencySignal, Report, Summary
-from ..vocab import AGREE, DIVERGED, EQUIVALENT, NOT_RUN_STAGE, OVERRIDE, REGRESSED
+from ..vocab import AA_NOISY, AGREE, DIVERGED, EQUIVALENT, NOT_RUN_STAGE, OVERRIDE, REGRESSED
 from .agreement import aa_rates
 from .check_rows import check_result, check_summary
 from .observed import case_observed
@@ -191,11 +191,7 @@ def case_rows(store: Store, run_id: int) -> list[CaseRow]:
                 ) + (f" · judge ({row.judge_verdict}): {row.judge_delta}" if row.judge_delta else "")
             row.uncertain = row.uncertain or row.checks_disagree
             # the A/A replay measures the judge's noise: a regression a check witnessed is not within it
-            row.within_noise = (
-                row.verdict == REGRESSED
-                and not row.checks_lost
-                and row.aa_verdict not in (None, "equivalent")
-            )
+            row.within_noise = row.verdict == REGRESSED and not row.checks_lost and row.aa_verdict in AA_NOISY
         if row.gate_truncated and row.teacher_key:
             row.gate_section = store.gate_section(row.teacher_key)
         ov = actions.get(r["case_id"])
@@ -205,7 +201,7 @@ def case_rows(store: Store, run_id: int) -> list[CaseRow]:
         if ov and row.status == "judged" and ov.get("action", OVERRIDE) == OVERRIDE:
             row.override = ov
             row.verdict = ov["verdict"]
-            if ov["verdict"] == "equivalent":
+            if ov["verdict"] == EQUIVALENT:
                 row.behaviour_delta = ""
             elif ov["verdict"] != row.machine_verdict:
                 row.behaviour_delta = f"reviewer: {ov['reason']}"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field, create_model
 
+from ..vocab import CONTENT_CRITERIA, STRUCTURE_CRITERIA
 from .core import NonEmpty, Strict
 
 # ---------------------------------------------------------------- comparator (SPEC §10)
@@ -21,25 +22,20 @@ class CriterionScore(Strict):
     note: str
 
 
-class ContentQuality(Strict):
-    completeness: CriterionScore
-    accuracy: CriterionScore
-    usefulness: CriterionScore
-    clarity: CriterionScore
-    depth: CriterionScore
+def _criteria(name: str, criteria: tuple[str, ...], score: type[BaseModel]) -> type[Strict]:
+    """A rubric group: one required field per criterion, in vocab's order (the rubric is spelled
+    there once; the schema the comparator is sent and comparison.json follow it)."""
+    fields: dict = {c: (score, ...) for c in criteria}
+    return create_model(name, __base__=Strict, __module__=__name__, **fields)
 
 
-class StructuralQuality(Strict):
-    organization: CriterionScore
-    progressive_disclosure: CriterionScore
-    conciseness: CriterionScore
-    formatting: CriterionScore
-    consistency: CriterionScore
+ContentQuality = _criteria("ContentQuality", CONTENT_CRITERIA, CriterionScore)
+StructuralQuality = _criteria("StructuralQuality", STRUCTURE_CRITERIA, CriterionScore)
 
 
 class RubricScores(Strict):
-    content_quality: ContentQuality
-    structural_quality: StructuralQuality
+    content_quality: ContentQuality  # type: ignore[valid-type]  # built from vocab above
+    structural_quality: StructuralQuality  # type: ignore[valid-type]
 
 
 class OutputQuality(Strict):
@@ -84,25 +80,13 @@ class MeanScore(Strict):
     note: str
 
 
-class MeanContent(Strict):
-    completeness: MeanScore
-    accuracy: MeanScore
-    usefulness: MeanScore
-    clarity: MeanScore
-    depth: MeanScore
-
-
-class MeanStructure(Strict):
-    organization: MeanScore
-    progressive_disclosure: MeanScore
-    conciseness: MeanScore
-    formatting: MeanScore
-    consistency: MeanScore
+MeanContent = _criteria("MeanContent", CONTENT_CRITERIA, MeanScore)
+MeanStructure = _criteria("MeanStructure", STRUCTURE_CRITERIA, MeanScore)
 
 
 class MeanRubric(Strict):
-    content_quality: MeanContent
-    structural_quality: MeanStructure
+    content_quality: MeanContent  # type: ignore[valid-type]
+    structural_quality: MeanStructure  # type: ignore[valid-type]
 
 
 class Comparison(Strict):

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, field_validator
 
-from ..vocab import CASE_STATUSES, CASE_TYPES, VARIANTS, VERDICTS
+from ..vocab import CASE_STATUSES, CASE_TYPES, EQUIVALENT, VARIANTS, VERDICTS
 
 Verdict = Literal[VERDICTS]
 CaseType = Literal[CASE_TYPES]
@@ -209,10 +209,10 @@ class JudgeReply(Strict):
                 "additionalProperties": False,
             }
 
-        changed = [v for v in get_args(Verdict) if v != "equivalent"]
+        changed = [v for v in get_args(Verdict) if v != EQUIVALENT]
         return {
             "anyOf": [
-                variant({"const": "equivalent"}, {"maxLength": 0}),
+                variant({"const": EQUIVALENT}, {"maxLength": 0}),
                 variant({"enum": changed}, {"minLength": 1}),
             ]
         }

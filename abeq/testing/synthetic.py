@@ -181,7 +181,7 @@ def synthetic_run(
                 "prompt": "equivalence-judge@1",
                 "sample": 0,
                 "verdict": verdict,
-                "behaviour_delta": "" if verdict == "equivalent" else f"synthetic delta for {c.id}",
+                "behaviour_delta": "" if verdict == EQUIVALENT else f"synthetic delta for {c.id}",
                 "original_directness": 4,
                 "candidate_directness": 3,
                 "interpretation_notes": "synthetic notes",
