@@ -169,9 +169,13 @@ def _cl100k():
     """tiktoken's cl100k_base from the copy litellm ships (offline), without importing litellm;
     None when it cannot be loaded here (asked once per process)."""
     try:
-        from .models.bootstrap import litellm_file
+        import importlib.util
 
-        bundled = litellm_file("litellm_core_utils", "tokenizers")
+        # litellm located, not imported; found here rather than through abeq.models, which sits
+        # above documents in the layer table (tests/test_layout.py)
+        found = importlib.util.find_spec("litellm")
+        litellm_dir = Path(found.origin).parent if found and found.origin else None
+        bundled = litellm_dir / "litellm_core_utils" / "tokenizers" if litellm_dir else None
         if bundled is not None and bundled.is_dir() and not os.environ.get("TIKTOKEN_CACHE_DIR"):
             os.environ["TIKTOKEN_CACHE_DIR"] = str(bundled)  # what litellm itself sets
         import tiktoken

@@ -1,4 +1,21 @@
-"""The shape of the library: the tree reads as the pipeline, with no import cycle and no giant module."""
+"""The shape of the library: the tree reads as the pipeline, with no import cycle and no giant module.
+
+Layers: a folder (or top-level module) of abeq/ imports only its own layer and the layers below it;
+an import inside a function counts like one at the top of the file. The test reads this table.
+
+| layer | folders and modules of abeq/ | what they hold |
+|---|---|---|
+| 0 | errors, vocab, timestamps, sections, schemas | words, errors, text and data shapes: no model, no store |
+| 0 | documents, doc_imports, prompts, examples | the documents under test, the prompts, the examples |
+| 1 | models | the providers (the scripted test model is one), one call path |
+| 2 | sets | transfer sets: read, imported, drafted, confirmed |
+| 3 | results | the store and the report |
+| 4 | execution, comparator | a run (runner, judge, engine, preflight); the blind comparator |
+| 5 | api | the public entry point |
+| 6 | desk | the desk's logic (its pages, in desk_pages/, lay it out) |
+| 7 | cli, `__main__` | the command line (`abeq app` starts the desk) |
+| 8 | testing | servers and helpers for tests and benchmarks: no library module imports it |
+"""
 
 import ast
 import importlib
@@ -78,6 +95,39 @@ def test_no_import_cycle_inside_abeq():
         if v not in index:
             strongconnect(v)
     assert cycles == []
+
+
+def _layers() -> dict[str, int]:
+    """Each folder or top-level module of abeq/ with its layer, read from the table above."""
+    rows = re.findall(r"^\| (\d+) \| ([^|]+) \|", __doc__, re.M)
+    return {unit.strip(" `"): int(n) for n, units in rows for unit in units.split(",")}
+
+
+def test_every_import_points_down_the_layer_table():
+    layers = _layers()
+    units = {p.stem if p.parent == PKG else p.relative_to(PKG).parts[0] for p in PKG.rglob("*.py")}
+    assert units - {"__init__"} == set(layers)  # a new folder or module takes its place in the table
+    upward = []
+    for path in PKG.rglob("*.py"):
+        name = _module_name(path)
+        unit = name.split(".")[1] if "." in name else None
+        if unit is None:
+            continue  # abeq/__init__.py imports its public names by string, when first used
+        for target in _imports(path):
+            to = target.split(".")[1] if "." in target else None  # None: the package itself, empty
+            if to is not None and layers[to] > layers[unit]:
+                upward.append(f"{name} -> {target} ({unit} {layers[unit]} < {to} {layers[to]})")
+    assert upward == []
+
+
+def test_no_library_module_imports_the_test_helpers():
+    users = {
+        _module_name(p)
+        for p in PKG.rglob("*.py")
+        if "testing" not in p.relative_to(PKG).parts[:1]
+        and any(t == "abeq.testing" or t.startswith("abeq.testing.") for t in _imports(p))
+    }
+    assert users == set()
 
 
 def test_no_module_is_over_400_lines():
