@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from abeq.desk import history, links, session
+from abeq.desk import links, session
+from abeq.results import history
 from abeq.timestamps import local
 
 store = session.open_store()
