@@ -15,7 +15,7 @@ from abeq.models import scripted
 from abeq.results.exports import render
 from abeq.results.report import build_report
 from abeq.results.reviewing import record
-from abeq.schemas import ComparatorReply, Comparison, ComparisonResult
+from abeq.schemas import ComparatorReply, Comparison, ComparisonResult, RunRecord
 
 FIXTURES = ROOT / "tests" / "fixtures" / "record"
 TIME = re.compile(r"^\d{4}-\d\d-\d\dT[\d:.]+(Z|[+-]\d\d:\d\d)?$")
@@ -79,6 +79,21 @@ def test_a_record_keeps_its_shape(store, example, scripted_cfg, name):
     text = SCENARIOS[name](store, example, scripted_cfg)
     before = json.loads((FIXTURES / f"{name}.json").read_text())
     kept(before, normalised(json.loads(text)), name)
+
+
+def test_a_record_reads_back_into_its_model_and_writes_the_same(store, example, scripted_cfg):
+    text = lossy_tools_record(store, example, scripted_cfg)
+    again = RunRecord.model_validate_json(text).model_dump(mode="json", by_alias=True)
+    assert json.dumps(again, indent=2, ensure_ascii=False) == text
+
+
+def test_a_record_that_breaks_its_schema_is_not_written(store, example, scripted_cfg, monkeypatch):
+    from abeq.results import report
+
+    real = report.gate_result
+    monkeypatch.setattr(report, "gate_result", lambda *a: {**real(*a), "pass": "maybe"})
+    with pytest.raises(ValueError, match="pass"):
+        lossy_tools_record(store, example, scripted_cfg)
 
 
 def test_the_comparator_schemas_keep_their_shape():

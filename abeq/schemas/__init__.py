@@ -2,7 +2,7 @@
 
 JSON schemas sent to models are derived from these classes, never written by hand. `core` holds
 transfer sets, runner and judge replies and the SPEC report; `checks` the checks run on both arms;
-`comparison` the blind comparator's.
+`comparison` the blind comparator's; `record` the run record.
 """
 
 from ..vocab import CASE_TYPES, CONTENT_CRITERIA, STOPPED, STRUCTURE_CRITERIA, VERDICTS
@@ -56,10 +56,12 @@ from .core import (
     Verdict,
 )
 from .observed import NOT_REPORTED, FileChange, ObservedRun, ToolStep
+from .record import RECORD_VERSION, RunRecord
 
 __all__ = [
     "CASE_TYPES",
     "CONTENT_CRITERIA",
+    "RECORD_VERSION",
     "STOPPED",
     "STRUCTURE_CRITERIA",
     "VERDICTS",
@@ -67,6 +69,7 @@ __all__ = [
     "Assertion",
     "CheckResult",
     "GradedCheck",
+    "RunRecord",
     "grading_reply",
     "Case",
     "CaseError",

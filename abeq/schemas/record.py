@@ -1,0 +1,185 @@
+"""The run record (`abeq run --record`, `abeq export --record`, the desk's download): the SPEC §4
+report unchanged, plus how the run was made and what happened on each case.
+
+abeq.results.report builds it from the store and writes `RunRecord.model_dump(mode="json",
+by_alias=True)`, so every record is validated as it is written and its keys keep this order.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, computed_field, model_validator
+
+from ..vocab import CHECK_OUTCOMES, GATES, REVIEW_ACTIONS, RUNNER_MODES
+from .checks import CheckResult
+from .core import CaseError, Report, Strict, Variant, Verdict
+
+RECORD_VERSION = "abeq-record/1"  # the --record format; bumped when a key changes meaning
+
+Gate = Literal[GATES]
+RunnerModeName = Literal[RUNNER_MODES]
+ReviewAction = Literal[REVIEW_ACTIONS]
+# a sum of call costs reads 0 (an integer) when nothing was spent and a float otherwise; kept as is
+Number = int | float
+
+
+class StoppedEarly(Strict):
+    """--fail-fast stopped the run: after which case, and how many cases were never started."""
+
+    after_case: str
+    not_run: int
+
+
+class GateResult(Strict):
+    """The gate profile (SPEC §8) over the effective verdicts."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    gate: Gate
+    pass_: bool = Field(alias="pass")
+    regressions: int
+    errors: int = Field(description="cases started that produced no verdict")
+    not_run: int = Field(description="cases --fail-fast never started (not errors)")
+
+
+class DirectivenessGateResult(GateResult):
+    """directive-clarity also needs a measured directness gain: its figures come after the rest."""
+
+    mean_original_directness: float
+    mean_candidate_directness: float
+    per_case_delta: dict[str, int] = Field(description="candidate minus original directness, per judged case")
+
+
+class CheckSummary(Strict):
+    """What the checks found over the run."""
+
+    cases_with_checks: int
+    checks: int
+    lost: int = Field(description="the teacher passed, the candidate failed: each makes its case regressed")
+    failed_both: int
+    skipped: int
+    cases_judge_disagrees: int = Field(description="cases with a lost check the judge did not call regressed")
+
+
+class RecordRun(Strict):
+    """The run: its models and settings, its times and status, and what its calls spent."""
+
+    id: int
+    runner_model: str = Field(
+        description="the runner as the run lists it: a model, '(tools)', or the command"
+    )
+    judge_model: str
+    variant: Variant = Field(description="how the documents were given to the runner")
+    runner_mode: RunnerModeName
+    runner_command: str | None = Field(description="the agent CLI a command-mode run ran")
+    runner_command_version: str | None = Field(description="what the command printed for --version")
+    prompts: list[str] | None = Field(description="prompt@version#hash of the runner, judge and check grader")
+    judge_samples: int | None = Field(description="judge replies per case; the majority is the verdict")
+    aa: bool | None = Field(description="whether the teacher's own replay was judged (A/A)")
+    started_at: str = Field(description="ISO 8601, UTC")
+    finished_at: str | None
+    status: str = Field(description="finished | cancelled | interrupted | failed | running | cancelling")
+    thin_accepted: bool = Field(description="the run was started on a set below the coverage minimum")
+    stopped_early: StoppedEarly | None
+    calls_made: int = Field(description="model calls this run made (cached ones cost nothing)")
+    calls_cached: int = Field(description="model calls answered from abeq's cache")
+    prompt_tokens: int
+    completion_tokens: int
+    cache_read_tokens: int = Field(description="of prompt_tokens: read from the provider's prompt cache")
+    cache_write_tokens: int = Field(description="of prompt_tokens: written to the provider's prompt cache")
+    cache_saved: Number | None = Field(
+        description="what the prompt cache saved; null when a call had no price"
+    )
+    cost: Number | None = Field(description="of the calls this run made; null when any had no known price")
+    cost_unpriced_calls: int
+    aa_false_regression_rate: float | None = Field(
+        description="share of A/A replays the judge called regressed; null when none was judged"
+    )
+    aa_cases_judged: int | None = Field(description="null when the run did not ask for A/A")
+    checks: CheckSummary
+
+
+class RecordCheck(CheckResult):
+    """One check of the case on both arms, with what it found."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _outcome_is_derived(cls, data: Any) -> Any:
+        """A record read back carries `outcome`: it follows from the arms, so it is computed again."""
+        return {k: v for k, v in data.items() if k != "outcome"} if isinstance(data, dict) else data
+
+    @computed_field(description=" | ".join(CHECK_OUTCOMES) + ": only lost changes a verdict")  # type: ignore[prop-decorator]
+    @property
+    def outcome(self) -> str:
+        return super().outcome
+
+
+class RecordOverride(Strict):
+    """The reviewer's override in effect on the case."""
+
+    verdict: Verdict
+    judge_verdict: Verdict | None
+    reason: str
+    reviewer: str
+    created_at: str
+    carried_from_run: int | None = Field(description="the run it was made in, when carried from another")
+
+
+class RecordReview(Strict):
+    """The reviewer action in effect on the case: an override or an agreement with the judge."""
+
+    action: ReviewAction
+    verdict: Verdict
+    reviewer: str
+    created_at: str
+    reason: str | None
+    seen_verdict: Verdict | None = Field(description="the verdict the reviewer had in front of them")
+    carried_from_run: int | None
+
+
+class RecordCase(Strict):
+    """One case: the judge's and the effective verdict, the trust signals, checks, review, spend."""
+
+    case_id: str
+    status: str = Field(description="pending | judged | error")
+    judge_verdict: Verdict | None = Field(description="the judge samples' majority")
+    verdict: Verdict | None = Field(
+        description="effective: a lost check regresses it, an override replaces it"
+    )
+    judge_samples: list[Verdict] = Field(description="every judge sample's verdict")
+    agreement: float | None = Field(description="share of judge samples that gave the majority verdict")
+    uncertain: bool = Field(description="the judge samples split, or the checks contradict the judge")
+    aa_verdict: Verdict | None = Field(description="the judge's verdict on the teacher's own replay")
+    within_noise: bool = Field(description="regressed, but the judge also flagged the teacher's own replay")
+    gate_truncated: bool = Field(description="judged only up to an interactive gate the case left unanswered")
+    judge_behaviour_delta: str
+    checks: list[RecordCheck]
+    checks_lost: list[str] = Field(
+        description="labels of the checks the teacher passed and the candidate failed"
+    )
+    checks_disagree_with_judge: bool
+    override: RecordOverride | None
+    review: RecordReview | None
+    calls_made: int
+    calls_cached: int
+    tokens: int
+    cost: float | None = Field(
+        description="of the calls this run made for the case; null when one had no price"
+    )
+    cost_unpriced_calls: int
+    error: str | None = Field(description="why the case has no verdict")
+    observed: dict[str, dict[str, Any]] | None = Field(
+        description="per arm (original, candidate), when the run acted in a workspace: workspace_changes, "
+        "tool_trace, not_reported, as stored"
+    )
+
+
+class RunRecord(Strict):
+    """The full record of one run."""
+
+    version: str = Field(RECORD_VERSION, description="the record format; bumped when a key changes meaning")
+    report: Report = Field(description="exactly the SPEC §4 report")
+    errors: list[CaseError] = Field(description="cases without a verdict: errored, or never started")
+    gate: DirectivenessGateResult | GateResult  # the first that fits: extra keys are refused
+    run: RecordRun
+    cases: list[RecordCase]
