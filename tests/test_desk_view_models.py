@@ -101,7 +101,7 @@ def test_the_view_models_need_no_streamlit():
     import abeq.desk
 
     names = sorted(p.stem for p in Path(abeq.desk.__file__).parent.glob("*_vm.py"))
-    assert {"run_vm", "transfer_set_vm", "review_vm", "documents_vm"} <= set(names)
+    assert {"run_vm", "transfer_set_vm", "review_vm", "documents_vm", "compare_vm"} <= set(names)
     code = f"import sys\nfor n in {names!r}: __import__('abeq.desk.' + n)\nprint('streamlit' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -229,3 +229,46 @@ def test_an_instruction_file_whose_imports_were_not_followed_is_warned_about():
     assert vm.imports_said({"name": "SKILL.md", "content": "Read @docs/style.md first.\n"}) is None
     assert vm.follow_imports("candidate", "instruction-file") is True
     assert vm.follow_imports("candidate", "skill") is None and vm.follow_imports("original", "x") is None
+
+
+# ---------------------------------------------------------------- Compare
+def test_the_comparison_settings_and_assertions_are_read_as_typed():
+    import pytest
+
+    from abeq.desk import compare_vm as vm
+
+    assert vm.assertions("  ") is None
+    assert vm.assertions('["mentions 2.0", "no ticket ids"]') == ["mentions 2.0", "no ticket ids"]
+    assert vm.assertions("mentions 2.0\n\n no ticket ids \n") == ["mentions 2.0", "no ticket ids"]
+    kw = vm.settings("", 0.7)
+    assert kw["seed"] is None and (kw["weights"].content, kw["weights"].structure) == (0.7, 0.3)
+    assert vm.settings(" 12 ", 0.6)["seed"] == 12
+    with pytest.raises(ValueError):
+        vm.settings("twelve", 0.6)
+    state = {"compare_case": "gone"}
+    vm.keep_valid(state, "compare_case", ["c1", "c2"])
+    assert state["compare_case"] == "c1"
+    vm.adopt_link({"run": "4", "case": "c2"}, state, [3, 4])
+    assert (state["compare_src"], state["compare_run"], state["compare_case"]) == (vm.FROM_RUN, 4, "c2")
+
+
+def test_a_comparison_reads_as_a_verdict_totals_and_both_orders():
+    from abeq.comparator.comparator import compare
+    from abeq.desk import compare_vm as vm
+    from abeq.models import ModelSpec
+
+    task = "Write release notes for version 2.0 of the tool."
+    good = "## 2.0\n\n- Added: export to CSV (#12).\n- Fixed: crash on empty input (#15).\n"
+    r = compare(task, good, "some changes were made", [], ModelSpec(name="scripted/rules"), seed=0)
+    assert vm.verdict(r) == ("success", "**a wins** in both orders.")
+    said = vm.orders_caption(r)
+    assert said.startswith("order 1: a shown as ") and " · order 2: " in said and said.endswith(" · seed 0")
+    title, rows = vm.totals(r)
+    assert title == "**Weighted totals** (content 60%, structure 40%)" and [x["output"] for x in rows] == [
+        "a",
+        "b",
+    ]
+    assert rows[0]["overall"] > rows[1]["overall"]
+    tie = r.model_copy(update={"winner": "tie", "order_dependent": True})
+    kind, said = vm.verdict(tie)
+    assert kind == "warning" and said.startswith("**Tie, order-dependent**")
