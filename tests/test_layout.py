@@ -30,6 +30,7 @@ import abeq
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "abeq"
 MAX_LINES = 400
+MAX_PAGE_LINES = 120
 
 
 def _module_name(path: Path) -> str:
@@ -137,6 +138,16 @@ def test_no_module_is_over_400_lines():
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert big == {}
+
+
+def test_no_desk_page_is_over_120_lines():
+    """A page lays out what abeq/desk computes: a page that grows past this is thinking."""
+    long = {
+        p.name: n
+        for p in (ROOT / "desk_pages").glob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_PAGE_LINES
+    }
+    assert long == {}
 
 
 # Every public name and the object it must be, written out here (not read from abeq._EXPORTS, so a
