@@ -9,7 +9,7 @@ LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAM
                     -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF
 PORT ?= 8501
 
-.PHONY: install test test-fast lint demo bench browser clean
+.PHONY: install test test-fast lint docs demo bench browser clean
 
 install: $(STAMP)
 
@@ -27,6 +27,11 @@ test: install lint
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mkdocs build --strict --quiet --site-dir build/site
+
+## the documentation site (docs/, mkdocs.yml) into site/; a broken link or reference fails it
+docs: install
+	$(VENV)/bin/mkdocs build --strict
 
 ## the quick loop: no embedded model, no browser
 test-fast: install
@@ -44,4 +49,4 @@ browser:
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build site *.egg-info .pytest_cache

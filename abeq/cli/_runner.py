@@ -17,7 +17,7 @@ def runner_mode_args(p: argparse.ArgumentParser) -> None:
         "How a document is run on a case. chat: one runner-model call narrates what it does. tools: the "
         "runner model acts through tools (list, read, search, write, run_command from the case's scripted "
         "command_outputs) on a temporary copy of the case's workspace. command: --runner-cmd runs any "
-        "agent CLI through the shell in that copy (it runs as you: see the README).",
+        "agent CLI through the shell in that copy (it runs as you: see docs/guides/runner-modes.md).",
     )
     g.add_argument(
         "--runner-mode", choices=RUNNER_MODES, default=None, help="default: chat (command with --runner-cmd)"

@@ -23,7 +23,7 @@ MODE_LABELS = dict(
 COMMAND_NOTE = (
     "The command runs as you, through the shell, in a temporary copy of each case's workspace; nothing "
     "else is sandboxed (it can read your files and reach the network). Run untrusted agents in a "
-    "container: see the README."
+    "container: see docs/guides/runner-modes.md."
 )
 
 

@@ -76,8 +76,8 @@ def _read_abeq(fmt: str, path: str, text: str) -> Imported:
         raise InputError(
             "a transfer set must be an object with a 'cases' list (or a list of cases)",
             path=path,
-            hint='Write {"cases": [{"id": "happy-1", "type": "happy", "input": "..."}]} (the README\'s '
-            '"Transfer sets" section has every field); for promptfoo or skill-creator files use '
+            hint='Write {"cases": [{"id": "happy-1", "type": "happy", "input": "..."}]} '
+            "(docs/guides/transfer-sets.md has every field); for promptfoo or skill-creator files use "
             "--from promptfoo|skill-creator.",
         )
     cases = []

@@ -35,7 +35,7 @@ def _case_label(i: int, raw: Any, labels: list[str] | None = None) -> str:
 
 _SHAPE_HINT = (
     'Write {"cases": [...]} (or a list of cases), each case an object like '
-    '{"id": "happy-1", "type": "happy", "input": "..."}; the README\'s "Transfer sets" section lists '
+    '{"id": "happy-1", "type": "happy", "input": "..."}; docs/guides/transfer-sets.md lists '
     "every field (or run `abeq check-set --help`)."
 )
 

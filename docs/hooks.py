@@ -1,0 +1,63 @@
+"""MkDocs hook: fills the generated parts of pages at build time, from the code itself.
+
+A page asks for a part with a marker comment on its own line:
+  <!-- generated: cli -->            the CLI reference (docs/gen_cli.py, from each --help)
+  <!-- generated: schema NAME -->    the JSON Schema of abeq.schemas.NAME (model_json_schema)
+  <!-- generated: layers -->         the layer table, read from tests/test_layout.py's docstring
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MARKER = re.compile(r"^<!-- generated: (\w+)(?: (\w+))? -->$", re.M)
+
+
+def _gen_cli():
+    spec = importlib.util.spec_from_file_location("abeq_docs_gen_cli", ROOT / "docs" / "gen_cli.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _schema(name: str) -> str:
+    from abeq import schemas
+
+    model = getattr(schemas, name)
+    return "```json\n" + json.dumps(model.model_json_schema(), indent=2) + "\n```"
+
+
+def _layers() -> str:
+    doc = ast.get_docstring(ast.parse((ROOT / "tests" / "test_layout.py").read_text(encoding="utf-8")))
+    rows = [line for line in (doc or "").splitlines() if line.startswith("|")]
+    if not rows:
+        raise ValueError("tests/test_layout.py's docstring has no layer table")
+    return "\n".join(rows)
+
+
+def _fill(match: re.Match) -> str:
+    kind, arg = match.group(1), match.group(2)
+    if kind == "cli":
+        return _gen_cli().render()
+    if kind == "schema" and arg:
+        return _schema(arg)
+    if kind == "layers":
+        return _layers()
+    raise ValueError(f"unknown generated part: {match.group(0)}")
+
+
+def on_config(config, **kwargs):
+    # the worktree's abeq, whatever is installed
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    return config
+
+
+def on_page_markdown(markdown, page, config, files, **kwargs):
+    return MARKER.sub(_fill, markdown)
