@@ -51,6 +51,18 @@ def test_every_command_is_explained_in_a_guide():
     assert not missing, f"commands no guide in docs/guides/ mentions: {missing}"
 
 
+def test_every_public_name_is_in_the_api_reference():
+    import abeq
+
+    page = (DOCS / "reference" / "api.md").read_text(encoding="utf-8")
+    for name in abeq.__all__:
+        target = abeq._EXPORTS[name]
+        module, attr = target if isinstance(target, tuple) else (target, name)
+        assert f"::: {module}.{attr}\n" in page, (
+            f"abeq.{name} ({module}.{attr}) is not in docs/reference/api.md"
+        )
+
+
 def test_every_docs_page_is_in_the_nav():
     nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     pages = [p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")]
