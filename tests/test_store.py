@@ -4,7 +4,8 @@ import sqlite3
 
 import pytest
 
-from abeq.results.store import Store, migrations
+from abeq.results.migrations import migrations
+from abeq.results.store import Store
 
 
 def test_blank_database_is_migrated_to_the_full_schema(tmp_path):

@@ -1,17 +1,20 @@
 """The model calls of a run, each behind the cache: a hit is logged and returned, a miss is made,
-stored (errors never are) and logged with what it cost. Mixed into Engine."""
+stored (errors never are) and logged with what it cost. The engine holds one per run attempt."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from ..documents import Document
 from ..errors import ModelCallError
 from ..models.ask import Outcome
 from ..models.call import CallPolicy
+from ..results.backend import ResultCache, RunLog
 from ..results.store import dumps
 from ..schemas import Case, JudgeReply, RunnerReply, grading_reply
 from .checks import Check
+from .config import RunConfig
 from .grading import blind_order, checks_spec, grade_pair, grader_prompt, unblind
 from .judge import judge_pair, judge_prompt
 from .keys import grading_key, judge_key, judge_spec, runner_keys
@@ -19,15 +22,23 @@ from .observe import from_row, observe
 from .runner import gate_state, runner_prompt
 
 
-class CachedCalls:
-    """The cached runner and judge calls; expects Engine's store, cfg, run_id, progress and cancel."""
+class Calls:
+    """The cached runner, judge and grading calls of one run: results are read from and written to
+    `cache`, every call (made or cached) goes to `log` under `run_id`, and `on_call(kind, cached, ok)`
+    hears of each one (the engine counts it and reports progress)."""
 
-    def _emit(self) -> None:
-        if self.on_progress:
-            try:
-                self.on_progress(self.progress.as_dict())
-            except Exception:
-                pass
+    def __init__(
+        self,
+        cache: ResultCache,
+        log: RunLog,
+        run_id: int,
+        cfg: RunConfig,
+        original: Document,
+        ts_hash: str,
+        on_call: Callable[[str, bool, bool], None],
+    ):
+        self.cache, self.log, self.run_id, self.cfg = cache, log, run_id, cfg
+        self.original, self.ts_hash, self.on_call = original, ts_hash, on_call
 
     def _log(
         self,
@@ -41,7 +52,7 @@ class CachedCalls:
         error: str = "",
     ) -> None:
         src = out.__dict__ if out else (row or {})
-        self.store.log_call(
+        self.log.log_call(
             {
                 "run_id": self.run_id,
                 "case_id": case_id,
@@ -61,10 +72,9 @@ class CachedCalls:
                 "cache_saved": src.get("cache_saved", 0.0),
             }
         )
-        self.progress.count(kind, cached, not error)
-        self._emit()  # progress counts calls, not only cases: a slow case still shows its calls landing
+        self.on_call(kind, cached, not error)
 
-    async def _runner(
+    async def runner(
         self, doc: Document, case: Case, kind: str, policy: CallPolicy, sample: int = 0, fresh: bool = False
     ) -> tuple[str, RunnerReply]:
         spec = self.cfg.runner
@@ -75,7 +85,7 @@ class CachedCalls:
         model = mode.label(spec)
         keys = runner_keys(doc.hash, case, self.cfg.variant, spec, self.ts_hash, sample, mode_parts)
         key = keys[0]  # a new result is stored under the current key
-        row = None if (fresh or self.cfg.fresh) else self.store.first_runner_result(keys)
+        row = None if (fresh or self.cfg.fresh) else self.cache.first_runner_result(keys)
         if row:
             # the key it was found under: a v1 hit keeps its judgements' keys, so they are reused too
             key = row["key"]
@@ -89,7 +99,7 @@ class CachedCalls:
             raise
         reply = out.value
         truncated, section = gate_state(reply)
-        self.store.put_runner_result(
+        self.cache.put_runner_result(
             {
                 "key": key,
                 "doc_hash": doc.hash,
@@ -110,7 +120,7 @@ class CachedCalls:
         self._log(case.id, kind, model, key, False, out=out)
         return key, reply
 
-    async def _judge(
+    async def judge(
         self,
         case: Case,
         okey: str,
@@ -125,7 +135,7 @@ class CachedCalls:
     ) -> tuple[str, dict]:
         spec = judge_spec(self.cfg.judge, sample, samples)
         key = judge_key(okey, ckey, spec, sample, truncated)
-        row = None if self.cfg.fresh else self.store.judgement(key)
+        row = None if self.cfg.fresh else self.cache.judgement(key)
         if row:
             self._log(case.id, kind, spec.name, key, True, row=row)
             return key, row
@@ -149,11 +159,11 @@ class CachedCalls:
             "raw": out.raw[:20000],
             **out.spend(),
         }
-        self.store.put_judgement(row)
+        self.cache.put_judgement(row)
         self._log(case.id, kind, spec.name, key, False, out=out)
         return key, row
 
-    async def _grade(
+    async def grade(
         self,
         case: Case,
         okey: str,
@@ -168,7 +178,7 @@ class CachedCalls:
         spec, shown_as_a = self.cfg.judge, blind_order(okey, ckey)
         ids = [c.id for c in checks]
         key = grading_key(okey, ckey, checks_spec(checks), spec, shown_as_a)
-        row = None if self.cfg.fresh else self.store.grading(key)
+        row = None if self.cfg.fresh else self.cache.grading(key)
         if row:
             self._log(case.id, "judge-checks", spec.name, key, True, row=row)
             reply = grading_reply(tuple(ids)).model_validate_json(row["reply"])
@@ -180,7 +190,7 @@ class CachedCalls:
             self._log(case.id, "judge-checks", spec.name, key, False, row=e.usage, error=e.message)
             raise
         r = out.value
-        self.store.put_grading(
+        self.cache.put_grading(
             {
                 "key": key,
                 "model": spec.name,

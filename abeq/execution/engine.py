@@ -16,6 +16,7 @@ from ..errors import InputError, ModelCallError
 from ..models.call import CallPolicy, Cancelled
 from ..models.http import close_sessions, open_session, strip_credentials
 from ..models.ratelimit import PRIORITY, Limiter
+from ..results.backend import ResultCache
 from ..results.liveness import ACTIVE, HEARTBEAT_SECONDS, live_status, owner_id
 from ..results.report import build_report
 from ..results.store import Store, dumps
@@ -24,7 +25,7 @@ from ..sets.confirm import set_hash
 from ..sets.coverage import require_runnable
 from ..timestamps import now
 from ..vocab import REGRESSED
-from .calls import CachedCalls
+from .calls import Calls
 from .checks import evaluate, model_checks
 from .config import SETTINGS, RunConfig
 from .estimate import estimate_calls
@@ -38,7 +39,11 @@ from .runner import gate_state
 AA_SAMPLE = 1  # the teacher replay of an A/A check is sample 1 of the original (sample 0 is cached)
 
 
-class Engine(CachedCalls):
+class Engine:
+    """One run of a transfer set on an original and a candidate, recorded in `store`. Its model
+    results are cached in `cache` (default: the store's own; the report reads results from the store,
+    so another cache must write through to it); the calls go through a `Calls` the engine holds."""
+
     def __init__(
         self,
         store: Store,
@@ -48,6 +53,7 @@ class Engine(CachedCalls):
         config: RunConfig,
         on_progress: Callable[[dict], None] | None = None,
         cancel: threading.Event | None = None,
+        cache: ResultCache | None = None,
     ):
         self.store, self.original, self.candidate, self.ts, self.cfg = store, original, candidate, ts, config
         self.ts_hash = set_hash(ts)
@@ -57,6 +63,17 @@ class Engine(CachedCalls):
         self.run_id = 0
         self.limiter: Limiter | None = None
         self.fail_fast = FailFast(False, 1)
+        self.cache: ResultCache = cache if cache is not None else store.cache
+        self.calls = self._new_calls()
+
+    def _new_calls(self) -> Calls:
+        return Calls(
+            self.cache, self.store, self.run_id, self.cfg, self.original, self.ts_hash, self._counted
+        )
+
+    def _counted(self, kind: str, cached: bool, ok: bool) -> None:
+        self.progress.count(kind, cached, ok)
+        self._emit()  # progress counts calls, not only cases: a slow case still shows its calls landing
 
     def _new_progress(self) -> Progress:
         n, c = len(self.ts.cases), self.cfg
@@ -160,7 +177,11 @@ class Engine(CachedCalls):
         if self.limiter is not None:
             self.progress.throttle = self.limiter.notice()
         self.progress.stopped_after = self.fail_fast.after
-        super()._emit()
+        if self.on_progress:
+            try:
+                self.on_progress(self.progress.as_dict())
+            except Exception:
+                pass
 
     # -------------------------------------------------------- one case
     async def _case(self, i: int, case: Case, policy: CallPolicy) -> None:
@@ -182,19 +203,21 @@ class Engine(CachedCalls):
         stage = "runner"
         try:
             (okey, o), (ckey, c) = await asyncio.gather(
-                self._runner(self.original, case, "runner-teacher", policy),
-                self._runner(self.candidate, case, "runner-candidate", policy),
+                self.calls.runner(self.original, case, "runner-teacher", policy),
+                self.calls.runner(self.candidate, case, "runner-candidate", policy),
             )
             truncated = gate_state(o)[0]
             stage = "judge"
             k = max(1, self.cfg.judge_samples)
             graded = model_checks(case)
             jobs = [
-                self.fail_fast.watch(self._judge(case, okey, o, ckey, c, s, k, truncated, policy), case.id, k)
+                self.fail_fast.watch(
+                    self.calls.judge(case, okey, o, ckey, c, s, k, truncated, policy), case.id, k
+                )
                 for s in range(k)
             ]
             if graded:
-                jobs.append(self._grade(case, okey, o, ckey, c, graded, policy))
+                jobs.append(self.calls.grade(case, okey, o, ckey, c, graded, policy))
             # together, and each finishes (and is cached) even when another fails
             done = await asyncio.gather(*jobs, return_exceptions=True)
             for n, x in enumerate(done):
@@ -211,10 +234,10 @@ class Engine(CachedCalls):
             aa_verdict = None
             if self.cfg.aa:
                 stage = "aa"
-                rkey, replay = await self._runner(
+                rkey, replay = await self.calls.runner(
                     self.original, case, "runner-teacher-replay", policy, AA_SAMPLE
                 )
-                _, aa = await self._judge(
+                _, aa = await self.calls.judge(
                     case, okey, o, rkey, replay, 0, 1, truncated, policy, kind="judge-aa"
                 )
                 aa_verdict = aa["verdict"]
@@ -303,6 +326,7 @@ class Engine(CachedCalls):
         self.store.claim_run(self.run_id, owner_id())
         self.store.update_run(self.run_id, stopped_after=None)  # this attempt may run what was not run
         self.progress = self._new_progress()
+        self.calls = self._new_calls()  # for this run, now that it has an id
         await open_session()
         self._emit()
         work = asyncio.ensure_future(self._cases(policy))

@@ -1,4 +1,4 @@
-"""The cache half of the store: runner results, judgements and gradings, each under the key of
+"""The cache part of the store: runner results, judgements and gradings, each under the key of
 everything that produced it (run/keys.py). Errors never land here."""
 
 from __future__ import annotations
@@ -6,11 +6,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..timestamps import now
+from .connection import Connection
 from .rows import GradingRow, JudgementRow, RunnerResultRow
 
 
 class CachedResults:
-    """Mixed into Store: every method uses its one connection and write lock."""
+    """The cache part of a Store, over the store's one connection: implements backend.ResultCache."""
+
+    def __init__(self, sql: Connection):
+        self.one, self.all, self._insert = sql.one, sql.all, sql.insert
 
     def runner_result(self, key: str) -> RunnerResultRow | None:
         return self.one("select * from runner_results where key = ?", [key])

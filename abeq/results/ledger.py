@@ -1,4 +1,4 @@
-"""The ledger half of the store: the calls each run made (tokens, cost, cache hits), what the checks
+"""The ledger part of the store: the calls each run made (tokens, cost, cache hits), what the checks
 found on both arms of each case, and what reviewers said about its verdicts (overrides and
 agreements), with the sums the trust figures read."""
 
@@ -7,11 +7,16 @@ from __future__ import annotations
 from ..errors import InputError, ReviewConflict
 from ..timestamps import now
 from ..vocab import AA_NOISY, OVERRIDE, REGRESSED
+from .connection import Connection
 from .rows import CallSums, CheckResultRow, OverrideRow
 
 
 class Ledger:
-    """Mixed into Store: every method uses its one connection and write lock."""
+    """The ledger part of a Store, over the store's one connection (writes hold its lock)."""
+
+    def __init__(self, sql: Connection):
+        self.db, self._write = sql.db, sql.write
+        self.one, self.all, self._tx, self._insert = sql.one, sql.all, sql.tx, sql.insert
 
     def log_call(self, row: dict) -> None:
         self._insert("calls", {**row, "created_at": now()})

@@ -1,22 +1,20 @@
 """The one sqlite file: documents, transfer sets, cached runner/judge results, runs, overrides.
 
-Every SQL statement abeq runs is here or in the store's two halves (ledger.py: calls and overrides;
-cached.py: cached results); callers get typed rows (rows.py). Migrations (migrations.py)
-are applied every time the database is opened. A connection belongs to one thread (open one per
-thread); WAL lets readers and a writer work at once.
+Every SQL statement abeq runs is here or in the store's parts (ledger.py: calls and overrides;
+cached.py: cached results; connection.py: opening and migrating); callers get typed rows (rows.py)
+and issue no SQL, so another backend can implement the same methods (backend.py). A connection
+belongs to one thread (open one per thread); WAL lets readers and a writer work at once.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
-import threading
-from collections.abc import Iterable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-from sqlite_utils import Database
+from typing import Any, TypeVar
 
 from ..documents import sha256
 from ..errors import InputError
@@ -25,89 +23,77 @@ from ..sets import workspace
 from ..sets.confirm import set_hash
 from ..timestamps import now
 from .cached import CachedResults
+from .connection import Connection
 from .ledger import Ledger
 from .liveness import live_status
-from .migrations import migrations
 from .rows import DocumentRow, ReviewRow, RunCaseRow, RunRow
 
 DEFAULT_DB = "abeq.db"
+T = TypeVar("T")
 
 
 def db_path(path: str | None = None) -> str:
     return path or os.environ.get("ABEQ_DB") or DEFAULT_DB
 
 
-class Store(Ledger, CachedResults):
-    """A thin layer over one sqlite file; every write is one short transaction."""
+def _from(part: str, fn: Callable[..., T]) -> Callable[..., T]:
+    """A Store method that is one of its parts' (`store.judgement` is `store.cache.judgement`)."""
+
+    @functools.wraps(fn)
+    def method(self: Store, *a: Any, **kw: Any) -> T:
+        return fn(getattr(self, part), *a, **kw)
+
+    return method
+
+
+class Store:
+    """One sqlite file, composed of a connection (`sql`), the result cache (`cache`, a
+    backend.ResultCache) and the ledger (`ledger`); every write is one short transaction. The
+    parts' methods are also the store's, so a caller holds one object; backend.py says what a
+    second backend implements."""
 
     def __init__(self, path: str | None = None, *, memory: bool = False):
         self.path = ":memory:" if memory else db_path(path)
-        if memory:
-            conn = sqlite3.connect(":memory:", check_same_thread=False)
-        else:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
-        conn.execute("PRAGMA foreign_keys=ON")
-        conn.execute("PRAGMA busy_timeout=30000")
-        self.db = Database(conn)
-        if not memory:
-            self.db.enable_wal()
-            conn.execute("PRAGMA synchronous=NORMAL")
-        self._write = threading.Lock()
-        with self._write:
-            self._migrate()
-
-    def _migrate(self) -> None:
-        """Apply pending migrations holding the write lock from the start.
-
-        Two processes opening a new file at once would otherwise both see the steps as pending;
-        the second then fails with "database is locked" (its read snapshot is stale when it comes
-        to write, which sqlite reports at once instead of waiting). BEGIN IMMEDIATE waits its turn
-        (busy_timeout), then sees what the other process applied.
-        """
-        if not migrations.pending(self.db):
-            return
-        conn = self.db.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            migrations.apply(self.db)  # its per-step transactions become savepoints inside this one
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+        self.sql = Connection(self.path, memory=memory)
+        self.db = self.sql.db
+        self.one, self.all, self._tx, self._insert = self.sql.one, self.sql.all, self.sql.tx, self.sql.insert
+        self.cache = CachedResults(self.sql)
+        self.ledger = Ledger(self.sql)
 
     def close(self) -> None:
-        self.db.conn.close()
+        self.sql.close()
 
-    # -------------------------------------------------------- helpers
-    def _tx(self, fn, *a, **kw):
-        with self._write:
-            with self.db.conn:
-                return fn(*a, **kw)
-
-    def _insert(self, table: str, row: dict, *, replace: bool = False) -> None:
-        """One row in its own transaction, as a single statement.
-
-        For the writes made once per model call: sqlite-utils' `insert` also reads sqlite_master
-        three times per row, which was a third of abeq's CPU per call in bench/bench_overhead.py.
-        Values are converted exactly as sqlite-utils converts them.
-        """
-        from sqlite_utils.db import jsonify_if_needed
-
-        cols = ", ".join(f'"{c}"' for c in row)
-        sql = (
-            f'INSERT {"OR REPLACE " if replace else ""}INTO "{table}" ({cols}) '
-            f"VALUES ({', '.join('?' * len(row))})"
-        )
-        self._tx(self.db.conn.execute, sql, [jsonify_if_needed(v) for v in row.values()])
-
-    def one(self, sql: str, params: Iterable = ()) -> dict | None:
-        rows = list(self.db.query(sql, list(params)))
-        return rows[0] if rows else None
-
-    def all(self, sql: str, params: Iterable = ()) -> list[dict]:
-        return list(self.db.query(sql, list(params)))
+    # -------------------------------------------------------- the cache's and the ledger's
+    runner_result = _from("cache", CachedResults.runner_result)
+    first_runner_result = _from("cache", CachedResults.first_runner_result)
+    put_runner_result = _from("cache", CachedResults.put_runner_result)
+    judgement = _from("cache", CachedResults.judgement)
+    judgements = _from("cache", CachedResults.judgements)
+    gate_section = _from("cache", CachedResults.gate_section)
+    put_judgement = _from("cache", CachedResults.put_judgement)
+    grading = _from("cache", CachedResults.grading)
+    put_grading = _from("cache", CachedResults.put_grading)
+    log_call = _from("ledger", Ledger.log_call)
+    call_stats = _from("ledger", Ledger.call_stats)
+    call_progress = _from("ledger", Ledger.call_progress)
+    case_costs = _from("ledger", Ledger.case_costs)
+    claim_run = _from("ledger", Ledger.claim_run)
+    heartbeat = _from("ledger", Ledger.heartbeat)
+    request_cancel = _from("ledger", Ledger.request_cancel)
+    cancel_requested = _from("ledger", Ledger.cancel_requested)
+    put_check_results = _from("ledger", Ledger.put_check_results)
+    check_results = _from("ledger", Ledger.check_results)
+    check_witness_counts = _from("ledger", Ledger.check_witness_counts)
+    add_override = _from("ledger", Ledger.add_override)
+    action_in_effect = _from("ledger", Ledger.action_in_effect)
+    reviewed = _from("ledger", Ledger.reviewed)
+    overrides = _from("ledger", Ledger.overrides)
+    carried_overrides = _from("ledger", Ledger.carried_overrides)
+    all_overrides = _from("ledger", Ledger.all_overrides)
+    override_history = _from("ledger", Ledger.override_history)
+    reviewed_pairs = _from("ledger", Ledger.reviewed_pairs)
+    transcripts = _from("ledger", Ledger.transcripts)
+    aa_counts = _from("ledger", Ledger.aa_counts)
 
     # -------------------------------------------------------- documents and sets
     def put_document(self, name: str, content: str) -> str:

@@ -1,0 +1,86 @@
+"""The one sqlite connection a store's parts share: opened, migrated, and written one short
+transaction at a time. A connection belongs to one thread (open one per thread); WAL lets readers
+and a writer work at once."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from .migrations import migrations
+
+
+class Connection:
+    """One sqlite file (or memory), migrated on open; `tx` and `insert` serialise this process's writes."""
+
+    def __init__(self, path: str, *, memory: bool = False):
+        self.path = path
+        if memory:
+            conn = sqlite3.connect(":memory:", check_same_thread=False)
+        else:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA busy_timeout=30000")
+        self.db = Database(conn)
+        if not memory:
+            self.db.enable_wal()
+            conn.execute("PRAGMA synchronous=NORMAL")
+        self.write = threading.Lock()
+        with self.write:
+            self._migrate()
+
+    def _migrate(self) -> None:
+        """Apply pending migrations holding the write lock from the start.
+
+        Two processes opening a new file at once would otherwise both see the steps as pending;
+        the second then fails with "database is locked" (its read snapshot is stale when it comes
+        to write, which sqlite reports at once instead of waiting). BEGIN IMMEDIATE waits its turn
+        (busy_timeout), then sees what the other process applied.
+        """
+        if not migrations.pending(self.db):
+            return
+        conn = self.db.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            migrations.apply(self.db)  # its per-step transactions become savepoints inside this one
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    def tx(self, fn, *a, **kw):
+        with self.write:
+            with self.db.conn:
+                return fn(*a, **kw)
+
+    def insert(self, table: str, row: dict, *, replace: bool = False) -> None:
+        """One row in its own transaction, as a single statement.
+
+        For the writes made once per model call: sqlite-utils' `insert` also reads sqlite_master
+        three times per row, which was a third of abeq's CPU per call in bench/bench_overhead.py.
+        Values are converted exactly as sqlite-utils converts them.
+        """
+        from sqlite_utils.db import jsonify_if_needed
+
+        cols = ", ".join(f'"{c}"' for c in row)
+        sql = (
+            f'INSERT {"OR REPLACE " if replace else ""}INTO "{table}" ({cols}) '
+            f"VALUES ({', '.join('?' * len(row))})"
+        )
+        self.tx(self.db.conn.execute, sql, [jsonify_if_needed(v) for v in row.values()])
+
+    def one(self, sql: str, params: Iterable = ()) -> dict | None:
+        rows = list(self.db.query(sql, list(params)))
+        return rows[0] if rows else None
+
+    def all(self, sql: str, params: Iterable = ()) -> list[dict]:
+        return list(self.db.query(sql, list(params)))
