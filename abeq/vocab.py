@@ -54,3 +54,5 @@ CHECK_OUTCOMES: tuple[str, ...] = (CHECK_KEPT, CHECK_LOST, CHECK_GAINED, CHECK_F
 # the errors with this stage, never as an error of its own and never as a verdict
 NOT_RUN_STAGE = "not run (stopped early)"
 NOT_RUN_STATUS = "not-run"
+# a case a cancelled or interrupted run never judged (still pending): not run, never an error
+PENDING_STAGE = "not run"

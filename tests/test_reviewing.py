@@ -121,10 +121,39 @@ def test_every_export_format_applies_overrides(store, run):
     rows = {r["case_id"]: r for r in csv.DictReader(io.StringIO(out["csv"]))}
     assert rows[REG]["verdict"] == "equivalent" and rows[REG]["reviewed"] == "override"
     # the effective delta follows the override; the judge's own stays beside it
-    assert rows[REG]["behaviour_delta"] == "" and rows[REG]["judge_behaviour_delta"]
+    assert rows[REG]["behaviour_delta"] == "reviewer: fine by me" and rows[REG]["judge_behaviour_delta"]
     assert rows[DIV]["reviewed"] == "agree" and rows[DIV]["reviewer"] == "bo"
     assert 'name="overrides_applied" value="1"' in out["junit"]
     assert exports.file_name(rr, "junit") == f"abeq-run-{run}.junit.xml"
+
+
+@pytest.mark.parametrize("fmt", list(exports.FORMATS))
+def test_after_an_override_every_export_carries_the_reviewers_reason_as_the_delta(store, run, fmt):
+    """To each verdict (equivalent too, where the judge's delta would be empty or dropped)."""
+    import xml.etree.ElementTree as ET
+
+    reasons = {REG: ("equivalent", "only reworded"), EQ: ("candidate-regressed", "drops the gate")}
+    reasons[DIV] = ("candidate-diverged", "same, stated again")  # the judge's own verdict, overridden
+    for case, (verdict, reason) in reasons.items():
+        record(store, run, case, action="override", verdict=verdict, reason=reason, reviewer="ana")
+    text = exports.render(store, build_report(store, run), fmt)
+    if fmt in ("out", "record"):
+        doc = json.loads(text)
+        got = {c["case_id"]: c["behaviour_delta"] for c in (doc.get("report") or doc)["cases"]}
+    elif fmt == "csv":
+        got = {r["case_id"]: r["behaviour_delta"] for r in csv.DictReader(io.StringIO(text))}
+    elif fmt == "markdown":
+        rows = [ln.split(" | ") for ln in text.splitlines() if ln.startswith("| case-")]
+        got = {r[0][2:]: r[2] for r in rows}
+    else:
+        suite = ET.fromstring(text)
+        got = {
+            tc.get("name"): " ".join(e.get("message", "") + (e.text or "") for e in tc)
+            for tc in suite.iter("testcase")
+        }
+    for case, (_, reason) in reasons.items():
+        assert f"reviewer: {reason}" in got[case], (fmt, case, got[case])
+    assert "reviewer:" not in got["case-0004"]  # a case nobody overrode keeps the judge's delta
 
 
 def test_timestamps_read_as_local_time_and_age():

@@ -319,6 +319,8 @@ def print_errors(rr) -> None:
     for e in rr.failed:
         print(f"error: case {e['case_id']} ({e['stage']}): {e['error'][:200]}", file=sys.stderr)
     stop = rr.stopped_early()
+    if rr.incomplete() and not stop:  # cancelled or interrupted: the judged cases stand
+        print(f"{rr.incomplete()}; the same command resumes the run", file=sys.stderr)
     if stop:
         print(
             f"stopped early (--fail-fast): case {stop['after_case']} was judged regressed; "

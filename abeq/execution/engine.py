@@ -189,10 +189,10 @@ class Engine:
         async with self.fail_fast.admit():
             if self.fail_fast.stopped:
                 return
-            # With --fail-fast a case's calls go ahead of later cases', so a regression is judged
-            # early; otherwise calls keep their arrival order, which packs a run's slots tightest (the
-            # judges of the last cases are not left to run after everything else).
-            token = PRIORITY.set(i if self.fail_fast.on else 0)
+            # A case's calls go ahead of later cases', its judge included: a case is judged as soon
+            # as both of its runs are in, so verdicts land in case order from the start of the run
+            # (a reviewer can read them, a Cancel keeps them, --fail-fast stops early).
+            token = PRIORITY.set(i)
             try:
                 await self._run_case(i, case, policy)
             finally:

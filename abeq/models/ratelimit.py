@@ -3,10 +3,11 @@
 `retry_after` reads the wait a 429 or 503 asks for (`Retry-After` in seconds or as an HTTP date,
 `retry-after-ms`, or the reset time of a rate-limit header that is exhausted). `Limiter` is the
 run's concurrency: at most `size` calls in flight, handed out in priority order, then in order of
-arrival (with --fail-fast the priority is the case's position, so the calls of earlier cases go
-first and a regression is judged early), and per endpoint an additive-increase /
-multiplicative-decrease window: each 429 halves it (at most once per cool-down), `window` successes
-in a row raise it by one again, and while a Retry-After runs no call to that endpoint starts at all.
+arrival (the priority is the case's position, so the calls of earlier cases go first: a case is
+judged as soon as both of its runs are in, and with --fail-fast a regression stops the run early),
+and per endpoint an additive-increase / multiplicative-decrease window: each 429 halves it (at most
+once per cool-down), `window` successes in a row raise it by one again, and while a Retry-After
+runs no call to that endpoint starts at all.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 
-# lower goes first; with --fail-fast the engine sets it to the case's position for that case's calls
+# lower goes first; the engine sets it to the case's position for that case's calls
 PRIORITY: ContextVar[int] = ContextVar("abeq_call_priority", default=0)
 MAX_RETRY_AFTER = (
     300.0  # a provider asking for longer (a daily quota) fails the call rather than hang the run

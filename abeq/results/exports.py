@@ -84,7 +84,7 @@ def markdown(store: Store, rr: RunReport, gate: str = "compress") -> str:
         + (
             f", {stop['not_run']} not run (--fail-fast stopped after case {stop['after_case']})."
             if stop
-            else "."
+            else (f" ({rr.incomplete()})." if rr.incomplete() else ".")
         ),
         "",
     ]
@@ -138,7 +138,8 @@ def markdown(store: Store, rr: RunReport, gate: str = "compress") -> str:
                 f"{r.original_directness} → {r.candidate_directness} | {ov} |"
             )
         else:
-            lines.append(f"| {_md_cell(r.case_id)} | **error** ({r.error_stage}) | {_md_cell(r.error)} | | |")
+            what = "not run" if r.status != "error" else f"**error** ({r.error_stage})"
+            lines.append(f"| {_md_cell(r.case_id)} | {what} | {_md_cell(r.error or '')} | | |")
     lines += _checks_md(rr)
     trunc = [r.case_id for r in rr.rows if r.gate_truncated]
     if trunc:
@@ -344,8 +345,8 @@ def to_junit(rr: RunReport, gate: str = "compress") -> str:
         ET.SubElement(props, "property", name=k, value=str(v))
     for r in rr.rows:
         tc = ET.SubElement(suite, "testcase", classname="abeq.equivalence", name=r.case_id)
-        if r.error_stage == NOT_RUN_STAGE:
-            ET.SubElement(tc, "skipped", message=(r.error or NOT_RUN_STAGE)[:200])
+        if r.error_stage == NOT_RUN_STAGE or r.status == "pending":  # not run: never an error
+            ET.SubElement(tc, "skipped", message=(r.error or "not run (cancelled or interrupted run)")[:200])
         elif r.status != "judged":
             ET.SubElement(
                 tc,
@@ -354,15 +355,15 @@ def to_junit(rr: RunReport, gate: str = "compress") -> str:
                 type="incomplete",
             ).text = r.error or ""
         elif r.verdict == REGRESSED:
-            note = f" (reviewer override: {r.override['reason']})" if r.override else ""
+            note = f" (override; the judge said {r.judge_verdict})" if r.override else ""
             ET.SubElement(
                 tc,
                 "failure",
                 message=(r.behaviour_delta or "regressed")[:200] + note,
                 type=REGRESSED,
             ).text = r.behaviour_delta
-        elif r.verdict == DIVERGED:
-            ET.SubElement(tc, "system-out").text = f"diverged: {r.behaviour_delta}"
+        elif r.verdict == DIVERGED or r.override:  # an override's reason shows on every verdict
+            ET.SubElement(tc, "system-out").text = f"{r.verdict}: {r.behaviour_delta}"
         if r.gate_truncated:
             ET.SubElement(
                 tc, "system-err"

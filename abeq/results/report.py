@@ -20,7 +20,7 @@ from ..schemas.record import (
     RunRecord,
     StoppedEarly,
 )
-from ..vocab import AA_NOISY, AGREE, DIVERGED, EQUIVALENT, NOT_RUN_STAGE, OVERRIDE, REGRESSED
+from ..vocab import AA_NOISY, AGREE, DIVERGED, EQUIVALENT, NOT_RUN_STAGE, OVERRIDE, PENDING_STAGE, REGRESSED
 from .agreement import aa_rates
 from .check_rows import check_result, check_summary
 from .observed import case_observed
@@ -108,25 +108,36 @@ class RunReport:
 
     @property
     def not_run(self) -> list[dict]:
-        """The entries of `errors` that --fail-fast never started (not errors of their own)."""
-        return [e for e in self.errors if e["stage"] == NOT_RUN_STAGE]
+        """The entries of `errors` never run: --fail-fast did not start them, or a cancelled or
+        interrupted run did not get to them (not errors of their own)."""
+        return [e for e in self.errors if e["stage"] in (NOT_RUN_STAGE, PENDING_STAGE)]
 
     @property
     def failed(self) -> list[dict]:
         """The entries of `errors` that are errors: cases that were started and produced no verdict."""
-        return [e for e in self.errors if e["stage"] != NOT_RUN_STAGE]
+        return [e for e in self.errors if e["stage"] not in (NOT_RUN_STAGE, PENDING_STAGE)]
 
     def stopped_early(self) -> dict | None:
         """{"after_case", "not_run"} when --fail-fast stopped the run, else None."""
-        after = (self.run or {}).get("stopped_after")
-        return {"after_case": after, "not_run": len(self.not_run)} if after else None
+        after, n = (
+            (self.run or {}).get("stopped_after"),
+            sum(e["stage"] == NOT_RUN_STAGE for e in self.errors),
+        )
+        return {"after_case": after, "not_run": n} if after else None
+
+    def incomplete(self) -> str | None:
+        """'cancelled: k of n judged, m not run' when a run ended before every case ran (a Cancel, an
+        interrupt, --fail-fast): what was judged stands, the rest is not an error."""
+        why = {"stopped": "stopped early"}.get(st := (self.run or {}).get("status"), st)
+        if not self.not_run or why in ("running", "cancelling"):
+            return None
+        n, errs = len(self.not_run), f", {len(self.failed)} errored" if self.failed else ""
+        return f"{why}: {len(self.report['cases'])} of {len(self.rows)} judged, {n} not run{errs}"
 
     def with_errors(self) -> dict:
-        """The report plus, beside the schema, the `errors` list, the gate-truncated cases (SPEC §2:
-        judged only up to an unanswered gate), which cases were overridden and which a reviewer
-        agreed with."""
-        out = dict(self.report)
-        out["errors"] = self.errors
+        """The report plus, beside the schema: `errors`, the gate-truncated cases (SPEC §2: judged
+        only up to an unanswered gate), the overridden cases and those a reviewer agreed with."""
+        out = {**self.report, "errors": self.errors}
         if self.stopped_early():
             out["stopped_early"] = self.stopped_early()
         out["gate_truncated"] = [
@@ -214,11 +225,8 @@ def case_rows(store: Store, run_id: int) -> list[CaseRow]:
             row.review = ov
         if ov and row.status == "judged" and ov.get("action", OVERRIDE) == OVERRIDE:
             row.override = ov
-            row.verdict = ov["verdict"]
-            if ov["verdict"] == EQUIVALENT:
-                row.behaviour_delta = ""
-            elif ov["verdict"] != row.machine_verdict:
-                row.behaviour_delta = f"reviewer: {ov['reason']}"
+            # whatever the verdict (equivalent too), the reviewer's reason is the delta every export shows
+            row.verdict, row.behaviour_delta = ov["verdict"], f"reviewer: {ov['reason']}"
         rows.append(row)
     return rows
 
@@ -243,7 +251,7 @@ def summarise(rows: list[CaseRow]) -> tuple[dict, list[dict]]:
             errors.append(
                 CaseError(
                     case_id=r.case_id,
-                    stage=r.error_stage or "not run",
+                    stage=r.error_stage or PENDING_STAGE,
                     error=r.error or "the case was never judged (interrupted or cancelled run)",
                 ).model_dump()
             )
@@ -274,7 +282,7 @@ def build_report(store: Store, run_id: int) -> RunReport:
 def exit_code(rr: RunReport, gate: str = "compress") -> int:
     """0 pass; 1 a case regressed (or the gate's extra condition failed); 3 incomplete. A run that
     --fail-fast stopped has a regression: 1, unless a case it started errored."""
-    if rr.failed:
+    if rr.failed or (rr.not_run and not rr.stopped_early()):  # a cancelled run is incomplete
         return 3
     return 0 if gate_result(rr, gate)["pass"] else 1
 
