@@ -16,6 +16,7 @@ instant and never imports litellm):
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
@@ -42,7 +43,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     target = _EXPORTS.get(name)
     if target is None:
         raise AttributeError(f"module 'abeq' has no attribute {name!r}")

@@ -16,9 +16,10 @@ stores the inputs and creates (or resumes) the run; `PreparedRun.run` makes the 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from .documents import Document, detect_variant, load_document
 from .errors import AbeqError, InputError, ThinSetError
@@ -63,7 +64,7 @@ def transfer_set(ts: SetLike) -> TransferSet:
     return ts if isinstance(ts, TransferSet) else load_set(ts)
 
 
-def model(spec: ModelLike, purpose: str = "run", **kw) -> ModelSpec:
+def model(spec: ModelLike, purpose: str = "run", **kw: Any) -> ModelSpec:
     """A ModelSpec from a model string (None: the default model), with its provider's reply limit."""
     return spec if isinstance(spec, ModelSpec) else ModelSpec.for_purpose(spec, purpose, **kw)
 
@@ -80,7 +81,7 @@ def run_problems(
     """Every reason this run would be refused before its first model call; [] when it can start.
     Nothing is written. Review consistency is checked only when a store is given."""
     out: list[AbeqError] = []
-    refused = confirmation_refusal(ts, original.hash, set_path)
+    refused: AbeqError | None = confirmation_refusal(ts, original.hash, set_path)
     if refused:
         out.append(refused)
     refused = check_refusal(ts, set_path)
@@ -131,7 +132,8 @@ class PreparedRun:
 
     @property
     def round(self) -> int:
-        return (self.store.run(self.run_id) or {}).get("round") or 1
+        row = self.store.run(self.run_id)
+        return (row["round"] if row else None) or 1
 
     def estimate(self) -> dict:
         """Calls (the cache consulted), tokens and price this run will cost at most."""
@@ -167,7 +169,7 @@ def prepare_run(
     store: Store | str | None = None,
     confirm: bool = False,
     labels: tuple[str, str] = CLI_LABELS,
-    **settings,
+    **settings: Any,
 ) -> PreparedRun:
     """Check everything that comes before a model call, then store the inputs and create (or resume)
     the run. Raises the first refusal (an AbeqError naming the file and what to do); nothing is
@@ -216,7 +218,7 @@ def _read_notes(*docs: Document) -> list[str]:
     return out
 
 
-def run_settings(run: dict) -> dict | None:
+def run_settings(run: Mapping[str, Any]) -> dict[str, Any] | None:
     """The settings a run was made with (models, sampling, concurrency, …), as stored with it;
     None for a run stored before abeq kept them."""
     import json
@@ -294,6 +296,6 @@ def estimate_run(
     return estimate(Engine(store, original, candidate, ts, config))
 
 
-def run(original: DocumentLike, candidate: DocumentLike, cases: SetLike, **kw) -> RunReport:
+def run(original: DocumentLike, candidate: DocumentLike, cases: SetLike, **kw: Any) -> RunReport:
     """prepare_run(...).run(): one call from files (or objects) to the report."""
     return prepare_run(original, candidate, cases, **kw).run()

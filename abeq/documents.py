@@ -7,6 +7,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import InputError
 from .sections import PREAMBLE as PREAMBLE  # where sections are found lives in abeq.sections;
@@ -15,6 +16,9 @@ from .sections import paragraph_name as paragraph_name
 from .sections import section_texts as section_texts
 from .sections import sections as sections
 from .sections import strip_front_matter
+
+if TYPE_CHECKING:  # imported when first needed (it is slow, and found through litellm's copy)
+    import tiktoken
 
 MAX_DOCUMENT_BYTES = 200_000  # ~50k tokens: far beyond any sane skill or instruction file.
 INSTRUCTION_FILE_NAMES = {"claude.md", "agents.md", "gemini.md", "copilot-instructions.md", "claude.local.md"}
@@ -165,7 +169,7 @@ class SizeStats:
 
 
 @functools.lru_cache(maxsize=1)
-def _cl100k():
+def _cl100k() -> tiktoken.Encoding | None:
     """tiktoken's cl100k_base from the copy litellm ships (offline), without importing litellm;
     None when it cannot be loaded here (asked once per process)."""
     try:

@@ -1,5 +1,10 @@
 """The errors a user should read. The CLI prints them in a line or two and exits with `exit_code`."""
 
+from __future__ import annotations
+
+import json
+from typing import Any
+
 
 class AbeqError(Exception):
     """Base of every error abeq reports to a user."""
@@ -44,9 +49,9 @@ class ModelCallError(AbeqError):
     """A model call failed after its retries; recorded as an error for that case, never a verdict."""
 
     exit_code = 3
-    usage: dict = {}
+    usage: dict[str, Any] = {}
 
-    def spent(self, prompt_tokens: int, completion_tokens: int, cost) -> "ModelCallError":
+    def spent(self, prompt_tokens: int, completion_tokens: int, cost: float | None) -> ModelCallError:
         """Attach what the failed attempts consumed (invalid replies are billed too)."""
         self.usage = {
             "prompt_tokens": prompt_tokens,
@@ -66,7 +71,7 @@ class MissingTypesError(InputError):
         super().__init__(message, path=path, hint=hint)
 
 
-def json_problem(e, *, position: bool = True) -> str:
+def json_problem(e: json.JSONDecodeError, *, position: bool = True) -> str:
     """json's message for any message about bad JSON, never "... starting at at character 12"
     (json's msg ends in " at" where it meant to append the position). With the position:
     "Unterminated string starting at line 1, column 13 (character 12)"; without (the caller names

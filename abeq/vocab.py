@@ -1,31 +1,44 @@
-"""abeq's vocabulary, spelled once: the schemas' Literals, the CLI's choices and the desk's lists
-are all built from these tuples."""
+"""abeq's vocabulary, spelled once: each list is a Literal type here (the schemas' fields use it, so
+mypy checks every value), and the tuple beside it (the CLI's choices, the desk's lists) is read from
+that type, never written a second time."""
 
 from __future__ import annotations
 
+from typing import Final, Literal, get_args
+
 # the judge's verdicts; the report schema lists them in this order
-VERDICTS: tuple[str, ...] = ("equivalent", "candidate-regressed", "candidate-diverged")
-REGRESSED, DIVERGED, EQUIVALENT = "candidate-regressed", "candidate-diverged", "equivalent"
+Verdict = Literal["equivalent", "candidate-regressed", "candidate-diverged"]
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
+REGRESSED: Final = "candidate-regressed"
+DIVERGED: Final = "candidate-diverged"
+EQUIVALENT: Final = "equivalent"
 # most cautious first: a tie between judge samples resolves to the earliest (SPEC §3: when unsure, regressed)
 VERDICT_ORDER: tuple[str, ...] = (REGRESSED, DIVERGED, EQUIVALENT)
 # an A/A replay (the teacher judged against its own re-run) with any of these verdicts shows the
 # judge's noise: the Python rule (abeq.results.report) and the SQL counts (the ledger) both read it
-AA_NOISY: tuple[str, ...] = tuple(v for v in VERDICTS if v != EQUIVALENT)
+AA_NOISY: tuple[Verdict, ...] = tuple(v for v in VERDICTS if v != EQUIVALENT)
 
 # what a reviewer does with a judged case: accept the judge's verdict, or replace it (with a reason)
-AGREE, OVERRIDE = "agree", "override"
-REVIEW_ACTIONS: tuple[str, ...] = (AGREE, OVERRIDE)
+ReviewAction = Literal["agree", "override"]
+REVIEW_ACTIONS: tuple[ReviewAction, ...] = get_args(ReviewAction)
+AGREE: Final = "agree"
+OVERRIDE: Final = "override"
 
-CASE_TYPES: tuple[str, ...] = ("happy", "edge", "adversarial", "composition")
-CASE_STATUSES: tuple[str, ...] = ("derived", "user-modified", "user-added", "confirmed")
-VARIANTS: tuple[str, ...] = ("skill", "instruction-file")
+CaseType = Literal["happy", "edge", "adversarial", "composition"]
+CASE_TYPES: tuple[CaseType, ...] = get_args(CaseType)
+CaseStatus = Literal["derived", "user-modified", "user-added", "confirmed"]
+CASE_STATUSES: tuple[CaseStatus, ...] = get_args(CaseStatus)
+Variant = Literal["skill", "instruction-file"]
+VARIANTS: tuple[Variant, ...] = get_args(Variant)
 # how a document is run on a case: one chat call that narrates; a model with tools over a copy of
 # the case's workspace; any agent CLI run as a command in that copy
-RUNNER_MODES: tuple[str, ...] = ("chat", "tools", "command")
+RunnerModeName = Literal["chat", "tools", "command"]
+RUNNER_MODES: tuple[RunnerModeName, ...] = get_args(RunnerModeName)
 
 # gate profiles (SPEC §8): compress passes with no regression; directive-clarity also needs a
 # measured directness gain
-GATES: tuple[str, ...] = ("compress", "directive-clarity")
+Gate = Literal["compress", "directive-clarity"]
+GATES: tuple[Gate, ...] = get_args(Gate)
 
 # the blind comparator's rubric (SPEC §10)
 CONTENT_CRITERIA: tuple[str, ...] = ("completeness", "accuracy", "usefulness", "clarity", "depth")
@@ -41,14 +54,13 @@ STRUCTURE_CRITERIA: tuple[str, ...] = (
 STOPPED = "STOPPED (no scripted answer)"
 
 # what a check did on the two arms of a case (abeq.execution.checks): only LOST changes a verdict
-CHECK_KEPT, CHECK_LOST, CHECK_GAINED, CHECK_FAILED_BOTH, CHECK_SKIPPED = (
-    "kept",
-    "lost",
-    "gained",
-    "failed-both",
-    "skipped",
-)
-CHECK_OUTCOMES: tuple[str, ...] = (CHECK_KEPT, CHECK_LOST, CHECK_GAINED, CHECK_FAILED_BOTH, CHECK_SKIPPED)
+CheckOutcome = Literal["kept", "lost", "gained", "failed-both", "skipped"]
+CHECK_OUTCOMES: tuple[CheckOutcome, ...] = get_args(CheckOutcome)
+CHECK_KEPT: Final = "kept"
+CHECK_LOST: Final = "lost"
+CHECK_GAINED: Final = "gained"
+CHECK_FAILED_BOTH: Final = "failed-both"
+CHECK_SKIPPED: Final = "skipped"
 
 # --fail-fast: a case never started because an earlier one was judged regressed; reported beside
 # the errors with this stage, never as an error of its own and never as a verdict

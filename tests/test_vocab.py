@@ -36,5 +36,9 @@ def test_the_pattern_finds_each_verdict_spelled_out():
     assert not SPELLED.search("the runs are equivalent")
 
 
+def test_the_verdict_constants_are_the_verdict_type_s_names():
+    assert set(VERDICTS) == {EQUIVALENT, REGRESSED, DIVERGED}
+
+
 def test_no_module_outside_vocab_spells_a_verdict():
     assert spelled_verdicts(ROOT / "abeq") == []

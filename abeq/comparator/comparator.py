@@ -30,23 +30,28 @@ import functools
 import json
 import random
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from statistics import mean
-from typing import Annotated, Literal
+from types import GenericAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, create_model
 
 from ..errors import InputError
-from ..models.ask import ask_validated
+from ..models.ask import Outcome, ask_validated
 from ..models.call import CallPolicy
 from ..models.spec import ModelSpec
-from ..prompts import load_prompt, messages
+from ..prompts import Prompt, load_prompt, messages
 from ..schemas import (
     ComparatorReply,
     ComparisonResult,
+    CriterionScore,
     ExpectationResult,
+    InputSide,
     MeanRubric,
     OrderJudgement,
+    PassFail,
+    Winner,
 )
 from ..vocab import CONTENT_CRITERIA, STRUCTURE_CRITERIA
 from .blinding import strip_origin
@@ -60,12 +65,15 @@ from .scoring import (
     weighted_totals,
 )
 
+if TYPE_CHECKING:
+    from ..results.store import Store
 
-def comparator_prompt():
+
+def comparator_prompt() -> Prompt:
     return load_prompt("comparator")
 
 
-def reply_check(assertions: list[dict]):
+def reply_check(assertions: list[dict]) -> Callable[[ComparatorReply], None]:
     """Code checks what code can: exactly one result per given assertion id."""
     want = [a["id"] for a in assertions]
 
@@ -92,12 +100,16 @@ def reply_model(assertions: list[dict]) -> type[ComparatorReply]:
 @functools.lru_cache(maxsize=64)
 def _reply_model(ids: tuple[str, ...]) -> type[ComparatorReply]:
     # One class per id list, not per call: response schemas are cached per class.
+    # the field types are built at run time (Literal of these ids, a list of a class made here),
+    # which mypy cannot follow: they are held as Any
     n = len(ids)
+    results: Any
     if n == 0:
         results = (Annotated[list[ExpectationResult], Field(max_length=0)], ...)
     else:
-        item = create_model("AssertionResult", __base__=ExpectationResult, assertion_id=(Literal[ids], ...))
-        results = (Annotated[list[item], Field(min_length=n, max_length=n)], ...)
+        id_type: Any = Literal[ids]
+        item = create_model("AssertionResult", __base__=ExpectationResult, assertion_id=(id_type, ...))
+        results = (Annotated[GenericAlias(list, item), Field(min_length=n, max_length=n)], ...)
     return create_model(
         "ComparatorReply",
         __base__=ComparatorReply,
@@ -113,8 +125,8 @@ def blind_messages(task: str, shown_a: str, shown_b: str, assertions: list[dict]
     return messages(comparator_prompt(), blocks)
 
 
-def _swap(side: str) -> str:
-    return {"a": "b", "b": "a"}[side]
+def _swap(side: InputSide) -> InputSide:
+    return "b" if side == "a" else "a"
 
 
 # ---------------------------------------------------------------- comparing
@@ -122,7 +134,7 @@ async def acompare(
     task: str,
     output_a: str,
     output_b: str,
-    assertions=None,
+    assertions: list[Any] | None = None,
     spec: ModelSpec | None = None,
     seed: int | None = None,
     *,
@@ -142,12 +154,12 @@ async def acompare(
         if not v.strip():
             raise InputError(f"output {k} is nothing but origin metadata; nothing is left to compare")
     seed = secrets.randbelow(2**31) if seed is None else int(seed)
-    first = "a" if random.Random(seed).random() < 0.5 else "b"
-    shown = [{"A": first, "B": _swap(first)}, {"A": _swap(first), "B": first}]
+    first: InputSide = "a" if random.Random(seed).random() < 0.5 else "b"
+    shown: list[dict[str, InputSide]] = [{"A": first, "B": _swap(first)}, {"A": _swap(first), "B": first}]
     policy = policy or CallPolicy()
     check, reply_cls = reply_check(items), reply_model(items)
 
-    async def judge(order: int):
+    async def judge(order: int) -> Outcome:
         s = shown[order]
         return await ask_validated(
             spec, blind_messages(task, blind[s["A"]], blind[s["B"]], items), reply_cls, policy, check=check
@@ -166,7 +178,7 @@ async def acompare(
                 judgement=r,
                 weighted_totals=t,
                 winner_presented=r.winner,
-                winner_input=s.get(r.winner, "tie"),
+                winner_input=s[r.winner] if r.winner in s else "tie",
                 rubric_winner_presented=rw,
                 overruled=rw != r.winner,
                 raw=o.raw,
@@ -190,10 +202,10 @@ def _combine(
     ident = next(o for o in orders if o.shown["A"] == "a")  # the order whose A/B text matches a/b
     other = next(o for o in orders if o.shown["A"] == "b")
 
-    def by_input(o: OrderJudgement, crit) -> dict:
+    def by_input(o: OrderJudgement, crit: CriterionScore) -> dict[str, int]:
         return {"a": crit.a, "b": crit.b} if o.shown["A"] == "a" else {"a": crit.b, "b": crit.a}
 
-    rubric = {}
+    rubric: dict[str, dict[str, dict[str, Any]]] = {}
     for group, names in (("content_quality", CONTENT_CRITERIA), ("structural_quality", STRUCTURE_CRITERIA)):
         rubric[group] = {}
         for n in names:
@@ -202,7 +214,8 @@ def _combine(
             rubric[group][n] = {"a": mean(p["a"] for p in per), "b": mean(p["b"] for p in per), "note": note}
     w1, w2 = (o.winner_input for o in orders)
     order_dependent = w1 != w2
-    winner = "tie" if order_dependent else {"a": "A", "b": "B", "tie": "tie"}[w1]
+    label: dict[str, Winner] = {"a": "A", "b": "B", "tie": "tie"}
+    winner: Winner = "tie" if order_dependent else label[w1]
     name = {"a": "A", "b": "B", "tie": "a tie"}
     if order_dependent:
         head = (
@@ -216,25 +229,25 @@ def _combine(
         head = f"Judged in both orders: {winner} won both."
     results = []
     for item in items:
-        per = []
+        per_order: list[dict[str, PassFail]] = []
         for o in orders:
             e = next(x for x in o.judgement.expectation_results if x.assertion_id == item["id"])
-            per.append({o.shown["A"]: e.a_result, o.shown["B"]: e.b_result})
+            per_order.append({o.shown["A"]: e.a_result, o.shown["B"]: e.b_result})
         note = next(x for x in ident.judgement.expectation_results if x.assertion_id == item["id"]).note
-        res = {}
+        res: dict[str, PassFail] = {}
         for side in ("a", "b"):
-            vals = {p[side] for p in per}
+            vals = {p[side] for p in per_order}
             res[side] = "PASS" if vals == {"PASS"} else "FAIL"
             if len(vals) > 1:
                 note += f" [orders disagreed on {side}: PASS in one order, FAIL in the other; reported FAIL]"
         results.append(
-            {
-                "assertion_id": item["id"],
-                "assertion_text": item["text"],
-                "a_result": res["a"],
-                "b_result": res["b"],
-                "note": note.strip(),
-            }
+            ExpectationResult(
+                assertion_id=item["id"],
+                assertion_text=item["text"],
+                a_result=res["a"],
+                b_result=res["b"],
+                note=note.strip(),
+            )
         )
     mean_rubric = MeanRubric.model_validate(rubric)
     return ComparisonResult(
@@ -259,10 +272,10 @@ def compare(
     task: str,
     output_a: str,
     output_b: str,
-    assertions=None,
+    assertions: list[Any] | None = None,
     spec: ModelSpec | None = None,
     seed: int | None = None,
-    **kw,
+    **kw: Any,
 ) -> ComparisonResult:
     """Blind comparison of two outputs for one task, judged in both orders (sync wrapper of acompare)."""
     return asyncio.run(acompare(task, output_a, output_b, assertions, spec, seed, **kw))
@@ -270,7 +283,7 @@ def compare(
 
 # ---------------------------------------------------------------- stored runs
 def compare_run_case(
-    store, run_id: int, case_id: str, spec: ModelSpec | None = None, seed: int | None = None, **kw
+    store: Store, run_id: int, case_id: str, spec: ModelSpec | None = None, seed: int | None = None, **kw: Any
 ) -> ComparisonResult:
     """Compare the teacher (a) and candidate (b) transcripts of one case of a stored run."""
     run = store.run(run_id)
@@ -279,11 +292,10 @@ def compare_run_case(
     rc = store.run_case(run_id, case_id)
     if rc is None:
         raise InputError(f"run {run_id} has no case '{case_id}'")
-    rows = {
-        k: store.runner_result(rc[f"{k}_key"]) if rc.get(f"{k}_key") else None
-        for k in ("teacher", "candidate")
-    }
-    if not all(rows.values()):
+    teacher, candidate = (
+        store.runner_result(k) if k else None for k in (rc["teacher_key"], rc["candidate_key"])
+    )
+    if teacher is None or candidate is None:
         raise InputError(
             f"case '{case_id}' of run {run_id} does not have both transcripts (it errored or is pending)",
             hint="Compare a case that was judged.",
@@ -301,8 +313,8 @@ def compare_run_case(
     }
     return compare(
         case.input,
-        rows["teacher"]["transcript"],
-        rows["candidate"]["transcript"],
+        teacher["transcript"],
+        candidate["transcript"],
         case.expectations or None,
         spec,
         seed,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from statistics import mean
 
 from ..errors import InputError
-from ..schemas import ComparisonResult, WeightedTotals
+from ..schemas import ComparisonResult, WeightedTotals, Winner
 from ..vocab import CONTENT_CRITERIA, STRUCTURE_CRITERIA
 
 
@@ -84,7 +84,7 @@ def weighted_totals(rubric, weights: Weights = DEFAULT_WEIGHTS) -> WeightedTotal
     return WeightedTotals.model_validate(out)
 
 
-def _rubric_winner(t: WeightedTotals) -> str:
+def _rubric_winner(t: WeightedTotals) -> Winner:
     return "A" if t.a.overall > t.b.overall else "B" if t.b.overall > t.a.overall else "tie"
 
 

@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..errors import ModelCallError, json_problem
 from .call import CallPolicy, Completion, complete
 from .spec import ModelSpec
 
 MAX_ATTEMPTS = 3  # a reply that does not validate is re-asked this many times in all
+Reply = TypeVar("Reply", bound=BaseModel)
 
 
 @dataclass
-class Outcome:
+class Outcome(Generic[Reply]):
     """A validated model reply and what producing it cost (summed over re-asks)."""
 
-    value: object
+    value: Reply
     raw: str
     prompt_tokens: int
     completion_tokens: int
@@ -48,8 +51,13 @@ def _fmt(e: ValidationError) -> str:
 
 
 async def ask_validated(
-    spec: ModelSpec, msgs: list[dict], model_cls, policy: CallPolicy, check=None, attempts: int = MAX_ATTEMPTS
-) -> Outcome:
+    spec: ModelSpec,
+    msgs: list[dict],
+    model_cls: type[Reply],
+    policy: CallPolicy,
+    check: Callable[[Reply], None] | None = None,
+    attempts: int = MAX_ATTEMPTS,
+) -> Outcome[Reply]:
     """Call the model until its reply validates against model_cls (and `check`), then give up loudly.
 
     A failed reply is shown back to the model with the validation errors, since re-asking the same
@@ -59,7 +67,8 @@ async def ask_validated(
     pt = ct = 0
     cost: float | None = 0.0
     latency = 0.0
-    cache = [0, 0, 0.0]  # read, written, saved (None once a reply is unpriced)
+    read = written = 0  # prompt-cache tokens
+    saved: float | None = 0.0  # None once a reply is unpriced
     problem = ""
     for i in range(attempts):
         try:
@@ -68,17 +77,14 @@ async def ask_validated(
             raise e.spent(pt, ct, cost) from None
         pt, ct, latency = pt + c.prompt_tokens, ct + c.completion_tokens, latency + c.latency
         cost = None if (cost is None or c.cost is None) else cost + c.cost
-        cache = [
-            cache[0] + c.cache_read_tokens,
-            cache[1] + c.cache_write_tokens,
-            None if (cache[2] is None or c.cache_saved is None) else cache[2] + c.cache_saved,
-        ]
+        read, written = read + c.cache_read_tokens, written + c.cache_write_tokens
+        saved = None if (saved is None or c.cache_saved is None) else saved + c.cache_saved
         try:
             # strict=False: small local models put raw newlines inside JSON strings.
             value = model_cls.model_validate(json.loads(strip_fences(c.text), strict=False))
             if check is not None:
                 check(value)
-            return Outcome(value, c.text, pt, ct, cost, latency, i + 1, *cache)
+            return Outcome(value, c.text, pt, ct, cost, latency, i + 1, read, written, saved)
         except ValidationError as e:
             problem = _fmt(e)
         except json.JSONDecodeError as e:

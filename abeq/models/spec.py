@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .registry import Provider, default_max_tokens, provider_for
 
@@ -20,7 +21,7 @@ class ModelSpec:
     seed: int | None = 0
     timeout: float = 120.0
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.api_base is not None and (not self.api_base.strip() or self.provider.in_process):
             # the in-process models run here: a server address means nothing to them (and must
             # not split their cache from the same model without one)
@@ -34,7 +35,7 @@ class ModelSpec:
         *,
         api_base: str | None = None,
         max_tokens: int | None = None,
-        **kw,
+        **kw: Any,
     ) -> ModelSpec:
         """A spec with the reply limit its provider uses for this purpose, unless one is given."""
         name = (name or "").strip() or DEFAULT_MODEL

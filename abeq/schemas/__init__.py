@@ -5,7 +5,17 @@ transfer sets, runner and judge replies and the SPEC report; `checks` the checks
 `comparison` the blind comparator's; `record` the run record.
 """
 
-from ..vocab import CASE_TYPES, CONTENT_CRITERIA, STOPPED, STRUCTURE_CRITERIA, VERDICTS
+from ..vocab import (
+    CASE_TYPES,
+    CONTENT_CRITERIA,
+    STOPPED,
+    STRUCTURE_CRITERIA,
+    VERDICTS,
+    CaseStatus,
+    CaseType,
+    Variant,
+    Verdict,
+)
 from .checks import CheckResult, GradedCheck, grading_reply
 from .comparison import (
     ComparatorReply,
@@ -33,8 +43,6 @@ from .core import (
     Assertion,
     Case,
     CaseError,
-    CaseStatus,
-    CaseType,
     CaseVerdict,
     CommandOutput,
     Coverage,
@@ -52,8 +60,6 @@ from .core import (
     Strict,
     Summary,
     TransferSet,
-    Variant,
-    Verdict,
 )
 from .observed import NOT_REPORTED, FileChange, ObservedRun, ToolStep
 from .record import RECORD_VERSION, RunRecord

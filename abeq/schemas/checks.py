@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, create_model
 
@@ -25,7 +25,9 @@ def grading_reply(ids: tuple[str, ...]) -> type[Strict]:
     """What the check grader must return for these checks: one property per check id, each
     required, nothing else. The ids are in the schema itself, so a structured-output mode (and a
     local model's grammar) cannot leave a check out, repeat one or invent one."""
-    return create_model("GradingReply", __base__=Strict, **{i: (GradedCheck, ...) for i in ids})
+    # typed as Any: mypy matches a **dict's values against create_model's own keyword arguments too
+    fields: dict[str, Any] = {i: (GradedCheck, ...) for i in ids}
+    return create_model("GradingReply", __base__=Strict, **fields)
 
 
 class CheckResult(Strict):

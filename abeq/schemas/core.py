@@ -9,12 +9,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, field_validator
 
-from ..vocab import CASE_STATUSES, CASE_TYPES, EQUIVALENT, VARIANTS, VERDICTS
-
-Verdict = Literal[VERDICTS]
-CaseType = Literal[CASE_TYPES]
-CaseStatus = Literal[CASE_STATUSES]
-Variant = Literal[VARIANTS]
+from ..vocab import EQUIVALENT, CaseStatus, CaseType, Verdict
 
 
 class Strict(BaseModel):

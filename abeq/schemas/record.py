@@ -7,19 +7,16 @@ by_alias=True)`, so every record is validated as it is written and its keys keep
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ConfigDict, Field, computed_field, model_validator
 
-from ..vocab import CHECK_OUTCOMES, GATES, REVIEW_ACTIONS, RUNNER_MODES
+from ..vocab import CHECK_OUTCOMES, Gate, ReviewAction, RunnerModeName, Variant, Verdict
 from .checks import CheckResult
-from .core import CaseError, Report, Strict, Variant, Verdict
+from .core import CaseError, Report, Strict
 
 RECORD_VERSION = "abeq-record/1"  # the --record format; bumped when a key changes meaning
 
-Gate = Literal[GATES]
-RunnerModeName = Literal[RUNNER_MODES]
-ReviewAction = Literal[REVIEW_ACTIONS]
 # a sum of call costs reads 0 (an integer) when nothing was spent and a float otherwise; kept as is
 Number = int | float
 
