@@ -27,7 +27,8 @@ from pathlib import Path
 from .errors import InputError
 
 MAX_DEPTH = 5  # Claude Code follows imports five hops deep
-_TOKEN = re.compile(r"(?:^|(?<=\s))@((?:[^\s\\`]|\\ )+)")
+# @path, or a quoted path that may hold spaces (@'~/My Drive/x.md', @"docs/a b.md")
+_TOKEN = re.compile(r"(?:^|(?<=\s))@(?:'([^'\n]+)'|\"([^\"\n]+)\"|((?:[^\s\\`]|\\ )+))")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _PATHLIKE = re.compile(r"(^\.{0,2}/|^~|\.[A-Za-z0-9]{1,8}$)")
@@ -58,7 +59,8 @@ def references(text: str) -> list[str]:
             continue
         line = _CODE_SPAN.sub(" ", line)
         for m in _TOKEN.finditer(line):
-            token = m.group(1).replace("\\ ", " ").rstrip(_TRAILING)
+            quoted = m.group(1) or m.group(2)
+            token = quoted if quoted else m.group(3).replace("\\ ", " ").rstrip(_TRAILING)
             if token and token not in out:
                 out.append(token)
     return out

@@ -259,11 +259,13 @@ _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 def normalize(title: str, numbers: bool = True) -> str:
     """A title as a matching key: case-folded, without emoji, markup or (numbers=False) numbering."""
     s = _LINK.sub(r"\1", unicodedata.normalize("NFKC", title)).lstrip(" #")  # "## Intro" is "Intro"
+    # markup goes first: a backtick is a modifier symbol (Sk) and would become a space below
+    s = re.sub(r"[`*_~]", "", s)
     s = "".join(
         " " if unicodedata.category(ch) in ("So", "Sk", "Cs", "Co", "Cf", "Me") else ch
         for ch in s.replace("\ufe0f", "")
     )
-    s = re.sub(r"[`*_~]", "", s).casefold()
+    s = s.casefold()
     s = " ".join(s.split()).strip(" :.-–—")
     if not numbers:
         s = _NUMBERING.sub("", s).strip(" :.-–—")

@@ -134,7 +134,9 @@ def test_embedded_model_drafts_a_valid_set(example):
     try:
         d = draft(doc, ModelSpec(name="local/smollm2", max_tokens=1200))
     except ModelCallError as e:  # the honest outcome when the tiny model cannot draft: an error, no set
-        assert "local/smollm2" in e.message and "no valid reply" in e.message
+        # no valid reply at all, or only junk (a name for an input) that code refused
+        assert "local/smollm2" in e.message
+        assert "no valid reply" in e.message or "drafted no case worth reviewing" in e.message
         return
     ts = TransferSet.model_validate(d.transfer_set.model_dump())
     assert ts.cases and {c.status for c in ts.cases} == {"derived"}

@@ -46,6 +46,7 @@ PROMPTFOO_CASES = {
     "javascript-assert-external": 4,
     "structured-outputs-config": 2,
     "gemma-vs-llama": 10,
+    "config-csv-metadata": 3,  # __config: columns set thresholds, never vars
 }
 PROMPTFOO_REFUSED = {
     "google-sheets": "a Google Sheet",
@@ -62,6 +63,7 @@ SKILL_CREATOR_CASES = {
 TRIGGER_EVALS = {
     "longwind48__cachewipe__trigger-eval.json": 10,
     "junit__pre-commit-review__trigger-eval.json": 4,
+    "diegomarino__tui-design__trigger-evals.json": 17,  # {"skill_name", "queries": [...]}
 }
 
 
@@ -185,7 +187,7 @@ def test_a_trigger_eval_is_named_in_its_refusal_and_can_give_its_queries(name, c
         "trigger eval" in str(e.value) and str(path) in str(e.value) and "--trigger-queries" in e.value.hint
     )
     data = json.loads(path.read_text(encoding="utf-8"))
-    entries = data if isinstance(data, list) else data["cases"]
+    entries = data if isinstance(data, list) else data.get("cases") or data["queries"]
     should = [
         x.get("query", x.get("prompt")) for x in entries if x.get("should_trigger", x.get("expected_trigger"))
     ]

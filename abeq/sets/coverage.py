@@ -115,10 +115,12 @@ def coverage(
     named = any(c.exercises_sections for c in ts.cases)
     warnings = []
     if ts.cases and not named:
-        warnings.append(
-            f"coverage is 0% because no case names a section it exercises (imported promptfoo and "
-            f"skill-creator cases never do: those formats have no such field); {MAP_HINT}"
+        why = (
+            "the drafting model tagged none of its cases with a section the original has"
+            if all(c.status == "derived" for c in ts.cases)  # drafted, not imported
+            else "imported promptfoo and skill-creator cases never do: those formats have no such field"
         )
+        warnings.append(f"coverage is 0% because no case names a section it exercises ({why}); {MAP_HINT}")
     elif ratio < COVERAGE_WARN:  # the exact ratio: 69.96% must not round up to "70%, fine"
         bodies = {h.name: h.body for h in doc.sections}
         missing = [

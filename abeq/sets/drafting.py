@@ -13,12 +13,14 @@ import asyncio
 from dataclasses import dataclass, field
 
 from ..documents import sections, sha256
+from ..errors import ModelCallError
 from ..models.ask import Outcome, ask_validated
 from ..models.call import CallPolicy
 from ..models.spec import ModelSpec
 from ..prompts import load_prompt, messages
 from ..schemas import Case, DraftReply, GateResponse, TransferSet
-from ..sections import SectionIndex
+from ..sections import SectionIndex, normalize
+from ..vocab import CASE_TYPES
 from ._common import slugify, unique_id
 from .coverage import coverage
 
@@ -46,7 +48,7 @@ def draft_messages(document_text: str) -> list[dict]:
 async def draft_async(document_text: str, spec: ModelSpec, policy: CallPolicy | None = None) -> Drafted:
     """Ask the model for cases and turn its reply into an unconfirmed, derived transfer set."""
     out = await ask_validated(spec, draft_messages(document_text), DraftReply, policy or CallPolicy())
-    ts, warnings = build_set(out.value, document_text)
+    ts, warnings = build_set(out.value, document_text, model=spec.name)
     return Drafted(ts, warnings, load_prompt(PROMPT).ref, spec.name, out)
 
 
@@ -60,18 +62,31 @@ def draft_cases(document_text: str, spec: ModelSpec, policy: CallPolicy | None =
     return draft(document_text, spec, policy).transfer_set
 
 
-def build_set(reply: DraftReply, document_text: str) -> tuple[TransferSet, list[str]]:
-    """What code checks in a drafted reply; returns the set and a warning for everything it changed."""
+def build_set(
+    reply: DraftReply, document_text: str, model: str = "the drafting model"
+) -> tuple[TransferSet, list[str]]:
+    """What code checks in a drafted reply; returns the set and a warning for everything it changed.
+    A draft with no case left worth reviewing (every input only a name or a heading, or a repeat)
+    is refused: a ModelCallError that says why and what to do, never a junk set."""
     index = SectionIndex(document_text)
+    names = _names(document_text, index)
     warnings: list[str] = []
     cases: list[Case] = []
     taken: set[str] = set()
     inputs: dict[str, str] = {}
+    junk: list[str] = []
     for i, d in enumerate(reply.cases):
         label = f"drafted case {i + 1} ('{d.id}')"
         key = " ".join(d.input.split()).lower()
         if key in inputs:
             warnings.append(f"{label} repeats the input of '{inputs[key]}'; dropped it")
+            junk.append(f"{label} repeats another")
+            continue
+        if _only_a_name(d.input, names):
+            warnings.append(
+                f"{label}: its input {d.input.strip()!r} is only a name, not a request; dropped it"
+            )
+            junk.append(f"{label}'s input is only the name {d.input.strip()!r}")
             continue
         secs: list[str] = []
         for s in d.exercises_sections:
@@ -101,10 +116,43 @@ def build_set(reply: DraftReply, document_text: str) -> tuple[TransferSet, list[
                 rationale=d.rationale.strip(),
             )
         )
+    missing = [t for t in CASE_TYPES if t not in {c.type for c in cases}]
+    if not cases:
+        raise ModelCallError(
+            f"{model} drafted no case worth reviewing: " + "; ".join(junk[:4]) + " — nothing was written",
+            hint="A small model cannot draft from this document: use a stronger one (--model, e.g. a hosted "
+            "model), or write the cases yourself (docs/guides/transfer-sets.md).",
+        )
+    if missing:
+        warnings.append(
+            f"the draft has no {', '.join(missing)} case: a set needs one of each type to run; add them, "
+            "or draft again with a stronger model"
+        )
     cases = _share_gate_defaults(cases, warnings)
     ts = TransferSet(document_hash=sha256(document_text), cases=cases)
     cov = coverage(document_text, ts)
     return ts.model_copy(update={"coverage": cov.as_coverage()}), warnings
+
+
+def _names(document_text: str, index: SectionIndex) -> set[str]:
+    """What a drafted input must not be on its own: a heading, or the document's own name."""
+    out = {normalize(h.title, numbers=False) for h in index.outline.headings}
+    if document_text.startswith("---"):  # a skill's front matter: name: mcp-builder
+        for line in document_text.split("\n")[1:40]:
+            if line.startswith("---"):
+                break
+            if line.startswith("name:"):
+                out.add(normalize(line[5:].strip().strip("'\""), numbers=False))
+    return out
+
+
+def _only_a_name(text: str, names: set[str]) -> bool:
+    """An input that is a heading, the document's name or a bare identifier ("mcp-builder") asks nothing."""
+    t = text.strip()
+    key = normalize(t, numbers=False)
+    if key in names or key.replace("-", " ") in names:
+        return True
+    return " " not in t and any(ch in t for ch in "-_./") and len(t) <= 60
 
 
 def _gate_key(g: GateResponse) -> str:

@@ -80,6 +80,14 @@ def _read_abeq(fmt: str, path: str, text: str) -> Imported:
             "(docs/guides/transfer-sets.md has every field); for promptfoo or skill-creator files use "
             "--from promptfoo|skill-creator.",
         )
+    if looks_like_evals(data["cases"]):
+        raise InputError(
+            "these entries have a 'prompt' (and expectations or assertions) but no 'input': they read as "
+            "skill-creator evals, not abeq cases",
+            path=path,
+            hint="Import them with `abeq import-set --from skill-creator "
+            f"{Path(path).name} --out cases.json`.",
+        )
     cases = []
     for c in data["cases"]:
         if isinstance(c, dict) and c.get("type") in (None, ""):
@@ -112,9 +120,23 @@ def detect_format(name: str, text: str) -> str:
     rows = data if isinstance(data, list) else []
     if rows and all(isinstance(r, dict) for r in rows):
         keys = set().union(*rows)
+        if looks_like_evals(rows):
+            return "skill-creator"  # a bare list of evals: what the rows hold decides, not the brackets
         if "vars" in keys or "assert" in keys or (fmt == "csv" and not {"id", "input"} <= keys):
             return "promptfoo"  # promptfoo tests (vars and assert), not abeq cases (id, type, input)
     return fmt
+
+
+_EVAL_KEYS = {"prompt", "expectations", "assertions", "expected_output"}
+
+
+def looks_like_evals(rows: object) -> bool:
+    """Rows that are skill-creator evals (a `prompt` with its checks), not abeq cases (an `input`):
+    skill-creator's own reader takes a bare list of evals as readily as {"evals": [...]}."""
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
+        return False
+    keys = set().union(*rows)
+    return "input" not in keys and "prompt" in keys and bool(keys & (_EVAL_KEYS - {"prompt"}))
 
 
 def _peek(text: str, fmt: str):

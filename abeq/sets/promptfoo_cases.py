@@ -38,6 +38,7 @@ class Test:
     label: str
     test: dict
     config: dict
+    source: str = ""  # the file a glob brought it from, relative to the config ("" otherwise)
 
 
 @dataclass
@@ -139,6 +140,8 @@ def _turn(t: Test, default, dvars, dmeta, dextra, path, warnings) -> tuple[_Turn
             "the input lists them as 'name: value' lines.",
         )
     meta = {**dmeta, **(test.get("metadata") or {})}
+    if t.source:
+        meta.setdefault("source_file", t.source)
     extra = {**dextra, **{k: v for k, v in test.items() if k not in _TEST_KEYS}}
     if isinstance(dextra.get("options"), dict) and isinstance(test.get("options"), dict):
         extra["options"] = {**dextra["options"], **test["options"]}

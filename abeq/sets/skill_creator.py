@@ -32,7 +32,30 @@ _EVAL_FIELDS = (
     "type",
 )
 # fields some authors use for checks; kept in metadata, and the warning says how to make them run
-_CHECKLIKE = {"checks", "scorers", "must_have", "must_not_have", "expected_behavior", "verifiers", "criteria"}
+_CHECKLIKE = {
+    "check",
+    "scorer",
+    "must_have",
+    "must_not_have",
+    "must_include",
+    "must_not_include",
+    "expected_behavior",
+    "expected_behaviour",
+    "forbidden_behavior",
+    "verifier",
+    "criteria",
+    "criterion",
+    "success_criteria",
+    "rubric",
+}
+
+
+def _checklike(field: str) -> bool:
+    """A field that reads like a check, singular or plural (`checks`, `expected_behaviors`, `must_have`)."""
+    k = field.lower().replace("-", "_")
+    return k in _CHECKLIKE or k.removesuffix("s") in _CHECKLIKE or k.removesuffix("es") in _CHECKLIKE
+
+
 _TEXT_KEYS = ("text", "assertion", "statement", "check", "expectation", "criterion", "description")
 _PLACEHOLDER = re.compile(r"\{\{?\s*[A-Z][A-Z0-9_]*\s*\}?\}")
 TRIGGER_HINT = (
@@ -134,7 +157,7 @@ def read_skill_creator(path: str, text: str, trigger_queries: bool = False) -> I
         cases.append(case)
         labels.append(label)
     if extra_fields:
-        checklike = sorted(set(extra_fields) & _CHECKLIKE)
+        checklike = sorted(k for k in extra_fields if _checklike(k))
         warnings.append(
             "fields skill-creator does not define are kept in each case's metadata: "
             + ", ".join(f"{k} ({n} eval{'s' if n > 1 else ''})" for k, n in extra_fields.items())
@@ -166,13 +189,14 @@ def _not_evals(data: Any) -> str:
 
 def trigger_items(data: Any) -> list[dict] | None:
     """The entries of a trigger eval (query + should_trigger, in its known shapes), or None."""
-    items = data
-    if isinstance(data, dict):
-        items = data.get("evals") if isinstance(data.get("evals"), list) else data.get("cases")
-    if not isinstance(items, list) or not items or not all(isinstance(x, dict) for x in items):
-        return None
-    if all("should_trigger" in x or "expected_trigger" in x for x in items):
-        return items
+    lists = [data] if isinstance(data, list) else []
+    if isinstance(data, dict):  # {"evals": [...]}, {"queries": [...]}, …: whichever list holds them
+        lists = [v for v in data.values() if isinstance(v, list)]
+    for items in lists:
+        if items and all(
+            isinstance(x, dict) and ("should_trigger" in x or "expected_trigger" in x) for x in items
+        ):
+            return items
     return None
 
 
