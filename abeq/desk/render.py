@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import html
-import re
 
 from ..errors import AbeqError
 from ..results.diff import marked_pair
+from ..untrusted import md_escape
 from ..vocab import DIVERGED, EQUIVALENT, REGRESSED
 
 VERDICT_COLOR = {EQUIVALENT: "green", DIVERGED: "orange", REGRESSED: "red"}
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:])")
 
 _TABLE = (
     "width:100%;border-collapse:collapse;table-layout:fixed;color:#1f2328;"
@@ -26,7 +25,7 @@ _DIFF = ";background:#fff8c5"
 
 def md(text: str) -> str:
     """Text shown through a Markdown-rendering element (st.info, st.error…) as literal text."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text))
+    return md_escape(text)
 
 
 def error_md(e: AbeqError) -> str:

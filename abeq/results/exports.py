@@ -15,6 +15,7 @@ from xml.etree import ElementTree as ET
 
 from ..documents import compression_ratio, size_stats
 from ..sets.coverage import coverage
+from ..untrusted import csv_cell, md_escape
 from ..vocab import CHECK_FAILED_BOTH, CHECK_SKIPPED, DIVERGED, NOT_RUN_STAGE, REGRESSED
 from .report import RunReport, gate_result, run_record
 from .store import Store
@@ -61,7 +62,8 @@ def _docs(store: Store, rr: RunReport):
 
 
 def _md_cell(text) -> str:
-    return str(text if text is not None else "").replace("|", "\\|").replace("\n", " ")
+    """An untrusted value in the report (a PR comment): literal text on one line, whatever it holds."""
+    return md_escape(text, one_line=True)
 
 
 def markdown(store: Store, rr: RunReport, gate: str = "compress") -> str:
@@ -77,7 +79,7 @@ def markdown(store: Store, rr: RunReport, gate: str = "compress") -> str:
     est = "" if so.tokens_exact else " (est.)"
     stop = rr.stopped_early()
     lines = [
-        f"# abeq review: {o['name']} → {c['name']}",
+        f"# abeq review: {_md_cell(o['name'])} → {_md_cell(c['name'])}",
         "",
         f"**Gate `{gate}`: {'PASS' if g['pass'] else 'FAIL'}** — {s['equivalents']} equivalent, "
         f"{s['divergences']} diverged, {s['regressions']} regressed, {len(rr.failed)} errored"
@@ -119,7 +121,7 @@ def markdown(store: Store, rr: RunReport, gate: str = "compress") -> str:
             + (" — accepted as a thin set." if rr.run.get("thin_accepted") else "."),
             "",
         ]
-        lines += [f"- warning: {w}" for w in cov.warnings] + ([""] if cov.warnings else [])
+        lines += [f"- warning: {_md_cell(w)}" for w in cov.warnings] + ([""] if cov.warnings else [])
     lines += [
         "## Cases",
         "",
@@ -148,7 +150,7 @@ def markdown(store: Store, rr: RunReport, gate: str = "compress") -> str:
             "## Gate-truncated cases",
             "",
             "These stopped at an interactive gate with no scripted answer and were judged only up to it: "
-            + ", ".join(trunc)
+            + ", ".join(_md_cell(t) for t in trunc)
             + ".",
         ]
     lines += ["", "## Caveat", "", CAVEAT, ""]
@@ -222,44 +224,51 @@ def to_csv(rr: RunReport) -> str:
     w = csv.DictWriter(buf, fieldnames=CSV_FIELDS)
     w.writeheader()
     for r in rr.rows:
-        w.writerow(
-            {
-                "case_id": r.case_id,
-                "status": r.status,
-                "verdict": r.verdict,
-                "judge_verdict": r.judge_verdict,
-                "overridden": bool(r.override),
-                "override_reason": r.override["reason"] if r.override else "",
-                "reviewed": r.review.get("action", "override") if r.review else "",
-                "reviewer": r.review["reviewer"] if r.review else "",
-                "behaviour_delta": r.behaviour_delta,  # effective: a reviewer's reason if overridden
-                "judge_behaviour_delta": r.judge_delta,  # what the judge said, whatever the review
-                "original_directness": r.original_directness,
-                "candidate_directness": r.candidate_directness,
-                "agreement": r.agreement,
-                "uncertain": r.uncertain,
-                "aa_verdict": r.aa_verdict,
-                "gate_truncated": r.gate_truncated,
-                "calls_made": r.calls_made,
-                "calls_cached": r.calls_cached,
-                "tokens": r.tokens,
-                "cost": "" if r.known_cost is None else f"{r.known_cost:.6f}",
-                "cost_unpriced_calls": r.unpriced_calls,
-                "error": r.error or "",
-                "checks": len(r.checks),
-                "checks_lost": "; ".join(c.label for c in r.checks_lost),
-                "checks_failed_both": "; ".join(c.label for c in r.checks if c.outcome == CHECK_FAILED_BOTH),
-                "checks_skipped": "; ".join(c.label for c in r.checks if c.outcome == CHECK_SKIPPED),
-                "checks_disagree_with_judge": r.checks_disagree,
-                "checks_detail": json.dumps(
-                    [{"check": c.label, "teacher": c.teacher, "candidate": c.candidate} for c in r.checks],
-                    ensure_ascii=False,
-                )
-                if r.checks
-                else "",
-            }
-        )
+        w.writerow(_safe_row(_csv_row(r)))
     return buf.getvalue()
+
+
+def _safe_row(row: dict) -> dict:
+    # every cell: ids, reasons, reviewer names and judge text can start with = + - @ (issue 27)
+    return {k: csv_cell(v) for k, v in row.items()}
+
+
+def _csv_row(r) -> dict:
+    return {
+        "case_id": r.case_id,
+        "status": r.status,
+        "verdict": r.verdict,
+        "judge_verdict": r.judge_verdict,
+        "overridden": bool(r.override),
+        "override_reason": r.override["reason"] if r.override else "",
+        "reviewed": r.review.get("action", "override") if r.review else "",
+        "reviewer": r.review["reviewer"] if r.review else "",
+        "behaviour_delta": r.behaviour_delta,  # effective: a reviewer's reason if overridden
+        "judge_behaviour_delta": r.judge_delta,  # what the judge said, whatever the review
+        "original_directness": r.original_directness,
+        "candidate_directness": r.candidate_directness,
+        "agreement": r.agreement,
+        "uncertain": r.uncertain,
+        "aa_verdict": r.aa_verdict,
+        "gate_truncated": r.gate_truncated,
+        "calls_made": r.calls_made,
+        "calls_cached": r.calls_cached,
+        "tokens": r.tokens,
+        "cost": "" if r.known_cost is None else f"{r.known_cost:.6f}",
+        "cost_unpriced_calls": r.unpriced_calls,
+        "error": r.error or "",
+        "checks": len(r.checks),
+        "checks_lost": "; ".join(c.label for c in r.checks_lost),
+        "checks_failed_both": "; ".join(c.label for c in r.checks if c.outcome == CHECK_FAILED_BOTH),
+        "checks_skipped": "; ".join(c.label for c in r.checks if c.outcome == CHECK_SKIPPED),
+        "checks_disagree_with_judge": r.checks_disagree,
+        "checks_detail": json.dumps(
+            [{"check": c.label, "teacher": c.teacher, "candidate": c.candidate} for c in r.checks],
+            ensure_ascii=False,
+        )
+        if r.checks
+        else "",
+    }
 
 
 def gate_reason(rr: RunReport, g: dict) -> str:

@@ -8,6 +8,7 @@ import json
 
 from ..errors import InputError
 from ..schemas import TransferSet
+from ..untrusted import csv_cell
 from .parse import dump
 from .yaml12 import SourceFloat, SourceInt, reads_as_text
 
@@ -44,25 +45,23 @@ def export_text(ts: TransferSet, fmt: str) -> str:
             secs = c.exercises_sections
             plain = not any(ch in s for s in secs for ch in ";|") and not any(s.startswith("[") for s in secs)
             exp = c.expectations
-            w.writerow(
-                {
-                    "id": c.id,
-                    "type": c.type,
-                    "input": c.input,
-                    "status": c.status,
-                    "rationale": c.rationale,
-                    "exercises_sections": "; ".join(secs) if plain else json.dumps(secs, ensure_ascii=False),
-                    "gate_responses": json.dumps(
-                        [g.model_dump() for g in c.gate_responses], ensure_ascii=False
-                    )
-                    if c.gate_responses
-                    else "",
-                    "expectations": "\n".join(exp)
-                    if not any("\n" in e or e.startswith("[") for e in exp)
-                    else json.dumps(exp, ensure_ascii=False),
-                    **{f: _cell(c, f) for f in _OPTIONAL if f in cols},
-                }
-            )
+            row = {
+                "id": c.id,
+                "type": c.type,
+                "input": c.input,
+                "status": c.status,
+                "rationale": c.rationale,
+                "exercises_sections": "; ".join(secs) if plain else json.dumps(secs, ensure_ascii=False),
+                "gate_responses": json.dumps([g.model_dump() for g in c.gate_responses], ensure_ascii=False)
+                if c.gate_responses
+                else "",
+                "expectations": "\n".join(exp)
+                if not any("\n" in e or e.startswith("[") for e in exp)
+                else json.dumps(exp, ensure_ascii=False),
+                **{f: _cell(c, f) for f in _OPTIONAL if f in cols},
+            }
+            # a spreadsheet must not run a cell as a formula; the importer takes the ' off again
+            w.writerow({k: csv_cell(v) for k, v in row.items()})
         return buf.getvalue()
     raise InputError(f"cannot write a transfer set as '{fmt}'", hint="Use .json, .yaml, .jsonl or .csv.")
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import InputError, json_problem
 from ..schemas import Case
+from ..untrusted import csv_uncell
 from ..vocab import CASE_TYPES
 from .yaml12 import loader as yaml12_loader
 
@@ -147,7 +148,10 @@ def _parse_csv_rows(text: str, path: str) -> tuple[list[dict], list[str]]:
                     'cell write a quote as "".',
                 )
         # names and keywords are trimmed; text (input, rationale, gate responses) is kept exactly as written
-        case: dict = {k: (cells[i] if i < len(cells) else "") for i, k in enumerate(fieldnames) if k}
+        # a ' before a formula character is how abeq's CSV export keeps a spreadsheet from running it
+        case: dict = {
+            k: csv_uncell(cells[i] if i < len(cells) else "") for i, k in enumerate(fieldnames) if k
+        }
         case.update({k: case[k].strip() for k in _CSV_TRIMMED if k in case})
         secs = case.pop("exercises_sections", "")
         case["exercises_sections"] = _list_cell(secs, lambda c: c.replace("|", ";").split(";"))

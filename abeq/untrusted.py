@@ -1,0 +1,68 @@
+"""Untrusted text made inert where abeq writes it: a spreadsheet cell, Markdown, a terminal.
+
+Case ids, inputs, reasons, reviewer names and judge text come from files other people write and
+from model output; each place that shows them goes through one of these, never its own variant.
+"""
+
+from __future__ import annotations
+
+import re
+
+# OWASP (CSV injection): a cell starting with one of these is read as a formula by spreadsheets
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value):
+    """A CSV cell a spreadsheet shows as text: a leading formula character gets a `'` before it.
+
+    A cell that already starts with quotes before a formula character gets one more, so
+    `csv_uncell` gives back exactly what was written (the set importer reads its own exports)."""
+    if not isinstance(value, str):
+        return value
+    return "'" + value if value.lstrip("'").startswith(FORMULA_START) else value
+
+
+def csv_uncell(text: str) -> str:
+    """The value `csv_cell` neutralised: one leading `'` taken off a cell it would have prefixed."""
+    if text.startswith("'") and text.lstrip("'").startswith(FORMULA_START):
+        return text[1:]
+    return text
+
+
+# the punctuation that makes Markdown (or Streamlit's :directives:) anywhere in a line; CommonMark lets
+# a backslash make any ASCII punctuation literal
+_MD_INLINE = re.compile(r"([\\`*_{}\[\]()<>!|~$:&#])")
+# and what makes a block only at the start of a line: a list item, a setext underline, "1."
+_MD_LINE_START = re.compile(r"(?m)^([ \t]*)([-+=]|\d+(?=\.))")
+# GFM autolinks are found in the text *after* escapes are read (remark-gfm), so a backslash does not
+# stop them; a word joiner (invisible) after the scheme, "www" or "@" does
+_AUTOLINK = re.compile(r"(?i)(https?:|ftp:|mailto:|xmpp:|www|@)")
+_LINE_BREAKS = re.compile(r"[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]+")
+WORD_JOINER = "\u2060"
+
+
+def md_escape(text, one_line: bool = False) -> str:
+    """Text for a Markdown renderer that shows as the literal text: no HTML, link, image, heading,
+    emphasis, table cell, autolink or Streamlit directive can come out of it. `one_line` collapses
+    line breaks into spaces (a table cell, a list item, a heading)."""
+    s = str(text if text is not None else "")
+    if one_line:
+        s = _LINE_BREAKS.sub(" ", s)
+    s = _AUTOLINK.sub(lambda m: m.group(1) + WORD_JOINER, s)
+    s = _MD_INLINE.sub(r"\\\1", s)
+    return _MD_LINE_START.sub(_line_start, s)
+
+
+def _line_start(m: re.Match) -> str:
+    lead, mark = m.groups()
+    return lead + (mark + "\\" if mark[0].isdigit() else "\\" + mark)  # "1\." and "\-"
+
+
+# C0 and C1 controls but tab and newline, and DEL: ESC starts the sequences that recolour, move the
+# cursor, set the window title or write to the clipboard (OSC 52)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def term_safe(text) -> str:
+    """Text for a terminal: control characters shown as visible escapes (\\x1b), never sent raw."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))

@@ -1,0 +1,76 @@
+"""Untrusted text written where it could act: a spreadsheet cell, a Markdown report (issue 27, 4-5)."""
+
+import csv
+import io
+
+from conftest import with_cases
+
+from abeq import sets
+from abeq.execution.engine import Engine
+from abeq.results.exports import markdown, to_csv
+from abeq.results.report import build_report
+from abeq.sets.export import export_text
+from abeq.untrusted import csv_cell, csv_uncell, md_escape
+
+FORMULAS = ['=HYPERLINK("http://evil.example","x")', "+1+1", "-2+3", "@SUM(A1)", "\tx", "\rx"]
+HOSTILE_ID = 'x</td><img src="http://evil.example/p.png"> ![i](http://evil.example/i.png)\n# Gate: PASS\n<!--'
+
+
+def _run(store, example, scripted_cfg, case_ids):
+    cases = example["ts"].cases  # the example's cases, the first ones renamed: the set stays runnable
+    ts = with_cases(
+        example, [c.model_copy(update={"id": i}) for c, i in zip(cases, case_ids)] + cases[len(case_ids) :]
+    )
+    run_id = Engine(store, example["original"], example["lossy"], ts, scripted_cfg()).run()
+    return build_report(store, run_id)
+
+
+def test_csv_cells_starting_with_a_formula_character_are_neutralised(store, example, scripted_cfg):
+    rr = _run(store, example, scripted_cfg, FORMULAS[:4])
+    store.add_override(
+        rr.run["id"], "+1+1", "equivalent", "=cmd|' /C calc'!A0", "@ann", "candidate-regressed"
+    )
+    rows = list(csv.DictReader(io.StringIO(to_csv(build_report(store, rr.run["id"])))))
+    cells = [v for r in rows for v in r.values() if v]
+    assert not [v for v in cells if v[0] in "=+-@\t\r"]
+    assert {"'" + f for f in FORMULAS[:4]} <= {r["case_id"] for r in rows}
+    ann = next(r for r in rows if r["case_id"] == "'+1+1")
+    assert ann["reviewer"] == "'@ann" and ann["override_reason"].startswith("'=cmd")
+
+
+def test_a_set_exported_as_csv_is_neutralised_and_reads_back_as_written(example, tmp_path):
+    ids = [*FORMULAS[:5], "'=already quoted", "'plain", "plain"]
+    ts = example["ts"].model_copy(
+        update={"cases": [example["ts"].cases[0].model_copy(update={"id": f"{i}"}) for i in ids]}
+    )
+    text = export_text(ts, "csv")
+    cells = [r[0] for r in csv.reader(io.StringIO(text))][1:]
+    assert not [c for c in cells if c[0] in "=+-@\t\r"]
+    (tmp_path / "s.csv").write_text(text, encoding="utf-8")
+    # ids are trimmed on import, so the tab one comes back without its tab
+    assert [c.id for c in sets.load(tmp_path / "s.csv").cases] == [i.strip() for i in ids]
+
+
+def test_csv_cell_round_trips():
+    for s in [*FORMULAS, "'", "''=x", "'x", "", "x=1"]:
+        assert csv_uncell(csv_cell(s)) == s
+
+
+def test_a_hostile_case_id_adds_no_structure_to_the_markdown_report(store, example, scripted_cfg):
+    rr = _run(store, example, scripted_cfg, [HOSTILE_ID])
+    md = markdown(store, rr)
+    case_lines = [line for line in md.splitlines() if "evil" in line]
+    # the case's rows in the cases and checks tables, each one whole row: no heading, no line of its own
+    assert len(case_lines) == 2 and all(x.startswith("| ") and x.endswith(" |") for x in case_lines)
+    row = " ".join(case_lines)
+    assert "<" not in row.replace("\\<", "") and "![" not in row and "](" not in row.replace("\\](", "")
+    assert "http://" not in row  # autolinks broken too
+    assert not [line for line in md.splitlines() if line.startswith("# Gate")]
+    assert "<!--" not in md
+
+
+def test_md_escape_keeps_the_text_and_drops_the_markup():
+    assert md_escape("- item\n1. two\n# h", one_line=False) == "\\- item\n1\\. two\n\\# h"
+    assert md_escape("a | b\nc", one_line=True) == "a \\| b c"
+    assert md_escape("see www.x.example") == "see www\u2060.x.example"
+    assert md_escape(":red[x] $y$") == "\\:red\\[x\\] \\$y\\$"
