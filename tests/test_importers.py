@@ -109,7 +109,9 @@ def test_per_case_types_from_a_reviewer_resolve_the_rest():
 def test_a_promptfoo_test_without_vars_is_named(tmp_path):
     p = tmp_path / "promptfooconfig.yaml"
     p.write_text(
-        "prompts: [x]\ntests:\n  - vars: {q: hello}\n  - description: nothing here\n    assert: []\n"
+        # a prompt made by code has no text to stand in for the missing vars (a written one would: issue 24)
+        "prompts: [file://make_prompt.py]\ntests:\n  - vars: {q: hello}\n  - description: nothing here\n"
+        "    assert: []\n"
     )
     with pytest.raises(InputError) as e:
         sets.read_source("promptfoo", p)

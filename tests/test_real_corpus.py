@@ -47,6 +47,7 @@ PROMPTFOO_CASES = {
     "structured-outputs-config": 2,
     "gemma-vs-llama": 10,
     "config-csv-metadata": 3,  # __config: columns set thresholds, never vars
+    "openai-codex-sdk-basic": 1,  # a test with no vars: the prompt is the input
 }
 PROMPTFOO_REFUSED = {
     "google-sheets": "a Google Sheet",
@@ -111,6 +112,7 @@ def _text(vars_: dict) -> str:
 
 def expected_inputs(config: Path) -> list[str]:
     default, tests = _source_tests(config)
+    prompts = yaml.load(config.read_text(encoding="utf-8"), Loader=yaml.BaseLoader).get("prompts") or []
     out: list[str] = []
     conversations: dict[str, list[dict]] = {}
     for t in tests:
@@ -121,6 +123,9 @@ def expected_inputs(config: Path) -> list[str]:
                 conversations[conv] = []
                 out.append(conv)  # its place: where its first turn is
             conversations[conv].append(v)
+            continue
+        if not v:  # no vars: promptfoo sends the prompt itself
+            out += prompts
             continue
         keys = list(v)
         lists = [v[k] if isinstance(v[k], list) else [v[k]] for k in keys]

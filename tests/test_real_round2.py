@@ -192,3 +192,22 @@ def test_junk_drafted_cases_are_dropped_and_missing_types_named():
     assert "no edge, adversarial, composition case" in text
     cov = sets.coverage(MCP.read_text(encoding="utf-8"), d.transfer_set)
     assert "the drafting model tagged none" in cov.warnings[0] and "imported" not in cov.warnings[0]
+
+
+# ---------------------------------------------------------------- 3. a test with no vars
+def test_a_test_with_no_vars_has_the_configs_prompt_for_its_input(tmp_path):
+    imp = sets.read_source("promptfoo", PF / "openai-codex-sdk-basic" / "promptfooconfig.yaml")
+    [case] = imp.cases
+    assert case["input"] == (
+        "Write a Python function that calculates the factorial of a number. Output only the code."
+    )
+    assert [a["type"] for a in case["assertions"]] == ["contains", "llm-rubric"]
+    assert any("has no vars: its input is the config's prompt" in w for w in imp.warnings)
+    # a prompt's {{vars}} are rendered empty, as promptfoo renders them when a test gives none
+    text = (PF / "openai-codex-sdk-basic" / "promptfooconfig.yaml").read_text(encoding="utf-8")
+    (tmp_path / "promptfooconfig.yaml").write_text(text.replace("a number.", "a number{{ suffix }}."))
+    assert (
+        sets.read_source("promptfoo", tmp_path / "promptfooconfig.yaml")
+        .cases[0]["input"]
+        .endswith("of a number. Output only the code.")
+    )

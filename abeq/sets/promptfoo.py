@@ -36,6 +36,7 @@ class PromptfooReader:
         self.tests: list[Test] = []
         self.default: dict = {}
         self.remote: list[str] = []
+        self.prompts: list[str] = []  # the config's prompts as text: the input of a test with no vars
 
     def read(self, text: str) -> Imported:
         fmt = format_of(self.path)
@@ -58,7 +59,7 @@ class PromptfooReader:
                 f"skipped tests from {', '.join(self.remote)}: remote sources are not fetched "
                 "(abeq downloads nothing); export them to a local file and import that"
             )
-        cases, labels = build_cases(self.tests, self.default, self.path, self.warnings)
+        cases, labels = build_cases(self.tests, self.default, self.path, self.warnings, self.prompts)
         return Imported(self.path, "promptfoo", cases, labels, self.warnings)
 
     def _nothing(self, data: Any) -> InputError:
@@ -114,6 +115,7 @@ class PromptfooReader:
                 hint="Write defaultTest: {vars: …, assert: …}.",
             )
         self.default = dt
+        self.prompts = _prompt_texts(data.get("prompts"), base)
         self._add_tests(data.get("tests"), base, "", depth=0, config=data)
         for i, sc in enumerate(data.get("scenarios") or [], start=1):
             self._scenario(sc, i, data)
@@ -265,3 +267,24 @@ def _uses_conversation(prompts: Any, base: Path) -> bool:
         except (OSError, UnicodeDecodeError):
             continue
     return False
+
+
+def _prompt_texts(prompts: Any, base: Path) -> list[str]:
+    """The config's prompts as text (inline, `raw`, or a local text file named by file://); a prompt
+    made by code or kept elsewhere has no text here and is left out."""
+    items = prompts if isinstance(prompts, list) else [prompts]
+    if isinstance(prompts, dict):  # {path: label}
+        items = list(prompts)
+    out = []
+    for p in items:
+        if isinstance(p, dict):
+            p = p.get("raw") or p.get("id")
+        if not isinstance(p, str) or not p.strip():
+            continue
+        if p.startswith("file://"):
+            f = base / p.removeprefix("file://")
+            if any(ch in p for ch in "*?[") or f.suffix.lower() in _CODE_SUFFIXES or not f.is_file():
+                continue
+            p = read_text_file(f, what="promptfoo prompt file", max_bytes=MAX_SET_BYTES)
+        out.append(p)
+    return out

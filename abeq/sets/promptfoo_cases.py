@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ from .yaml12 import plain, scalar_text
 
 _TEXT_SUFFIXES = {"", ".txt", ".md", ".markdown", ".json", ".yaml", ".yml", ".csv", ".html", ".xml", ".log"}
 _TEST_KEYS = ("vars", "assert", "metadata")
+_PROMPT = "\x00prompt"  # the one "var" of a test without vars: the rendered prompt is its input
+_VARIABLE = re.compile(r"\{\{\s*[A-Za-z_][\w.]*\s*\}\}")
 
 
 @dataclass
@@ -53,8 +56,11 @@ class _Turn:
     config: dict = field(default_factory=dict)  # where the asserts' $refs resolve
 
 
-def build_cases(tests: list[Test], default: dict, path: str, warnings: list[str]) -> tuple[list, list]:
-    """The cases and their labels, in the order the tests came (a conversation where its first turn was)."""
+def build_cases(
+    tests: list[Test], default: dict, path: str, warnings: list[str], prompts: list[str] | None = None
+) -> tuple[list, list]:
+    """The cases and their labels, in the order the tests came (a conversation where its first turn was).
+    `prompts`: the config's prompts as text, the input of a test that has no vars."""
     dvars = default.get("vars") or {}
     dmeta = default.get("metadata") or {}
     for key, val in (("vars", dvars), ("metadata", dmeta)):
@@ -63,7 +69,7 @@ def build_cases(tests: list[Test], default: dict, path: str, warnings: list[str]
     groups: dict[str, list[_Turn]] = {}
     order: list[tuple[str, Any]] = []  # ("test", (_Turn, combos)) or ("conversation", id)
     for t in tests:
-        turn, combos = _turn(t, default, dvars, dmeta, dextra, path, warnings)
+        turn, combos = _turn(t, default, dvars, dmeta, dextra, path, warnings, prompts or [])
         conv = turn.meta.get("conversationId")
         if conv is not None and str(conv).strip():
             conv = str(conv)
@@ -120,7 +126,7 @@ def build_cases(tests: list[Test], default: dict, path: str, warnings: list[str]
     return cases, labels
 
 
-def _turn(t: Test, default, dvars, dmeta, dextra, path, warnings) -> tuple[_Turn, list[dict]]:
+def _turn(t: Test, default, dvars, dmeta, dextra, path, warnings, prompts) -> tuple[_Turn, list[dict]]:
     test, label = t.test, t.label
     tvars = test.get("vars") or {}
     _need_mapping(tvars, label, "vars", path)
@@ -132,12 +138,13 @@ def _turn(t: Test, default, dvars, dmeta, dextra, path, warnings) -> tuple[_Turn
             hint="Write the test's description as one line of text.",
         )
     merged = {**dvars, **tvars}
-    if not merged:
+    if not merged and not prompts:
         raise InputError(
-            f"{label}: has no vars, so there is no input to give the runner",
+            f"{label}: has no vars, and the config has no prompt written out, so there is no input to give "
+            "the runner",
             path=path,
-            hint="Each test needs vars; with one var its value is the input, with several "
-            "the input lists them as 'name: value' lines.",
+            hint="Give the test vars (with one var its value is the input, with several the input lists them "
+            "as 'name: value' lines), or write the prompt under the config's prompts:.",
         )
     meta = {**dmeta, **(test.get("metadata") or {})}
     if t.source:
@@ -145,7 +152,14 @@ def _turn(t: Test, default, dvars, dmeta, dextra, path, warnings) -> tuple[_Turn
     extra = {**dextra, **{k: v for k, v in test.items() if k not in _TEST_KEYS}}
     if isinstance(dextra.get("options"), dict) and isinstance(test.get("options"), dict):
         extra["options"] = {**dextra["options"], **test["options"]}
-    combos = _combinations(merged, label, path, warnings)
+    if merged:
+        combos = _combinations(merged, label, path, warnings)
+    else:  # promptfoo sends the prompt itself, its {{vars}} rendered empty: that is what the runner gets
+        combos = [{_PROMPT: _render_empty(p)} for p in prompts]
+        warnings.append(
+            f"{label} has no vars: its input is the config's prompt as promptfoo renders it"
+            + (f" (one case per prompt, {len(prompts)})" if len(prompts) > 1 else "")
+        )
     raw = [*_as_list(default.get("assert")), *_as_list(test.get("assert"))]
     turn = _Turn(label, merged, [], meta, extra, _declared_type(meta, path, label), raw, t.config)
     turn.assertions = _convert(turn, combos[0], path, warnings)
@@ -270,3 +284,8 @@ def _text(v: Any) -> str:
     if isinstance(v, str):
         return v
     return scalar_text(v) or _json_text(v)
+
+
+def _render_empty(prompt: str) -> str:
+    """A prompt rendered with no vars, as Nunjucks renders it: each `{{ name }}` becomes empty."""
+    return _VARIABLE.sub("", prompt)
