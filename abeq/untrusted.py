@@ -58,11 +58,26 @@ def _line_start(m: re.Match) -> str:
     return lead + (mark + "\\" if mark[0].isdigit() else "\\" + mark)  # "1\." and "\-"
 
 
-# C0 and C1 controls but tab and newline, and DEL: ESC starts the sequences that recolour, move the
-# cursor, set the window title or write to the clipboard (OSC 52)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 and C1 controls but tab, newline and CR-LF, and DEL: ESC (and C1's CSI) start the sequences that
+# recolour, move the cursor, set the window title or write to the clipboard (OSC 52); a lone CR lets
+# a line overwrite what came before it on screen
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
 
 
 def term_safe(text) -> str:
     """Text for a terminal: control characters shown as visible escapes (\\x1b), never sent raw."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+
+
+class TermSafe:
+    """A text stream that passes everything written to it through `term_safe` (the CLI wraps the
+    terminal in it, so no message can forget to)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self.stream.write(term_safe(text))
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)

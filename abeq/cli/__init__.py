@@ -32,6 +32,21 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "fn", None):
         parser.print_help()
         return EXIT_PASS
+    from ..untrusted import TermSafe
+
+    # case ids, reasons and runner output reach these messages: a terminal escape in them must not act
+    # (stdout only on a terminal: piped, it carries data such as a CSV, meant to be written as is)
+    streams = sys.stdout, sys.stderr
+    sys.stderr = TermSafe(sys.stderr)
+    if sys.stdout.isatty():
+        sys.stdout = TermSafe(sys.stdout)
+    try:
+        return _run(args)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _run(args) -> int:
     from ..errors import AbeqError
 
     try:

@@ -39,8 +39,8 @@ def adopt_link(params: Mapping, state: MutableMapping, run_ids: list[int]) -> No
         links.adopt(params, state, "run", scope="compare"),
         links.adopt(params, state, "case", scope="compare"),
     )
-    if run is not None and run.isdigit() and int(run) in run_ids:
-        state["compare_src"], state["compare_run"] = FROM_RUN, int(run)
+    if links.run_id(run) in run_ids:
+        state["compare_src"], state["compare_run"] = FROM_RUN, links.run_id(run)
         if case is not None:
             state["compare_case"] = case
 

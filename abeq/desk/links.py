@@ -22,6 +22,14 @@ COMPARE_PAGE = "desk_pages/6_compare.py"
 NAMES = ("review", "run", "case")
 
 
+def run_id(text: str | None) -> int | None:
+    """A run id read from a URL: ASCII digits that fit sqlite's integer, else None (`isdigit` takes
+    "²" and int() a 5,000-digit id, and both then fail far from here)."""
+    if text and len(text) <= 18 and text.isascii() and text.isdigit():
+        return int(text)
+    return None
+
+
 def review_params(review: str | None, run: int | None = None, case: str | None = None) -> dict[str, str]:
     """The query parameters that open a review (and a run of it, and a case of that run)."""
     values = {"review": review, "run": None if run is None else str(run), "case": case}

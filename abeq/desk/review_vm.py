@@ -41,12 +41,12 @@ def choose_run(params: Mapping, state: MutableMapping, run_ids: list[int]) -> st
     page is left: a copy is kept), else the latest; what to warn about, or ''."""
     warning = ""
     if (asked := links.adopt(params, state, "run", scope="review")) is not None:  # a deep link, a reload
-        if asked.isdigit() and int(asked) in run_ids:
-            state[RUN] = int(asked)
+        if links.run_id(asked) in run_ids:
+            state[RUN] = links.run_id(asked)
         else:
             warning = md(
-                f"Run {asked} is not a run of this review; showing its latest run. (Pick the run's review "
-                "in the sidebar to open it.)"
+                f"Run {asked[:40]} is not a run of this review; showing its latest run. (Pick the run's "
+                "review in the sidebar to open it.)"
             )
     if state.get(RUN) not in run_ids:
         kept = state.get(f"keep:{RUN}")

@@ -4,6 +4,7 @@ and a writer work at once."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterable
@@ -12,6 +13,15 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from .migrations import migrations
+
+
+def _create_private(path: str) -> None:
+    """A new database file readable by its owner only (0600): it holds transcripts, workspace files
+    and runner output. sqlite gives the -wal and -shm files the database file's permissions."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600))
+    except FileExistsError:
+        pass  # an existing database (or one another process just made) keeps its permissions
 
 
 class Connection:
@@ -23,6 +33,7 @@ class Connection:
             conn = sqlite3.connect(":memory:", check_same_thread=False)
         else:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            _create_private(self.path)
             conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA busy_timeout=30000")
