@@ -20,6 +20,37 @@ def _mode(path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
+# ------------------------------------------------------------------ 7: secrets never stored
+PRINTED = {
+    "anthropic": "sk-ant-api03-" + "Ab1_" * 10,
+    "openai": "sk-proj-" + "Zx9-" * 10,
+    "aws": "AKIA" + "QWERTYUIOP123456",
+    "github": "ghp_" + "a1B2" * 9,
+    "github_pat": "github_pat_" + "11AB_" * 8,
+}
+
+
+def test_pattern_secrets_and_values_passed_by_name_are_redacted_in_the_database(tmp_path, monkeypatch):
+    password = "correct horse battery staple"
+    monkeypatch.setenv("MY_DB_PASSWORD", password)  # its name says nothing: passed by name, kept out
+    printed = " ".join(PRINTED.values())
+    agent = tmp_path / "agent.sh"  # the keys are in what the agent finds and prints, not in the command
+    agent.write_text(f"echo {printed}; printenv MY_DB_PASSWORD; echo {printed} > found.txt\n")
+    cmd = f"sh {agent}"
+    code = main(
+        ["run", "--original", str(EXAMPLE / "SKILL.md"), "--candidate", str(EXAMPLE / "candidate-lossy.md"),
+         "--transfer-set", str(EXAMPLE / "transfer-set.json"), "--confirm", "--quiet", "--runner-cmd", cmd,
+         "--runner-env", "MY_DB_PASSWORD", "--judge-model", "scripted/rules",
+         "--db", str(tmp_path / "abeq.db"), "--out", str(tmp_path / "report.json")]
+    )  # fmt: skip
+    assert code in (0, 1)
+    stored = (
+        b"".join(p.read_bytes() for p in tmp_path.glob("abeq.db*")) + (tmp_path / "report.json").read_bytes()
+    )
+    leaked = [k for k, v in {**PRINTED, "password": password}.items() if v.encode() in stored]
+    assert leaked == [] and b"[redacted]" in stored
+
+
 # ------------------------------------------------------------------ 8: the database is private
 def test_a_new_database_and_its_wal_and_shm_are_0600(tmp_path):
     store = Store(str(tmp_path / "abeq.db"))

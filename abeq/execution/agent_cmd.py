@@ -25,7 +25,7 @@ from ..documents import Document
 from ..errors import ModelCallError
 from ..models.ask import Outcome
 from ..models.call import CallPolicy
-from ..models.http import redact
+from ..models.http import keep_secret, redact
 from ..prompts import messages
 from ..schemas import NOT_REPORTED, SELF_REPORT_FIELDS, Case, GateHit, ObservedRun, SelfReport
 from .modes import RunnerMode, mode_prompt
@@ -72,6 +72,8 @@ def command_input(case: Case, variant: str, placed_at: str) -> str:
 
 def command_env(mode: RunnerMode, extra: dict[str, str]) -> dict[str, str]:
     allowed = set(BASE_ENV) | set(KEY_ENV) | set(mode.env)
+    for name in mode.env:  # passed by name: a password, a token under any name; never stored
+        keep_secret(os.environ.get(name, ""))
     return {**{k: v for k, v in os.environ.items() if k in allowed}, **extra}
 
 

@@ -11,17 +11,49 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 
 from .spec import ModelSpec
 from .usage import Usage, from_openai_json
 
+REDACTED = "[redacted]"
+# credentials by their shape, wherever they come from (an agent may print one it found in a file)
+SECRET_PATTERNS = re.compile(
+    "|".join(
+        (
+            r"sk-ant-[A-Za-z0-9_\-]{16,}",  # Anthropic
+            r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",  # OpenAI
+            r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",  # AWS access key id
+            r"\bgh[pousr]_[A-Za-z0-9]{30,}",  # GitHub tokens
+            r"\bgithub_pat_[A-Za-z0-9_]{20,}",
+            r"\bglpat-[A-Za-z0-9_\-]{20,}",  # GitLab
+            r"\bxox[abposr]-[A-Za-z0-9-]{10,}",  # Slack
+            r"\bAIza[0-9A-Za-z_\-]{35}",  # Google API key
+            r"\bhf_[A-Za-z0-9]{30,}",  # Hugging Face
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)",
+        )
+    )
+)
+# values passed to a runner by name (--runner-env): whatever their name, they are never stored
+_PASSED: set[str] = set()
+
+
+def keep_secret(value: str) -> None:
+    """Redact this value from everything stored or printed from now on (a value passed by name)."""
+    if value and len(value) >= 4:
+        _PASSED.add(value)
+
 
 def redact(text: str) -> str:
-    """Keep API keys out of anything we store or print."""
-    for k, v in os.environ.items():
-        if v and len(v) >= 8 and ("KEY" in k or "TOKEN" in k or "SECRET" in k) and v in text:
-            text = text.replace(v, "[redacted]")
-    return text
+    """Keep credentials out of anything we store or print: environment values whose names say they
+    are secret, values passed to a runner by name, and anything shaped like a known kind of key."""
+    values = {
+        v for k, v in os.environ.items() if len(v) >= 8 and ("KEY" in k or "TOKEN" in k or "SECRET" in k)
+    }
+    for v in sorted(values | _PASSED, key=len, reverse=True):  # longest first: one may contain another
+        if v in text:
+            text = text.replace(v, REDACTED)
+    return SECRET_PATTERNS.sub(REDACTED, text)
 
 
 def strip_credentials(url: str | None) -> tuple[str | None, bool]:
