@@ -13,8 +13,12 @@ Rules (Claude Code's, made explicit where abeq must be stricter than silent):
   review must not depend on one person's machine. They are reported, and the runner sees only the
   reference, as written.
 
-The expanded text is the document followed by each imported file, in the order they are first
-imported, each between two marker comments that name it by its path relative to the document.
+The expanded text is the document with each imported file put where it is imported, as the agent
+reads it: after the paragraph (or table, or list) holding the `@path`, between two marker comments
+that name it by its path relative to the document. The imported file's ATX headings are moved down
+by the level of the heading the import stands under (`## Overview` then `@docs/overview.md`: the
+file's `# Overview` becomes `### Overview`), so its text belongs to that heading and its own
+sections nest inside it. A file is put in once, where it is first imported.
 """
 
 from __future__ import annotations
@@ -48,8 +52,15 @@ class Expanded:
 def references(text: str) -> list[str]:
     """The `@path` tokens of a text, in order, outside fenced code and code spans."""
     out: list[str] = []
+    for _, tokens in _lines(text):
+        out += [t for t in tokens if t not in out]
+    return out
+
+
+def _lines(text: str):
+    """(line number, its @path tokens) for each line outside fenced code."""
     fence: str | None = None
-    for line in text.split("\n"):
+    for n, line in enumerate(text.split("\n")):
         if fence is not None:
             if re.match(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$", line):
                 fence = None
@@ -57,13 +68,57 @@ def references(text: str) -> list[str]:
         if f := _FENCE.match(line):
             fence = f.group(1)
             continue
-        line = _CODE_SPAN.sub(" ", line)
-        for m in _TOKEN.finditer(line):
+        tokens = []
+        for m in _TOKEN.finditer(_CODE_SPAN.sub(" ", line)):
             quoted = m.group(1) or m.group(2)
             token = quoted if quoted else m.group(3).replace("\\ ", " ").rstrip(_TRAILING)
-            if token and token not in out:
-                out.append(token)
-    return out
+            if token and token not in tokens:
+                tokens.append(token)
+        yield n, tokens
+
+
+_ATX = re.compile(r"^( {0,3})(#{1,6})(?=[ \t]|$)")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+
+
+def _heading_levels(lines: list[str]) -> list[int]:
+    """For each line, the level of the heading it sits under (0 before any), fenced code skipped."""
+    levels, level, fence = [], 0, None
+    for i, line in enumerate(lines):
+        if fence is not None:
+            if re.match(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$", line):
+                fence = None
+        elif f := _FENCE.match(line):
+            fence = f.group(1)
+        elif m := _ATX.match(line):
+            level = len(m.group(2))
+        elif (
+            (s := _SETEXT.match(line))
+            and i
+            and lines[i - 1].strip()
+            and not _ATX.match(lines[i - 1])
+            and not re.match(r"^\s*([-*+]|\d+[.)])\s", lines[i - 1])
+        ):
+            level = 1 if s.group(1)[0] == "=" else 2
+        levels.append(level)
+    return levels
+
+
+def _nest(text: str, by: int) -> str:
+    """ATX headings moved down `by` levels (at most to 6), fenced code left alone."""
+    if not by:
+        return text
+    out, fence = [], None
+    for line in text.split("\n"):
+        if fence is not None:
+            if re.match(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$", line):
+                fence = None
+        elif f := _FENCE.match(line):
+            fence = f.group(1)
+        elif m := _ATX.match(line):
+            line = m.group(1) + "#" * min(6, len(m.group(2)) + by) + line[m.end() :]
+        out.append(line)
+    return "\n".join(out)
 
 
 def project_root(path: Path) -> Path:
@@ -81,7 +136,6 @@ def expand(path: str | Path, text: str, read_file: Callable[[Path], str]) -> Exp
     root = project_root(top)
     out = Expanded(text, [top.name])
     seen = {top}
-    parts: list[str] = [text]
 
     def show(p: Path) -> str:
         try:
@@ -89,48 +143,65 @@ def expand(path: str | Path, text: str, read_file: Callable[[Path], str]) -> Exp
         except ValueError:
             return p.relative_to(root).as_posix() if p.is_relative_to(root) else p.name
 
-    def visit(file: Path, body: str, chain: list[Path]) -> None:
-        for token in references(body):
-            target, why = _target(token, file, root)
-            where = f"{show(file)} imports @{token}"
-            if target is None:
-                if why:
-                    out.notes.append(f"{where}: {why}; not read (the runner sees the reference only)")
-                continue
-            if target == file:
-                out.notes.append(f"{where}, which is the file itself; nothing more to read")
-                continue
-            if target in chain:
-                loop = " → ".join(show(p) for p in [*chain[chain.index(target) :], target])
-                raise InputError(
-                    f"imports form a cycle: {loop}",
-                    path=str(path),
-                    hint=f"Remove the @{token} in {show(file)} (or the import that leads back to it): "
-                    "each file should be imported once, from one place.",
-                )
-            if target in seen:
-                continue
-            if len(chain) > MAX_DEPTH:
-                out.notes.append(
-                    f"{where}: imports nest more than {MAX_DEPTH} deep; not read (Claude Code stops there)"
-                )
-                continue
-            seen.add(target)
-            try:
-                content = read_file(target)
-            except InputError as e:
-                raise InputError(
-                    f"{where} ({show(target)}): {e.message}", path=str(path), hint=e.hint
-                ) from None
-            out.read.append(show(target))
-            parts.append(
-                f"\n\n<!-- abeq: {show(target)}, imported by @{token} in {show(file)} -->\n"
-                f"{content.rstrip()}\n<!-- abeq: end of {show(target)} -->"
-            )
-            visit(target, content, [*chain, target])
+    def visit(file: Path, body: str, chain: list[Path]) -> str:
+        """`body` with each file it imports put after the block that imports it."""
+        lines = body.split("\n")
+        levels = _heading_levels(lines)
+        after: dict[int, list[str]] = {}  # line number → the imported texts that follow it
+        for n, tokens in _lines(body):
+            for token in tokens:
+                block = visit_one(file, token, chain, levels[n])
+                if block:
+                    end = n
+                    while end + 1 < len(lines) and lines[end + 1].strip():
+                        end += 1  # after the paragraph, table or list the import stands in
+                    after.setdefault(end, []).append(block)
+        if not after:
+            return body
+        parts = []
+        for n, line in enumerate(lines):
+            parts.append(line)
+            parts += after.get(n, [])
+        return "\n".join(parts)
 
-    visit(top, text, [top])
-    out.text = "".join(parts) + ("\n" if len(parts) > 1 else "")
+    def visit_one(file: Path, token: str, chain: list[Path], level: int) -> str:
+        target, why = _target(token, file, root)
+        where = f"{show(file)} imports @{token}"
+        if target is None:
+            if why:
+                out.notes.append(f"{where}: {why}; not read (the runner sees the reference only)")
+            return ""
+        if target == file:
+            out.notes.append(f"{where}, which is the file itself; nothing more to read")
+            return ""
+        if target in chain:
+            loop = " → ".join(show(p) for p in [*chain[chain.index(target) :], target])
+            raise InputError(
+                f"imports form a cycle: {loop}",
+                path=str(path),
+                hint=f"Remove the @{token} in {show(file)} (or the import that leads back to it): "
+                "each file should be imported once, from one place.",
+            )
+        if target in seen:
+            return ""
+        if len(chain) > MAX_DEPTH:
+            out.notes.append(
+                f"{where}: imports nest more than {MAX_DEPTH} deep; not read (Claude Code stops there)"
+            )
+            return ""
+        seen.add(target)
+        try:
+            content = read_file(target)
+        except InputError as e:
+            raise InputError(f"{where} ({show(target)}): {e.message}", path=str(path), hint=e.hint) from None
+        out.read.append(show(target))
+        inner = visit(target, _nest(content.rstrip(), level), [*chain, target])
+        return (
+            f"\n<!-- abeq: {show(target)}, imported by @{token} in {show(file)} -->\n"
+            f"{inner}\n<!-- abeq: end of {show(target)} -->"
+        )
+
+    out.text = visit(top, text, [top])
     return out
 
 

@@ -187,11 +187,11 @@ def test_a_claude_md_that_imports_agents_md_is_read_with_it():
     doc = load_document(DIVERSIO / "CLAUDE.md")
     agents = (DIVERSIO / "AGENTS.md").read_text(encoding="utf-8")
     assert doc.read == ("CLAUDE.md", "AGENTS.md") and doc.notes == ()
-    assert doc.text.startswith((DIVERSIO / "CLAUDE.md").read_text(encoding="utf-8"))
-    assert (
-        agents.rstrip() in doc.text
-        and "<!-- abeq: AGENTS.md, imported by @AGENTS.md in CLAUDE.md -->" in doc.text
-    )
+    own = (DIVERSIO / "CLAUDE.md").read_text(encoding="utf-8")
+    # AGENTS.md stands where CLAUDE.md imports it (its first line), CLAUDE.md's own text after it
+    mark = "<!-- abeq: AGENTS.md, imported by @AGENTS.md in CLAUDE.md -->"
+    assert doc.text.startswith(f"@AGENTS.md\n\n{mark}\n{agents.rstrip()}\n<!-- abeq: end of AGENTS.md -->\n")
+    assert doc.text.endswith(own.removeprefix("@AGENTS.md\n"))
     assert doc.hash == sha256(doc.text)  # the hash is of the expanded text
     assert "How Claude Code Should Behave Here" in sections(doc.text)
 
@@ -213,7 +213,7 @@ def test_check_set_says_which_files_were_read_and_the_hash_follows_the_import(tm
     assert main(argv) == 0
     first = json.loads(capsys.readouterr().out)
     assert first["documents_read"] == ["CLAUDE.md", "AGENTS.md"]
-    assert first["sections_covered"] == ["Requirements & Commands", "Repository Purpose"]
+    assert first["sections_covered"] == ["Repository Purpose", "Requirements & Commands"]  # as read
     (repo / "AGENTS.md").write_text((repo / "AGENTS.md").read_text() + "\n- Never push to main.\n")
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out)["document_hash"] != first["document_hash"]

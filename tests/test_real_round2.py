@@ -17,6 +17,7 @@ from abeq.documents import load_document
 from abeq.errors import InputError
 from abeq.models import ModelSpec, scripted
 from abeq.schemas import Case, TransferSet
+from abeq.sections import outline
 from abeq.sets.drafting import draft
 from abeq.sets.imported import detect_format
 
@@ -211,3 +212,28 @@ def test_a_test_with_no_vars_has_the_configs_prompt_for_its_input(tmp_path):
         .cases[0]["input"]
         .endswith("of a number. Output only the code.")
     )
+
+
+# ---------------------------------------------------------------- 7. modular CLAUDE.md
+ACT = REAL / "instructions" / "manuelturpin__ArtChiTech-framework"
+
+
+def test_an_import_is_read_where_it_stands_and_its_headings_nest_under_the_heading(tmp_path):
+    shutil.copytree(ACT, tmp_path / "act")
+    (tmp_path / "act" / ".git").mkdir()
+    doc = load_document(tmp_path / "act" / "CLAUDE.md")
+    assert doc.read == ("CLAUDE.md", ".claude/rules/0-behavior.md")
+    # the rules stand under "## Règles de Conduite", before "## Documentation", as the agent reads them
+    at = doc.text.index
+    assert at("## Règles de Conduite\n") < at("Ne jamais affirmer sans vérifier") < at("## Documentation\n")
+    heads = {h.title: h for h in outline(doc.text).headings}
+    assert heads["Règles de Conduite Claude"].level == 3  # its "#" nests under the "##" importing it
+    assert heads["Règles de Conduite Claude"].parents == ("ArtChiTech Framework (ACT)", "Règles de Conduite")
+    assert heads["1. Ne jamais inventer"].level == 5
+    # nothing imported lands under the file's last heading any more
+    assert "Ne jamais inventer" not in heads["Commandes Principales"].body
+    own = ["Identité", "Quick Start", "Commandes Principales", "1. Ne jamais inventer"]
+    cov = sets.coverage(
+        doc.text, TransferSet(cases=[Case(id="c", type="happy", input="x", exercises_sections=own)])
+    )
+    assert cov.unknown_sections == [] and len(cov.sections_covered) == 4
