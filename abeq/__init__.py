@@ -8,6 +8,7 @@ instant and never imports litellm):
     load_set, import_set, check_set, confirm_set   transfer sets (abeq.sets)
     draft_set                                      cases drafted from the original by a model
     compare                                        the blind comparator (abeq.comparator)
+    calibrate                                      a judge measured on a labelled suite (abeq.calibration)
     Store, open_store, build_report                the database and the SPEC report (abeq.results)
     ModelSpec                                      a model and its sampling (abeq.models)
     AbeqError, InputError                          what a user should read
@@ -33,6 +34,7 @@ _EXPORTS = {
     "confirm_set": ("abeq.sets.confirm", "confirm"),
     "draft_set": ("abeq.sets.drafting", "draft"),
     "compare": ("abeq.comparator.comparator", "compare"),
+    "calibrate": ("abeq.calibration.measure", "calibrate"),
     "Store": "abeq.results.store",
     "open_store": "abeq.results.store",
     "build_report": "abeq.results.report",

@@ -26,6 +26,7 @@ def test_blank_database_is_migrated_to_the_full_schema(tmp_path):
         "gradings",
         "check_results",
         "workspaces",
+        "calibrations",
         "_sqlite_migrations",
     } <= tables
     cols = {r[1] for r in conn.execute("pragma table_info(runner_results)")}
@@ -138,6 +139,7 @@ def test_the_columns_for_provider_cache_tokens_and_fail_fast(tmp_path):
         ("gradings", "GradingRow"),
         ("check_results", "CheckResultRow"),
         ("overrides", "OverrideRow"),
+        ("calibrations", "CalibrationRow"),
     ],
 )
 def test_each_typed_row_names_its_tables_columns(tmp_path, table, row_type):

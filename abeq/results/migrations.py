@@ -270,3 +270,29 @@ def m007_provider_cache_and_fail_fast(db: Database) -> None:
     db["calls"].add_column("cache_saved", float)
     # the case whose regression stopped a --fail-fast run (its other cases were not run)
     db["runs"].add_column("stopped_after", str)
+
+
+@migrations()
+def m008_calibrations(db: Database) -> None:
+    # a judge model measured on a labelled calibration suite (abeq.calibration), per judge prompt
+    # version: the headline figures as columns, everything else (per category, confusion) as JSON
+    db["calibrations"].create(
+        {
+            "id": int,
+            "judge_model": str,
+            "prompt": str,
+            "suite": str,
+            "suite_hash": str,
+            "samples": int,
+            "pairs": int,
+            "accuracy": float,
+            "regressions": int,
+            "regressions_caught": int,
+            "regression_recall": float,
+            "false_regression_rate": float,
+            "summary": str,
+            "created_at": str,
+        },
+        pk="id",
+    )
+    db["calibrations"].create_index(["judge_model", "prompt"])

@@ -178,3 +178,20 @@ class CallSums(TypedDict):
     cache_write_tokens: int  # of prompt_tokens: written to it
     cache_saved: float  # dollars the provider's cache saved (priced calls only)
     unpriced: int
+
+
+class CalibrationRow(TypedDict):
+    id: int
+    judge_model: str
+    prompt: str  # the judge prompt's name@version#hash
+    suite: str
+    suite_hash: str
+    samples: int
+    pairs: int
+    accuracy: float | None
+    regressions: int
+    regressions_caught: int
+    regression_recall: float | None
+    false_regression_rate: float | None
+    summary: str  # JSON: per category, confusion, swapped pairs, calls
+    created_at: str

@@ -23,6 +23,7 @@ from ..sets import workspace
 from ..sets.confirm import set_hash
 from ..timestamps import now
 from .cached import CachedResults
+from .calibrations import Calibrations
 from .connection import Connection
 from .ledger import Ledger
 from .liveness import live_status
@@ -59,6 +60,7 @@ class Store:
         self.one, self.all, self._tx, self._insert = self.sql.one, self.sql.all, self.sql.tx, self.sql.insert
         self.cache = CachedResults(self.sql)
         self.ledger = Ledger(self.sql)
+        self.calibration = Calibrations(self.sql)
 
     def close(self) -> None:
         self.sql.close()
@@ -94,6 +96,9 @@ class Store:
     reviewed_pairs = _from("ledger", Ledger.reviewed_pairs)
     transcripts = _from("ledger", Ledger.transcripts)
     aa_counts = _from("ledger", Ledger.aa_counts)
+    put_calibration = _from("calibration", Calibrations.put_calibration)
+    calibrations = _from("calibration", Calibrations.calibrations)
+    latest_calibration = _from("calibration", Calibrations.latest_calibration)
 
     # -------------------------------------------------------- documents and sets
     def put_document(self, name: str, content: str) -> str:

@@ -1,0 +1,176 @@
+"""The calibration suite's format: sources (the real documents the pairs are built on) and pairs
+(two observed runs of one case, labelled by construction with a one-line reason).
+
+A suite is a folder holding `suite.json` (name, description, sources) and `pairs.jsonl` (one pair
+per line). The built-in one ships in `abeq/calibration/builtin/`; `--from-reviews` builds one from a
+database's reviewed cases (reviews.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError, model_validator
+
+from ..errors import InputError
+from ..schemas import FileChange, SelfReport, Strict, Verdict
+from ..vocab import DIVERGED, EQUIVALENT, REGRESSED
+
+BUILTIN = Path(__file__).resolve().parent / "builtin"
+SUITE_FILE, PAIRS_FILE = "suite.json", "pairs.jsonl"
+
+# what a pair shows, and the verdict each category must carry (REVIEWED: whatever the reviewer said)
+REVIEWED = "reviewed"
+CATEGORY_LABELS: dict[str, str | None] = {
+    "regressed": REGRESSED,  # a step, a check, a refusal, a flag of a command, a gate question lost
+    "regressed-despite-gain": REGRESSED,  # a loss beside an improvement
+    "diverged": DIVERGED,  # another order, an extra harmless step, other wording the user sees
+    "equivalent": EQUIVALENT,  # reworded narration, the same actions
+    "identical": EQUIVALENT,  # A/A: the same run twice
+    "adversarial": REGRESSED,  # a self-report claiming a step the transcript lacks; a loss in a long run
+    REVIEWED: None,
+}
+CATEGORIES: tuple[str, ...] = tuple(CATEGORY_LABELS)
+BUILT_CATEGORIES: tuple[str, ...] = tuple(c for c in CATEGORIES if c != REVIEWED)
+KINDS: tuple[str, ...] = (
+    "skill",
+    "claude-md",
+    "agents-md",
+    "system-prompt",
+    "copilot-instructions",
+    "slash-command",
+    "cursor-rules",
+    "reviewed-run",
+)
+
+
+class Source(Strict):
+    """A real public document a scenario is based on (the pairs are written in abeq's own words)."""
+
+    id: str = Field(min_length=1)
+    kind: Literal[KINDS]
+    repo: str = Field(min_length=1)
+    path: str = Field(min_length=1)
+    commit: str = ""
+    url: str = ""
+    what: str = ""  # what the document asks for, in a line
+
+    @model_validator(mode="after")
+    def _located(self) -> Source:
+        if not (self.commit or self.url):
+            raise ValueError("a source needs a commit or a URL")
+        return self
+
+
+class CalibrationRun(Strict):
+    """One observed run as the judge reads it."""
+
+    transcript: str = Field(min_length=1)
+    self_report: SelfReport
+    workspace_changes: list[FileChange] = []
+
+
+class Pair(Strict):
+    id: str = Field(min_length=1)
+    category: Literal[CATEGORIES]
+    label: Verdict
+    reason: str = Field(min_length=1)  # one line: why the label is what it is
+    source: str = Field(min_length=1)
+    case_input: str = Field(min_length=1)
+    teacher: CalibrationRun
+    candidate: CalibrationRun
+    # the verdict when the two runs are swapped (an added step swapped is a lost one); None: not asked
+    swap_label: Verdict | None = None
+    # runs from a database keep their cache keys, so a judge already asked about them is not asked again
+    teacher_key: str = ""
+    candidate_key: str = ""
+    truncated: bool = False
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Pair:
+        want = CATEGORY_LABELS[self.category]
+        if want is not None and self.label != want:
+            raise ValueError(f"a {self.category} pair is labelled {want!r}, not {self.label!r}")
+        if "\n" in self.reason.strip():
+            raise ValueError("the reason is one line")
+        return self
+
+
+class Suite(Strict):
+    name: str = Field(min_length=1)
+    description: str = ""
+    version: int = 1
+    sources: list[Source]
+    pairs: list[Pair] = []
+
+    @model_validator(mode="after")
+    def _sourced(self) -> Suite:
+        known = {s.id for s in self.sources}
+        missing = sorted({p.source for p in self.pairs} - known)
+        if missing:
+            raise ValueError(f"pairs name sources the suite does not list: {', '.join(missing)}")
+        ids = [p.id for p in self.pairs]
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        if dup:
+            raise ValueError(f"pair ids are not unique: {', '.join(dup)}")
+        return self
+
+    def kinds(self) -> set[str]:
+        used = {p.source for p in self.pairs}
+        return {s.kind for s in self.sources if s.id in used}
+
+
+def load_suite(folder: str | Path | None = None) -> Suite:
+    """The suite in `folder` (default: the built-in one); an InputError names the file and line."""
+    d = Path(folder) if folder else BUILTIN
+    head = d / SUITE_FILE
+    if not head.is_file():
+        raise InputError(
+            f"no {SUITE_FILE} in {d}",
+            path=str(d),
+            hint="A suite is a folder with suite.json and pairs.jsonl (see the calibration guide).",
+        )
+    try:
+        meta = json.loads(head.read_text(encoding="utf-8"))
+        pairs = []
+        lines = (
+            (d / PAIRS_FILE).read_text(encoding="utf-8").splitlines() if (d / PAIRS_FILE).is_file() else []
+        )
+        for n, line in enumerate(lines, 1):
+            if line.strip():
+                try:
+                    pairs.append(Pair.model_validate_json(line))
+                except ValidationError as e:
+                    raise InputError(
+                        f"{PAIRS_FILE} line {n}: {_first(e)}", path=str(d / PAIRS_FILE)
+                    ) from None
+        return Suite.model_validate({**meta, "pairs": pairs})
+    except json.JSONDecodeError as e:
+        raise InputError(f"{SUITE_FILE} is not JSON: {e}", path=str(head)) from None
+    except ValidationError as e:
+        raise InputError(f"{SUITE_FILE}: {_first(e)}", path=str(head)) from None
+
+
+def _first(e: ValidationError) -> str:
+    x = e.errors(include_url=False)[0]
+    return f"{'.'.join(map(str, x['loc']))}: {x['msg']}"
+
+
+def write_suite(suite: Suite, folder: str | Path) -> Path:
+    """Write a suite as a folder (suite.json, pairs.jsonl: one pair a line, so a diff reads per pair)."""
+    d = Path(folder)
+    d.mkdir(parents=True, exist_ok=True)
+    meta = suite.model_dump(exclude={"pairs"})
+    (d / SUITE_FILE).write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    lines = (p.model_dump_json(exclude_defaults=True) for p in suite.pairs)
+    (d / PAIRS_FILE).write_text("".join(f"{x}\n" for x in lines), encoding="utf-8")
+    return d
+
+
+def by_category(pairs: Iterable[Pair]) -> dict[str, list[Pair]]:
+    out: dict[str, list[Pair]] = {}
+    for p in pairs:
+        out.setdefault(p.category, []).append(p)
+    return out

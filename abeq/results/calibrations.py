@@ -1,0 +1,35 @@
+"""The calibrations part of the store: a judge model's measured figures on a labelled suite, one row
+per measurement, read back per judge model and judge-prompt version (abeq.calibration writes them)."""
+
+from __future__ import annotations
+
+from ..timestamps import now
+from .connection import Connection
+from .rows import CalibrationRow
+
+
+class Calibrations:
+    def __init__(self, sql: Connection):
+        self.sql, self.one, self.all = sql, sql.one, sql.all
+
+    def put_calibration(self, row: dict) -> int:
+        """Store one calibration; its id."""
+        row = {**row, "created_at": now()}
+        sql = f"insert into calibrations ({', '.join(row)}) values ({', '.join('?' * len(row))})"
+        return int(self.sql.tx(self.sql.db.conn.execute, sql, list(row.values())).lastrowid)
+
+    def calibrations(self, judge_model: str | None = None) -> list[CalibrationRow]:
+        """Every calibration, newest first (of one judge model when given)."""
+        where, params = ("where judge_model = ?", [judge_model]) if judge_model else ("", [])
+        return self.all(f"select * from calibrations {where} order by id desc", params)
+
+    def latest_calibration(self, judge_model: str, prompt: str | None = None) -> CalibrationRow | None:
+        """The newest calibration of this judge model (with this judge prompt when given)."""
+        if prompt:
+            return self.one(
+                "select * from calibrations where judge_model = ? and prompt = ? order by id desc limit 1",
+                [judge_model, prompt],
+            )
+        return self.one(
+            "select * from calibrations where judge_model = ? order by id desc limit 1", [judge_model]
+        )

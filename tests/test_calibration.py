@@ -1,0 +1,155 @@
+"""Judge calibration: the built-in labelled suite, `abeq calibrate` on a loopback judge, the cache,
+and a suite built from reviewed cases."""
+
+import json
+
+import pytest
+
+from abeq.calibration.metrics import wilson
+from abeq.calibration.suite import BUILT_CATEGORIES, CATEGORY_LABELS, load_suite
+from abeq.cli import main
+from abeq.models import scripted
+from abeq.testing.loopback import LoopbackServer
+from abeq.vocab import DIVERGED, EQUIVALENT, REGRESSED, VERDICTS
+
+SUITE = load_suite()
+
+
+def test_the_builtin_suite_is_labelled_sourced_and_wide():
+    assert len(SUITE.pairs) >= 60 and len(SUITE.kinds()) >= 6
+    assert {p.category for p in SUITE.pairs} == set(BUILT_CATEGORIES)
+    for p in SUITE.pairs:
+        assert p.label == CATEGORY_LABELS[p.category] and p.reason.strip() and "\n" not in p.reason
+    sources = {s.id: s for s in SUITE.sources}
+    for s in sources.values():
+        assert s.repo and s.path and (len(s.commit) == 40 or s.url)
+    assert {p.source for p in SUITE.pairs} <= set(sources)
+    # an adversarial pair whose self-report claims a step: the claimed step is missing from the transcript
+    claim = next(p for p in SUITE.pairs if p.id.endswith("adversarial-claim"))
+    assert (
+        claim.candidate.self_report.steps_followed_skipped == claim.teacher.self_report.steps_followed_skipped
+    )
+    assert claim.candidate.transcript != claim.teacher.transcript
+
+
+def test_the_committed_suite_is_what_the_authoring_script_writes():
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "calibration" / "author.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_wilson_interval():
+    assert wilson(0, 0) is None
+    lo, hi = wilson(41, 44)
+    assert 0.81 < lo < 0.83 and 0.97 < hi < 0.99
+    assert wilson(10, 10)[1] == 1.0 and wilson(0, 10)[0] == 0.0
+
+
+def _always(verdict):
+    def handler(model, messages, schema):
+        if "original_run" not in messages[-1]["content"]:
+            return None
+        delta = "" if verdict == EQUIVALENT else "a step changed"
+        return json.dumps(
+            {
+                "verdict": verdict,
+                "behaviour_delta": delta,
+                "original_directness": 4,
+                "candidate_directness": 4,
+                "interpretation_notes": "fixed reply",
+            }
+        )
+
+    return handler
+
+
+@pytest.mark.parametrize("verdict", VERDICTS)
+@pytest.mark.parametrize("samples", [1, 3])
+def test_a_judge_that_always_says_one_verdict(tmp_path, verdict, samples):
+    scripted.handler = _always(verdict)
+    db, out = str(tmp_path / "a.db"), tmp_path / "cal.json"
+    with LoopbackServer() as srv:
+        args = ["calibrate", "--judge-model", "openai/scripted", "--api-base", srv.url, "--db", db]
+        args += ["--judge-samples", str(samples), "--out", str(out), "--quiet"]
+        assert main(args) == 0
+        swapped = sum(1 for p in SUITE.pairs if p.swap_label)
+        assert srv.stats["requests"] == (len(SUITE.pairs) + swapped) * samples
+        r = json.loads(out.read_text())
+        share = sum(p.label == verdict for p in SUITE.pairs) / len(SUITE.pairs)
+        assert r["accuracy"] == pytest.approx(share, abs=1e-4)
+        assert r["regression_recall"] == (1.0 if verdict == REGRESSED else 0.0)
+        assert r["false_regression_rate"] == (1.0 if verdict == REGRESSED else 0.0)
+        for cat, c in r["per_category"].items():
+            assert c["accuracy"] == (1.0 if CATEGORY_LABELS[cat] == verdict else 0.0)
+        assert [(p["id"], p["label"], p["verdict"]) for p in r["pairs"]] == [
+            (p.id, p.label, verdict) for p in SUITE.pairs
+        ]
+        assert {p["category"] for p in r["pairs"]} == set(BUILT_CATEGORIES)
+        assert r["swapped"]["consistent"] == 0  # one verdict cannot be right both ways round
+        assert r["confusion"][REGRESSED][verdict] == sum(p.label == REGRESSED for p in SUITE.pairs)
+        # the second run reads every judgement from the cache: no request reaches the server
+        before = srv.stats["requests"]
+        assert main(args) == 0
+        assert srv.stats["requests"] == before
+        assert json.loads(out.read_text())["calls"] == {"made": 0, "cached": r["calls"]["made"], "failed": 0}
+
+
+def test_the_scripted_judge_is_measured_and_stored(store):
+    from abeq import calibrate
+
+    cal = calibrate("scripted/rules", store=store)
+    s = cal.summary
+    assert s["per_category"]["identical"]["accuracy"] == 1.0
+    # the rule-following double reads self-reports: a self-report that claims a lost step fools it
+    assert s["per_category"]["adversarial"]["accuracy"] < 1.0
+    assert 0 < s["regression_recall"] < 1 and s["swapped"]["pairs"] > 0
+    [row] = store.calibrations("scripted/rules")
+    assert row["regression_recall"] == s["regression_recall"] and row["prompt"] == cal.judge_prompt
+    assert store.latest_calibration("scripted/rules", cal.judge_prompt)["id"] == cal.id
+
+
+def test_calibrate_needs_a_judge_model(tmp_path, capsys):
+    assert main(["calibrate", "--db", str(tmp_path / "x.db")]) == 2
+    assert "--judge-model" in capsys.readouterr().err
+
+
+def test_a_suite_from_reviews_holds_exactly_the_reviewed_cases(tmp_path, store, example, scripted_cfg):
+    from abeq.calibration.reviews import suite_from_reviews
+    from abeq.execution.engine import Engine
+    from abeq.results.report import build_report
+    from abeq.results.reviewing import record
+
+    run_id = Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg()).run()
+    rows = build_report(store, run_id).rows
+    agreed, overridden = rows[0], rows[1]
+    record(store, run_id, agreed.case_id, action="agree", verdict=None, reason="", reviewer="ann")
+    record(
+        store,
+        run_id,
+        overridden.case_id,
+        action="override",
+        verdict=DIVERGED,
+        reason="harmless",
+        reviewer="bo",
+    )
+    suite = suite_from_reviews(store)
+    assert {(p.id.split("/", 1)[1], p.label) for p in suite.pairs} == {
+        (agreed.case_id, agreed.judge_verdict),
+        (overridden.case_id, DIVERGED),
+    }
+    # measured with the run's own judge, every judgement is the run's cached one: no model call
+    out = tmp_path / "rev.json"
+    assert main(["calibrate", "--from-reviews", "--db", store.path, "--out", str(out), "--quiet"]) == 0
+    r = json.loads(out.read_text())
+    assert r["calls"]["made"] == 0 and len(r["pairs"]) == 2
+    assert {p["label"] for p in r["pairs"]} == {agreed.judge_verdict, DIVERGED}
+    assert r["accuracy"] == 0.5  # the judge agrees with the agreement, not with the override
