@@ -166,6 +166,7 @@ PUBLIC = {
     "confirm_set": "abeq.sets.confirm:confirm",
     "draft_set": "abeq.sets.drafting:draft",
     "compare": "abeq.comparator.comparator:compare",
+    "calibrate": "abeq.calibration.measure:calibrate",
     "Store": "abeq.results.store:Store",
     "open_store": "abeq.results.store:open_store",
     "build_report": "abeq.results.report:build_report",

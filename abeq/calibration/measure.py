@@ -80,20 +80,22 @@ class _Judge:
         self.store, self.spec, self.samples, self.policy, self.fresh = store, spec, samples, policy, fresh
         self.calls = {"made": 0, "cached": 0, "failed": 0}
 
-    async def sample(self, case: Case, okey: str, o, ckey: str, c, s: int, truncated: bool) -> dict:
+    async def sample(
+        self, case: Case, okey: str, o: ObservedRun, ckey: str, c: ObservedRun, s: int, truncated: bool
+    ) -> dict:
         spec = judge_spec(self.spec, s, self.samples)
         key = judge_key(okey, ckey, spec, s, truncated)
-        row = None if self.fresh else self.store.judgement(key)
-        if row:
+        cached = None if self.fresh else self.store.judgement(key)
+        if cached:
             self.calls["cached"] += 1
-            return dict(row)
+            return dict(cached)
         try:
             out = await judge_pair(case, o, c, spec, self.policy, truncated)
         except ModelCallError:
             self.calls["failed"] += 1
             raise
         r: JudgeReply = out.value
-        row = {
+        row: dict = {
             "key": key,
             "model": spec.name,
             "prompt": judge_prompt().ref,
@@ -117,7 +119,7 @@ class _Judge:
         okey, ckey = (ck, tk) if swapped else (tk, ck)
         case = Case(id=p.id, type="happy", input=p.case_input)
         label = p.swap_label if swapped else p.label
-        out = {"id": p.id, "category": p.category, "label": label, "verdict": None, "source": p.source}
+        out: dict = {"id": p.id, "category": p.category, "label": label, "verdict": None, "source": p.source}
         try:
             rows = await asyncio.gather(
                 *(

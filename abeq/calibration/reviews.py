@@ -8,6 +8,7 @@ import json
 
 from ..errors import InputError
 from ..models.spec import ModelSpec
+from ..results.rows import RunRow
 from ..results.store import Store
 from ..vocab import VERDICTS
 from .suite import REVIEWED, CalibrationRun, Pair, Source, Suite
@@ -25,7 +26,7 @@ def _run_of(store: Store, key: str | None) -> CalibrationRun | None:
     )
 
 
-def reviewed_runs(store: Store, review: str | None = None) -> list[dict]:
+def reviewed_runs(store: Store, review: str | None = None) -> list[RunRow]:
     """The runs whose reviewed cases count: all of them, or those of one review (by name)."""
     if review is None:
         return store.runs()
@@ -68,8 +69,8 @@ def suite_from_reviews(store: Store, review: str | None = None) -> Suite:
                     case_input=inputs[case_id],
                     teacher=teacher,
                     candidate=candidate,
-                    teacher_key=rc["teacher_key"],
-                    candidate_key=rc["candidate_key"],
+                    teacher_key=rc["teacher_key"] or "",
+                    candidate_key=rc["candidate_key"] or "",
                     truncated=bool(rc.get("gate_truncated")),
                 )
             )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal, get_args
 
 from pydantic import Field, ValidationError, model_validator
 
@@ -22,7 +22,7 @@ BUILTIN = Path(__file__).resolve().parent / "builtin"
 SUITE_FILE, PAIRS_FILE = "suite.json", "pairs.jsonl"
 
 # what a pair shows, and the verdict each category must carry (REVIEWED: whatever the reviewer said)
-REVIEWED = "reviewed"
+REVIEWED: Final = "reviewed"
 CATEGORY_LABELS: dict[str, str | None] = {
     "regressed": REGRESSED,  # a step, a check, a refusal, a flag of a command, a gate question lost
     "regressed-despite-gain": REGRESSED,  # a loss beside an improvement
@@ -32,9 +32,14 @@ CATEGORY_LABELS: dict[str, str | None] = {
     "adversarial": REGRESSED,  # a self-report claiming a step the transcript lacks; a loss in a long run
     REVIEWED: None,
 }
-CATEGORIES: tuple[str, ...] = tuple(CATEGORY_LABELS)
+Category = Literal[
+    "regressed", "regressed-despite-gain", "diverged", "equivalent", "identical", "adversarial", "reviewed"
+]
+CATEGORIES: tuple[Category, ...] = get_args(Category)
+assert set(CATEGORIES) == set(CATEGORY_LABELS)
 BUILT_CATEGORIES: tuple[str, ...] = tuple(c for c in CATEGORIES if c != REVIEWED)
-KINDS: tuple[str, ...] = (
+# the kinds of document a scenario is based on; reviewed-run: a case from this database
+Kind = Literal[
     "skill",
     "claude-md",
     "agents-md",
@@ -43,14 +48,15 @@ KINDS: tuple[str, ...] = (
     "slash-command",
     "cursor-rules",
     "reviewed-run",
-)
+]
+KINDS: tuple[Kind, ...] = get_args(Kind)
 
 
 class Source(Strict):
     """A real public document a scenario is based on (the pairs are written in abeq's own words)."""
 
     id: str = Field(min_length=1)
-    kind: Literal[KINDS]
+    kind: Kind
     repo: str = Field(min_length=1)
     path: str = Field(min_length=1)
     commit: str = ""
@@ -74,7 +80,7 @@ class CalibrationRun(Strict):
 
 class Pair(Strict):
     id: str = Field(min_length=1)
-    category: Literal[CATEGORIES]
+    category: Category
     label: Verdict
     reason: str = Field(min_length=1)  # one line: why the label is what it is
     source: str = Field(min_length=1)

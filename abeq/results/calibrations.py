@@ -3,6 +3,8 @@ per measurement, read back per judge model and judge-prompt version (abeq.calibr
 
 from __future__ import annotations
 
+from typing import cast
+
 from ..timestamps import now
 from .connection import Connection
 from .rows import CalibrationRow
@@ -21,15 +23,14 @@ class Calibrations:
     def calibrations(self, judge_model: str | None = None) -> list[CalibrationRow]:
         """Every calibration, newest first (of one judge model when given)."""
         where, params = ("where judge_model = ?", [judge_model]) if judge_model else ("", [])
-        return self.all(f"select * from calibrations {where} order by id desc", params)
+        return cast(
+            list[CalibrationRow], self.all(f"select * from calibrations {where} order by id desc", params)
+        )
 
     def latest_calibration(self, judge_model: str, prompt: str | None = None) -> CalibrationRow | None:
         """The newest calibration of this judge model (with this judge prompt when given)."""
-        if prompt:
-            return self.one(
-                "select * from calibrations where judge_model = ? and prompt = ? order by id desc limit 1",
-                [judge_model, prompt],
-            )
-        return self.one(
-            "select * from calibrations where judge_model = ? order by id desc limit 1", [judge_model]
+        where, params = ("and prompt = ?", [judge_model, prompt]) if prompt else ("", [judge_model])
+        row = self.one(
+            f"select * from calibrations where judge_model = ? {where} order by id desc limit 1", params
         )
+        return cast("CalibrationRow | None", row)
