@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
 
 import pytest
@@ -101,3 +102,42 @@ def test_terminal_escapes_in_a_case_id_reach_the_cli_neutralised(tmp_path, capsy
     err = capsys.readouterr().err
     assert code == 1 and term_safe(hostile) in err  # the id is printed (checks lost), visibly escaped
     assert not any(ch in err for ch in "\x1b\x07\x9b") and "\rPASS" not in err
+
+
+# ------------------------------------------------------------------ 9: exports and planted symlinks
+def _planted(tmp_path, name: str):
+    """A link at `name` to a file this user owns, made by another user (as an attacker's in /tmp)."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    link = tmp_path / name
+    link.symlink_to(victim)
+    os.lchown(link, 65534, 65534)
+    return victim, link
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a link owned by another user needs root")
+@pytest.mark.parametrize("flag", ["--out", "--record", "--csv", "--markdown", "--junit"])
+def test_an_export_refuses_a_symlink_another_user_planted(tmp_path, capsys, flag):
+    victim, link = _planted(tmp_path, "report.out")
+    code = main(
+        ["run", "--original", str(EXAMPLE / "SKILL.md"), "--candidate", str(EXAMPLE / "candidate-lossy.md"),
+         "--transfer-set", str(EXAMPLE / "transfer-set.json"), "--runner-model", "scripted/rules",
+         "--confirm", "--quiet", "--db", str(tmp_path / "abeq.db"), flag, str(link)]
+    )  # fmt: skip
+    assert code == 2 and "owned by another user" in capsys.readouterr().err
+    assert victim.read_text() == "precious\n" and not (tmp_path / "abeq.db").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a link owned by another user needs root")
+def test_a_planted_folder_link_is_refused_and_ones_own_link_is_followed(tmp_path):
+    from abeq.cli import write_output
+    from abeq.errors import InputError
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "dir").symlink_to(tmp_path / "real")
+    os.lchown(tmp_path / "dir", 65534, 65534)
+    with pytest.raises(InputError, match="owned by another user"):
+        write_output(str(tmp_path / "dir" / "r.json"), "{}")
+    (tmp_path / "mine").symlink_to(tmp_path / "real" / "mine.json")
+    write_output(str(tmp_path / "mine"), "{}")
+    assert (tmp_path / "real" / "mine.json").read_text() == "{}"

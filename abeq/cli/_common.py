@@ -9,6 +9,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from stat import S_ISLNK
 
 EXIT_PASS, EXIT_REGRESSED, EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -155,6 +156,27 @@ class Bar:
         sys.stderr.flush()
 
 
+def _refuse_planted_link(path: str) -> None:
+    """Refuse to write through a symlink someone else made (in /tmp, a shared folder): it could
+    point an export at any file this user can write. The user's own links and the system's
+    (root's: /dev/stdout) are followed."""
+    from ..errors import InputError
+
+    p = Path(os.path.abspath(path))
+    for part in [p, *p.parents]:
+        try:
+            st = part.lstat()
+        except OSError:
+            continue  # not there yet: nothing to follow
+        if S_ISLNK(st.st_mode) and st.st_uid not in (os.geteuid(), 0):
+            raise InputError(
+                f"{part} is a symbolic link owned by another user (uid {st.st_uid}); abeq does not write "
+                "through it",
+                path=path,
+                hint="Write the export to a path of your own, or remove the link.",
+            )
+
+
 def write_output(path: str | None, text: str) -> None:
     """stdout for no path or "-"; otherwise the whole file or nothing: a temporary file beside it,
     then one rename (an interrupted write never leaves half an export)."""
@@ -165,6 +187,7 @@ def write_output(path: str | None, text: str) -> None:
         return
     import stat
 
+    _refuse_planted_link(path)
     target = Path(os.path.realpath(path))  # write through a symlink, not over it
     if target.exists() and not target.is_file():  # /dev/null, /dev/stdout, a FIFO: written in place
         with open(target, "w", encoding="utf-8", newline="") as f:
@@ -199,6 +222,7 @@ def check_outputs(args, flags=OUTPUT_OPTIONS) -> None:
         path = getattr(args, flag.lstrip("-").replace("-", "_"), None)
         if not path or path == "-":
             continue
+        _refuse_planted_link(path)
         target, hint = Path(os.path.realpath(path)), f"Create the folder first, or pick another {flag}."
         if target.is_dir():
             raise InputError(
