@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -38,7 +39,11 @@ class ReviewConflict(InputError):
     """Another reviewer's action took effect on a case after this reviewer read it; nothing was
     written (abeq.results.reviewing words the message: who did what, when)."""
 
-    def __init__(self, current: dict, message: str = "another reviewer acted on this case since you read it"):
+    def __init__(
+        self,
+        current: Mapping[str, Any],
+        message: str = "another reviewer acted on this case since you read it",
+    ):
         self.current = current
         super().__init__(
             message, hint="Save again choosing Replace to put yours in its place, or keep theirs."

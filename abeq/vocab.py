@@ -4,7 +4,7 @@ that type, never written a second time."""
 
 from __future__ import annotations
 
-from typing import Final, Literal, get_args
+from typing import Final, Literal, TypeGuard, get_args
 
 # the judge's verdicts; the report schema lists them in this order
 Verdict = Literal["equivalent", "candidate-regressed", "candidate-diverged"]
@@ -12,6 +12,13 @@ VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 REGRESSED: Final = "candidate-regressed"
 DIVERGED: Final = "candidate-diverged"
 EQUIVALENT: Final = "equivalent"
+
+
+def is_verdict(name: object) -> TypeGuard[Verdict]:
+    """A verdict's name (and, for mypy, a Verdict from here on)."""
+    return name in VERDICTS
+
+
 # most cautious first: a tie between judge samples resolves to the earliest (SPEC §3: when unsure, regressed)
 VERDICT_ORDER: tuple[str, ...] = (REGRESSED, DIVERGED, EQUIVALENT)
 # an A/A replay (the teacher judged against its own re-run) with any of these verdicts shows the

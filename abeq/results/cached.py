@@ -4,6 +4,7 @@ everything that produced it (run/keys.py). Errors never land here."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import cast
 
 from ..timestamps import now
 from .connection import Connection
@@ -17,7 +18,7 @@ class CachedResults:
         self.one, self.all, self._insert = sql.one, sql.all, sql.insert
 
     def runner_result(self, key: str) -> RunnerResultRow | None:
-        return self.one("select * from runner_results where key = ?", [key])
+        return cast("RunnerResultRow | None", self.one("select * from runner_results where key = ?", [key]))
 
     def first_runner_result(self, keys: Iterable[str]) -> RunnerResultRow | None:
         """The result stored under the first of these keys that has one (its `key` says which)."""
@@ -31,7 +32,7 @@ class CachedResults:
         self._insert("runner_results", {**row, "created_at": now()}, replace=True)
 
     def judgement(self, key: str) -> JudgementRow | None:
-        return self.one("select * from judgements where key = ?", [key])
+        return cast("JudgementRow | None", self.one("select * from judgements where key = ?", [key]))
 
     def judgements(self, keys: list[str]) -> dict[str, JudgementRow]:
         """The judgements with these keys, by key (asked in chunks: sqlite caps a query's parameters)."""
@@ -39,7 +40,7 @@ class CachedResults:
         for i in range(0, len(keys), 500):
             chunk = keys[i : i + 500]
             for j in self.all(f"select * from judgements where key in ({','.join('?' * len(chunk))})", chunk):
-                out[j["key"]] = j
+                out[j["key"]] = cast(JudgementRow, j)
         return out
 
     def gate_section(self, runner_key: str) -> str:
@@ -51,7 +52,7 @@ class CachedResults:
         self._insert("judgements", {**row, "created_at": now()}, replace=True)
 
     def grading(self, key: str) -> GradingRow | None:
-        return self.one("select * from gradings where key = ?", [key])
+        return cast("GradingRow | None", self.one("select * from gradings where key = ?", [key]))
 
     def put_grading(self, row: dict) -> None:
         self._insert("gradings", {**row, "created_at": now()}, replace=True)

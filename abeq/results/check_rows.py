@@ -3,18 +3,22 @@ checks of a whole run found."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..schemas import CheckResult
 from ..vocab import CHECK_FAILED_BOTH, CHECK_SKIPPED
+from .rows import CheckResultRow
 
 
-def check_result(r: dict) -> CheckResult:
+def check_result(r: CheckResultRow) -> CheckResult:
     """A stored check_results row as the CheckResult the report carries."""
 
-    def passed(v):
+    def passed(v: int | None) -> bool | None:
         return None if v is None else bool(v)
 
+    row: dict[str, Any] = dict(r)
     return CheckResult(
-        **{k: r[k] for k in CheckResult.model_fields if k not in ("teacher", "candidate", "gates")},
+        **{k: row[k] for k in CheckResult.model_fields if k not in ("teacher", "candidate", "gates")},
         teacher=passed(r["teacher"]),
         candidate=passed(r["candidate"]),
         gates=bool(r["gates"]),

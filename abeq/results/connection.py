@@ -7,12 +7,16 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
 
 from sqlite_utils import Database
 
 from .migrations import migrations
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 def _create_private(path: str) -> None:
@@ -68,7 +72,7 @@ class Connection:
     def close(self) -> None:
         self.db.conn.close()
 
-    def tx(self, fn, *a, **kw):
+    def tx(self, fn: Callable[P, T], *a: P.args, **kw: P.kwargs) -> T:
         with self.write:
             with self.db.conn:
                 return fn(*a, **kw)
@@ -89,9 +93,10 @@ class Connection:
         )
         self.tx(self.db.conn.execute, sql, [jsonify_if_needed(v) for v in row.values()])
 
-    def one(self, sql: str, params: Iterable = ()) -> dict | None:
+    # rows come back as plain dicts; rows.py declares each table's, and the store's methods say which
+    def one(self, sql: str, params: Iterable = ()) -> dict[str, Any] | None:
         rows = list(self.db.query(sql, list(params)))
         return rows[0] if rows else None
 
-    def all(self, sql: str, params: Iterable = ()) -> list[dict]:
+    def all(self, sql: str, params: Iterable = ()) -> list[dict[str, Any]]:
         return list(self.db.query(sql, list(params)))

@@ -142,12 +142,12 @@ def _diff_encoded(
     big = len(ea) + len(eb) > _DIRECT_LIMIT and depth < _MAX_DEPTH
     anchors = _anchors(ea, eb) if big else []
     if not anchors:
-        diffs = dmp.diff_main(ea, eb, False, deadline)
+        direct: list[tuple[int, str]] = dmp.diff_main(ea, eb, False, deadline)
         # dmp does not say when it gave up: it returns a coarse but still exact diff. Running
         # out the clock is the only signal, and a coarse diff would mislead the reviewer.
         if time.time() >= deadline:
             raise _TooDifferent
-        return diffs
+        return direct
     diffs: list[tuple[int, str]] = []
     i0 = j0 = 0
     for i, j in anchors + [(len(ea), len(eb))]:

@@ -5,17 +5,20 @@ from __future__ import annotations
 from ..documents import compression_ratio, size_stats
 from ..vocab import EQUIVALENT
 from .report import build_report
+from .rows import DocumentRow
 from .store import Store
 
 
 def rounds(store: Store, review_id: int) -> list[dict]:
     """Every run of the review, oldest first (overrides applied to the counts)."""
     out = []
-    docs: dict[str, dict] = {}
+    docs: dict[str, DocumentRow] = {}
     for run in store.runs(review_id):
         for h in (run["original_hash"], run["candidate_hash"]):
             if h not in docs:
-                docs[h] = store.document(h)
+                doc = store.document(h)
+                assert doc is not None  # a run's documents are foreign keys: always stored
+                docs[h] = doc
         orig, cand = docs[run["original_hash"]]["content"], docs[run["candidate_hash"]]
         size = size_stats(cand["content"])
         rr = build_report(store, run["id"])

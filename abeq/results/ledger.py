@@ -4,6 +4,8 @@ agreements), with the sums the trust figures read."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from ..errors import InputError, ReviewConflict
 from ..timestamps import now
 from ..vocab import AA_NOISY, OVERRIDE, REGRESSED
@@ -39,7 +41,7 @@ class Ledger:
 
     def call_stats(self, run_id: int) -> CallSums:
         r = self.one(f"select {self._CALL_SUMS} from calls where run_id = ?", [run_id]) or {}
-        return {k: (v or 0) for k, v in r.items()}
+        return cast(CallSums, {k: (v or 0) for k, v in r.items()})
 
     def call_progress(self, run_id: int, after_call: int = 0) -> dict:
         """The calls of a run logged after calls.id `after_call` (the current attempt's): runner and
@@ -61,7 +63,7 @@ class Ledger:
         rows = self.all(
             f"select case_id, {self._CALL_SUMS} from calls where run_id = ? group by case_id", [run_id]
         )
-        return {r.pop("case_id"): {k: (v or 0) for k, v in r.items()} for r in rows}
+        return {r.pop("case_id"): cast(CallSums, {k: (v or 0) for k, v in r.items()}) for r in rows}
 
     # -------------------------------------------------------- who runs a run (liveness.py)
     def claim_run(self, run_id: int, owner: str) -> None:
@@ -179,6 +181,7 @@ class Ledger:
                     list(row.values()),
                 )
                 conn.execute("COMMIT")
+                assert cur.lastrowid is not None  # set by every insert
                 return cur.lastrowid
             except BaseException:
                 if conn.in_transaction:
@@ -192,13 +195,13 @@ class Ledger:
             "select * from overrides where run_id = ? and case_id = ? order by id desc limit 1",
             [run_id, case_id],
         )
-        return own or self.carried_overrides(run_id, case_id).get(case_id)
+        return cast("OverrideRow | None", own) or self.carried_overrides(run_id, case_id).get(case_id)
 
     def reviewed(self, run_id: int) -> dict[str, OverrideRow]:
         """The reviewer action in effect (the latest) per case of a run: an override or an agreement."""
-        out: dict[str, dict] = {}
+        out: dict[str, OverrideRow] = {}
         for r in self.all("select * from overrides where run_id = ? order by id", [run_id]):
-            out[r["case_id"]] = r
+            out[r["case_id"]] = cast(OverrideRow, r)
         return out
 
     def overrides(self, run_id: int) -> dict[str, OverrideRow]:
@@ -210,7 +213,7 @@ class Ledger:
         (same teacher and candidate transcripts, same judge replies), so an identical re-run keeps
         the reviewer's verdict. Each row says where it was made (`carried_from`); the latest one per
         case wins."""
-        out: dict[str, dict] = {}
+        out: dict[str, OverrideRow] = {}
         for r in self.all(
             """select o.*, o.run_id as carried_from from overrides o
                              join run_cases src on src.run_id = o.run_id and src.case_id = o.case_id
@@ -221,16 +224,19 @@ class Ledger:
                              order by o.id""",
             [run_id, run_id, case_id, case_id],
         ):
-            out[r["case_id"]] = r
+            out[r["case_id"]] = cast(OverrideRow, r)
         return out
 
     def all_overrides(self) -> list[OverrideRow]:
-        return self.all("select * from overrides order by id")
+        return cast("list[OverrideRow]", self.all("select * from overrides order by id"))
 
     def override_history(self, run_id: int, case_id: str) -> list[OverrideRow]:
         """Every reviewer action on one case, oldest first: the audit trail (the latest is in effect)."""
-        return self.all(
-            "select * from overrides where run_id = ? and case_id = ? order by id", [run_id, case_id]
+        return cast(
+            "list[OverrideRow]",
+            self.all(
+                "select * from overrides where run_id = ? and case_id = ? order by id", [run_id, case_id]
+            ),
         )
 
     def reviewed_pairs(self) -> list[dict]:

@@ -12,8 +12,8 @@ migrations = Migrations("abeq")
 
 @migrations()
 def m001_initial(db: Database) -> None:
-    db["documents"].create({"hash": str, "name": str, "content": str, "created_at": str}, pk="hash")
-    db["transfer_sets"].create(
+    db.table("documents").create({"hash": str, "name": str, "content": str, "created_at": str}, pk="hash")
+    db.table("transfer_sets").create(
         {
             "hash": str,
             "document_hash": str,
@@ -24,7 +24,7 @@ def m001_initial(db: Database) -> None:
         },
         pk="hash",
     )
-    db["reviews"].create(
+    db.table("reviews").create(
         {
             "id": int,
             "name": str,
@@ -36,9 +36,9 @@ def m001_initial(db: Database) -> None:
         pk="id",
         foreign_keys=[("original_hash", "documents", "hash")],
     )
-    db["reviews"].create_index(["name"], unique=True)
+    db.table("reviews").create_index(["name"], unique=True)
     # Cached successful runner calls. Errors never land here.
-    db["runner_results"].create(
+    db.table("runner_results").create(
         {
             "key": str,
             "doc_hash": str,
@@ -60,7 +60,7 @@ def m001_initial(db: Database) -> None:
         },
         pk="key",
     )
-    db["judgements"].create(
+    db.table("judgements").create(
         {
             "key": str,
             "model": str,
@@ -81,7 +81,7 @@ def m001_initial(db: Database) -> None:
         },
         pk="key",
     )
-    db["runs"].create(
+    db.table("runs").create(
         {
             "id": int,
             "review_id": int,
@@ -108,8 +108,8 @@ def m001_initial(db: Database) -> None:
             ("transfer_set_hash", "transfer_sets", "hash"),
         ],
     )
-    db["runs"].create_index(["config_key"])
-    db["run_cases"].create(
+    db.table("runs").create_index(["config_key"])
+    db.table("run_cases").create(
         {
             "run_id": int,
             "case_id": str,
@@ -131,7 +131,7 @@ def m001_initial(db: Database) -> None:
         pk=("run_id", "case_id"),
         foreign_keys=[("run_id", "runs", "id")],
     )
-    db["overrides"].create(
+    db.table("overrides").create(
         {
             "id": int,
             "run_id": int,
@@ -145,8 +145,8 @@ def m001_initial(db: Database) -> None:
         pk="id",
         foreign_keys=[("run_id", "runs", "id")],
     )
-    db["overrides"].create_index(["run_id", "case_id"])
-    db["calls"].create(
+    db.table("overrides").create_index(["run_id", "case_id"])
+    db.table("calls").create(
         {
             "id": int,
             "run_id": int,
@@ -166,13 +166,13 @@ def m001_initial(db: Database) -> None:
         },
         pk="id",
     )
-    db["calls"].create_index(["run_id"])
+    db.table("calls").create_index(["run_id"])
 
 
 @migrations()
 def m002_review_candidate(db: Database) -> None:
     # the candidate loaded into a review before it has runs (each review its own: never another's)
-    db["reviews"].add_column("candidate_hash", str)
+    db.table("reviews").add_column("candidate_hash", str)
 
 
 @migrations()
@@ -187,13 +187,13 @@ def m003_run_owner(db: Database) -> None:
         ("attempt_started_at", str),
         ("attempt_first_call", int),  # calls.id after which this attempt's calls lie
     ):
-        db["runs"].add_column(col, kind)
+        db.table("runs").add_column(col, kind)
 
 
 @migrations()
 def m004_checks(db: Database) -> None:
     # Cached grading calls (natural-language checks, both arms in one call). Errors never land here.
-    db["gradings"].create(
+    db.table("gradings").create(
         {
             "key": str,
             "model": str,
@@ -211,7 +211,7 @@ def m004_checks(db: Database) -> None:
         pk="key",
     )
     # Every check of every judged case of a run, with its result on both arms.
-    db["check_results"].create(
+    db.table("check_results").create(
         {
             "run_id": int,
             "case_id": str,
@@ -236,19 +236,19 @@ def m004_checks(db: Database) -> None:
         foreign_keys=[("run_id", "runs", "id")],
     )
     # how many checks the teacher passed and the candidate failed (each makes the case regressed)
-    db["run_cases"].add_column("checks_lost", int)
+    db.table("run_cases").add_column("checks_lost", int)
 
 
 @migrations()
 def m005_workspaces(db: Database) -> None:
     # a case's workspace folder as read when its set was loaded, content-addressed like documents;
     # a set row names the one each case uses (JSON: case id -> digest)
-    db["workspaces"].create({"digest": str, "files": str, "created_at": str}, pk="digest")
-    db["transfer_sets"].add_column("workspaces", str)
+    db.table("workspaces").create({"digest": str, "files": str, "created_at": str}, pk="digest")
+    db.table("transfer_sets").add_column("workspaces", str)
     # how a runner result was produced (chat, tools, command) and what it observed besides its
     # transcript (JSON: workspace changes, tool trace, self-report fields not reported)
-    db["runner_results"].add_column("mode", str)
-    db["runner_results"].add_column("observed", str)
+    db.table("runner_results").add_column("mode", str)
+    db.table("runner_results").add_column("observed", str)
 
 
 @migrations()
@@ -256,27 +256,27 @@ def m006_review_actions(db: Database) -> None:
     # A reviewer either overrides the judge or agrees with it ("agree": verdict = the judge's), and
     # each action records what it replaced: the action in effect when it was saved (none: null) and
     # the verdict the reviewer had in front of them, so two reviewers never overwrite each other unseen.
-    db["overrides"].add_column("action", str, not_null_default="override")
-    db["overrides"].add_column("seen_id", int)
-    db["overrides"].add_column("seen_verdict", str)
+    db.table("overrides").add_column("action", str, not_null_default="override")
+    db.table("overrides").add_column("seen_id", int)
+    db.table("overrides").add_column("seen_verdict", str)
 
 
 @migrations()
 def m007_provider_cache_and_fail_fast(db: Database) -> None:
     # prompt-cache tokens a provider reported (part of prompt_tokens), and what the cache saved
     for table in ("calls", "runner_results", "judgements"):
-        db[table].add_column("cache_read_tokens", int)
-        db[table].add_column("cache_write_tokens", int)
-    db["calls"].add_column("cache_saved", float)
+        db.table(table).add_column("cache_read_tokens", int)
+        db.table(table).add_column("cache_write_tokens", int)
+    db.table("calls").add_column("cache_saved", float)
     # the case whose regression stopped a --fail-fast run (its other cases were not run)
-    db["runs"].add_column("stopped_after", str)
+    db.table("runs").add_column("stopped_after", str)
 
 
 @migrations()
 def m008_calibrations(db: Database) -> None:
     # a judge model measured on a labelled calibration suite (abeq.calibration), per judge prompt
     # version: the headline figures as columns, everything else (per category, confusion) as JSON
-    db["calibrations"].create(
+    db.table("calibrations").create(
         {
             "id": int,
             "judge_model": str,
@@ -295,4 +295,4 @@ def m008_calibrations(db: Database) -> None:
         },
         pk="id",
     )
-    db["calibrations"].create_index(["judge_model", "prompt"])
+    db.table("calibrations").create_index(["judge_model", "prompt"])

@@ -13,7 +13,8 @@ ARMS = (("original", "teacher_key"), ("candidate", "candidate_key"))
 def observed(store: Store, key: str | None) -> dict:
     """One runner result's extras ({} for a plain chat run, or when the result is missing)."""
     row = store.runner_result(key) if key else None
-    return json.loads(row["observed"]) if row and row.get("observed") else {}
+    found = row["observed"] if row else None
+    return json.loads(found) if found else {}
 
 
 def case_observed(store: Store, row) -> dict:

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from ..errors import InputError
 from ..schemas import CaseError, CaseVerdict, CheckResult, EfficiencySignal, Report, Summary
 from ..schemas.record import (
     RECORD_VERSION,
@@ -20,10 +21,21 @@ from ..schemas.record import (
     RunRecord,
     StoppedEarly,
 )
-from ..vocab import AA_NOISY, AGREE, DIVERGED, EQUIVALENT, NOT_RUN_STAGE, OVERRIDE, PENDING_STAGE, REGRESSED
+from ..vocab import (
+    AA_NOISY,
+    AGREE,
+    DIVERGED,
+    EQUIVALENT,
+    NOT_RUN_STAGE,
+    OVERRIDE,
+    PENDING_STAGE,
+    REGRESSED,
+    Verdict,
+)
 from .agreement import aa_rates
 from .check_rows import check_result, check_summary
 from .observed import case_observed
+from .rows import OverrideRow, RunRow
 from .store import Store
 
 A = TypeVar("A", RecordOverride, RecordReview)
@@ -35,21 +47,23 @@ class CaseRow:
 
     case_id: str
     status: str  # pending | judged | error
-    judge_verdict: str | None = None
-    verdict: str | None = None  # effective: the override when there is one
+    judge_verdict: Verdict | None = None
+    verdict: Verdict | None = None  # effective: the override when there is one
     behaviour_delta: str = ""
     original_directness: int | None = None
     candidate_directness: int | None = None
     interpretation_notes: str = ""
-    samples: list[str] = field(default_factory=list)
+    samples: list[Verdict] = field(default_factory=list)
     agreement: float | None = None
     uncertain: bool = False
     gate_truncated: bool = False
     gate_section: str = ""
-    aa_verdict: str | None = None
-    override: dict | None = None  # the reviewer's override in effect
-    review: dict | None = None  # the reviewer action in effect: an override or an agreement
-    machine_verdict: str | None = None  # the judge's verdict with lost checks applied, before any override
+    aa_verdict: Verdict | None = None
+    override: OverrideRow | None = None  # the reviewer's override in effect
+    review: OverrideRow | None = None  # the reviewer action in effect: an override or an agreement
+    machine_verdict: Verdict | None = (
+        None  # the judge's verdict with lost checks applied, before any override
+    )
     within_noise: bool = False  # regressed, but the judge also flagged the teacher's own replay
     error_stage: str | None = None
     error: str | None = None
@@ -96,7 +110,7 @@ def known_cost(cost: float, unpriced_calls: int) -> float | None:
 
 @dataclass
 class RunReport:
-    run: dict
+    run: RunRow
     rows: list[CaseRow]
     report: dict  # exactly SPEC §4
     errors: list[dict]
@@ -119,16 +133,13 @@ class RunReport:
 
     def stopped_early(self) -> dict | None:
         """{"after_case", "not_run"} when --fail-fast stopped the run, else None."""
-        after, n = (
-            (self.run or {}).get("stopped_after"),
-            sum(e["stage"] == NOT_RUN_STAGE for e in self.errors),
-        )
+        after, n = self.run["stopped_after"], sum(e["stage"] == NOT_RUN_STAGE for e in self.errors)
         return {"after_case": after, "not_run": n} if after else None
 
     def incomplete(self) -> str | None:
         """'cancelled: k of n judged, m not run' when a run ended before every case ran (a Cancel, an
         interrupt, --fail-fast): what was judged stands, the rest is not an error."""
-        why = {"stopped": "stopped early"}.get(st := (self.run or {}).get("status"), st)
+        why = {"stopped": "stopped early"}.get(st := self.run["status"], st)
         if not self.not_run or why in ("running", "cancelling"):
             return None
         n, errs = len(self.not_run), f", {len(self.failed)} errored" if self.failed else ""
@@ -149,13 +160,13 @@ class RunReport:
                     "case_id": r.case_id,
                     "judge_verdict": r.judge_verdict,
                     "verdict": r.verdict,
-                    "reason": r.override["reason"],
-                    "reviewer": r.override["reviewer"],
-                    "at": r.override["created_at"],
-                    "carried_from_run": r.override.get("carried_from"),
+                    "reason": ov["reason"],
+                    "reviewer": ov["reviewer"],
+                    "at": ov["created_at"],
+                    "carried_from_run": ov.get("carried_from"),
                 }
                 for r in self.rows
-                if r.override
+                if (ov := r.override)
             ]
         agreed = [r for r in self.rows if r.agreed]
         if agreed:
@@ -163,11 +174,12 @@ class RunReport:
                 {
                     "case_id": r.case_id,
                     "verdict": r.verdict,
-                    "reviewer": r.review["reviewer"],
-                    "at": r.review["created_at"],
-                    "carried_from_run": r.review.get("carried_from"),
+                    "reviewer": rv["reviewer"],
+                    "at": rv["created_at"],
+                    "carried_from_run": rv.get("carried_from"),
                 }
                 for r in agreed
+                if (rv := r.review)
             ]
         return out
 
@@ -197,7 +209,7 @@ def case_rows(store: Store, run_id: int) -> list[CaseRow]:
             row.tokens = c["prompt_tokens"] + c["completion_tokens"]
             row.cost, row.unpriced_calls = float(c["cost"]), c["unpriced"]
         if r["status"] == "judged":
-            js = [judgements[k] for k in json.loads(r["judge_keys"]) if k in judgements]
+            js = [judgements[k] for k in json.loads(r["judge_keys"] or "[]") if k in judgements]
             row.samples = [j["verdict"] for j in js]
             row.judge_verdict = r["verdict"]
             row.agreement, row.uncertain = r["agreement"], bool(r["uncertain"])
@@ -235,6 +247,8 @@ def summarise(rows: list[CaseRow]) -> tuple[dict, list[dict]]:
     cases, errors = [], []
     for r in rows:
         if r.status == "judged":
+            # case_rows sets these on every judged case
+            assert r.verdict and r.original_directness is not None and r.candidate_directness is not None
             cases.append(
                 CaseVerdict(
                     case_id=r.case_id,
@@ -268,10 +282,13 @@ def summarise(rows: list[CaseRow]) -> tuple[dict, list[dict]]:
 
 
 def build_report(store: Store, run_id: int) -> RunReport:
+    run = store.run(run_id)
+    if run is None:
+        raise InputError(f"no run {run_id} in this database", path=store.path)
     rows = case_rows(store, run_id)
     report, errors = summarise(rows)
     return RunReport(
-        run=store.run(run_id),
+        run=run,
         rows=rows,
         report=report,
         errors=errors,
@@ -294,16 +311,18 @@ def gate_result(rr: RunReport, gate: str = "compress") -> dict:
     out = {"gate": gate, "pass": s["pass"], "regressions": s["regressions"], "errors": len(rr.failed)}
     out["not_run"] = len(rr.not_run)  # --fail-fast: cases never started (not errors)
     if gate == "directive-clarity":
+        # original and candidate directness, set on every judged case
+        d = {r.case_id: (r.original_directness or 0, r.candidate_directness or 0) for r in judged}
         if judged:
-            mo = sum(r.original_directness for r in judged) / len(judged)
-            mc = sum(r.candidate_directness for r in judged) / len(judged)
+            mo = sum(o for o, _ in d.values()) / len(judged)
+            mc = sum(c for _, c in d.values()) / len(judged)
         else:
             mo = mc = 0.0
         out.update(
             {
                 "mean_original_directness": round(mo, 3),
                 "mean_candidate_directness": round(mc, 3),
-                "per_case_delta": {r.case_id: r.candidate_directness - r.original_directness for r in judged},
+                "per_case_delta": {cid: c - o for cid, (o, c) in d.items()},
                 "pass": s["pass"] and mc > mo,
             }
         )
@@ -313,8 +332,8 @@ def gate_result(rr: RunReport, gate: str = "compress") -> dict:
 def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
     """The full record (abeq.schemas.RunRecord): the SPEC §4 report unchanged, plus the run and
     per-case detail, validated as it is built."""
-    run = dict(rr.run)
-    cfg = json.loads(run.pop("config") or "{}")
+    run = rr.run
+    cfg = json.loads(run["config"] or "{}")
     stats = store.call_stats(run["id"])
     aa = aa_rates(store, run["id"])  # one model pair per run: no entry when no replay was judged
     record = RunRecord(
@@ -361,7 +380,7 @@ def _gate(g: dict) -> GateResult:
     return (DirectivenessGateResult if "per_case_delta" in g else GateResult).model_validate(g)
 
 
-def _action(model: type[A], action: dict | None) -> A | None:
+def _action(model: type[A], action: OverrideRow | None) -> A | None:
     """A reviewer action as the record lists it: the model's keys, and the run it was carried from."""
     if not action:
         return None

@@ -11,16 +11,20 @@ The CLI (`abeq agree`, `abeq override`) and the desk's Review page both call `re
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from ..errors import InputError, ReviewConflict
 from ..timestamps import ago
-from ..vocab import AGREE, OVERRIDE, REVIEW_ACTIONS, VERDICTS
+from ..vocab import AGREE, OVERRIDE, REVIEW_ACTIONS, VERDICTS, is_verdict
 from .report import case_rows
+from .rows import OverrideRow
 from .store import Store
 
 CURRENT = "current"  # seen=CURRENT: the caller reads the case as it saves (the CLI): no conflict
 
 
-def describe(action: dict, now_s: float | None = None) -> str:
+def describe(action: Mapping[str, Any], now_s: float | None = None) -> str:
     """One line for an action: "ana overrode this 2 min ago to equivalent"."""
     who = action.get("reviewer") or "someone"
     when = ago(action.get("created_at"), now_s)
@@ -30,7 +34,7 @@ def describe(action: dict, now_s: float | None = None) -> str:
     return f"{who} overrode this {when}{where} to {action['verdict']}"
 
 
-def in_effect(store: Store, run_id: int, case_id: str) -> dict | None:
+def in_effect(store: Store, run_id: int, case_id: str) -> OverrideRow | None:
     """The action in effect on a case: its latest in this run, else one carried from an identical
     judgement in another run; None when no reviewer has acted on it."""
     return store.action_in_effect(run_id, case_id)
@@ -76,9 +80,9 @@ def record(
             hint="It goes into the audit trail (--reviewer on the command line).",
         )
     judge = rc["verdict"]
-    if action == AGREE:
+    if action == AGREE:  # abeq's verdict: a judged case always has one
         verdict = next(r.machine_verdict for r in case_rows(store, run_id) if r.case_id == case_id)
-    elif verdict not in VERDICTS:
+    if not is_verdict(verdict):
         raise InputError(f"unknown verdict '{verdict}'", hint=f"Use one of: {', '.join(VERDICTS)}.")
     if action == OVERRIDE and not reason.strip():
         raise InputError("an override needs a reason", hint="Say why the judge's verdict is wrong.")
@@ -92,7 +96,7 @@ def record(
             judge,
             action=action,
             check_seen=not replace and seen != CURRENT,
-            seen_id=None if seen == CURRENT else seen,
+            seen_id=None if isinstance(seen, str) else seen,  # a str is CURRENT
         )
     except ReviewConflict as e:
         raise ReviewConflict(e.current, f"{describe(e.current)}: replace?") from None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TypedDict
 
+from ..vocab import Variant, Verdict
+
 
 class DocumentRow(TypedDict):
     hash: str
@@ -32,7 +34,7 @@ class RunRow(TypedDict):
     transfer_set_hash: str
     runner_model: str
     judge_model: str
-    variant: str
+    variant: Variant
     config: str  # JSON: the settings that made the run
     status: str  # running | cancelling | finished | cancelled | interrupted | failed (as read: liveness.py)
     stored_status: str  # what the process last wrote ('running' for a run whose process died)
@@ -57,11 +59,11 @@ class RunCaseRow(TypedDict):
     teacher_key: str | None
     candidate_key: str | None
     judge_keys: str | None  # JSON list of judgement keys
-    verdict: str | None
+    verdict: Verdict | None
     agreement: float | None
     uncertain: int | None
     gate_truncated: int | None
-    aa_verdict: str | None
+    aa_verdict: Verdict | None
     error_stage: str | None
     error: str | None
     cached: str | None
@@ -106,7 +108,7 @@ class JudgementRow(_CachedSpend):
     model: str
     prompt: str
     sample: int
-    verdict: str
+    verdict: Verdict
     behaviour_delta: str
     original_directness: int
     candidate_directness: int
@@ -150,14 +152,14 @@ class OverrideRow(TypedDict, total=False):
     id: int
     run_id: int
     case_id: str
-    verdict: str
-    judge_verdict: str | None
+    verdict: Verdict
+    judge_verdict: Verdict | None
     reason: str
     reviewer: str
     created_at: str
     action: str  # override | agree (an agreement's verdict is the judge's)
     seen_id: int | None  # the action in effect when this one was saved (what it replaced)
-    seen_verdict: str | None  # the verdict the reviewer had in front of them
+    seen_verdict: Verdict | None  # the verdict the reviewer had in front of them
     carried_from: int  # only on an action carried from another run
 
 

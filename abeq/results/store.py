@@ -14,7 +14,9 @@ import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
+
+from sqlite_utils.db import Table
 
 from ..documents import sha256
 from ..errors import InputError
@@ -31,17 +33,18 @@ from .rows import DocumentRow, ReviewRow, RunCaseRow, RunRow
 
 DEFAULT_DB = "abeq.db"
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 def db_path(path: str | None = None) -> str:
     return path or os.environ.get("ABEQ_DB") or DEFAULT_DB
 
 
-def _from(part: str, fn: Callable[..., T]) -> Callable[..., T]:
+def _from(part: str, fn: Callable[Concatenate[Any, P], T]) -> Callable[Concatenate[Store, P], T]:
     """A Store method that is one of its parts' (`store.judgement` is `store.cache.judgement`)."""
 
     @functools.wraps(fn)
-    def method(self: Store, *a: Any, **kw: Any) -> T:
+    def method(self: Store, *a: P.args, **kw: P.kwargs) -> T:
         return fn(getattr(self, part), *a, **kw)
 
     return method
@@ -104,14 +107,14 @@ class Store:
     def put_document(self, name: str, content: str) -> str:
         h = sha256(content)
         self._tx(
-            lambda: self.db["documents"].insert(
+            lambda: self.db.table("documents").insert(
                 {"hash": h, "name": name, "content": content, "created_at": now()}, ignore=True
             )
         )
         return h
 
     def document(self, h: str) -> DocumentRow | None:
-        return self.one("select * from documents where hash = ?", [h])
+        return cast("DocumentRow | None", self.one("select * from documents where hash = ?", [h]))
 
     def put_transfer_set(self, ts: TransferSet) -> str:
         h = set_hash(ts)
@@ -128,18 +131,18 @@ class Store:
             row["workspaces"] = json.dumps({cid: self._put_workspace(files) for cid, files in trees.items()})
         existing = self.one("select confirmed, document_hash from transfer_sets where hash = ?", [h])
         if existing is None:  # another process may insert it between the check and here
-            self._tx(lambda: self.db["transfer_sets"].insert(row, ignore=True))
+            self._tx(lambda: self.db.table("transfer_sets").insert(row, ignore=True))
         elif ts.user_confirmed and (
             not existing["confirmed"] or existing["document_hash"] != ts.document_hash
         ):
             # confirmed now, or confirmed again for another original: the newest confirmation holds
-            self._tx(lambda: self.db["transfer_sets"].update(h, row))
+            self._tx(lambda: self.db.table("transfer_sets").update(h, row))
         return h
 
     def _put_workspace(self, files: dict[str, str]) -> str:
         d = workspace.digest(files)
         self._tx(
-            lambda: self.db["workspaces"].insert(
+            lambda: self.db.table("workspaces").insert(
                 {"digest": d, "files": json.dumps(files, ensure_ascii=False), "created_at": now()},
                 ignore=True,
             )
@@ -152,32 +155,34 @@ class Store:
             return None
         ts = TransferSet.model_validate_json(row["content"])
         if row["workspaces"]:
-            by_case = {
-                cid: json.loads(self.one("select files from workspaces where digest = ?", [d])["files"])
-                for cid, d in json.loads(row["workspaces"]).items()
-            }
+            by_case = {cid: self._workspace_files(d) for cid, d in json.loads(row["workspaces"]).items()}
             ts = workspace.reattach(ts, by_case)
         if row["confirmed"] and ts.user_confirmed and not ts.confirmed_hash:
             # confirmed in this database before sets carried their confirmation hash; the row is keyed by it
             ts = ts.model_copy(update={"confirmed_hash": h})
         return ts
 
+    def _workspace_files(self, digest: str) -> dict[str, str]:
+        row = self.one("select files from workspaces where digest = ?", [digest])
+        if row is None:  # only when the row was deleted by hand: sets never drop their workspaces
+            raise InputError(f"workspace {digest} of a stored transfer set is missing", path=self.path)
+        return json.loads(row["files"])
+
     # -------------------------------------------------------- reviews
     def review(self, name: str) -> ReviewRow | None:
-        return self.one("select * from reviews where name = ?", [name])
+        return cast("ReviewRow | None", self.one("select * from reviews where name = ?", [name]))
 
     def reviews(self) -> list[ReviewRow]:
-        return self.all("select * from reviews order by id desc")
+        return cast("list[ReviewRow]", self.all("select * from reviews order by id desc"))
 
     def upsert_review(
         self, name: str, original_hash: str, transfer_set_hash: str | None, variant: str
     ) -> int:
-        def go():
+        def go() -> int:
             r = self.review(name)
             if r is None:
-                return (
-                    self.db["reviews"]
-                    .insert(
+                return _new_id(
+                    self.db.table("reviews").insert(
                         {
                             "name": name,
                             "original_hash": original_hash,
@@ -186,9 +191,8 @@ class Store:
                             "created_at": now(),
                         }
                     )
-                    .last_pk
                 )
-            self.db["reviews"].update(
+            self.db.table("reviews").update(
                 r["id"],
                 {"original_hash": original_hash, "transfer_set_hash": transfer_set_hash, "variant": variant},
             )
@@ -197,7 +201,7 @@ class Store:
         return self._tx(go)
 
     def set_review_candidate(self, review_id: int, doc_hash: str) -> None:
-        self._tx(lambda: self.db["reviews"].update(review_id, {"candidate_hash": doc_hash}))
+        self._tx(lambda: self.db.table("reviews").update(review_id, {"candidate_hash": doc_hash}))
 
     def review_candidate(self, review_id: int) -> str | None:
         """The candidate last loaded into this review (in any session), else its latest run's; never
@@ -220,36 +224,40 @@ class Store:
     # -------------------------------------------------------- runs
     def create_run(self, row: dict) -> int:
         return self._tx(
-            lambda: self.db["runs"].insert({**row, "started_at": now(), "status": "running"}).last_pk
+            lambda: _new_id(self.db.table("runs").insert({**row, "started_at": now(), "status": "running"}))
         )
 
     def unfinished_run(self, config_key: str) -> RunRow | None:
-        return self.one(
-            "select * from runs where config_key = ? and status != 'finished' order by id desc limit 1",
-            [config_key],
+        return cast(
+            "RunRow | None",
+            self.one(
+                "select * from runs where config_key = ? and status != 'finished' order by id desc limit 1",
+                [config_key],
+            ),
         )
 
     def update_run(self, run_id: int, **fields: Any) -> None:
-        self._tx(lambda: self.db["runs"].update(run_id, fields))
+        self._tx(lambda: self.db.table("runs").update(run_id, fields))
 
     # A run read back has the status a reader should see: 'interrupted' when the process that
     # left it 'running' is gone (liveness.py); `stored_status` keeps what was written.
     @staticmethod
-    def _live(row: dict | None) -> dict | None:
+    def _live(row: dict[str, Any] | None) -> RunRow | None:
         if row is not None:
             row["stored_status"] = row["status"]
             row["status"] = live_status(row)
-        return row
+        return cast("RunRow | None", row)
 
     def run(self, run_id: int) -> RunRow | None:
         return self._live(self.one("select * from runs where id = ?", [run_id]))
 
     def runs(self, review_id: int | None = None) -> list[RunRow]:
-        if review_id is None:
-            return [self._live(r) for r in self.all("select * from runs order by id desc")]
-        return [
-            self._live(r) for r in self.all("select * from runs where review_id = ? order by id", [review_id])
-        ]
+        rows = (
+            self.all("select * from runs order by id desc")
+            if review_id is None
+            else self.all("select * from runs where review_id = ? order by id", [review_id])
+        )
+        return [r for r in map(self._live, rows) if r is not None]
 
     def add_pending_cases(self, run_id: int, case_ids: list[str]) -> None:
         """A pending row for each case the run does not have yet (a resumed run keeps its own)."""
@@ -259,7 +267,10 @@ class Store:
                 self.put_run_case({"run_id": run_id, "case_id": cid, "position": i, "status": "pending"})
 
     def run_case(self, run_id: int, case_id: str) -> RunCaseRow | None:
-        return self.one("select * from run_cases where run_id = ? and case_id = ?", [run_id, case_id])
+        return cast(
+            "RunCaseRow | None",
+            self.one("select * from run_cases where run_id = ? and case_id = ?", [run_id, case_id]),
+        )
 
     def latest_run(self, review_id: int) -> RunRow | None:
         return self._live(
@@ -295,7 +306,10 @@ class Store:
         self._insert("run_cases", {**row, "updated_at": now()}, replace=True)
 
     def run_cases(self, run_id: int) -> list[RunCaseRow]:
-        return self.all("select * from run_cases where run_id = ? order by position", [run_id])
+        return cast(
+            "list[RunCaseRow]",
+            self.all("select * from run_cases where run_id = ? order by position", [run_id]),
+        )
 
     def teacher_runs(self, original_hash: str) -> list[dict]:
         """Judged cases of every run of this original, newest run first: run id, runner model,
@@ -306,6 +320,12 @@ class Store:
                where r.original_hash = ? and c.status = 'judged' order by r.id desc""",
             [original_hash],
         )
+
+
+def _new_id(table: Table) -> int:
+    """The id of the row an insert just added (sqlite-utils leaves it None only for an ignored one)."""
+    assert table.last_pk is not None
+    return table.last_pk
 
 
 def dumps(obj: Any) -> str:
