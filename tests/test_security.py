@@ -141,3 +141,50 @@ def test_a_planted_folder_link_is_refused_and_ones_own_link_is_followed(tmp_path
     (tmp_path / "mine").symlink_to(tmp_path / "real" / "mine.json")
     write_output(str(tmp_path / "mine"), "{}")
     assert (tmp_path / "real" / "mine.json").read_text() == "{}"
+
+
+# ------------------------------------------------------------------ 3: the YAML alias bomb
+def _bomb(case_key: str) -> str:
+    """~100 KB of YAML: a 100 KB string aliased 1,000 x 1,000 times (100 GB once expanded)."""
+    return (
+        f"s: &s {'x' * 100_000}\n"
+        f"a: &a [{', '.join(['*s'] * 1000)}]\n"
+        f"b: &b [{', '.join(['*a'] * 1000)}]\n"
+        f"{case_key}\n"
+    )
+
+
+BOUNDED = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # 1 GB: the bomb wanted 6.5 GB and more
+from abeq.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize(
+    "name, tail, command, says",
+    [
+        ("set.yaml", "cases:\n  - {id: x, type: happy, input: *b}", "run", "alias"),
+        ("promptfooconfig.yaml", "tests:\n  - vars: {q: *b}", "import-set", "expands to more than"),
+    ],
+)
+def test_a_yaml_alias_bomb_is_refused_in_seconds_within_bounded_memory(tmp_path, name, tail, command, says):
+    import subprocess
+    import sys
+    import time
+
+    p = tmp_path / name
+    p.write_text(_bomb(tail))
+    assert p.stat().st_size < 200_000
+    args = {
+        "run": ["run", "--original", str(EXAMPLE / "SKILL.md"),
+                "--candidate", str(EXAMPLE / "candidate-lossy.md"), "--transfer-set", str(p),
+                "--runner-model", "scripted/rules", "--confirm", "--db", str(tmp_path / "abeq.db")],
+        "import-set": ["import-set", str(p), "--out", str(tmp_path / "out.json"), "--default-type", "happy"],
+    }[command]  # fmt: skip
+    t0 = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", BOUNDED, *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert says in done.stderr and "Traceback" not in done.stderr
+    assert time.monotonic() - t0 < 60 and not (tmp_path / "abeq.db").exists()

@@ -14,6 +14,7 @@ from ..schemas import Case
 from ..untrusted import csv_uncell
 from ..vocab import CASE_TYPES
 from .yaml12 import loader as yaml12_loader
+from .yaml12 import loader_without_aliases
 
 
 def _list_cell(cell: str, split) -> list[str]:
@@ -237,10 +238,13 @@ def parse_text(text: str, fmt: str, path: str = "<transfer set>") -> Any:
     return parse_located(text, fmt, path)[0]
 
 
-def parse_located(text: str, fmt: str, path: str = "<transfer set>") -> tuple[Any, list[str] | None]:
-    """Like parse_text, plus where each case came from ("row 3", "line 4") for CSV and JSONL."""
+def parse_located(
+    text: str, fmt: str, path: str = "<transfer set>", aliases: bool = True
+) -> tuple[Any, list[str] | None]:
+    """Like parse_text, plus where each case came from ("row 3", "line 4") for CSV and JSONL.
+    `aliases=False` refuses YAML aliases (abeq's own sets)."""
     try:
-        data, labels = _parse_located(text, fmt, path)
+        data, labels = _parse_located(text, fmt, path, aliases)
     except RecursionError:
         raise _too_deep(path) from None
     if fmt != "csv":
@@ -249,9 +253,11 @@ def parse_located(text: str, fmt: str, path: str = "<transfer set>") -> tuple[An
 
 
 MAX_DEPTH = 100  # a transfer set is ~5 levels deep; promptfoo vars may hold some nested JSON
-MAX_VALUES = (
-    2_000_000  # what the data holds once YAML aliases are expanded (JSON/JSONL cannot reach it in 5 MB)
-)
+# what the data holds once YAML aliases are expanded (JSON/JSONL cannot reach either in a 5 MB file):
+# values, and characters of text (one 100 KB string aliased a million times is 1 value per alias but
+# 100 GB for whatever writes it out)
+MAX_VALUES = 2_000_000
+MAX_EXPANDED_CHARS = 20_000_000
 
 
 def _too_deep(path: str) -> InputError:
@@ -265,8 +271,9 @@ def _too_deep(path: str) -> InputError:
 def _check_shape(data: Any, path: str) -> None:
     """Refuse what later steps cannot handle without a traceback: nesting deeper than MAX_DEPTH, a
     YAML structure that contains itself (an alias to an enclosing node), or aliases that expand
-    past MAX_VALUES values. Iterative, and each shared node is measured once."""
-    done: dict[int, tuple[int, int]] = {}  # id -> (depth, values) of a finished container
+    past MAX_VALUES values or MAX_EXPANDED_CHARS characters of text. Iterative, and each shared node
+    is measured once."""
+    done: dict[int, tuple[int, int, int]] = {}  # id -> (depth, values, characters) of a finished container
     open_: set[int] = set()
     stack: list[tuple[Any, bool]] = [(data, False)]
     while stack:
@@ -279,16 +286,20 @@ def _check_shape(data: Any, path: str) -> None:
             open_.discard(key)
             depth = 1 + max((done[id(k)][0] for k in kids), default=0)
             values = len(node) + sum(done[id(k)][1] for k in kids)
+            items = [*node.keys(), *node.values()] if isinstance(node, dict) else node
+            chars = sum(done[id(k)][2] for k in kids) + sum(len(x) for x in items if isinstance(x, str))
             if depth > MAX_DEPTH:
                 raise _too_deep(path)
-            if values > MAX_VALUES:
+            if values > MAX_VALUES or chars > MAX_EXPANDED_CHARS:
+                what = (
+                    f"{MAX_VALUES:,} values" if values > MAX_VALUES else f"{MAX_EXPANDED_CHARS:,} characters"
+                )
                 raise InputError(
-                    f"the data expands to more than {MAX_VALUES:,} values (YAML aliases repeating "
-                    "one another?)",
+                    f"the data expands to more than {what} (YAML aliases repeating one another?)",
                     path=path,
                     hint="Write the cases out instead of nesting aliases.",
                 )
-            done[key] = (depth, values)
+            done[key] = (depth, values, chars)
             continue
         if key in done:
             continue
@@ -305,7 +316,7 @@ def _check_shape(data: Any, path: str) -> None:
         stack.extend((k, False) for k in kids if id(k) not in done)
 
 
-def _parse_located(text: str, fmt: str, path: str) -> tuple[Any, list[str] | None]:
+def _parse_located(text: str, fmt: str, path: str, aliases: bool) -> tuple[Any, list[str] | None]:
     try:
         if fmt == "json":
             return _load_json(text, path), None
@@ -332,7 +343,8 @@ def _parse_located(text: str, fmt: str, path: str) -> tuple[Any, list[str] | Non
             import yaml
 
             try:
-                return yaml.load(text, Loader=yaml12_loader()), None  # YAML 1.2: see yaml12
+                loader = yaml12_loader() if aliases else loader_without_aliases()
+                return yaml.load(text, Loader=loader), None  # YAML 1.2: see yaml12
             except yaml.YAMLError as e:
                 mark = getattr(e, "problem_mark", None)
                 where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -117,7 +117,7 @@ def load_text(text: str, name: str) -> TransferSet:
 
 
 def _parse(text: str, name: str, base: Path | None) -> TransferSet:
-    data, labels = parse_located(text, format_of(name), name)
+    data, labels = parse_located(text, format_of(name), name, aliases=False)
     return resolve(from_obj(data, name, labels), base, name)
 
 

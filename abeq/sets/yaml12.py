@@ -110,6 +110,27 @@ def loader():
     return Yaml12Loader
 
 
+@functools.lru_cache(maxsize=1)
+def loader_without_aliases():
+    """`loader()` that refuses any alias: abeq's own sets never need one (export writes none), and
+    without them no alias bomb can be built. promptfoo configs keep them (`<<: *defaults`)."""
+    import yaml
+
+    class NoAliasLoader(loader()):
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise yaml.composer.ComposerError(
+                    None,
+                    None,
+                    f"an alias (*{event.anchor}): abeq's transfer sets take none",
+                    event.start_mark,
+                )
+            return super().compose_node(parent, index)
+
+    return NoAliasLoader
+
+
 def reads_as_text(value: str) -> bool:
     """True when `value`, written plain (unquoted), reads back as this text under these rules."""
     return not any(rx.match(value) for rx in (_BOOL, _NULL, _INT, _FLOAT))
