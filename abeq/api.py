@@ -23,6 +23,7 @@ from typing import Any
 
 from .documents import Document, detect_variant, load_document
 from .errors import AbeqError, InputError, ThinSetError
+from .execution.agent_cmd import command_notices
 from .execution.engine import Engine, RunConfig, Stop
 from .execution.estimate import estimate
 from .execution.modes import as_mode
@@ -205,7 +206,8 @@ def prepare_run(
     engine = Engine(db, orig, cand, ts, cfg)
     engine.prepare()
     cov = coverage(orig.text, ts, allow_thin=cfg.allow_thin)
-    return PreparedRun(engine, cov, [*_read_notes(orig, cand), *cov.warnings], cautions(cfg))
+    notes = [*_read_notes(orig, cand), *command_notices(cfg.mode), *cov.warnings]
+    return PreparedRun(engine, cov, notes, cautions(cfg))
 
 
 def _read_notes(*docs: Document) -> list[str]:

@@ -235,3 +235,84 @@ def test_a_resumed_run_keeps_its_runner_mode():
     back = RunConfig.from_settings(json.loads(dumps(cfg.settings())))
     assert back.mode == cfg.mode and back.key_parts() == cfg.key_parts()
     assert "mode" not in RunConfig().settings()  # a chat run's stored settings are what they were
+
+
+def test_a_failing_agent_says_why_from_its_stdout_and_what_it_spent(tmp_path):
+    """Claude Code writes its error to stdout and leaves stderr empty; the failed run was billed."""
+    result = {"type": "result", "subtype": "error_max_turns", "is_error": True, "total_cost_usd": 0.0123,
+              "usage": {"input_tokens": 1700, "output_tokens": 18}, "session_id": "s",
+              "errors": ["Reached maximum number of turns (1)"]}  # fmt: skip
+    (tmp_path / "out.jsonl").write_text(
+        json.dumps({"type": "system", "subtype": "init"}) + "\n" + json.dumps(result)
+    )
+    with pytest.raises(RunnerCommandError) as e:
+        asyncio.run(invoke("cat out.jsonl; exit 1", str(tmp_path), "", command_env(RunnerMode(), {}), 10))
+    assert "status 1: error_max_turns: Reached maximum number of turns (1)" in e.value.message
+    assert e.value.usage == {"prompt_tokens": 1700, "completion_tokens": 18, "cost": 0.0123}
+
+
+def test_a_command_cancelled_in_flight_leaves_no_unretrieved_exception(tmp_path):
+    """Its other arm failed, or Ctrl-C: the command is stopped and asyncio has nothing to complain of."""
+    import gc
+
+    complaints = []
+
+    async def go():
+        asyncio.get_running_loop().set_exception_handler(lambda loop, ctx: complaints.append(ctx))
+        task = asyncio.ensure_future(invoke("sleep 30", str(tmp_path), "", command_env(RunnerMode(), {}), 60))
+        await asyncio.sleep(0.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        gc.collect()
+        await asyncio.sleep(0.1)
+
+    asyncio.run(go())
+    assert complaints == []
+
+
+def test_agent_settings_reach_the_command_and_a_run_says_so(tmp_path, monkeypatch):
+    from abeq.execution.agent_cmd import command_notices
+
+    monkeypatch.setenv("ANTHROPIC_MODEL", "claude-sonnet-4-5")
+    monkeypatch.setenv("API_TIMEOUT_MS", "60000")
+    mode = RunnerMode(kind="command", command="env")
+    out, _, _ = asyncio.run(invoke("env", str(tmp_path), "", command_env(mode, {}), timeout=10))
+    assert "ANTHROPIC_MODEL=claude-sonnet-4-5" in out and "API_TIMEOUT_MS=60000" in out
+    said = " ".join(command_notices(mode))
+    assert "ANTHROPIC_MODEL" in said and "no --runner-cmd-version" in said
+    named = RunnerMode(kind="command", command="env", command_version="claude-code 2.1.197, sonnet 4.5")
+    assert "no --runner-cmd-version" not in " ".join(command_notices(named))
+
+
+def test_codexs_event_stream_is_read_into_its_actions_and_the_self_report():
+    from abeq.execution.agent_streams import read_stream
+
+    final = 'Done.\n{"self_report": {"output_produced": "notes", "gates_hit": []}}'
+    command = {"type": "command_execution", "command": "cat AGENTS.md", "aggregated_output": "# Rules\n",
+               "exit_code": 0, "status": "completed"}  # fmt: skip
+    change = {"type": "file_change", "changes": [{"path": "NOTES.md", "kind": "add"}], "status": "completed"}
+    events = [
+        {"type": "thread.started", "thread_id": "019a-volatile"},
+        {"type": "turn.started"},
+        {"type": "item.completed", "item": {"id": "item_1", **command}},
+        {"type": "item.completed", "item": {"id": "item_2", **change}},
+        {"type": "item.completed", "item": {"id": "item_3", "type": "agent_message", "text": final}},
+        {
+            "type": "turn.completed",
+            "usage": {"input_tokens": 900, "cached_input_tokens": 0, "output_tokens": 40},
+        },
+    ]
+    s = read_stream("\n".join(json.dumps(e) for e in events))
+    assert (
+        s.kind == "codex-json"
+        and s.final == final
+        and s.facts == {"usage": {"input_tokens": 900, "output_tokens": 40}}
+    )
+    assert s.transcript.split("\n\n") == [
+        "[command] cat AGENTS.md (exit 0)\n# Rules", "[file change] add NOTES.md", f"[final]\n{final}"
+    ]  # fmt: skip
+    report, missing, _ = read_report(s.final)
+    assert report.output_produced == "notes" and "ambiguities" in missing and "gates_hit" not in missing
+    failed = read_stream(json.dumps({"type": "turn.failed", "error": {"message": "stream disconnected"}}))
+    assert failed.failure == "stream disconnected"

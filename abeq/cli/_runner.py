@@ -26,14 +26,17 @@ def runner_mode_args(p: argparse.ArgumentParser) -> None:
         "--runner-cmd",
         default=None,
         metavar="CMD",
-        help='agent command, e.g. "claude -p --output-format json"; the runner prompt arrives on stdin, '
-        "ABEQ_DOCUMENT / ABEQ_VARIANT / ABEQ_CASE_ID in its environment; its stdout is the transcript",
+        help="agent command, e.g. 'codex exec --json --sandbox read-only --ephemeral -' (tested lines for "
+        "Claude Code and Codex: docs/guides/runner-modes.md); the runner prompt arrives on stdin, "
+        "ABEQ_DOCUMENT / ABEQ_VARIANT / ABEQ_CASE_ID in its environment; its stdout (an agent's event "
+        "stream, or plain text) is the transcript",
     )
     g.add_argument(
         "--runner-cmd-version",
         default="",
         metavar="TEXT",
-        help="what the command runs (agent version, model, settings): part of the cache key with the command",
+        help="what the command runs (agent version, model, settings such as ANTHROPIC_MODEL, which it sees): "
+        "part of the cache key with the command; without it a changed model reuses cached runs",
     )
     g.add_argument(
         "--runner-timeout",

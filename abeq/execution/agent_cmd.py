@@ -28,6 +28,7 @@ from ..models.call import CallPolicy
 from ..models.http import keep_secret, redact
 from ..prompts import messages
 from ..schemas import NOT_REPORTED, SELF_REPORT_FIELDS, Case, GateHit, ObservedRun, SelfReport
+from .agent_streams import read_stream
 from .modes import RunnerMode, mode_prompt
 from .workspace import RunWorkspace
 
@@ -45,6 +46,10 @@ KEY_ENV = (
     "AZURE_OPENAI_API_KEY", "OPENROUTER_API_KEY", "MISTRAL_API_KEY", "GROQ_API_KEY", "DEEPSEEK_API_KEY",
     "AWS_PROFILE", "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
 )  # fmt: skip
+# the agents' own settings (the model they use, their timeouts, telemetry, where their config lives),
+# passed by prefix: dropping ANTHROPIC_MODEL silently ran the agent's default model instead
+AGENT_ENV_PREFIXES = ("ANTHROPIC_", "CLAUDE_", "CODEX_", "OPENAI_", "DISABLE_", "BASH_", "MCP_")
+AGENT_ENV = ("API_TIMEOUT_MS", "MAX_THINKING_TOKENS", "MAX_MCP_OUTPUT_TOKENS", "CLOUD_ML_REGION", "RUST_LOG")
 MAX_STDOUT_BYTES = 1_000_000
 MAX_TRANSCRIPT_CHARS = 200_000
 STDERR_TAIL = 2_000
@@ -70,11 +75,45 @@ def command_input(case: Case, variant: str, placed_at: str) -> str:
     return "\n\n".join(m["content"] for m in msgs) + "\n"
 
 
+def passed(name: str, mode: RunnerMode) -> bool:
+    """Whether the command sees this variable of abeq's environment."""
+    return (name in BASE_ENV or name in KEY_ENV or name in AGENT_ENV or name in mode.env) or name.startswith(
+        AGENT_ENV_PREFIXES
+    )
+
+
 def command_env(mode: RunnerMode, extra: dict[str, str]) -> dict[str, str]:
-    allowed = set(BASE_ENV) | set(KEY_ENV) | set(mode.env)
-    for name in mode.env:  # passed by name: a password, a token under any name; never stored
-        keep_secret(os.environ.get(name, ""))
-    return {**{k: v for k, v in os.environ.items() if k in allowed}, **extra}
+    env = {k: v for k, v in os.environ.items() if passed(k, mode)}
+    for name, value in env.items():  # passed by name (--runner-env), or a secret by its name: never stored
+        if name in mode.env or _secret(name):
+            keep_secret(value)
+    return {**env, **extra}
+
+
+def command_notices(mode: RunnerMode) -> list[str]:
+    """What a user should know before a command run: the agent settings it will see (they change
+    what it does, and abeq cannot see their effect), and a missing --runner-cmd-version."""
+    if mode.kind != "command":
+        return []
+    basics = set(BASE_ENV) | set(KEY_ENV)
+    seen = sorted(k for k in os.environ if passed(k, mode) and k not in basics and not _secret(k))
+    out = []
+    if seen:
+        out.append(
+            f"the runner command sees these settings of your environment: {', '.join(seen)} "
+            "(name what they choose, e.g. the model, in --runner-cmd-version)"
+        )
+    if not mode.command_version.strip():
+        out.append(
+            "no --runner-cmd-version: abeq cannot see which agent version or model the command runs, so a "
+            "changed model would reuse the cached runs of the old one; name them (e.g. "
+            '--runner-cmd-version "claude-code 2.1.197, claude-sonnet-4-5")'
+        )
+    return out
+
+
+def _secret(name: str) -> bool:
+    return any(w in name for w in ("KEY", "TOKEN", "SECRET", "PASSWORD"))
 
 
 def _kill_group(pid: int) -> None:
@@ -129,6 +168,8 @@ async def invoke(command: str, cwd: str, stdin: str, env: dict, timeout: float) 
         _kill_group(proc.pid)
         await proc.wait()
         work.cancel()
+        # retrieve the cancelled gather's outcome, or asyncio reports "exception was never retrieved"
+        await asyncio.gather(work, return_exceptions=True)
         if isinstance(e, asyncio.CancelledError):
             raise
         raise RunnerCommandError(
@@ -137,12 +178,23 @@ async def invoke(command: str, cwd: str, stdin: str, env: dict, timeout: float) 
     finally:
         _kill_group(proc.pid)  # whatever it left running in the background goes with the workspace
     stderr = redact(err.decode("utf-8", errors="replace"))[-STDERR_TAIL:]
-    if code != 0:
-        raise RunnerCommandError(f"runner command exited with status {code}: {stderr.strip()[-500:]}")
     text = redact(out.decode("utf-8", errors="replace"))  # an agent may print a key it was given
+    if code != 0:
+        raise failed(code, text, stderr)
     if total > len(out):
         text += f"\n[… standard output cut: {total - len(out):,} more bytes]"
     return text, stderr, time.perf_counter() - t0
+
+
+def failed(code: int, stdout: str, stderr: str) -> RunnerCommandError:
+    """The error for a command that exited non-zero: the reason its event stream gives (Claude Code
+    writes its errors to stdout and leaves stderr empty), else its stderr, else the end of its
+    stdout; with what it reported having spent (failed agent runs are billed too)."""
+    stream = read_stream(stdout)
+    reason = stream.failure or stderr.strip() or stdout.strip() or "(it wrote nothing)"
+    pt, ct, cost = _usage(stream.facts or read_report(stdout)[2])
+    err = RunnerCommandError(f"runner command exited with status {code}: {reason[-500:]}")
+    return err.spent(pt, ct, cost) if (pt or ct or cost) else err
 
 
 def _json_objects(text: str, depth: int = 0):
@@ -223,10 +275,11 @@ async def run_command(
             policy.check()  # after the wait for a slot: nothing starts once the run is cancelled
             stdout, _, seconds = await invoke(mode.command, str(ws.root), stdin, env, mode.timeout)
         changes = ws.changes()
-    report, missing, facts = read_report(stdout)
-    transcript = stdout[:MAX_TRANSCRIPT_CHARS] if stdout.strip() else NO_OUTPUT
+    stream = read_stream(stdout.replace(str(ws.root), "."))  # the copy's temporary path is no behaviour
+    report, missing, facts = read_report(stream.final if stream.kind != "text" else stdout)
+    transcript = stream.transcript[:MAX_TRANSCRIPT_CHARS] if stdout.strip() else NO_OUTPUT
     observed = ObservedRun(
         transcript=transcript, self_report=report, workspace_changes=changes, not_reported=missing
     )
-    pt, ct, cost = _usage(facts)
+    pt, ct, cost = _usage(stream.facts or facts)
     return Outcome(observed, stdout[-4000:], pt, ct, cost, seconds, 1)
