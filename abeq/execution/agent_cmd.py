@@ -194,7 +194,9 @@ def failed(code: int, stdout: str, stderr: str) -> RunnerCommandError:
     reason = stream.failure or stderr.strip() or stdout.strip() or "(it wrote nothing)"
     pt, ct, cost = _usage(stream.facts or read_report(stdout)[2])
     err = RunnerCommandError(f"runner command exited with status {code}: {reason[-500:]}")
-    return err.spent(pt, ct, cost) if (pt or ct or cost) else err
+    if pt or ct or cost:
+        err.spent(pt, ct, cost)
+    return err
 
 
 def _json_objects(text: str, depth: int = 0):

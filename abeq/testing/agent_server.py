@@ -23,6 +23,7 @@ import re
 import shlex
 import threading
 import uuid
+from typing import Any
 
 from aiohttp import web
 
@@ -173,7 +174,7 @@ class AgentServer(BackgroundServer):
         resp = web.StreamResponse(headers={"content-type": "text/event-stream"})
         await resp.prepare(request)
         usage = {"input_tokens": max(1, len(json.dumps(body.get("messages"))) // 4), "output_tokens": 1}
-        message = {
+        message: dict[str, Any] = {
             "id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
             "model": body.get("model"), "content": [], "stop_reason": None, "stop_sequence": None,
             "usage": usage,
@@ -248,7 +249,7 @@ class AgentServer(BackgroundServer):
                 {"type": "response.output_item.done", "output_index": 0, "item": item},
             )
         )
-        usage = {
+        usage: dict[str, Any] = {
             "input_tokens": max(1, len(json.dumps(items)) // 4), "input_tokens_details": {"cached_tokens": 0},
             "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0},
         }  # fmt: skip
