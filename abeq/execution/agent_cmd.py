@@ -84,9 +84,8 @@ def passed(name: str, mode: RunnerMode) -> bool:
 
 def command_env(mode: RunnerMode, extra: dict[str, str]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if passed(k, mode)}
-    for name, value in env.items():  # passed by name (--runner-env), or a secret by its name: never stored
-        if name in mode.env or _secret(name):
-            keep_secret(value)
+    for name in mode.env:  # passed by name: a password, a token under any name; never stored
+        keep_secret(os.environ.get(name, ""))
     return {**env, **extra}
 
 
