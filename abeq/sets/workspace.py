@@ -128,6 +128,34 @@ def attach(case: Case, folder_files: dict[str, str] | None) -> Case:
     return out
 
 
+def inside_project(workspace: str, base: Path, case_id: str, set_path: str) -> Path:
+    """The workspace folder, resolved, when it lies inside the set's project (the nearest folder
+    above the set holding a .git, else the set's own folder: the rule `@imports` follow); else an
+    InputError, before anything in it is read. A set from someone else must not copy your files
+    into the database and the runner's prompt (`../../secrets`, `/home/you/.ssh`, a symlink out)."""
+    from ..doc_imports import project_root
+
+    base = base.resolve()
+    root = project_root(base / Path(set_path).name)
+    hint = (
+        f"Keep the workspace folder inside the set's project ({root}) and name it relative to the set "
+        "file, e.g. workspaces/case-1; or put the files inline under `files`."
+    )
+    if workspace.startswith("~") or PurePosixPath(workspace).is_absolute() or Path(workspace).is_absolute():
+        raise InputError(
+            f"case '{case_id}': its workspace '{workspace}' is an absolute path", path=set_path, hint=hint
+        )
+    folder = (base / workspace).resolve()  # follows every symlink on the way
+    if not folder.is_relative_to(root):
+        raise InputError(
+            f"case '{case_id}': its workspace '{workspace}' is outside the set's project: it resolves "
+            f"to {folder}",
+            path=set_path,
+            hint=hint,
+        )
+    return folder
+
+
 def resolve(ts: TransferSet, base: Path | None, set_path: str) -> TransferSet:
     """Read each case's workspace folder (relative to `base`, the set file's folder) into the case.
 
@@ -151,7 +179,8 @@ def resolve(ts: TransferSet, base: Path | None, set_path: str) -> TransferSet:
                     hint="Load the set from its path (abeq run --transfer-set PATH), or put the files "
                     "inline under `files`.",
                 )
-            case = attach(case, read_folder((base / case.workspace).resolve(), case.id, set_path))
+            folder = inside_project(case.workspace, base, case.id, set_path)
+            case = attach(case, read_folder(folder, case.id, set_path))
             _bounded(initial_files(case), case.id, set_path)
             _one_tree(initial_files(case), case.id, set_path)
         cases.append(case)
