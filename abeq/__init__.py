@@ -9,6 +9,7 @@ instant and never imports litellm):
     draft_set                                      cases drafted from the original by a model
     compare                                        the blind comparator (abeq.comparator)
     calibrate                                      a judge measured on a labelled suite (abeq.calibration)
+    mutate, prepare_mutation                       would this set notice a loss? (abeq.mutation)
     Store, open_store, build_report                the database and the SPEC report (abeq.results)
     ModelSpec                                      a model and its sampling (abeq.models)
     AbeqError, InputError                          what a user should read
@@ -26,6 +27,8 @@ _EXPORTS = {
     "run": "abeq.api",
     "PreparedRun": "abeq.api",
     "run_problems": "abeq.api",
+    "mutate": "abeq.mutation.run",
+    "prepare_mutation": "abeq.mutation.run",
     "load_document": "abeq.documents",
     "Document": "abeq.documents",
     "load_set": ("abeq.sets.parse", "load"),

@@ -53,6 +53,10 @@ class Heading:
     parents: tuple[str, ...]  # the titles above it, outermost first
     position: int  # in document order
     kind: str  # "section" (text of its own), "empty" (none), or "contents" (a table of contents)
+    # its lines in the text after any front matter: [line, end) holds the heading and its own text
+    # (up to the next heading); -1 for a paragraph of a document without headings
+    line: int = -1
+    end: int = -1
 
     @property
     def is_section(self) -> bool:
@@ -118,13 +122,14 @@ def _kind(title: str, lines: list[str]) -> str:
     return "section"
 
 
-def _scan(text: str) -> list[tuple[int, str, list[str]]]:
-    """(level, title, body lines) in order; level 0 is the preamble. Headings inside fenced code or
-    an HTML comment are text, not headings."""
-    heads: list[tuple[int, str, list[str]]] = []
+def _scan(text: str) -> list[tuple[int, str, list[str], int]]:
+    """(level, title, body lines, first line) in order; level 0 is the preamble. Headings inside
+    fenced code or an HTML comment are text, not headings."""
+    heads: list[tuple[int, str, list[str], int]] = []
     fence: str | None = None
     in_comment = False
-    for line in strip_front_matter(text).split("\n"):  # not splitlines(): U+2028, \x0c... are not line ends
+    # not splitlines(): U+2028, \x0c... are not line ends
+    for n, line in enumerate(strip_front_matter(text).split("\n")):
         m = None
         if fence is not None:
             if re.match(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$", line):
@@ -139,18 +144,19 @@ def _scan(text: str) -> list[tuple[int, str, list[str]]]:
                 in_comment = True
             else:
                 m = _HEADING.match(line)
-                if not m and (u := _SETEXT.match(line)) and _setext(heads, 1 if u.group(1)[0] == "=" else 2):
+                level = 1 if (u := _SETEXT.match(line)) and u.group(1)[0] == "=" else 2
+                if not m and u and _setext(heads, level, n):
                     continue
         if m:
-            heads.append((len(m.group(1)), m.group(2).strip(), []))
+            heads.append((len(m.group(1)), m.group(2).strip(), [], n))
         elif heads:
             heads[-1][2].append(line)
         elif line.strip():
-            heads.append((0, PREAMBLE, [line]))
+            heads.append((0, PREAMBLE, [line], n))
     return heads
 
 
-def _setext(heads: list[tuple[int, str, list[str]]], level: int) -> bool:
+def _setext(heads: list[tuple[int, str, list[str], int]], level: int, n: int) -> bool:
     """A setext underline: the paragraph just above it (the end of the open block's body) becomes a
     heading of `level`. False when there is no such paragraph (a `---` after a blank line, a list
     item or a quote is a rule or text, as Markdown renders it)."""
@@ -166,7 +172,8 @@ def _setext(heads: list[tuple[int, str, list[str]]], level: int) -> bool:
     del body[start:]
     if heads[-1][0] == 0 and not _own_text(body):  # the preamble was only this title
         heads.pop()
-    heads.append((level, " ".join(ln.strip() for ln in para), []))
+    # the body's lines are consecutive lines of the text, so the title's first line is len(para) up
+    heads.append((level, " ".join(ln.strip() for ln in para), [], n - len(para)))
     return True
 
 
@@ -178,18 +185,19 @@ def outline(text: str) -> Outline:
 @functools.lru_cache(maxsize=16)  # coverage, drafting and the desk ask for the same document repeatedly
 def _outline(text: str) -> Outline:
     heads = _scan(text)
-    if not any(level for level, _, _ in heads):
+    if not any(h[0] for h in heads):
         paras = [p.strip() for p in re.split(r"\n\s*\n", strip_front_matter(text)) if p.strip()]
         paras = [p for p in paras if _own_text(p.split("\n"))]
         named = [(paragraph_name(p), p) for p in paras]
         return Outline([Heading(0, n, n, p, (), i, "section") for i, (n, p) in enumerate(named)], True)
     counts: dict[str, int] = {}
-    for _, title, _ in heads:
-        counts[title] = counts.get(title, 0) + 1
+    for h in heads:
+        counts[h[1]] = counts.get(h[1], 0) + 1
     out: list[Heading] = []
     taken: set[str] = set()
     stack: list[tuple[int, str]] = []  # the open headings above this one: (level, title)
-    for i, (level, title, body) in enumerate(heads):
+    ends = [h[3] for h in heads[1:]] + [len(strip_front_matter(text).split("\n"))]
+    for i, (level, title, body, start) in enumerate(heads):
         while stack and stack[-1][0] >= level:
             stack.pop()
         parents = tuple(t for lv, t in stack if lv > 0)
@@ -201,7 +209,7 @@ def _outline(text: str) -> Outline:
             name, n = f"{base} ({n})", n + 1
         taken.add(name)
         kind = _kind(title, body) if level else ("section" if _own_text(body) else "empty")
-        out.append(Heading(level, title, name, "\n".join(body).strip(), parents, i, kind))
+        out.append(Heading(level, title, name, "\n".join(body).strip(), parents, i, kind, start, ends[i]))
         if level:
             stack.append((level, title))
     return Outline([h for h in out if h.level or h.kind == "section"])

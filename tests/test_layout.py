@@ -12,7 +12,7 @@ an import inside a function counts like one at the top of the file. The test rea
 | 2 | sets | transfer sets: read, imported, drafted, confirmed |
 | 3 | results | the store and the report |
 | 4 | execution, comparator | a run (runner, judge, engine, preflight); the blind comparator |
-| 5 | api, calibration | the public entry point; the judge measured on a labelled suite |
+| 5 | api, calibration, mutation | the public entry point; the judge measured on a suite; `abeq mutate` |
 | 6 | desk | the desk's logic (its pages, in desk_pages/, lay it out) |
 | 7 | cli, `__main__` | the command line (`abeq app` starts the desk) |
 | 8 | testing | servers and helpers for tests and benchmarks: no library module imports it |
@@ -158,6 +158,8 @@ PUBLIC = {
     "run": "abeq.api:run",
     "PreparedRun": "abeq.api:PreparedRun",
     "run_problems": "abeq.api:run_problems",
+    "mutate": "abeq.mutation.run:mutate",
+    "prepare_mutation": "abeq.mutation.run:prepare_mutation",
     "load_document": "abeq.documents:load_document",
     "Document": "abeq.documents:Document",
     "load_set": "abeq.sets.parse:load",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ..documents import Document
 from ..errors import InputError, ModelCallError
@@ -54,8 +54,10 @@ class Engine:
         on_progress: Callable[[dict], None] | None = None,
         cancel: threading.Event | None = None,
         cache: ResultCache | None = None,
+        order: Sequence[str] = (),
     ):
         self.store, self.original, self.candidate, self.ts, self.cfg = store, original, candidate, ts, config
+        self.order = tuple(order)  # case ids to run first (a mutant tries the cases that claim its section)
         self.ts_hash = set_hash(ts)
         self.on_progress = on_progress
         self.cancel = cancel or Stop()
@@ -277,14 +279,19 @@ class Engine:
         self._emit()
 
     # -------------------------------------------------------- whole run
+    def ordered_cases(self) -> list[tuple[int, Case]]:
+        """(position in the set, case) in the order they start: those named in `order` first."""
+        first = {cid: n for n, cid in enumerate(self.order)}
+        return sorted(enumerate(self.ts.cases), key=lambda ic: (first.get(ic[1].id, len(first)), ic[0]))
+
     async def _cases(self, policy: CallPolicy) -> None:
         if self.cfg.concurrency <= 1:
-            for i, case in enumerate(self.ts.cases):
+            for i, case in self.ordered_cases():
                 if self.cancel.is_set() or self.fail_fast.stopped:
                     break
                 await self._case(i, case, policy)
         else:
-            await asyncio.gather(*[self._case(i, c, policy) for i, c in enumerate(self.ts.cases)])
+            await asyncio.gather(*[self._case(i, c, policy) for i, c in self.ordered_cases()])
 
     async def _watch(self, work: asyncio.Future) -> None:
         """Cancel the calls in flight once the run is cancelled (here, or from another process via the

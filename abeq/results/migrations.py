@@ -296,3 +296,29 @@ def m008_calibrations(db: Database) -> None:
         pk="id",
     )
     db.table("calibrations").create_index(["judge_model", "prompt"])
+
+
+@migrations()
+def m009_mutations(db: Database) -> None:
+    # `abeq mutate`: one row per mutation test of a set on an original (its mutants' runs are rows of
+    # `runs`, named in `run_ids`); `report` holds the finished report, so a repeat reads it back
+    db.table("mutations").create(
+        {
+            "id": int,
+            "key": str,
+            "original_hash": str,
+            "transfer_set_hash": str,
+            "runner_model": str,
+            "judge_model": str,
+            "status": str,
+            "mutants": int,
+            "killed": int,
+            "score": float,
+            "run_ids": str,
+            "report": str,
+            "started_at": str,
+            "finished_at": str,
+        },
+        pk="id",
+    )
+    db.table("mutations").create_index(["transfer_set_hash"])

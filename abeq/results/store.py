@@ -29,6 +29,7 @@ from .calibrations import Calibrations
 from .connection import Connection
 from .ledger import Ledger
 from .liveness import live_status
+from .mutations import MutationLog
 from .rows import DocumentRow, ReviewRow, RunCaseRow, RunRow
 
 DEFAULT_DB = "abeq.db"
@@ -64,6 +65,7 @@ class Store:
         self.cache = CachedResults(self.sql)
         self.ledger = Ledger(self.sql)
         self.calibration = Calibrations(self.sql)
+        self.mutations = MutationLog(self.sql)  # `abeq mutate`'s tests (results/mutations.py)
 
     def close(self) -> None:
         self.sql.close()

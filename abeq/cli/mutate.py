@@ -1,0 +1,138 @@
+"""`abeq mutate`: would this transfer set (and its judge) notice a loss? Mutation testing of the set."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from ..vocab import VARIANTS
+from ._common import (
+    EXIT_BAD_INPUT,
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    EXIT_PASS,
+    EXIT_REGRESSED,
+    bounded,
+    caution,
+    model_args,
+    model_spec,
+    write_output,
+)
+from ._runner import runner_mode, runner_mode_args
+
+
+def register(sub) -> None:
+    r = sub.add_parser(
+        "mutate",
+        help="mutation-test a transfer set: delete each section of the original; does the set notice?",
+        description="Each mutant is the original with one section deleted, run like a candidate against the "
+        "original's cached runs. Exit codes: 0 done (or score at or above --min-score), 1 score below "
+        "--min-score, 2 bad input, 3 incomplete (a mutant errored), 130 interrupted.",
+    )
+    r.add_argument("--original", required=True, help="the document whose sections are deleted")
+    r.add_argument("--transfer-set", required=True, help="cases: .json, .yaml, .csv or .jsonl")
+    model_args(r)
+    r.add_argument("--variant", choices=VARIANTS, default=None, help="runner variant (default: detected)")
+    r.add_argument(
+        "--concurrency",
+        type=bounded(int, 1),
+        default=8,
+        help="model calls in flight; a mutant starts this many cases at once, so at 1 a killed mutant "
+        "costs about one case's calls",
+    )
+    r.add_argument("--confirm", action="store_true", help="accept the transfer set (as for run)")
+    r.add_argument("--allow-thin", action="store_true", help="accept a set below 5 cases or missing a type")
+    r.add_argument("--fresh", action="store_true", help="ignore cached results (they are still written)")
+    r.add_argument("--judge-samples", type=bounded(int, 1, 9), default=1, help="judge each case K times")
+    r.add_argument(
+        "--aa", action="store_true", help="replay the original once: mark kills within the judge's noise"
+    )
+    r.add_argument("--all-cases", action="store_true", help="run every case on every mutant (the full map)")
+    r.add_argument("--max-mutants", type=bounded(int, 1), default=None, help="test only the first N mutants")
+    r.add_argument(
+        "--min-score",
+        type=bounded(float, 0, 1),
+        default=None,
+        help="exit 1 when the score (killed / mutants, 0-1) is below this (for CI)",
+    )
+    r.add_argument("--out", default=None, help="write the report (JSON) here (default: stdout)")
+    r.add_argument("--markdown", default=None, help="write a Markdown report here")
+    r.add_argument("--quiet", action="store_true", help="no progress or table on stderr")
+    runner_mode_args(r)
+    r.set_defaults(fn=cmd_mutate)
+
+
+def cmd_mutate(args) -> int:
+    from ..execution.engine import Stop
+    from .run import on_signals
+
+    stop = Stop()
+    with on_signals(stop, args.quiet):
+        return _mutate(args, stop)
+
+
+def _mutate(args, stop) -> int:
+    from ..mutation.estimate import describe_mutation_estimate
+    from ..mutation.render import headline, markdown, table
+    from ..mutation.run import prepare_mutation
+    from ._common import Bar
+
+    runner = model_spec(args.runner_model, args, api_base=args.api_base)
+    judge = model_spec(
+        args.judge_model or args.runner_model, args, api_base=args.judge_api_base or args.api_base
+    )
+    prep = prepare_mutation(
+        args.original,
+        args.transfer_set,
+        runner=runner,
+        judge=judge,
+        variant=args.variant,
+        store=args.db,
+        confirm=args.confirm,
+        all_cases=args.all_cases,
+        max_mutants=args.max_mutants,
+        concurrency=args.concurrency,
+        fresh=args.fresh,
+        judge_samples=args.judge_samples,
+        aa=args.aa,
+        allow_thin=args.allow_thin,
+        max_retries=args.max_retries,
+        mode=runner_mode(args),
+    )
+    try:
+        for w in prep.warnings:
+            print(f"warning: {w}", file=sys.stderr)
+        if prep.cfg.mode.kind != "command":
+            caution(prep.cfg.runner, args.quiet)
+        if not args.quiet:
+            print(describe_mutation_estimate(prep.estimate(), args.all_cases), file=sys.stderr)
+        bars: dict[int, Bar] = {}
+
+        def progress(p: dict) -> None:
+            if p["mutant"] not in bars and not args.quiet:
+                print(f"mutant {p['mutant']}/{p['mutants']}: without {p['section']}", file=sys.stderr)
+            bars.setdefault(p["mutant"], Bar(args.quiet))(p)
+
+        rep = prep.run(on_progress=progress, cancel=stop)
+    finally:
+        prep.store.close()
+    if stop.is_set() and rep.report.get("status") != "finished":
+        print("\nabeq: mutation test interrupted; what finished is kept. Run the same command again to "
+              "resume it.", file=sys.stderr)  # fmt: skip
+        return EXIT_INTERRUPTED
+    write_output(args.out, json.dumps(rep.report, indent=2, ensure_ascii=False))
+    if args.markdown:
+        write_output(args.markdown, markdown(rep.report))
+    if not args.quiet:
+        print(table(rep.report), file=sys.stderr)
+        print(headline(rep.report), file=sys.stderr)
+    if rep.incomplete:
+        print(f"incomplete: {', '.join(rep.incomplete)} (errors; the same command resumes)", file=sys.stderr)
+        return EXIT_INCOMPLETE
+    if args.min_score is not None and rep.score < args.min_score:
+        print(f"mutation score {rep.score:.2f} is below --min-score {args.min_score:g}", file=sys.stderr)
+        return EXIT_REGRESSED
+    return EXIT_PASS
+
+
+__all__ = ["register", "cmd_mutate", "EXIT_BAD_INPUT"]

@@ -1,0 +1,216 @@
+"""Running a mutation test: every mutant through the run engine as a candidate of the original.
+
+    from abeq import mutate
+    rep = mutate("SKILL.md", "cases.json", runner="openai/gpt-4o-mini", confirm=True)
+    rep.score, rep.report["mutants"]
+
+Each mutant is one run of the engine (abeq.execution.engine): the teacher's transcripts come from the
+cache (captured once, by the first mutant, when no run of this set made them), the mutant's are cached
+under its own text, so a repeat costs nothing. Unless `all_cases`, a mutant stops at its first kill
+(the engine's fail-fast: a case judged regressed, or a check the original passes and the mutant
+fails), trying first the cases that claim its section. Mutants run one after another; within one,
+`concurrency` cases at a time, so at concurrency 1 a killed mutant costs about one case's calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
+
+from ..api import CLI_LABELS, DocumentLike, ModelLike, SetLike, document, model, run_problems, transfer_set
+from ..documents import Document, detect_variant
+from ..errors import InputError
+from ..execution.config import RunConfig
+from ..execution.engine import Engine, Stop
+from ..execution.keys import cache_key
+from ..execution.modes import as_mode
+from ..execution.preflight import confirmation_refusal
+from ..results.store import Store, dumps, open_store
+from ..schemas import TransferSet
+from ..sections import SectionIndex
+from ..sets.confirm import confirm as confirm_set
+from ..sets.confirm import set_hash
+from ..timestamps import now
+from .estimate import mutation_estimate
+from .mutants import Mutant, section_mutants
+from .report import MutationReport, build_mutation_report
+
+# settings of RunConfig a mutation test takes (a review is a person's rounds: mutants have none)
+_SETTINGS = {f.name for f in fields(RunConfig)} - {"runner", "judge", "variant", "review", "fail_fast"}
+
+
+def claimed_by(original: Document, ts: TransferSet) -> dict[str, list[str]]:
+    """Section name -> ids of the cases whose exercises_sections name it (matched as coverage does)."""
+    index = SectionIndex(original.text)
+    out: dict[str, list[str]] = {}
+    for c in ts.cases:
+        for s in c.exercises_sections:
+            m = index.resolve(s)
+            if m.status == "section" and m.heading is not None and c.id not in out.get(m.heading.name, []):
+                out.setdefault(m.heading.name, []).append(c.id)
+    return out
+
+
+@dataclass
+class PreparedMutation:
+    """A mutation test that passed every check before a model call; `run()` makes the calls."""
+
+    store: Store
+    original: Document
+    ts: TransferSet
+    cfg: RunConfig
+    mutants: list[Mutant]
+    all_cases: bool = False
+    warnings: list[str] = field(default_factory=list)
+    claims: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """What identifies this test: the same key reads a finished test back, or resumes one."""
+        return cache_key(
+            "mutation",
+            {
+                "original": self.original.hash,
+                "set": set_hash(self.ts),
+                "mutants": [[m.operator, m.section, m.hash] for m in self.mutants],
+                "all_cases": self.all_cases,
+                **self.cfg.key_parts(),
+            },
+        )
+
+    def order(self, m: Mutant) -> list[str]:
+        """The cases a mutant tries first: those that claim its section."""
+        return self.claims.get(m.section, [])
+
+    def engine(self, m: Mutant, store: Store | None = None, **kw) -> Engine:
+        cfg = replace(self.cfg, fail_fast=not self.all_cases)
+        return Engine(store or self.store, self.original, m.document, self.ts, cfg, order=self.order(m), **kw)
+
+    def estimate(self) -> dict:
+        """Calls (the cache consulted) at most and as expected with stop-at-first-kill; tokens."""
+        return mutation_estimate(self)
+
+    def stored(self) -> MutationReport | None:
+        """The report of a finished identical test, when there is one (then run() makes no call)."""
+        row = None if self.cfg.fresh else self.store.mutations.finished(self.key)
+        return MutationReport.from_row(row) if row else None
+
+    def run(
+        self,
+        on_progress: Callable[[dict], None] | None = None,
+        cancel: threading.Event | None = None,
+        store: Store | None = None,
+    ) -> MutationReport:
+        """Run every mutant (resuming what the store holds) and return the report. `store`: another
+        connection to the same database, for a test run in another thread."""
+        db = store or self.store
+        done = self.stored() if db is self.store else None
+        if done is not None:
+            return done
+        cancel = cancel or Stop()
+        mid = db.mutations.start(
+            self.key,
+            {
+                "original_hash": db.put_document(self.original.name, self.original.text),
+                "transfer_set_hash": db.put_transfer_set(self.ts),
+                "runner_model": self.cfg.mode.label(self.cfg.runner),
+                "judge_model": self.cfg.judge.name,
+                "mutants": len(self.mutants),
+                "run_ids": "[]",
+            },
+        )
+        run_ids: list[int] = []
+        for i, m in enumerate(self.mutants):
+            if cancel.is_set() or db.mutations.get(mid).get("status") == "cancelling":
+                break
+            eng = self.engine(m, db, cancel=cancel, on_progress=_labelled(on_progress, i, m, self))
+            eng.prepare()
+            run_ids.append(eng.run_id)
+            db.mutations.update(mid, run_ids=json.dumps(run_ids))
+            asyncio.run(eng.run_async())
+        rep = build_mutation_report(db, self, run_ids)
+        complete = len(run_ids) == len(self.mutants) and not rep.incomplete
+        status = "finished" if complete else ("cancelled" if cancel.is_set() else "incomplete")
+        db.mutations.update(
+            mid,
+            status=status,
+            killed=rep.report["killed"],
+            score=rep.score,
+            report=dumps(rep.report),
+            finished_at=now(),
+        )
+        rep.report["id"], rep.report["status"] = mid, status
+        return rep
+
+
+def _labelled(on_progress, i: int, m: Mutant, prep: PreparedMutation):
+    """The engine's progress, with which mutant it is of how many."""
+    if on_progress is None:
+        return None
+
+    def emit(p: dict) -> None:
+        on_progress({**p, "mutant": i + 1, "mutants": len(prep.mutants), "section": m.section})
+
+    return emit
+
+
+def prepare_mutation(
+    original: DocumentLike,
+    cases: SetLike,
+    *,
+    runner: ModelLike = None,
+    judge: ModelLike = None,
+    api_base: str | None = None,
+    judge_api_base: str | None = None,
+    variant: str | None = None,
+    store: Store | str | None = None,
+    confirm: bool = False,
+    all_cases: bool = False,
+    max_mutants: int | None = None,
+    labels: tuple[str, str] = CLI_LABELS,
+    **settings,
+) -> PreparedMutation:
+    """Check everything that comes before a model call (the set's confirmation gate, as for a run)
+    and make the mutants. Raises the first refusal; nothing is written when it does.
+
+    `settings` are RunConfig's (concurrency, judge_samples, aa, allow_thin, fresh, max_retries, mode)."""
+    set_path = None if isinstance(cases, TransferSet) else str(cases)
+    orig = document(
+        original, "original", follow_imports=None if variant is None else variant == "instruction-file"
+    )
+    variant = variant or detect_variant(orig.name)
+    ts = transfer_set(cases)
+    runner_spec = model(runner, api_base=api_base)
+    judge_spec = model(judge if judge is not None else runner_spec.name, api_base=judge_api_base or api_base)
+    if "mode" in settings:
+        settings["mode"] = as_mode(settings["mode"])
+    unknown = set(settings) - _SETTINGS
+    if unknown:
+        raise TypeError(f"prepare_mutation() got unknown settings: {', '.join(sorted(unknown))}")
+    if max_mutants is not None and max_mutants < 1:
+        raise InputError(f"--max-mutants must be 1 or more (got {max_mutants})")
+    cfg = RunConfig(runner=runner_spec, judge=judge_spec, variant=variant, **settings)
+    if confirm and confirmation_refusal(ts, orig.hash):
+        ts = confirm_set(ts, orig.hash, thin_accepted=cfg.allow_thin or None)
+    problems = run_problems(orig, ts, cfg, set_path=set_path, labels=labels)
+    if problems:
+        raise problems[0]
+    mutants = section_mutants(orig)
+    if not mutants:
+        raise InputError(
+            "the original has no section to delete", path=orig.name, hint="Give it headings or paragraphs."
+        )
+    warnings = []
+    if max_mutants is not None and max_mutants < len(mutants):
+        warnings.append(f"{len(mutants)} mutants; --max-mutants keeps the first {max_mutants}")
+        mutants = mutants[:max_mutants]
+    db = store if isinstance(store, Store) else open_store(store)
+    return PreparedMutation(db, orig, ts, cfg, mutants, all_cases, warnings, claimed_by(orig, ts))
+
+
+def mutate(original: DocumentLike, cases: SetLike, **kw) -> MutationReport:
+    """prepare_mutation(...).run(): would this set notice a loss? One call from files to the report."""
+    return prepare_mutation(original, cases, **kw).run()

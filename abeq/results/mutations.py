@@ -1,0 +1,73 @@
+"""The store's record of mutation tests (`abeq mutate`): each test's settings key, its mutants' runs,
+its status and score, and the finished report; and what a mutation report reads besides the runs
+(the A/A noise of the cases, the transcripts)."""
+
+from __future__ import annotations
+
+import json
+
+from ..timestamps import now
+from ..vocab import AA_NOISY
+from .connection import Connection
+
+
+class MutationLog:
+    """Mutation tests in the `mutations` table (migration m008)."""
+
+    def __init__(self, sql: Connection):
+        self.sql = sql
+
+    def start(self, key: str, row: dict) -> int:
+        """The unfinished test with this key (resumed), or a new one."""
+        found = self.sql.one(
+            "select id from mutations where key = ? and status != 'finished' order by id desc limit 1", [key]
+        )
+        if found:
+            self.update(found["id"], status="running")
+            return found["id"]
+        self.sql.insert("mutations", {**row, "key": key, "status": "running", "started_at": now()})
+        return self.sql.one("select max(id) id from mutations where key = ?", [key])["id"]
+
+    def update(self, mutation_id: int, **fields) -> None:
+        sets = ", ".join(f'"{k}" = ?' for k in fields)
+        sql = f"update mutations set {sets} where id = ?"
+        self.sql.tx(self.sql.db.conn.execute, sql, [*fields.values(), mutation_id])
+
+    def finished(self, key: str) -> dict | None:
+        """The newest finished test with this key (its report makes a repeat cost nothing)."""
+        return self.sql.one(
+            "select * from mutations where key = ? and status = 'finished' order by id desc limit 1", [key]
+        )
+
+    def get(self, mutation_id: int) -> dict | None:
+        return self.sql.one("select * from mutations where id = ?", [mutation_id])
+
+    def latest(self, transfer_set_hash: str, original_hash: str | None = None) -> dict | None:
+        """The newest finished mutation test of this set (on this original, when given)."""
+        where, params = "transfer_set_hash = ? and status = 'finished'", [transfer_set_hash]
+        if original_hash:
+            where, params = where + " and original_hash = ?", [*params, original_hash]
+        return self.sql.one(f"select * from mutations where {where} order by id desc limit 1", params)
+
+    def noisy_cases(self, original_hash: str, transfer_set_hash: str, runner: str, judge: str) -> set[str]:
+        """Cases whose A/A check (the teacher against its own replay) this original, set and pair of
+        models ever found noisy (vocab.AA_NOISY): a kill on one of them alone is within noise."""
+        marks = ", ".join("?" * len(AA_NOISY))
+        rows = self.sql.all(
+            f"""select distinct c.case_id from run_cases c join runs r on r.id = c.run_id
+                where r.original_hash = ? and r.transfer_set_hash = ? and r.runner_model = ?
+                and r.judge_model = ? and c.aa_verdict in ({marks})""",
+            [original_hash, transfer_set_hash, runner, judge, *AA_NOISY],
+        )
+        return {r["case_id"] for r in rows}
+
+    def transcript(self, key: str | None) -> str:
+        row = self.sql.one("select transcript from runner_results where key = ?", [key]) if key else None
+        return (row or {}).get("transcript") or ""
+
+    def mutation_run_ids(self) -> set[int]:
+        """Every run made for a mutant (lists of a person's runs leave them out)."""
+        out: set[int] = set()
+        for r in self.sql.all("select run_ids from mutations"):
+            out.update(json.loads(r["run_ids"] or "[]"))
+        return out
