@@ -186,7 +186,7 @@ class Engine:
                 pass
 
     # -------------------------------------------------------- one case
-    async def _case(self, i: int, case: Case, policy: CallPolicy) -> None:
+    async def _case(self, i: int, case: Case, policy: CallPolicy, turn: int | None = None) -> None:
         """One case, in its turn: not started once --fail-fast has stopped the run."""
         async with self.fail_fast.admit():
             if self.fail_fast.stopped:
@@ -194,7 +194,8 @@ class Engine:
             # A case's calls go ahead of later cases', its judge included: a case is judged as soon
             # as both of its runs are in, so verdicts land in case order from the start of the run
             # (a reviewer can read them, a Cancel keeps them, --fail-fast stops early).
-            token = PRIORITY.set(i)
+            # `turn`: its place in the starting order, when `order` moves cases ahead
+            token = PRIORITY.set(i if turn is None else turn)
             try:
                 await self._run_case(i, case, policy)
             finally:
@@ -286,12 +287,13 @@ class Engine:
 
     async def _cases(self, policy: CallPolicy) -> None:
         if self.cfg.concurrency <= 1:
-            for i, case in self.ordered_cases():
+            for turn, (i, case) in enumerate(self.ordered_cases()):
                 if self.cancel.is_set() or self.fail_fast.stopped:
                     break
-                await self._case(i, case, policy)
+                await self._case(i, case, policy, turn)
         else:
-            await asyncio.gather(*[self._case(i, c, policy) for i, c in self.ordered_cases()])
+            cases = self.ordered_cases()
+            await asyncio.gather(*[self._case(i, c, policy, turn) for turn, (i, c) in enumerate(cases)])
 
     async def _watch(self, work: asyncio.Future) -> None:
         """Cancel the calls in flight once the run is cancelled (here, or from another process via the

@@ -81,7 +81,7 @@ def mutation_estimate(prep) -> dict:
         "runner_calls": runner_all,
         "judge_calls": judge_all,
         "est_tokens": runner_all * (per_runner + 400) + judge_all * (per_judge + 400),
-        "est_cost": None if None in costs else round(sum(costs), 6),
+        "est_cost": None if costs[0] is None or costs[1] is None else round(costs[0] + costs[1], 6),
     }
 
 

@@ -119,7 +119,7 @@ def build_mutation_report(db: Store, prep, run_ids: list[int]) -> MutationReport
     sums: dict[str, float] = {}
     for rid in run_ids:
         for k, v in db.call_stats(rid).items():
-            sums[k] = sums.get(k, 0) + (v or 0)
+            sums[k] = sums.get(k, 0) + float(v or 0)  # type: ignore[arg-type]
     report = {
         "original": prep.original.name,
         "original_hash": prep.original.hash,

@@ -124,7 +124,7 @@ class PreparedMutation:
         )
         run_ids: list[int] = []
         for i, m in enumerate(self.mutants):
-            if cancel.is_set() or db.mutations.get(mid).get("status") == "cancelling":
+            if cancel.is_set() or (db.mutations.get(mid) or {}).get("status") == "cancelling":
                 break
             eng = self.engine(m, db, cancel=cancel, on_progress=_labelled(on_progress, i, m, self))
             eng.prepare()

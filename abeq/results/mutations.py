@@ -26,7 +26,7 @@ class MutationLog:
             self.update(found["id"], status="running")
             return found["id"]
         self.sql.insert("mutations", {**row, "key": key, "status": "running", "started_at": now()})
-        return self.sql.one("select max(id) id from mutations where key = ?", [key])["id"]
+        return (self.sql.one("select max(id) id from mutations where key = ?", [key]) or {})["id"]
 
     def update(self, mutation_id: int, **fields) -> None:
         sets = ", ".join(f'"{k}" = ?' for k in fields)
