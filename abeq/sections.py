@@ -292,6 +292,11 @@ class Match:
     heading: Heading | None = None
     candidates: list[str] = field(default_factory=list)  # ambiguous: the sections meant; unknown: closest
 
+    @property
+    def section(self) -> Heading | None:
+        """The section the name refers to; None for any other status."""
+        return self.heading if self.status == "section" else None
+
 
 class SectionIndex:
     """Resolves the section names cases give (see `normalize`) to the document's headings."""
@@ -325,8 +330,8 @@ class SectionIndex:
             if len(hits) > 1:
                 return Match("ambiguous", None, [h.name for h in hits])
         # a heading's label: "Phase 2" for "Phase 2: Implementation", "1.1" for "1.1 Understand …"
-        want = normalize(given).rstrip(".")
-        hits = [h for h in heads if want and want in _labels(h.title)]
+        label = normalize(given).rstrip(".")
+        hits = [h for h in heads if label and label in _labels(h.title)]
         if len(hits) == 1:
             return self._found(hits[0])
         return Match("unknown", None, self.closest(given))

@@ -18,7 +18,8 @@ MAX_CASES = 5000  # a var matrix can multiply; past this the file is not a trans
 
 
 def _kind(v: Any) -> str:
-    return {dict: "mapping", list: "list", str: "text"}.get(type(v), type(v).__name__)
+    kinds: dict[type, str] = {dict: "mapping", list: "list", str: "text"}
+    return kinds.get(type(v), type(v).__name__)
 
 
 def _need_mapping(val: Any, label: str, key: str, path: str) -> None:
@@ -104,16 +105,19 @@ class Imported:
                 raise InputError(
                     f"'{t}' is not a case type", path=self.path, hint=f"Use one of {', '.join(CASE_TYPES)}."
                 )
-        cases, missing, defaulted, chosen = [], [], [], []
+        cases: list[Any] = []
+        missing: list[str] = []
+        defaulted: list[str] = []
+        chosen: list[str] = []
         for c in self.cases:
             if isinstance(c, dict) and not c.get("type"):
                 cid = str(c.get("id", ""))
-                t = types.get(cid) or default_type
-                if t is None:
+                given = types.get(cid) or default_type
+                if given is None:
                     missing.append(cid)
                     continue
                 (chosen if cid in types else defaulted).append(cid)
-                c = {**c, "type": t, "status": "user-modified"}
+                c = {**c, "type": given, "status": "user-modified"}
             cases.append(c)
         if missing:
             raise MissingTypesError(

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ThinSetError
 from ..schemas import Coverage, TransferSet
-from ..sections import SectionIndex, first_rule, outline
+from ..sections import Match, SectionIndex, first_rule, outline
 from ..vocab import CASE_TYPES
 
 MIN_CASES = 5
@@ -63,11 +63,11 @@ def canonical_sections(document_text: str, names: list[str]) -> tuple[list[str],
     index = SectionIndex(document_text)
     out, bad = [], []
     for s in names:
-        m = index.resolve(s)
-        if m.status == "section" and m.heading.name not in out:
-            out.append(m.heading.name)
-        elif m.status != "section":
+        sec = index.resolve(s).section
+        if sec is None:
             bad.append(s)
+        elif sec.name not in out:
+            out.append(sec.name)
     return out, bad
 
 
@@ -100,18 +100,18 @@ def coverage(
             limit = m.heading.position if m is not None and m.heading is not None else -1
         for s in c.exercises_sections:
             m = index.resolve(s)
-            if m.status != "section":
+            if m.section is None:
                 problems.setdefault(s, _why(s, m, index))
                 if m.status == "unknown" and s not in unknown:
                     unknown.append(s)
                 continue
-            if limit is not None and m.heading.position > limit:
+            if limit is not None and m.section.position > limit:
                 continue
-            covered_names.add(m.heading.name)
+            covered_names.add(m.section.name)
     covered = [s for s in identified if s in covered_names]
     ratio = len(covered) / max(1, len(identified))
     pct = round(100.0 * ratio, 1)
-    per_type = {t: sum(1 for c in ts.cases if c.type == t) for t in CASE_TYPES}
+    per_type: dict[str, int] = {t: sum(1 for c in ts.cases if c.type == t) for t in CASE_TYPES}
     named = any(c.exercises_sections for c in ts.cases)
     warnings = []
     if ts.cases and not named:
@@ -147,12 +147,12 @@ def coverage(
     missing_types = [t for t, n in per_type.items() if n == 0]
     thin = len(ts.cases) < MIN_CASES or bool(missing_types)
     if thin:
-        why = []
+        reasons = []
         if len(ts.cases) < MIN_CASES:
-            why.append(f"{len(ts.cases)} case(s), the minimum is {MIN_CASES}")
+            reasons.append(f"{len(ts.cases)} case(s), the minimum is {MIN_CASES}")
         if missing_types:
-            why.append("no case of type " + ", ".join(missing_types))
-        warnings.append("thin transfer set: " + "; ".join(why))
+            reasons.append("no case of type " + ", ".join(missing_types))
+        warnings.append("thin transfer set: " + "; ".join(reasons))
     return CoverageReport(
         identified,
         covered,
@@ -168,9 +168,9 @@ def coverage(
     )
 
 
-def _why(given: str, m, index: SectionIndex) -> str:
+def _why(given: str, m: Match, index: SectionIndex) -> str:
     """Why a section name a case gives counts for nothing, and what to write instead."""
-    if m.status == "heading":
+    if m.status == "heading" and m.heading is not None:
         subs = index.subsections(m.heading)
         return f"a case names '{given}', a heading with no text of its own, so it counts for no section" + (
             f"; name the subsection(s) it exercises: {', '.join(repr(s) for s in subs)}" if subs else ""

@@ -90,13 +90,13 @@ def build_set(
             continue
         secs: list[str] = []
         for s in d.exercises_sections:
-            m = index.resolve(s)  # the model may drop an emoji or a number: matched tolerantly
-            if m.status != "section":
+            sec = index.resolve(s).section  # the model may drop an emoji or a number: matched tolerantly
+            if sec is None:
                 warnings.append(
                     f"{label} names a section the original does not have: '{s}'; dropped that section"
                 )
-            elif m.heading.name not in secs:
-                secs.append(m.heading.name)
+            elif sec.name not in secs:
+                secs.append(sec.name)
         gates = [g for g in d.gate_responses if g.pattern.strip() and g.response.strip()]
         if len(gates) < len(d.gate_responses):
             warnings.append(f"{label}: dropped a gate response with no pattern or no response")

@@ -90,7 +90,7 @@ def _block_dumper():
             ch in "\x85\u2028\u2029\ufeff" or (ch < " " and ch not in "\n\t") or "\x7f" <= ch < "\xa0"
             for ch in value
         ):
-            style = '"'
+            style: str | None = '"'
         else:
             style = "|" if "\n" in value else None
         if style is None and not reads_as_text(value):

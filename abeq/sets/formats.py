@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from ..errors import InputError, json_problem
@@ -50,7 +51,7 @@ def _open_quote_line(text: str, start: int) -> int:
     return opened
 
 
-def _csv_records(text: str, path: str):
+def _csv_records(text: str, path: str) -> Iterator[tuple[int, int, list[str]]]:
     """(row, first line, cells) for each non-blank record. Strict, because a lenient reader lets a
     quote left open swallow the rows after it into one cell and the set silently loses cases."""
     reader = csv.reader(io.StringIO(text), strict=True)
@@ -186,7 +187,8 @@ _DUPLICATE_HINT = "Only one value can count: keep one of the two and delete or r
 class _DuplicateKey(ValueError):
     def __init__(self, key: str):
         super().__init__(key)
-        self.key, self.pos = key, None
+        self.key = key
+        self.pos: int | None = None  # where the object starts: set by _duplicate_at
 
 
 def _unique_pairs(pairs: list) -> dict:
@@ -205,13 +207,14 @@ def _duplicate_at(text: str) -> _DuplicateKey:
 
     def parse_object(s_and_end, *args):
         try:
-            return json.decoder.JSONObject(s_and_end, *args)
+            return json.decoder.JSONObject(s_and_end, *args)  # type: ignore[attr-defined]  # not in typeshed
         except _DuplicateKey as e:
             e.pos = s_and_end[1] - 1 if e.pos is None else e.pos  # the innermost object is the one
             raise
 
-    dec.parse_object = parse_object
-    dec.scan_once = json.scanner.py_make_scanner(dec)
+    # the pure-Python decoder's parts, which typeshed leaves out
+    dec.parse_object = parse_object  # type: ignore[attr-defined]
+    dec.scan_once = json.scanner.py_make_scanner(dec)  # type: ignore[attr-defined]
     try:
         dec.decode(text)
     except _DuplicateKey as e:
@@ -225,8 +228,9 @@ def _load_json(text: str, path: str, line: int | None = None) -> Any:
         return json.loads(text, object_pairs_hook=_unique_pairs)
     except _DuplicateKey:
         dup = _duplicate_at(text)
-        ln = text.count("\n", 0, dup.pos) + 1
-        col = dup.pos - (text.rfind("\n", 0, dup.pos) + 1) + 1
+        pos = dup.pos or 0
+        ln = text.count("\n", 0, pos) + 1
+        col = pos - (text.rfind("\n", 0, pos) + 1) + 1
         where = f"line {line}, column {col}" if line else f"line {ln}, column {col}"
         raise InputError(
             f"key '{dup.key}' appears twice in the object at {where}", path=path, hint=_DUPLICATE_HINT
@@ -348,9 +352,11 @@ def _parse_located(text: str, fmt: str, path: str, aliases: bool) -> tuple[Any, 
             except yaml.YAMLError as e:
                 mark = getattr(e, "problem_mark", None)
                 where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-                if hasattr(e, "first_line"):
+                first_line = getattr(e, "first_line", None)  # yaml12's DuplicateKeyError
+                if first_line is not None:
+                    key = getattr(e, "problem", "")
                     raise InputError(
-                        f"{e.problem}{where} repeats the one at line {e.first_line} in the same mapping",
+                        f"{key}{where} repeats the one at line {first_line} in the same mapping",
                         path=path,
                         hint=_DUPLICATE_HINT,
                     ) from None

@@ -15,6 +15,7 @@ value is one of abeq's types), and a `case_type` key on a skill-creator eval.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ..documents import normalize_newlines, read_text_file
 from ..errors import InputError
@@ -139,7 +140,7 @@ def looks_like_evals(rows: object) -> bool:
     return "input" not in keys and "prompt" in keys and bool(keys & (_EVAL_KEYS - {"prompt"}))
 
 
-def _peek(text: str, fmt: str):
+def _peek(text: str, fmt: str) -> Any:
     import csv
     import io
     import itertools

@@ -57,7 +57,8 @@ def from_obj(obj: Any, path: str = "<transfer set>", labels: list[str] | None = 
         raise InputError(
             "the transfer set has no cases", path=path, hint="Add cases or draft them with `abeq draft-set`."
         )
-    cases, seen = [], {}
+    cases: list[Case] = []
+    seen: dict[str, int] = {}  # case id -> its index
     for i, raw in enumerate(raw_cases):
         if not isinstance(raw, dict):
             raise InputError(

@@ -90,7 +90,8 @@ def _config_column(col: str, where: str) -> tuple[int, str] | None:
 
 def _test(row: dict[str, str], configs: list, where: str, n: int) -> dict:
     t: dict = {"vars": {}, "assert": [], "metadata": {}}
-    metric, assert_configs = None, {}
+    metric: str | None = None
+    assert_configs: dict[int, dict[str, float]] = {}  # an assert's index -> its threshold etc.
     for (col, val), cfg in zip(row.items(), configs):
         if col.startswith("__expected"):
             if val.strip():

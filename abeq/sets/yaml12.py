@@ -61,6 +61,9 @@ def loader():
     """A SafeLoader with YAML 1.2 core resolvers that refuses a key repeated in one mapping."""
     import yaml
 
+    class DuplicateKeyError(yaml.constructor.ConstructorError):
+        first_line = 0  # where the key was first given (1-based)
+
     class Yaml12Loader(yaml.SafeLoader):
         def construct_mapping(self, node, deep=False):
             seen: dict = {}
@@ -73,7 +76,7 @@ def loader():
                 except TypeError:
                     continue  # an unhashable key: SafeLoader reports it
                 if first is not key_node:
-                    err = yaml.constructor.ConstructorError(None, None, f"key '{key}'", key_node.start_mark)
+                    err = DuplicateKeyError(None, None, f"key '{key}'", key_node.start_mark)
                     err.first_line = first.start_mark.line + 1
                     raise err
             return super().construct_mapping(node, deep)
