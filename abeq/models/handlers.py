@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 
 def fill_response(
     model_response,
@@ -25,11 +28,14 @@ def fill_response(
         ]
         model_response.choices[0].finish_reason = "tool_calls"
     model_response.model = model
+    details: dict[str, Any] = (
+        {"prompt_tokens_details": {"cached_tokens": cached_tokens}} if cached_tokens else {}
+    )
     model_response.usage = litellm.Usage(
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
         total_tokens=prompt_tokens + completion_tokens,
-        **({"prompt_tokens_details": {"cached_tokens": cached_tokens}} if cached_tokens else {}),
+        **details,
     )
     return model_response
 
@@ -44,7 +50,7 @@ def schema_from_optional_params(optional_params: dict):
     return None
 
 
-def in_process_handler(base, reply, areply=None):
+def in_process_handler(base: Any, reply: Callable[..., Any], areply: Callable[..., Any] | None = None) -> Any:
     """A litellm CustomLLM for an in-process provider. `reply(model, messages, model_response,
     optional_params)` fills the response; `areply` is its async form (by default `reply` itself,
     for a provider that never waits)."""

@@ -108,6 +108,7 @@ async def close_sessions() -> None:
 
 async def send_fast(spec: ModelSpec, kwargs: dict) -> tuple[str, Usage, object, list[dict]]:
     """POST one chat completion; (text, what it used and cost, the reply's headers, tool calls)."""
+    assert spec.api_base, "only a spec with an API base takes this path (uses_fast_path)"
     model = spec.name.split("/", 1)[1]
     body = {
         "model": model,
@@ -134,9 +135,9 @@ async def send_fast(spec: ModelSpec, kwargs: dict) -> tuple[str, Usage, object, 
             timeout=aiohttp.ClientTimeout(total=spec.timeout),
         ) as r:
             text = await r.text()
-            headers = r.headers
+            reply_headers = r.headers
             if r.status >= 400:
-                raise HTTPStatusError(r.status, text, headers)
+                raise HTTPStatusError(r.status, text, reply_headers)
     finally:
         if sess is not pooled:  # a one-off call outside a run
             await sess.close()

@@ -18,6 +18,7 @@ import contextlib
 import ctypes
 import os
 from dataclasses import dataclass
+from typing import Any
 
 # what llama.cpp's own counters say the embedded model did since the process started (the bench
 # reads them): prompt tokens given, prompt tokens actually evaluated, and the time that took
@@ -79,7 +80,7 @@ def context_view(primary):
 
 @dataclass
 class _Slot:
-    llama: object
+    llama: Any  # a llama_cpp.Llama (a view of the loaded model)
     prefix: str | None = None
     used: int = 0
 

@@ -19,11 +19,12 @@ def cost_map() -> dict:
     if ll is not None:
         return ll.model_cost  # includes anything a user registered
     if _cost_map is None:
+        backup = litellm_file("model_prices_and_context_window_backup.json")
         try:
-            _cost_map = json.loads(
-                litellm_file("model_prices_and_context_window_backup.json").read_text(encoding="utf-8")
-            )
-        except (AttributeError, OSError, ValueError):
+            if backup is None:  # litellm is not installed: importing it says so
+                return litellm().model_cost
+            _cost_map = json.loads(backup.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
             return litellm().model_cost
     return _cost_map
 

@@ -274,7 +274,7 @@ def grade_rules(blocks: dict) -> dict:
             runs[name] = {}
     out = {}
     for c in json.loads(blocks.get("checks") or "[]"):
-        row = {}
+        row: dict[str, bool | str] = {}
         for arm, name in (("a", "run_a"), ("b", "run_b")):
             row[f"{arm}_pass"], row[f"{arm}_evidence"] = _grade(
                 c["check"], str(runs[name].get(c["reads"], ""))
@@ -286,7 +286,8 @@ def grade_rules(blocks: dict) -> dict:
 # ---------------------------------------------------------------- drafting
 def draft_rules(blocks: dict, limit: int | None = None) -> dict:
     doc = blocks["original_document"]
-    cases, kinds = [], {}
+    cases: list[dict] = []
+    kinds: dict[tuple[str, str], bool] = {}  # (slot, section) already drafted
     for i, (section, step) in enumerate(doc_steps(doc)):
         low = step.lower()
         if _GATE.search(step):

@@ -48,7 +48,8 @@ def _int(v) -> int:
 def from_openai_json(usage: dict | None) -> tuple[int, int, int, int]:
     """(prompt, completion, cache read, cache write) tokens from an OpenAI-style `usage` object."""
     u = usage if isinstance(usage, dict) else {}
-    details = u.get("prompt_tokens_details") if isinstance(u.get("prompt_tokens_details"), dict) else {}
+    given = u.get("prompt_tokens_details")
+    details = given if isinstance(given, dict) else {}
     read = _int(details.get("cached_tokens")) or _int(u.get("prompt_cache_hit_tokens"))  # DeepSeek's name
     write = _int(details.get("cache_creation_tokens")) or _int(u.get("cache_creation_input_tokens"))
     return _int(u.get("prompt_tokens")), _int(u.get("completion_tokens")), read, write

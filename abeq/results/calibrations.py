@@ -18,7 +18,9 @@ class Calibrations:
         """Store one calibration; its id."""
         row = {**row, "created_at": now()}
         sql = f"insert into calibrations ({', '.join(row)}) values ({', '.join('?' * len(row))})"
-        return int(self.sql.tx(self.sql.db.conn.execute, sql, list(row.values())).lastrowid)
+        cur = self.sql.tx(self.sql.db.conn.execute, sql, list(row.values()))
+        assert cur.lastrowid is not None  # set by every insert
+        return cur.lastrowid
 
     def calibrations(self, judge_model: str | None = None) -> list[CalibrationRow]:
         """Every calibration, newest first (of one judge model when given)."""

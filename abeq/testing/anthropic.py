@@ -47,7 +47,7 @@ class AnthropicServer(LoopbackServer):
 
     def __init__(self, *a, prompt_cache: PromptCache | None = None, **kw):
         super().__init__(*a, **kw)
-        self.prompt_cache = prompt_cache or PromptCache()
+        self.prompt_cache: PromptCache = prompt_cache or PromptCache()
         self.requests: list[dict] = []  # the bodies received, for tests that check what was sent
 
     @property

@@ -24,6 +24,14 @@ class BackgroundServer:
     def app(self) -> web.Application:
         raise NotImplementedError
 
+    @property
+    def url(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def stats(self) -> dict:
+        raise NotImplementedError
+
     def banner(self) -> str:
         return f"serving {self.url}"
 
@@ -104,7 +112,8 @@ class BackgroundServer:
             try:
                 await stop.wait()
             finally:
-                await self._runner.cleanup()
+                if self._runner is not None:  # set by _start
+                    await self._runner.cleanup()
                 print(f"abeq {type(self).__name__}: stopped; stats {json.dumps(self.stats)}", flush=True)
 
         try:

@@ -206,7 +206,9 @@ def synthetic_run(
                 "gate_truncated": 0,
             }
         )
-    store.update_run(run_id, status="finished", finished_at=store.run(run_id)["started_at"])
+    run = store.run(run_id)
+    assert run is not None  # created above
+    store.update_run(run_id, status="finished", finished_at=run["started_at"])
     return run_id
 
 
