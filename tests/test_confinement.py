@@ -82,3 +82,41 @@ def test_the_project_is_the_nearest_git_folder_else_the_sets_own(project):
     (project / ".git").rmdir()  # no project: the set's own folder is the limit
     with pytest.raises(InputError, match="outside the set's project"):
         sets.load(ts)
+
+
+def _promptfoo_reaching_out(project):
+    outside = project.parent / "elsewhere"
+    outside.mkdir()
+    (outside / "tests.yaml").write_text("- vars: {q: from the outside tests file}\n")
+    (outside / "q.txt").write_text(f"a var read from outside {KEY}\n")
+    cfg = project / "evals" / "promptfooconfig.yaml"
+    cfg.parent.mkdir()
+    cfg.write_text(
+        "prompts: ['{{q}}']\ntests:\n  - file://../../elsewhere/tests.yaml\n"
+        "  - vars: {q: file://../../elsewhere/q.txt}\n  - vars: {q: an inline test}\n"
+    )
+    return cfg, outside
+
+
+def test_promptfoo_files_from_outside_the_project_import_with_a_warning_naming_them(project, capsys):
+    cfg, outside = _promptfoo_reaching_out(project)
+    out = project / "set.json"
+    code = main(["import-set", str(cfg), "--out", str(out), "--default-type", "happy"])
+    err = capsys.readouterr().err
+    assert code == 0 and len(json.loads(out.read_text())["cases"]) == 3  # imported as promptfoo would
+    warning = next(line for line in err.splitlines() if "outside the config's project" in line)
+    assert str(outside / "tests.yaml") in warning and str(outside / "q.txt") in warning
+
+
+def test_the_desk_refuses_a_promptfoo_config_that_reads_outside_its_project(project, example):
+    from abeq.desk import editor
+
+    cfg, outside = _promptfoo_reaching_out(project)
+    with pytest.raises(InputError, match="outside its project") as e:
+        editor.import_path(str(cfg), "promptfoo", example["original"].hash, default_type="happy")
+    assert str(outside / "q.txt") in e.value.message
+    (cfg.parent / "inside.yaml").write_text("- vars: {q: inside}\n")
+    cfg.write_text("prompts: ['{{q}}']\ntests:\n  - file://inside.yaml\n")
+    assert len(
+        editor.import_path(str(cfg), "promptfoo", example["original"].hash, default_type="happy").ts.cases
+    )

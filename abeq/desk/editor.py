@@ -283,7 +283,16 @@ def _format(fmt: str, name: str, text: str) -> str:
 def _imported(fmt, path, text, default_type, trigger_queries, original_hash) -> ImportResult:
     from ..sets.imported import read_source
 
-    ts, warnings = read_source(fmt, path, text, trigger_queries=trigger_queries).resolve(None, default_type)
+    got = read_source(fmt, path, text, trigger_queries=trigger_queries)
+    if got.outside:  # the desk may be driven by a page or a set from someone else: read only the project
+        raise InputError(
+            f"this {fmt} file reads {len(got.outside)} file(s) from outside its project: "
+            + ", ".join(got.outside),
+            path=path,
+            hint="Move those files into the project (the folder with the .git), or import the set with "
+            "`abeq import-set`, which reads them and names them in a warning.",
+        )
+    ts, warnings = got.resolve(None, default_type)
     return ImportResult(_for_original(ts, original_hash), warnings, fmt)
 
 

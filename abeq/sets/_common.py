@@ -6,15 +6,50 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from ..documents import read_text_file
 from ..errors import InputError, MissingTypesError
 from ..schemas import TransferSet
 from ..vocab import CASE_TYPES
 from .parse import from_obj
 
 MAX_CASES = 5000  # a var matrix can multiply; past this the file is not a transfer set
+
+# the files an import reads besides the one named (file:// tests, vars, prompts), resolved
+_READS: ContextVar[list[Path] | None] = ContextVar("abeq_import_reads", default=None)
+
+
+def read_referenced(path: str | Path, **kw) -> str:
+    """read_text_file for a file another file names; the import's list of files read gets it."""
+    reads = _READS.get()
+    if reads is not None:
+        reads.append(Path(path).resolve())
+    return read_text_file(path, **kw)
+
+
+@contextmanager
+def recording_reads() -> Iterator[list[Path]]:
+    """Collect every file read_referenced reads inside the block."""
+    reads: list[Path] = []
+    token = _READS.set(reads)
+    try:
+        yield reads
+    finally:
+        _READS.reset(token)
+
+
+def outside_project(config: str, reads: list[Path]) -> list[str]:
+    """The files read that lie outside the config's project (the nearest .git folder, else its own)."""
+    from ..doc_imports import project_root
+
+    root = project_root(Path(config).resolve())
+    return sorted({str(p) for p in reads if not p.is_relative_to(root)})
 
 
 def _kind(v: Any) -> str:
@@ -89,6 +124,7 @@ class Imported:
     labels: list[str]
     warnings: list[str] = field(default_factory=list)
     rest: dict = field(default_factory=dict)  # set-level fields, for abeq's own formats
+    outside: list[str] = field(default_factory=list)  # files read from outside the source's project
 
     @property
     def untyped(self) -> list[str]:

@@ -15,9 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..documents import read_text_file
 from ..errors import InputError
-from ._common import MAX_CASES, Imported
+from ._common import MAX_CASES, Imported, outside_project, read_referenced, recording_reads
 from .formats import parse_text
 from .parse import MAX_SET_BYTES, format_of
 from .promptfoo_cases import Test, build_cases
@@ -39,6 +38,19 @@ class PromptfooReader:
         self.prompts: list[str] = []  # the config's prompts as text: the input of a test with no vars
 
     def read(self, text: str) -> Imported:
+        with recording_reads() as reads:
+            got = self._read(text)
+        got.outside = outside_project(self.path, reads)
+        if got.outside:
+            got.warnings.append(
+                f"read {len(got.outside)} file(s) from outside the config's project: "
+                + ", ".join(got.outside)
+                + "; promptfoo reads them too, but check that they belong in these cases (the desk "
+                "refuses such a config)"
+            )
+        return got
+
+    def _read(self, text: str) -> Imported:
         fmt = format_of(self.path)
         base = Path(self.path).resolve().parent
         data: Any = None
@@ -229,7 +241,7 @@ class PromptfooReader:
             raise InputError(
                 f"tests in {p.name}: promptfoo test files are YAML, JSON, JSONL or CSV", path=self.path
             )
-        text = read_text_file(p, what="promptfoo test file", max_bytes=MAX_SET_BYTES)
+        text = read_referenced(p, what="promptfoo test file", max_bytes=MAX_SET_BYTES)
         return self._load_text(text, fmt, str(p))
 
     def _load_text(self, text: str, fmt: str, where: str):
@@ -285,6 +297,6 @@ def _prompt_texts(prompts: Any, base: Path) -> list[str]:
             f = base / p.removeprefix("file://")
             if any(ch in p for ch in "*?[") or f.suffix.lower() in _CODE_SUFFIXES or not f.is_file():
                 continue
-            p = read_text_file(f, what="promptfoo prompt file", max_bytes=MAX_SET_BYTES)
+            p = read_referenced(f, what="promptfoo prompt file", max_bytes=MAX_SET_BYTES)
         out.append(p)
     return out

@@ -22,9 +22,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..documents import read_text_file
 from ..errors import InputError
-from ._common import MAX_CASES, _as_list, _declared_type, _json_text, _kind, _need_mapping, slugify, unique_id
+from ._common import (
+    MAX_CASES,
+    _as_list,
+    _declared_type,
+    _json_text,
+    _kind,
+    _need_mapping,
+    read_referenced,
+    slugify,
+    unique_id,
+)
 from .promptfoo_asserts import to_assertions
 from .yaml12 import plain, scalar_text
 
@@ -257,7 +266,7 @@ def _var_files(ref: str, base: Path, label: str, key: str, warnings: list[str]) 
     out = []
     for p, written in zip(paths, refs):
         if p.suffix.lower() in _TEXT_SUFFIXES and p.is_file():
-            out.append(read_text_file(p, what=f"var '{key}' file").rstrip("\n"))
+            out.append(read_referenced(p, what=f"var '{key}' file").rstrip("\n"))
             continue
         if not p.exists():
             why = "does not exist"
