@@ -47,6 +47,7 @@ def test_lossy_fails_faithful_passes_and_the_teacher_is_invoked_once(tmp_path):
     # the skill is where an agent looks for it, under its front-matter name
     assert {rel for _, variant, rel in invocations(log)} == {".claude/skills/release-notes/SKILL.md"}
     assert record["run"]["runner_mode"] == "command" and record["run"]["runner_command"] == agent(log)
+    assert record["run"]["prompts"][0].startswith("runner-command@")  # the prompt the command read
     # a file the agent wrote shows in the record, the ticket ids the lossy candidate kept with it
     case = next(c for c in record["cases"] if c["case_id"] == "happy-1")
     teacher, cand = (case["observed"][arm]["workspace_changes"][0] for arm in ("original", "candidate"))
@@ -316,3 +317,27 @@ def test_codexs_event_stream_is_read_into_its_actions_and_the_self_report():
     assert report.output_produced == "notes" and "ambiguities" in missing and "gates_hit" not in missing
     failed = read_stream(json.dumps({"type": "turn.failed", "error": {"message": "stream disconnected"}}))
     assert failed.failure == "stream disconnected"
+
+
+def test_a_command_runs_estimate_says_its_spend_comes_later_and_progress_projects_it(tmp_path):
+    """The agent's spending is unknowable beforehand; its runs so far project the rest."""
+    from abeq.api import prepare_run
+    from abeq.execution.estimate import describe_estimate
+
+    result = {"type": "result", "subtype": "success", "result": "done", "total_cost_usd": 0.01,
+              "usage": {"input_tokens": 100, "output_tokens": 10}}  # fmt: skip
+    mode = {"kind": "command", "command": f"echo {shlex.quote(json.dumps(result))}", "command_version": "v1"}
+    docs = (EXAMPLE / "SKILL.md", EXAMPLE / "candidate-lossy.md", EXAMPLE / "transfer-set.json")
+    prepared = prepare_run(*docs, judge="scripted/rules", store=str(tmp_path / "abeq.db"), confirm=True,
+                           mode=mode, concurrency=1)  # fmt: skip
+    said = describe_estimate(prepared.estimate(), 7)
+    assert len(said) == 1 and "14 runs of the runner command" in said[0]
+    assert "known only once it has run" in said[0] and "unknown" not in said[0]
+    seen = []
+    prepared.run(on_progress=seen.append)
+    projections = [
+        (p["runner_done"], p["runner_projected"]) for p in seen if p["runner_projected"] is not None
+    ]
+    done, projected = projections[0]
+    assert projected == round(0.01 * (14 - done), 4) and projections[-1][1] == 0.0
+    prepared.store.close()

@@ -149,6 +149,11 @@ class Bar:
             f" · runner {p['runner_done']}/{p['runner_needed']} · judge {p['judge_done']}/{p['judge_needed']}"
             f" · {p['cached']} cached · {p['failed_calls']} failed · {p['elapsed']:.0f}s{eta} "
             + (f"· {p['throttle']} " if p.get("throttle") else "")
+            + (
+                f"· agent ${p['runner_cost']:.2f} so far, ~${p['runner_projected']:.2f} for the runs left "
+                if p.get("runner_projected") is not None
+                else ""
+            )
         )
         if p["done"] == p["total"] or p.get("ended"):
             sys.stderr.write("\n")

@@ -24,8 +24,8 @@ from .runner import gate_state, runner_prompt
 
 class Calls:
     """The cached runner, judge and grading calls of one run: results are read from and written to
-    `cache`, every call (made or cached) goes to `log` under `run_id`, and `on_call(kind, cached, ok)`
-    hears of each one (the engine counts it and reports progress)."""
+    `cache`, every call (made or cached) goes to `log` under `run_id`, and `on_call(kind, cached, ok,
+    cost)` hears of each one (the engine counts it and reports progress)."""
 
     def __init__(
         self,
@@ -35,7 +35,7 @@ class Calls:
         cfg: RunConfig,
         original: Document,
         ts_hash: str,
-        on_call: Callable[[str, bool, bool], None],
+        on_call: Callable[[str, bool, bool, float | None], None],
     ):
         self.cache, self.log, self.run_id, self.cfg = cache, log, run_id, cfg
         self.original, self.ts_hash, self.on_call = original, ts_hash, on_call
@@ -72,7 +72,7 @@ class Calls:
                 "cache_saved": src.get("cache_saved", 0.0),
             }
         )
-        self.on_call(kind, cached, not error)
+        self.on_call(kind, cached, not error, None if cached else src.get("cost"))
 
     async def runner(
         self, doc: Document, case: Case, kind: str, policy: CallPolicy, sample: int = 0, fresh: bool = False

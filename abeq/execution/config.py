@@ -9,7 +9,7 @@ from ..models.http import strip_credentials
 from ..models.spec import ModelSpec
 from .grading import grader_prompt
 from .judge import judge_prompt
-from .modes import RunnerMode, as_mode
+from .modes import RunnerMode, as_mode, mode_prompt
 from .runner import runner_prompt
 
 
@@ -38,9 +38,16 @@ class RunConfig:
             "variant": self.variant,
             "judge_samples": self.judge_samples,
             "aa": self.aa,
-            "prompts": [runner_prompt(self.variant).ref, judge_prompt().ref, grader_prompt().ref],
+            "prompts": [self.runner_prompt_ref(), judge_prompt().ref, grader_prompt().ref],
             **self.mode.config_parts(),  # nothing for chat: its runs' keys are what they were
         }
+
+    def runner_prompt_ref(self) -> str:
+        """The runner prompt this run's runner reads: the variant's for chat, the mode's otherwise
+        (a command run was recorded as runner-skill@1 though the command read runner-command)."""
+        return (
+            runner_prompt(self.variant).ref if self.mode.kind == "chat" else mode_prompt(self.mode.kind).ref
+        )
 
     def settings(self) -> dict:
         """Everything needed to resume this run with its own settings, as JSON, without secrets:

@@ -73,8 +73,8 @@ class Engine:
             self.cache, self.store, self.run_id, self.cfg, self.original, self.ts_hash, self._counted
         )
 
-    def _counted(self, kind: str, cached: bool, ok: bool) -> None:
-        self.progress.count(kind, cached, ok)
+    def _counted(self, kind: str, cached: bool, ok: bool, cost: float | None = None) -> None:
+        self.progress.count(kind, cached, ok, cost)
         self._emit()  # progress counts calls, not only cases: a slow case still shows its calls landing
 
     def _new_progress(self) -> Progress:
@@ -84,6 +84,7 @@ class Engine:
             total=n,
             runner_needed=need["runner_calls"],
             judge_needed=need["judge_calls"] + need["grading_calls"],  # grading: a judge-model call
+            command=c.mode.kind == "command",
         )
 
     def graded_cases(self) -> int:

@@ -24,19 +24,18 @@ def estimate(engine, rounds_so_far: int = 0) -> dict:
     grading_calls = len(need_grading)
     sys_tokens = estimate_tokens(runner_prompt(cfg.variant).text)[0]
     per_runner = sys_tokens + estimate_tokens(engine.original.text)[0] + 200
-    runner_prompt_tokens = runner_calls * per_runner
+    command = cfg.mode.kind == "command"  # an agent's own calls: unknown until it has run (below)
+    runner_prompt_tokens = 0 if command else runner_calls * per_runner
     judge_prompt_tokens = judge_calls * (estimate_tokens(judge_prompt().text)[0] + 1200)
     # the grader reads both runs' output and transcript, plus ~40 tokens per check
     per_grading = estimate_tokens(grader_prompt().text)[0] + 1200
     grading_prompt_tokens = sum(per_grading + 40 * len(model_checks(c)) for c in need_grading)
     prompt_tokens = runner_prompt_tokens + judge_prompt_tokens + grading_prompt_tokens
-    completion_tokens = (runner_calls + judge_calls + grading_calls) * 400
+    completion_tokens = ((0 if command else runner_calls) + judge_calls + grading_calls) * 400
     # each side at its own model's price; unknown for either means unknown in total
     costs = (
-        # a runner command's spending is the agent's own: unknown here
-        None
-        if cfg.mode.kind == "command"
-        else price(cfg.runner.name, runner_prompt_tokens, runner_calls * 400),
+        # a runner command's spending is the agent's own: the figures are the judge's alone
+        0.0 if command else price(cfg.runner.name, runner_prompt_tokens, runner_calls * 400),
         price(
             cfg.judge.name, judge_prompt_tokens + grading_prompt_tokens, (judge_calls + grading_calls) * 400
         ),
@@ -59,6 +58,7 @@ def estimate(engine, rounds_so_far: int = 0) -> dict:
         "est_prompt_tokens": prompt_tokens,
         "est_completion_tokens": completion_tokens,
         "est_cost": None if None in costs else round(sum(costs), 6),
+        "command": command,
     }
 
 
@@ -97,6 +97,8 @@ def describe_estimate(est: dict, n_cases: int, aa: bool = False) -> list[str]:
     """What a run will cost at most, in the sentences the CLI prints and the Run page shows: the
     calls, tokens, price and what the provider's prompt cache could serve; then, in tools mode, the
     ceiling of its conversations."""
+    if est.get("command"):
+        return [command_estimate(est, n_cases, aa)]
     cost = est["est_cost"]
     said = (
         f"This run: at most {est['runner_calls'] + est['judge_calls'] + est['grading_calls']} model calls "
@@ -116,6 +118,24 @@ def describe_estimate(est: dict, n_cases: int, aa: bool = False) -> list[str]:
     )
     ceiling = tools_ceiling_text(est)
     return [said] + ([ceiling[0].upper() + ceiling[1:] + "."] if ceiling else [])
+
+
+def command_estimate(est: dict, n_cases: int, aa: bool = False) -> str:
+    """The estimate of a run whose runner is an agent command: its runs, and the judge's figures
+    alone, since what the agent spends (hundreds of thousands of tokens a run is not rare) is
+    known only once it has run; the progress line projects the rest from its runs so far."""
+    cost = est["est_cost"]
+    judge = (
+        f"{est['judge_calls']} judge calls{', A/A replays included' if aa else ''}"
+        + (f" and {est['grading_calls']} check gradings" if est["grading_calls"] else "")
+        + f" (~{est['est_prompt_tokens'] + est['est_completion_tokens']:,} tokens (est.), "
+        + ("price unknown for this model)" if cost is None else f"~${cost:.4f})")
+    )
+    return (
+        f"This run: {est['runner_calls']} runs of the runner command ({est['teacher_cached']} of the "
+        f"original's {n_cases} transcripts come from the cache) and {judge}. What the agent spends is "
+        "known only once it has run: the progress line projects the rest from its runs so far."
+    )
 
 
 def _stored_key(engine, doc, case) -> str | None:

@@ -39,10 +39,18 @@ class Progress:
     throttle: str = ""  # what a provider's rate limits are doing to the run ("" when nothing)
     stopped_after: str | None = None  # --fail-fast: the regressed case after which no case started
     ended: bool = False  # the attempt ended with cases left undone (stopped early)
+    # a runner command's spending is known only as it runs: what its runs made so far cost, to
+    # project the rest from (the estimate before the run could not)
+    command: bool = False
+    runner_cost: float = 0.0
+    runner_priced: int = 0  # runner runs made whose cost the agent reported
 
-    def count(self, kind: str, cached: bool, ok: bool) -> None:
+    def count(self, kind: str, cached: bool, ok: bool, cost: float | None = None) -> None:
         if kind.startswith("runner"):
             self.runner_done += 1
+            if not cached and cost is not None:
+                self.runner_cost += cost
+                self.runner_priced += 1
         else:
             self.judge_done += 1
         if cached:
@@ -57,7 +65,20 @@ class Progress:
         left = time_left(
             self.runner_done + self.judge_done, self.runner_needed + self.judge_needed, self.calls, elapsed
         )
-        return {**asdict(self), "elapsed": round(elapsed, 2), "eta": left}
+        return {
+            **asdict(self),
+            "elapsed": round(elapsed, 2),
+            "eta": left,
+            "runner_projected": self.projected(),
+        }
+
+    def projected(self) -> float | None:
+        """What the runner command's remaining runs would spend at the average of its runs so far
+        (None before one of them reported a cost, and for other runners)."""
+        if not (self.command and self.runner_priced):
+            return None
+        left = max(0, self.runner_needed - self.runner_done)
+        return round(self.runner_cost / self.runner_priced * left, 4)
 
 
 def stop(flag: threading.Event, reason: str = "cancelled") -> None:
