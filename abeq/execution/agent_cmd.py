@@ -20,6 +20,7 @@ import json
 import os
 import signal
 import time
+from typing import Any
 
 from ..documents import Document
 from ..errors import ModelCallError
@@ -157,6 +158,7 @@ async def invoke(command: str, cwd: str, stdin: str, env: dict, timeout: float) 
         )
     except OSError as e:
         raise RunnerCommandError(f"runner command could not start: {e}") from None
+    assert proc.stdout is not None and proc.stderr is not None  # both are pipes
     work = asyncio.gather(
         _feed(proc, stdin.encode()), _drain(proc.stdout, MAX_STDOUT_BYTES), _drain(proc.stderr, 1 << 20)
     )
@@ -224,30 +226,35 @@ def _as_text(v) -> str:
 
 def read_report(stdout: str) -> tuple[SelfReport, list[str], dict]:
     """(self-report, fields not reported, usage facts) from the command's standard output."""
-    found, facts = None, {}
+    found: Any = None  # the self_report object, as JSON gave it
+    facts: dict[str, Any] = {}
     for obj in _json_objects(stdout):
         if "total_cost_usd" in obj or "usage" in obj:
             facts = facts or obj
         if found is None and isinstance(obj.get("self_report"), dict):
             found = obj["self_report"]
     given = found or {}
-    fields, missing = {}, []
+    fields: dict[str, Any] = {}
+    missing: list[str] = []
     for name in SELF_REPORT_FIELDS:
-        value = given.get(name)
+        value: Any = given.get(name)  # JSON: a malformed gates_hit fails below, as not reported
         if name == "gates_hit":
             try:
                 fields[name] = [GateHit.model_validate(g).model_dump() for g in value]
             except Exception:  # noqa: BLE001 — absent or malformed: not reported, never "none"
-                fields[name], _ = [], missing.append(name)
+                fields[name] = []
+                missing.append(name)
         elif value is None or not _as_text(value).strip():
-            fields[name], _ = NOT_REPORTED, missing.append(name)
+            fields[name] = NOT_REPORTED
+            missing.append(name)
         else:
             fields[name] = _as_text(value)
     return SelfReport.model_validate(fields), missing, facts
 
 
 def _usage(facts: dict) -> tuple[int, int, float | None]:
-    usage = facts.get("usage") if isinstance(facts.get("usage"), dict) else {}
+    given = facts.get("usage")
+    usage = given if isinstance(given, dict) else {}
     pt = sum(
         int(usage.get(k) or 0)
         for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")

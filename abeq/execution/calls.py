@@ -3,8 +3,9 @@ stored (errors never are) and logged with what it cost. The engine holds one per
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from ..documents import Document
 from ..errors import ModelCallError
@@ -48,7 +49,7 @@ class Calls:
         key: str,
         cached: bool,
         out: Outcome | None = None,
-        row: dict | None = None,
+        row: Mapping[str, Any] | None = None,
         error: str = "",
     ) -> None:
         src = out.__dict__ if out else (row or {})
@@ -132,7 +133,7 @@ class Calls:
         truncated: bool,
         policy: CallPolicy,
         kind: str = "judge",
-    ) -> tuple[str, dict]:
+    ) -> tuple[str, Mapping[str, Any]]:
         spec = judge_spec(self.cfg.judge, sample, samples)
         key = judge_key(okey, ckey, spec, sample, truncated)
         row = None if self.cfg.fresh else self.cache.judgement(key)
@@ -146,7 +147,7 @@ class Calls:
             self._log(case.id, kind, spec.name, key, False, row=e.usage, error=e.message)
             raise
         r: JudgeReply = out.value
-        row = {
+        made = {
             "key": key,
             "model": spec.name,
             "prompt": judge_prompt().ref,
@@ -159,9 +160,9 @@ class Calls:
             "raw": out.raw[:20000],
             **out.spend(),
         }
-        self.cache.put_judgement(row)
+        self.cache.put_judgement(made)
         self._log(case.id, kind, spec.name, key, False, out=out)
-        return key, row
+        return key, made
 
     async def grade(
         self,

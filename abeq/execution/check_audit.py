@@ -76,7 +76,8 @@ def _try_on_teacher(a: CheckAudit, ts: TransferSet, store: Store, original_hash:
         h = r["transfer_set_hash"]
         if h not in sets:
             sets[h] = store.transfer_set(h)
-        old = next((c for c in (sets[h].cases if sets[h] else []) if c.id == case.id), None)
+        stored = sets[h]
+        old = next((c for c in (stored.cases if stored else []) if c.id == case.id), None)
         if old is not None and _runnable(old) == _runnable(case):
             found[case.id] = r
     for cid, r in found.items():

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..schemas import Assertion, Case, CheckResult, RunnerReply
+from ..schemas.checks import CheckKind, CheckSource, CheckTarget
 from .code_checks import CODE_TYPES, condition, js_string, value_problem
 
 # graded by the judge model: the rubric it is asked, from the assertion's value
@@ -74,9 +75,9 @@ class Check:
     index: int
     type: str  # as given, `not-` included; "expectation" for an expectations string
     value: Any
-    target: str
-    source: str  # assertion | expectation
-    kind: str  # code | model | skipped
+    target: CheckTarget
+    source: CheckSource
+    kind: CheckKind
     description: str = ""
     metric: str = ""
     gates: bool = True
@@ -214,7 +215,8 @@ def _render(value: Any, case: Case) -> tuple[Any, str]:
     names = _VAR.findall(value)
     if not names:
         return value, ""
-    tvars = case.metadata.get("vars") if isinstance(case.metadata.get("vars"), dict) else {}
+    given = case.metadata.get("vars")
+    tvars = given if isinstance(given, dict) else {}
     missing = [n for n in names if n not in tvars]
     if missing:
         return value, f"uses template variables abeq cannot fill ({', '.join(sorted(set(missing)))})"

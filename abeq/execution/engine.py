@@ -7,9 +7,11 @@ is interrupted resumes by running it again, and round 2 re-runs only the candida
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
 from ..documents import Document
 from ..errors import InputError, ModelCallError
@@ -228,8 +230,11 @@ class Engine:
                 if isinstance(x, BaseException):
                     stage = "checks" if n == k else "judge"
                     raise x
-            samples = done[:k]
-            gkey, shown_as_a, grades = done[k] if graded else (None, None, None)
+            # no exception among them (raised above): k judgements, then the grading if any
+            samples = cast("list[tuple[str, Mapping[str, Any]]]", done[:k])
+            gkey, shown_as_a, grades = (
+                cast("tuple[str, str, dict]", done[k]) if graded else (None, None, None)
+            )
             checks = evaluate(case, o, c, grades, shown_as_a)
             verdict, agreement = majority([r["verdict"] for _, r in samples])
             lost = [r for r in checks if r.lost]
@@ -344,16 +349,19 @@ class Engine:
         try:
             await work
         except asyncio.CancelledError:
-            if asyncio.current_task().cancelling():  # the engine itself was cancelled, not by _watch
+            # the engine itself was cancelled, not by _watch (which is done once it cancels the work);
+            # Task.cancelling() tells the two apart from Python 3.11 on, but abeq runs on 3.10 too
+            task = asyncio.current_task()
+            if not watch.done() or (sys.version_info >= (3, 11) and task is not None and task.cancelling()):
                 self._end("interrupted")
                 raise
         finally:
             watch.cancel()
             await close_sessions()
             self.limiter.on_change = None  # no engine <-> limiter cycle: the store closes with the engine
-        if self.fail_fast.stopped and not self.cancel.is_set():
+        after = self.fail_fast.after  # the case after which --fail-fast stopped the run, if it did
+        if after is not None and not self.cancel.is_set():
             # not "finished": the same command (with or without --fail-fast) resumes this run
-            after = self.fail_fast.after
             self.store.mark_not_run(self.run_id, NOT_RUN_STATUS, NOT_RUN_STAGE, not_run_error(after))
             self.store.update_run(self.run_id, stopped_after=after)
             self.progress.ended = True

@@ -57,7 +57,7 @@ def estimate(engine, rounds_so_far: int = 0) -> dict:
         "review_budget_runner_calls": n * (1 + rounds_so_far + 1),
         "est_prompt_tokens": prompt_tokens,
         "est_completion_tokens": completion_tokens,
-        "est_cost": None if None in costs else round(sum(costs), 6),
+        "est_cost": None if costs[0] is None or costs[1] is None else round(costs[0] + costs[1], 6),
         "command": command,
     }
 
@@ -76,7 +76,9 @@ def tools_ceiling(cfg, runner_runs: int, judge_cost: float | None) -> dict:
         "tools_tokens_per_run": cfg.mode.max_tokens,
         "tools_max_turns": runner_runs * (cfg.mode.max_steps + 1),
         "tools_max_tokens": tokens,
-        "tools_max_cost": None if None in (runner_cost, judge_cost) else round(runner_cost + judge_cost, 6),
+        "tools_max_cost": (
+            None if runner_cost is None or judge_cost is None else round(runner_cost + judge_cost, 6)
+        ),
     }
 
 

@@ -8,6 +8,8 @@ runner result row stores its extras (workspace changes, tool trace, fields not r
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 from ..documents import Document
 from ..models.ask import Outcome
@@ -43,7 +45,7 @@ async def observe(
     return await run_command(document, case, variant, mode, placed, policy)
 
 
-def from_row(row: dict) -> ObservedRun:
+def from_row(row: Mapping[str, Any]) -> ObservedRun:
     """A stored runner result as the run observed it."""
     return ObservedRun.model_validate(
         {

@@ -42,7 +42,8 @@ def review_refusal(
     earlier = store.runs(known["id"]) if known else []
     new = "Create a new review (sidebar) for it" if desk else "Use a new --review name for it"
     if original_hash and any(r["original_hash"] != original_hash for r in earlier):
-        was = (store.document(earlier[0]["original_hash"]) or {}).get("name", "another document")
+        doc = store.document(earlier[0]["original_hash"])
+        was = doc["name"] if doc else "another document"
         return InputError(
             f"review '{name}' already has runs against a different original ({was})",
             hint=f"Rounds of one review compare candidates of one original. {new}.",

@@ -90,7 +90,7 @@ def _specs_json() -> str:  # a class's schema does not change while the process 
         out.append(
             {
                 "type": "function",
-                "function": {"name": name, "description": cls.__doc__.strip(), "parameters": schema},
+                "function": {"name": name, "description": (cls.__doc__ or "").strip(), "parameters": schema},
             }
         )
     return json.dumps(out)
@@ -142,9 +142,10 @@ class ToolBox:
         refused = False
         if name == "write_file" and self.read_only:
             result, refused = READ_ONLY, True
-        elif name == "run_command":
+        elif isinstance(args, RunCommand):
             result = self._command(args.command)
         else:
+            assert isinstance(args, (ListFiles, ReadFile, Search, WriteFile))  # every other tool has a path
             path = self._inside(args.path)
             if path is None:
                 result, refused = f"refused: {args.path} is outside the repository", True
@@ -217,7 +218,7 @@ class ToolBox:
     def _command(self, command: str) -> str:
         for scripted in self.case.command_outputs:
             try:
-                hit = re.search(scripted.pattern, command)
+                hit = re.search(scripted.pattern, command) is not None
             except re.error:
                 hit = scripted.pattern in command
             if hit:

@@ -84,7 +84,7 @@ async def run_with_tools(
     latency = 0.0
     notes: list[tuple[int, str]] = []
     with RunWorkspace(case, document, placed_at) as ws:
-        box = ToolBox(ws.root, case, read_only=variant == "instruction-file")
+        box = ToolBox(ws.dir, case, read_only=variant == "instruction-file")
         while True:
             spent = len(box.trace) >= mode.max_steps or pt + ct >= mode.max_tokens
             offer = {"tools": tool_specs(), "tool_choice": "none" if spent else "auto"}

@@ -22,6 +22,7 @@ from pathlib import Path
 from ..documents import Document
 from ..models.http import redact
 from ..schemas import Case, FileChange
+from ..schemas.observed import ChangeStatus
 from ..sets.workspace import initial_files
 
 MAX_DIFF_CHARS = 4_000  # per file
@@ -91,12 +92,13 @@ def _snapshot(root: Path) -> dict[str, _Seen]:
 
 def _diff(path: str, a: _Seen | None, b: _Seen | None, budget: int) -> tuple[str, str]:
     """(bounded unified diff, note) for one file; labels carry no temp path or time (diffs compare)."""
-    if (a and a.text is None) or (b and b.text is None):
-        size = (b or a).size
+    old, new = (a.text if a else ""), (b.text if b else "")
+    if old is None or new is None:
+        size = next(s.size for s in (b, a) if s is not None)
         return "", f"not text or over {MAX_TEXT_BYTES:,} bytes ({size:,} bytes): not diffed"
     lines = difflib.unified_diff(
-        (a.text if a else "").splitlines(keepends=True),
-        (b.text if b else "").splitlines(keepends=True),
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
         fromfile=f"a/{path}" if a else "/dev/null",
         tofile=f"b/{path}" if b else "/dev/null",
         n=2,
@@ -109,12 +111,13 @@ def _diff(path: str, a: _Seen | None, b: _Seen | None, budget: int) -> tuple[str
 
 
 def diff_snapshots(before: dict[str, _Seen], after: dict[str, _Seen]) -> list[FileChange]:
-    changes, budget = [], MAX_DIFFS_CHARS
+    changes: list[FileChange] = []
+    budget = MAX_DIFFS_CHARS
     for path in sorted(set(before) | set(after)):
         a, b = before.get(path), after.get(path)
         if a and b and a.sha == b.sha:
             continue
-        status = "added" if a is None else "deleted" if b is None else "changed"
+        status: ChangeStatus = "added" if a is None else "deleted" if b is None else "changed"
         if len(changes) == MAX_CHANGES:
             changes.append(FileChange(path="…", status="changed", note="more files changed: list cut here"))
             break
@@ -148,9 +151,15 @@ class RunWorkspace:
             shutil.rmtree(self.root, ignore_errors=True)
 
     @property
+    def dir(self) -> Path:
+        """The copy's folder (inside the with block)."""
+        assert self.root is not None, "a RunWorkspace is used in a with block"
+        return self.root
+
+    @property
     def document_path(self) -> Path:
-        return self.root / self.placed_at
+        return self.dir / self.placed_at
 
     def changes(self) -> list[FileChange]:
         """What the run did to its copy, against the copy as it was handed over."""
-        return diff_snapshots(self._before, _snapshot(self.root))
+        return diff_snapshots(self._before, _snapshot(self.dir))

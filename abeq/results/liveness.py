@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import socket
 import time
+from collections.abc import Mapping
+from typing import Any
 
 from ..timestamps import epoch
 
@@ -49,7 +51,7 @@ def owner_alive(owner: str | None) -> bool | None:
         return True
 
 
-def live_status(run: dict, now: float | None = None) -> str:
+def live_status(run: Mapping[str, Any], now: float | None = None) -> str:
     """The run's status as a reader should see it: 'interrupted' for an active run whose process is
     gone or has stopped beating, otherwise the stored status."""
     status = run.get("status") or "unknown"

@@ -10,6 +10,10 @@ from pydantic import Field, create_model
 from ..vocab import CHECK_FAILED_BOTH, CHECK_GAINED, CHECK_KEPT, CHECK_LOST, CHECK_SKIPPED
 from .core import NonEmpty, Strict
 
+CheckTarget = Literal["output", "transcript"]  # what a check reads
+CheckSource = Literal["assertion", "expectation"]  # where it was written
+CheckKind = Literal["code", "model", "skipped"]  # how it is decided
+
 
 class GradedCheck(Strict):
     """One natural-language check, graded on run A and on run B, each with its evidence."""
@@ -35,9 +39,9 @@ class CheckResult(Strict):
 
     label: str  # e.g. contains "[ticket]"; what behaviour_delta names
     type: str
-    target: Literal["output", "transcript"] = "output"
-    source: Literal["assertion", "expectation"] = "assertion"
-    kind: Literal["code", "model", "skipped"]
+    target: CheckTarget = "output"
+    source: CheckSource = "assertion"
+    kind: CheckKind
     description: str = ""
     metric: str = ""
     gates: bool = True  # False for promptfoo's weight 0: reported, never changes a verdict

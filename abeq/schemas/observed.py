@@ -8,13 +8,14 @@ from typing import Any, Literal
 from .core import RunnerReply, Strict
 
 NOT_REPORTED = "not reported"
+ChangeStatus = Literal["added", "changed", "deleted"]  # what a run did to a file of its workspace
 
 
 class FileChange(Strict):
     """One file the run added, changed or deleted in its copy of the workspace."""
 
     path: str
-    status: Literal["added", "changed", "deleted"]
+    status: ChangeStatus
     diff: str = ""  # a unified diff, cut to a bound; "" when the file is not text
     note: str = ""  # why there is no (whole) diff: binary, too large, cut
 
