@@ -39,6 +39,9 @@ st.dataframe(
             "compression", format="%.2f", help="candidate / original characters"
         ),
         "pass": st.column_config.CheckboxColumn("pass"),
+        "mutation score": st.column_config.NumberColumn(
+            "mutation score", format="percent", help="the set's latest `abeq mutate` with these models"
+        ),
     },
 )
 latest = pd.DataFrame(history.per_round(rows)).assign(round=lambda d: d["round"].map(lambda r: f"round {r}"))

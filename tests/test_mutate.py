@@ -235,3 +235,29 @@ def test_the_set_must_be_confirmed_and_the_command_exits_by_min_score(known, cap
     assert "| Epsilon | section-deletion | survived: blind |" in (tmp / "m.md").read_text()
     assert main([*common, "--max-mutants", "2"]) == 0
     assert json.loads(out.read_text())["count"] == 2
+
+
+def test_the_score_stands_with_the_sets_trust_figures(known, capsys):
+    from abeq.results import history
+    from abeq.results.store import Store
+
+    doc, ts, tmp = known
+    db = str(tmp / "abeq.db")
+    check = ["check-set", "--original", str(tmp / "chores.md"), "--transfer-set", str(tmp / "set.json")]
+    assert main([*check, "--db", db, "--allow-thin"]) == 0
+    assert "mutation score" not in capsys.readouterr().out  # none measured yet
+    prepared(doc, ts, tmp).run()
+    main([*check, "--db", db, "--allow-thin"])
+    assert "mutation score: 50% (3 of 6 section deletions noticed" in capsys.readouterr().out
+    main([*check, "--db", db, "--allow-thin", "--json"])
+    assert json.loads(capsys.readouterr().out)["mutation"]["score"] == 0.5
+    # a run's report states the set's latest score, and History shows it per round
+    md = tmp / "run.md"
+    doc_path = str(tmp / "chores.md")
+    run = ["run", "--original", doc_path, "--candidate", doc_path, "--transfer-set", str(tmp / "set.json"),
+           "--runner-model", "scripted/rules", "--db", db, "--allow-thin",
+           "--review", "r", "--markdown", str(md), "--out", str(tmp / "r.json")]  # fmt: skip
+    assert main(run) == 0
+    assert "mutation score of this set: 50%" in capsys.readouterr().err
+    assert "Mutation score of this set: 50%" in md.read_text()
+    assert [r["mutation score"] for r in history.review_history(Store(db), "r")] == [0.5]

@@ -305,6 +305,13 @@ def print_outcome(store, rr, gate: str) -> None:
                 + (f"; the judge said {r.judge_verdict}: marked uncertain" if r.checks_disagree else ""),
                 file=sys.stderr,
             )
+    from ..results.mutations import mutation_line
+
+    m = store.mutations.latest(
+        rr.run["transfer_set_hash"], rr.run["original_hash"], rr.run["runner_model"], rr.run["judge_model"]
+    )
+    if m:
+        print(f"mutation score of this set: {mutation_line(m)}", file=sys.stderr)
     for a in aa_rates(store, rr.run["id"]):
         print(
             f"A/A false-regression rate: {a['false_regression_rate']:.0%} of {a['cases']} cases "

@@ -229,6 +229,7 @@ def cmd_check_set(args) -> int:
     cov = sets.coverage(original.text, ts, allow_thin=args.allow_thin)
     problem = sets.confirmation_problem(ts, original.hash)
     checks, db_note = _check_audit(ts, original.hash, args.db)
+    mutation = _latest_mutation(sets.set_hash(ts), original.hash, args.db)
     if args.json:
         out = cov.as_dict()
         out.update(
@@ -244,6 +245,8 @@ def cmd_check_set(args) -> int:
                 "assertions": sum(len(c.assertions) for c in ts.cases),
                 "expectations": sum(len(c.expectations) for c in ts.cases),
                 "checks": checks.as_dict(),
+                # the newest finished `abeq mutate` of this set on this original in --db (or null)
+                "mutation": mutation and {k: mutation[k] for k in MUTATION_FIELDS},
             }
         )
         print(json.dumps(out, indent=2, ensure_ascii=False))
@@ -274,6 +277,10 @@ def cmd_check_set(args) -> int:
             print(f"error: {p}")
         if db_note:
             print(f"note: {db_note}")
+        if mutation is not None:
+            from ..results.mutations import mutation_line
+
+            print(f"mutation score: {mutation_line(mutation)}")
     if checks.problems:
         from ..errors import InputError
 
@@ -306,6 +313,24 @@ def cmd_check_set(args) -> int:
             file=sys.stderr,
         )
     return EXIT_PASS if cov.runnable else EXIT_BAD_INPUT
+
+
+MUTATION_FIELDS = ("id", "score", "killed", "mutants", "runner_model", "judge_model", "finished_at")
+
+
+def _latest_mutation(ts_hash: str, original_hash: str, db: str | None) -> dict | None:
+    """The newest finished mutation test of the set in the database, when it exists (never created)."""
+    from pathlib import Path
+
+    from ..results.store import db_path
+
+    if not Path(db_path(db)).is_file():
+        return None
+    store = open_store(db)
+    try:
+        return store.mutations.latest(ts_hash, original_hash)
+    finally:
+        store.close()
 
 
 def _check_audit(ts, original_hash: str, db: str | None):

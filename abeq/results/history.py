@@ -14,6 +14,10 @@ def rounds(store: Store, review_id: int) -> list[dict]:
     out = []
     docs: dict[str, DocumentRow] = {}
     for run in store.runs(review_id):
+        # the set's score as measured with this round's models when there is one (it depends on them)
+        m = store.mutations.latest(
+            run["transfer_set_hash"], run["original_hash"], run["runner_model"], run["judge_model"]
+        )
         for h in (run["original_hash"], run["candidate_hash"]):
             if h not in docs:
                 doc = store.document(h)
@@ -45,6 +49,7 @@ def rounds(store: Store, review_id: int) -> list[dict]:
                 "pass": s["pass"],
                 "directness original": mean([r.original_directness for r in judged]),
                 "directness candidate": mean([r.candidate_directness for r in judged]),
+                "mutation score": m["score"] if m else None,
             }
         )
     return out

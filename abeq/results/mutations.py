@@ -42,12 +42,23 @@ class MutationLog:
     def get(self, mutation_id: int) -> dict | None:
         return self.sql.one("select * from mutations where id = ?", [mutation_id])
 
-    def latest(self, transfer_set_hash: str, original_hash: str | None = None) -> dict | None:
-        """The newest finished mutation test of this set (on this original, when given)."""
+    def latest(
+        self,
+        transfer_set_hash: str,
+        original_hash: str | None = None,
+        runner: str | None = None,
+        judge: str | None = None,
+    ) -> dict | None:
+        """The newest finished mutation test of this set (on this original, when given); one made
+        with these runner and judge models first, when they are given (the score depends on them)."""
         where, params = "transfer_set_hash = ? and status = 'finished'", [transfer_set_hash]
         if original_hash:
             where, params = where + " and original_hash = ?", [*params, original_hash]
-        return self.sql.one(f"select * from mutations where {where} order by id desc limit 1", params)
+        same = "(runner_model = ? and judge_model = ?) desc, " if runner and judge else ""
+        return self.sql.one(
+            f"select * from mutations where {where} order by {same}id desc limit 1",
+            [*params, *([runner, judge] if same else [])],
+        )
 
     def noisy_cases(self, original_hash: str, transfer_set_hash: str, runner: str, judge: str) -> set[str]:
         """Cases whose A/A check (the teacher against its own replay) this original, set and pair of
@@ -71,3 +82,12 @@ class MutationLog:
         for r in self.sql.all("select run_ids from mutations"):
             out.update(json.loads(r["run_ids"] or "[]"))
         return out
+
+
+def mutation_line(row: dict) -> str:
+    """A finished mutation test in a line: what a run's report and check-set say of the set."""
+    when = (row["finished_at"] or "")[:16]
+    return (
+        f"{row['score']:.0%} ({row['killed']} of {row['mutants']} section deletions noticed; mutation "
+        f"test {row['id']} with {row['runner_model']} / {row['judge_model']}, {when})"
+    )
