@@ -158,6 +158,8 @@ def test_judge_samples_and_aa_from_the_run_page_reach_the_run_and_the_budget(app
     app.switch_page("desk_pages/4_review.py").run()
     assert not app.exception
     assert any("A/A false-regression rate" in c.value for c in app.caption), [c.value for c in app.caption]
+    # the judge's calibration stands beside A/A: this one was never measured, and the page says so
+    assert any("judge scripted/rules was never calibrated" in c.value for c in app.caption)
     # round 2 of the same review: the teacher's transcripts are cached, and the estimate says so
     app.switch_page("desk_pages/3_run.py").run()
     # the settings made before leaving the page are still there

@@ -153,3 +153,51 @@ def test_a_suite_from_reviews_holds_exactly_the_reviewed_cases(tmp_path, store, 
     assert r["calls"]["made"] == 0 and len(r["pairs"]) == 2
     assert {p["label"] for p in r["pairs"]} == {agreed.judge_verdict, DIVERGED}
     assert r["accuracy"] == 0.5  # the judge agrees with the agreement, not with the override
+
+
+def _run_args(tmp_path, *extra):
+    from conftest import EXAMPLE
+
+    return [
+        "run",
+        "--original", str(EXAMPLE / "SKILL.md"),
+        "--candidate", str(EXAMPLE / "candidate-lossy.md"),
+        "--transfer-set", str(EXAMPLE / "transfer-set.json"),
+        "--runner-model", "scripted/rules",
+        "--db", str(tmp_path / "abeq.db"),
+        "--confirm",
+        *extra,
+    ]  # fmt: skip
+
+
+def test_a_judge_never_calibrated_is_said_to_be_and_min_recall_warns_before_the_run(tmp_path, capsys):
+    md = tmp_path / "r.md"
+    assert main(_run_args(tmp_path, "--min-judge-recall", "0.9", "--markdown", str(md), "--out", "-")) == 1
+    err = capsys.readouterr().err
+    warned = err.index("warning: judge scripted/rules was never calibrated")
+    assert warned < err.index("calls made")  # before the run, not in its summary
+    assert "## Judge" in md.read_text() and "was never calibrated" in md.read_text()
+    assert main(["stats", "--db", str(tmp_path / "abeq.db")]) == 0
+    assert "calibration: judge scripted/rules was never calibrated" in capsys.readouterr().out
+
+
+def test_once_calibrated_the_figure_shows_beside_aa_and_kappa(tmp_path, capsys):
+    db = str(tmp_path / "abeq.db")
+    assert main(["calibrate", "--judge-model", "scripted/rules", "--db", db, "--quiet"]) == 0
+    line = capsys.readouterr().out.splitlines()[1].strip()  # "caught k/40 regressions (95% CI …)"
+    caught = line.split()[1]
+    md = tmp_path / "r.md"
+    assert (
+        main(_run_args(tmp_path, "--min-judge-recall", "0.5", "--aa", "--markdown", str(md), "--out", "-"))
+        == 1
+    )
+    err = capsys.readouterr().err
+    assert "--min-judge-recall" not in err  # 31/40 is above 0.5
+    assert f"caught {caught} regressions on the calibration suite abeq-builtin" in err
+    text = md.read_text()
+    assert f"caught {caught} regressions" in text and "A/A false-regression rate" in text
+    assert main(["stats", "--json", "--db", db]) == 0
+    [cal] = json.loads(capsys.readouterr().out)["calibration"]
+    assert cal["calibrated"] and cal["current_prompt"] and f"{cal['regressions_caught']}/40" == caught
+    assert main(_run_args(tmp_path, "--min-judge-recall", "0.95", "--out", "-")) == 1
+    assert "is below --min-judge-recall 0.95" in capsys.readouterr().err

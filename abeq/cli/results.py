@@ -19,7 +19,8 @@ def register(sub) -> None:
     h.set_defaults(fn=cmd_history)
 
     st = sub.add_parser(
-        "stats", help="judge trust: agreement with reviewers (Cohen's kappa), A/A noise, and with the checks"
+        "stats",
+        help="judge trust: calibration, agreement with reviewers (Cohen's kappa), A/A noise, the checks",
     )
     db_arg(st)
     st.add_argument("--json", action="store_true", help="machine-readable output")
@@ -88,13 +89,20 @@ def cmd_history(args) -> int:
 
 
 def cmd_stats(args) -> int:
-    from ..results.agreement import aa_rates, check_witness, judge_agreement
+    from ..results.agreement import aa_rates, check_witness, judge_agreement, judge_calibration
 
     store = existing_store(args.db)
     agree, aa, witness = judge_agreement(store), aa_rates(store), check_witness(store)
+    judges = sorted(
+        {r["judge_model"] for r in store.runs()} | {c["judge_model"] for c in store.calibrations()}
+    )
+    calibration = [judge_calibration(store, j) for j in judges]
     if args.json:
-        print(json.dumps({"judge_agreement": agree, "aa": aa, "checks": witness}, indent=2))
+        out = {"judge_agreement": agree, "aa": aa, "checks": witness, "calibration": calibration}
+        print(json.dumps(out, indent=2))
         return EXIT_PASS
+    for c in calibration:
+        print(f"calibration: {c['line']}")
     print(
         "judge agreement with reviewers:"
         if agree

@@ -75,6 +75,14 @@ def register(sub) -> None:
     )
     r.add_argument("--review", default=None, help="name of a review to create or continue (rounds)")
     r.add_argument(
+        "--min-judge-recall",
+        type=bounded(float, 0, 1),
+        default=None,
+        metavar="R",
+        help="warn before the run when the judge's regression recall measured by `abeq calibrate` is "
+        "below R (0-1), or was never measured",
+    )
+    r.add_argument(
         "--gate",
         choices=GATES,
         default="compress",
@@ -144,6 +152,12 @@ def _run(args, stop) -> int:
     )
     for w in prepared.warnings:
         print(f"warning: {w}", file=sys.stderr)
+    if args.min_judge_recall is not None:
+        from ..results.agreement import recall_warning
+
+        low = recall_warning(prepared.store, prepared.engine.cfg.judge.name, args.min_judge_recall)
+        if low:
+            print(f"warning: {low}", file=sys.stderr)
     runner_caution(prepared, args.quiet)
     try:
         return execute(prepared, args, stop, "Run the same command again to resume it.")
@@ -312,6 +326,9 @@ def print_outcome(store, rr, gate: str) -> None:
     )
     if m:
         print(f"mutation score of this set: {mutation_line(m)}", file=sys.stderr)
+    from ..results.agreement import judge_calibration
+
+    print(judge_calibration(store, rr.run["judge_model"])["line"], file=sys.stderr)
     for a in aa_rates(store, rr.run["id"]):
         print(
             f"A/A false-regression rate: {a['false_regression_rate']:.0%} of {a['cases']} cases "

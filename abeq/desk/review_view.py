@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..errors import AbeqError, ReviewConflict
 from ..results import exports
-from ..results.agreement import aa_rates, check_witness, judge_agreement
+from ..results.agreement import aa_rates, check_witness, judge_agreement, judge_calibration
 from ..results.report import CaseRow, RunReport, build_report
 from ..results.reviewing import describe, record
 from ..results.store import Store, db_path
@@ -79,6 +79,7 @@ def summary(st, store: Store, rr: RunReport, run: dict, gate: dict, running: str
         "called the teacher's own replay regressed); regressions on noisy cases are marked within noise"
         for a in aa_rates(store, run["id"])
     ]
+    trust.append(judge_calibration(store, run["judge_model"])["line"])
     trust += [
         f"where a check the original passes failed on the candidate, this judge also said regressed in "
         f"{w['judge_also_regressed']} of {w['cases_with_lost_checks']} cases"

@@ -90,3 +90,66 @@ def check_witness(store: Store) -> list[dict]:
             }
         )
     return out
+
+
+def judge_calibration(store: Store, judge_model: str) -> dict:
+    """The latest calibration of a judge model (abeq calibrate) with the judge prompt in use now,
+    else its latest with another prompt version (`current_prompt` False), else none: `calibrated`
+    False, and `line` says so and how to measure it."""
+    from ..prompts import load_prompt
+
+    prompt = load_prompt("equivalence-judge").ref
+    row = store.latest_calibration(judge_model, prompt) or store.latest_calibration(judge_model)
+    if row is None:
+        return {
+            "judge_model": judge_model,
+            "calibrated": False,
+            "line": f"judge {judge_model} was never calibrated (abeq calibrate --judge-model {judge_model})",
+        }
+    n, k = row["regressions"], row["regressions_caught"]
+    older = "" if row["prompt"] == prompt else f", with an older judge prompt ({row['prompt']})"
+    acc = "" if row["accuracy"] is None else f", accuracy {row['accuracy']:.0%}"
+    return {
+        "judge_model": judge_model,
+        "calibrated": True,
+        "current_prompt": row["prompt"] == prompt,
+        "suite": row["suite"],
+        "prompt": row["prompt"],
+        "regressions": n,
+        "regressions_caught": k,
+        "regression_recall": row["regression_recall"],
+        "accuracy": row["accuracy"],
+        "false_regression_rate": row["false_regression_rate"],
+        "measured_at": row["created_at"],
+        "line": f"judge {judge_model} caught {k}/{n} regressions on the calibration suite {row['suite']}"
+        f"{acc}{older}",
+    }
+
+
+def recall_warning(store: Store, judge_model: str, min_recall: float) -> str | None:
+    """What to say before a run whose judge is below the regression recall asked for (or unmeasured)."""
+    cal = judge_calibration(store, judge_model)
+    if not cal["calibrated"]:
+        return f"{cal['line']}: its regression recall is unknown (--min-judge-recall {min_recall:g})"
+    recall = cal["regression_recall"]
+    if recall is None or recall < min_recall:
+        shown = "unknown" if recall is None else f"{recall:.0%}"
+        return f"{cal['line']}: recall {shown} is below --min-judge-recall {min_recall:g}"
+    return None
+
+
+def trust_lines(store: Store, run: dict) -> list[str]:
+    """A run's judge, in a few lines: its calibration, the run's A/A rate, agreement with reviewers."""
+    out = [judge_calibration(store, run["judge_model"])["line"]]
+    out += [
+        f"A/A false-regression rate {a['false_regression_rate']:.0%} of {a['cases']} cases"
+        for a in aa_rates(store, run["id"])
+    ]
+    for a in judge_agreement(store):
+        if a["judge_model"] == run["judge_model"]:
+            k = "n/a" if a["kappa"] is None else f"{a['kappa']:.2f}"
+            out.append(
+                f"{a['reviewed']} reviewed case(s), Cohen's kappa {k}"
+                + (f" ({a['note']})" if a["note"] else "")
+            )
+    return out

@@ -17,6 +17,7 @@ from ..documents import compression_ratio, size_stats
 from ..sets.coverage import coverage
 from ..untrusted import csv_cell, md_escape
 from ..vocab import CHECK_FAILED_BOTH, CHECK_SKIPPED, DIVERGED, NOT_RUN_STAGE, REGRESSED
+from .agreement import trust_lines
 from .mutations import mutation_line
 from .report import RunReport, gate_result, run_record
 from .store import Store
@@ -125,6 +126,7 @@ def markdown(store: Store, rr: RunReport, gate: str = "compress") -> str:
         lines += [f"- warning: {_md_cell(w)}" for w in cov.warnings] + ([""] if cov.warnings else [])
         m = store.mutations.latest(rr.run["transfer_set_hash"], rr.run["original_hash"])
         lines += [f"Mutation score of this set: {_md_cell(mutation_line(m))}", ""] if m else []
+    lines += ["## Judge", "", *(f"- {_md_cell(x)}" for x in trust_lines(store, rr.run)), ""]
     lines += [
         "## Cases",
         "",
