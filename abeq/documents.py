@@ -16,6 +16,7 @@ from .sections import paragraph_name as paragraph_name
 from .sections import section_texts as section_texts
 from .sections import sections as sections
 from .sections import strip_front_matter
+from .vocab import Variant
 
 if TYPE_CHECKING:  # imported when first needed (it is slow, and found through litellm's copy)
     import tiktoken
@@ -151,7 +152,7 @@ def load_document(
     )
 
 
-def detect_variant(name: str) -> str:
+def detect_variant(name: str) -> Variant:
     """Always-loaded agent instruction files get the instruction-file runner; anything else is a skill."""
     n = name.replace("\\", "/").lower()
     base = n.rsplit("/", 1)[-1]

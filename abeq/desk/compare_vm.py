@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping, MutableMapping
 
 from ..comparator.comparator import Weights, rubric_rows
+from ..results.rows import RunRow
 from ..results.store import Store
 from ..schemas import ComparisonResult
 from . import links
@@ -24,7 +25,7 @@ ABOUT = (
 )
 
 
-def judged_runs(store: Store) -> list[dict]:
+def judged_runs(store: Store) -> list[RunRow]:
     """The runs with at least one judged case (the only ones with two outputs to compare)."""
     return [r for r in store.runs() if any(c["status"] == "judged" for c in store.run_cases(r["id"]))]
 

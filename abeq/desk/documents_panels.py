@@ -48,7 +48,7 @@ def loader(which: str, review: dict) -> tuple[str, str] | None:
             key="example_pick",
             format_func=lambda k: f"{k}: {session.EXAMPLE_CANDIDATES[k]}",
         )
-        if st.button("Load example", key="load_example"):
+        if st.button("Load example", key="load_example") and pick is not None:
             doc = load_document(session.EXAMPLE_DIR / session.EXAMPLE_CANDIDATES[pick], which)
             return doc.name, doc.text
     return None

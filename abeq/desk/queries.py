@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ..execution.estimate import estimate_calls, time_left
 from ..results.liveness import ACTIVE
@@ -54,7 +56,7 @@ class Progress:
 
 def progress(store: Store, run_id: int) -> Progress:
     """A run's progress as written to sqlite by whichever thread or process runs it."""
-    run = store.run(run_id) or {}
+    run: Mapping[str, Any] = store.run(run_id) or {}
     c = store.case_counts(run_id)
     s = store.call_stats(run_id)
     a = store.call_progress(run_id, run.get("attempt_first_call") or 0)

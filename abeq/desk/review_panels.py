@@ -28,13 +28,15 @@ def run_picker(runs: list[dict], candidates: dict[str, str]) -> int:
 
 
 def gate_picker() -> str:
-    return st.radio(
+    gate = st.radio(
         "Gate",
         list(GATES),
         horizontal=True,
         key="gate_profile",
         help="compress: no regression. directive-clarity: no regression and higher candidate directness.",
     )
+    assert gate is not None  # a radio with a default (the first) has a value
+    return gate
 
 
 def queue_filters(shown: list[CaseRow]) -> tuple[str, str, str]:
@@ -92,6 +94,7 @@ def case_nav(ids: list[str]) -> str:
         width="stretch",
         shortcut=KEYS["next"],
     )
+    assert case_id is not None  # a selectbox over the queue (never empty here) has a value
     return case_id
 
 

@@ -149,6 +149,7 @@ def export_buttons(st, run_id: int, gate: str) -> None:
 
 # ---------------------------------------------------------------- one case
 def badges(st, row: CaseRow) -> None:
+    assert row.verdict is not None  # only judged cases are shown
     with st.container(horizontal=True):
         st.badge(row.verdict, color=VERDICT_COLOR[row.verdict])
         if row.override:
@@ -159,7 +160,7 @@ def badges(st, row: CaseRow) -> None:
                 color="violet",
                 icon=":material/edit:",
             )
-        elif row.agreed:
+        elif row.agreed and row.review:
             st.badge(f"reviewer agreed ({row.review['reviewer']})", color="green", icon=":material/done_all:")
         else:
             st.badge("not reviewed", color="gray")
@@ -203,7 +204,7 @@ def judge_and_reviewer(st, row: CaseRow) -> None:
     c3.metric(
         "Directness original → candidate",
         f"{row.original_directness} → {row.candidate_directness}",
-        row.candidate_directness - row.original_directness,
+        (row.candidate_directness or 0) - (row.original_directness or 0),  # both set on a judged case
         help="5 = acted at once; 1 = heavy unpacking.",
     )
     c3.caption(

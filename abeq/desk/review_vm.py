@@ -27,7 +27,8 @@ def run_label(run: dict, candidate: str) -> str:
 
 
 def candidate_names(store: Store, runs: list[dict]) -> dict[str, str]:
-    return {r["candidate_hash"]: (store.document(r["candidate_hash"]) or {}).get("name", "?") for r in runs}
+    docs = {r["candidate_hash"]: store.document(r["candidate_hash"]) for r in runs}
+    return {h: d["name"] if d else "?" for h, d in docs.items()}
 
 
 def forget_run(params: MutableMapping, state: MutableMapping) -> None:

@@ -15,6 +15,10 @@ from .render import md
 from .run_vm import CANCEL_HELP, open_run_line, progress_metrics, prompt_cache_text, variant_index
 
 
+def _cancel(run_id: int, db: str | None) -> None:
+    worker.cancel(run_id, db)  # a button's callback returns nothing: whether a run was asked is not shown
+
+
 def settings_form(original_name: str) -> None:
     """The run's models and settings; each widget's value is in session state under its key."""
     c1, c2 = st.columns(2)
@@ -73,7 +77,7 @@ def progress_panel(run_id: int, ticking: bool, review_name: str) -> None:
         st.rerun()  # ended: redraw the page once, without the timer
     label = runs.status_text(p.status, p.cancel_requested or worker.cancelling(run_id))
     st.progress(p.fraction, text=f"Run {run_id}: {p.done}/{p.total} cases · {label}")
-    st.caption(md(runs.settings_text(db.run(run_id))))  # the run's own models, whatever the form says
+    st.caption(md(runs.settings_text(db.run(run_id) or {})))  # the run's own models, whatever the form says
     first, second = progress_metrics(p)
     draw(st.columns(5), first)
     m = st.columns(5)
@@ -89,9 +93,7 @@ def progress_panel(run_id: int, ticking: bool, review_name: str) -> None:
             icon=":material/skip_next:",
         )
     if p.active and label == "running":
-        m[4].button(
-            "Cancel run", key="cancel", on_click=worker.cancel, args=(run_id, db_path()), help=CANCEL_HELP
-        )
+        m[4].button("Cancel run", key="cancel", on_click=_cancel, args=(run_id, db_path()), help=CANCEL_HELP)
         if p.runner_done + p.judge_done == 0:
             st.caption(
                 "Starting: the first call of a fresh desk loads the model library and the model (about 10 s)."
@@ -134,7 +136,7 @@ def open_runs_panel(review_id: int, run_key: str) -> None:
                 c2.button(
                     "Cancel",
                     key=f"cancel_{r['id']}",
-                    on_click=worker.cancel,
+                    on_click=_cancel,
                     args=(r["id"], db_path()),
                     disabled=r["label"] != "running",
                     help=CANCEL_HELP,

@@ -3,6 +3,9 @@ interrupted, failed), with their models and settings, and what Review says while
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from ..api import run_settings
 from ..results.liveness import ACTIVE
 from ..results.store import Store
@@ -24,7 +27,7 @@ def status_text(status: str, cancel_requested: bool = False) -> str:
     return STATUS_TEXT.get(status, status)
 
 
-def settings_text(run: dict) -> str:
+def settings_text(run: Mapping[str, Any]) -> str:
     """The run's models and settings in one line (what a resume will use)."""
     s = run_settings(run)
     if not s:
@@ -46,7 +49,7 @@ def settings_text(run: dict) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def resume_problem(run: dict) -> str | None:
+def resume_problem(run: Mapping[str, Any]) -> str | None:
     """Why this run cannot be resumed from the desk with its own settings, or None."""
     s = run_settings(run)
     if run["status"] in ACTIVE or run["status"] == "finished":
@@ -65,11 +68,11 @@ def unfinished(store: Store, review_id: int) -> list[dict]:
     for run in reversed(store.runs(review_id)):
         if run["status"] == "finished":
             continue
-        doc = store.document(run["candidate_hash"]) or {}
+        doc = store.document(run["candidate_hash"])
         out.append(
             {
                 **run,
-                "candidate": doc.get("name", "?"),
+                "candidate": doc["name"] if doc else "?",
                 "counts": store.case_counts(run["id"]),
                 "settings_text": settings_text(run),
                 "resume_problem": resume_problem(run),

@@ -16,6 +16,7 @@ from ..execution.preflight import review_refusal
 from ..models.registry import PROVIDERS
 from ..models.spec import ModelSpec
 from ..results.liveness import ACTIVE, live_status
+from ..results.rows import DocumentRow, ReviewRow
 from ..results.store import Store, db_path
 from ..sets.confirm import set_hash
 
@@ -78,7 +79,7 @@ def create_review(store: Store, name: str) -> int:
     return store.upsert_review(name, None, None, "skill")
 
 
-def current_review(store: Store, state: MutableMapping) -> dict | None:
+def current_review(store: Store, state: MutableMapping) -> ReviewRow | None:
     """The review this session works on: its pick, else the newest review."""
     reviews = store.reviews()
     for r in reviews:
@@ -91,7 +92,7 @@ def _cand_key(review_id: int) -> str:
     return f"candidate:{review_id}"
 
 
-def current_candidate(store: Store, review: dict, state: MutableMapping) -> dict | None:
+def current_candidate(store: Store, review: ReviewRow, state: MutableMapping) -> DocumentRow | None:
     """The candidate document: this session's choice, else the review's latest one."""
     h = state.get(_cand_key(review["id"]))
     doc = store.document(h) if h else None
@@ -160,7 +161,7 @@ def model_spec(name: str, api_base: str = "", purpose: str = "run") -> ModelSpec
     return ModelSpec.for_purpose(name, purpose, api_base=api_base)
 
 
-def next_step(store: Store, review: dict | None, state: MutableMapping) -> str:
+def next_step(store: Store, review: ReviewRow | None, state: MutableMapping) -> str:
     """One line telling the reviewer what to do next on this review, from where it stands: nothing
     loaded, set not confirmed, no run, a run going or stopped, cases left to review, all reviewed."""
     if review is None:

@@ -47,8 +47,11 @@ def import_export(store, review: dict, original: dict, ts) -> None:
     `abeq import-set` reads them), replacing the table; export the set as JSON."""
     src = st.radio("From", ["Upload", "Path"], horizontal=True, key="set_source")
     fmt = st.selectbox(
-        "Format", list(editor.IMPORT_FORMATS), format_func=editor.IMPORT_FORMATS.get, key="set_format"
-    )
+        "Format",
+        list(editor.IMPORT_FORMATS),
+        format_func=lambda f: editor.IMPORT_FORMATS[f],
+        key="set_format",
+    ) or next(iter(editor.IMPORT_FORMATS))  # the first, as the widget starts
     c1, c2 = st.columns(2)
     default_type = c1.selectbox(
         "Type for cases without one",
@@ -64,7 +67,8 @@ def import_export(store, review: dict, original: dict, ts) -> None:
         key="set_trigger",
         help="A skill-creator trigger eval tests whether a skill is loaded, not what it makes a model do.",
     )
-    chosen, files = None, {}
+    chosen: str | None = None
+    files: dict[str, bytes] = {}
     if src == "Upload":
         ups = st.file_uploader(
             "A set, with any files it names (select them together)",
@@ -79,12 +83,15 @@ def import_export(store, review: dict, original: dict, ts) -> None:
     else:
         chosen = st.text_input("Path on this machine", key="set_path").strip() or None
     if chosen and st.button("Import (replaces the table)", key="set_import"):
-        kw = dict(default_type=default_type, trigger_queries=trigger)
         try:
             if src == "Upload":
-                got = editor.import_uploads(files, chosen, fmt, original["hash"], **kw)
+                got = editor.import_uploads(
+                    files, chosen, fmt, original["hash"], default_type=default_type, trigger_queries=trigger
+                )
             else:
-                got = editor.import_path(chosen, fmt, original["hash"], **kw)
+                got = editor.import_path(
+                    chosen, fmt, original["hash"], default_type=default_type, trigger_queries=trigger
+                )
             session.set_transfer_set(store, review, got.ts)
             st.session_state["set_import_notes"] = (chosen, got.read_as, len(got.ts.cases), got.warnings)
             st.rerun()
@@ -121,6 +128,7 @@ def case_reader(e: vm.Edits, sections: list[str]) -> None:
     shown, edited = e.shown, e.edited_fields()
     with st.expander("Case detail: read a whole case", expanded=False):
         pick = st.selectbox("Case", [c.id for c in shown.cases], key="ts_detail_case")
+        assert pick is not None  # the page shows this only for a set with cases
         case_detail(st, next(c for c in shown.cases if c.id == pick), sections, edited.get(pick))
 
 

@@ -112,7 +112,7 @@ class Edits:
     @property
     def problem_shown(self) -> bool:
         # an empty table of a set without cases is where a set starts, not a mistake
-        return bool(self.problem) and bool(self.s.ts.cases or self.problem.message != editor.NO_CASES)
+        return self.problem is not None and bool(self.s.ts.cases or self.problem.message != editor.NO_CASES)
 
     def unsaved_text(self) -> str:
         if not any(self.unsaved.values()):
@@ -139,10 +139,12 @@ class Edits:
         return self.cases is None or (self.s.confirmed and not self.dirty) or (self.s.locked and self.dirty)
 
     def to_save(self) -> TransferSet:
+        assert self.cases is not None  # Save is disabled until the table has changed the set
         return sets.edit(self.s.ts, self.cases)
 
     def to_confirm(self, original_hash: str, allow_thin: bool) -> TransferSet:
-        base = sets.edit(self.s.ts, self.cases) if self.dirty else self.s.ts
+        # dirty: the table (cases) changed the set
+        base = sets.edit(self.s.ts, self.cases) if self.dirty and self.cases is not None else self.s.ts
         return sets.confirm(base, original_hash, thin_accepted=allow_thin)
 
 
@@ -152,10 +154,10 @@ def edits(s: SetState, edited: pd.DataFrame, sections: list[str]) -> Edits:
         cases = editor.from_frame(edited, s.ts, sections=sections)
     except AbeqError as e:
         return Edits(s, None, e)
-    e = Edits(s, cases, None)
-    if e.dirty:
-        e.unsaved = editor.unsaved(s.ts, cases)
-    return e
+    out = Edits(s, cases, None)
+    if out.dirty:
+        out.unsaved = editor.unsaved(s.ts, cases)
+    return out
 
 
 def coverage_metrics(cov: CoverageReport) -> list[Metric]:

@@ -95,8 +95,8 @@ def cancel(run_id: int, db: str | None = None) -> bool:
     with `db`, a run of another process (`abeq run` in a terminal, another desk) is asked through
     the database, and its engine stops within a second. True when a running run was asked."""
     job = _jobs.get(run_id)
-    here = bool(job and job.thread.is_alive())
-    if here:
+    here = job is not None and job.thread.is_alive()
+    if job is not None and here:
         job.cancel.stop("cancelled")
     if db is not None:
         store = Store(db)

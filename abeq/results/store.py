@@ -178,7 +178,7 @@ class Store:
         return cast("list[ReviewRow]", self.all("select * from reviews order by id desc"))
 
     def upsert_review(
-        self, name: str, original_hash: str, transfer_set_hash: str | None, variant: str
+        self, name: str, original_hash: str | None, transfer_set_hash: str | None, variant: str
     ) -> int:
         def go() -> int:
             r = self.review(name)

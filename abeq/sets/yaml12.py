@@ -119,7 +119,9 @@ def loader_without_aliases():
     without them no alias bomb can be built. promptfoo configs keep them (`<<: *defaults`)."""
     import yaml
 
-    class NoAliasLoader(loader()):
+    base: Any = loader()  # a class made at run time: mypy cannot use it as a base otherwise
+
+    class NoAliasLoader(base):
         def compose_node(self, parent, index):
             if self.check_event(yaml.AliasEvent):
                 event = self.peek_event()
