@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ from .sets.confirm import confirm as confirm_set
 from .sets.confirm import set_hash
 from .sets.coverage import CoverageReport, coverage
 from .sets.parse import load as load_set
+from .skill_folder import differences
 
 DocumentLike = Document | str | Path
 SetLike = TransferSet | str | Path
@@ -186,6 +187,7 @@ def prepare_run(
     variant = variant or detect_variant(orig.name)
     # a candidate of an instruction file is one too, whatever its name (CLAUDE.short.md): its imports count
     cand, ts = document(candidate, "candidate", variant == "instruction-file"), transfer_set(cases)
+    cand, folder_notes = with_folder(orig, cand, variant)
     runner_spec = model(runner, api_base=api_base)
     judge_spec = model(judge if judge is not None else runner_spec.name, api_base=judge_api_base or api_base)
     if "mode" in settings:  # the runner mode: a RunnerMode, its fields as a dict, or a mode name
@@ -206,8 +208,28 @@ def prepare_run(
     engine = Engine(db, orig, cand, ts, cfg)
     engine.prepare()
     cov = coverage(orig.text, ts, allow_thin=cfg.allow_thin)
-    notes = [*_read_notes(orig, cand), *command_notices(cfg.mode), *cov.warnings]
+    notes = [*_read_notes(orig, cand), *folder_notes, *command_notices(cfg.mode), *cov.warnings]
     return PreparedRun(engine, cov, notes, cautions(cfg))
+
+
+def with_folder(original: Document, candidate: Document, variant: str) -> tuple[Document, list[str]]:
+    """A skill is a folder: a candidate SKILL.md with no files of its own is tested with the
+    original's; a candidate folder with its own. Notes say which files travel and which differ."""
+    if variant != "skill" or not (original.files or candidate.files):
+        return candidate, []
+    if not candidate.files:
+        candidate = replace(candidate, files=original.files)
+        return candidate, [
+            f"the candidate is tested with the original skill's {len(original.files)} other files "
+            f"({', '.join(p for p, _ in original.files)})"
+        ]
+    diff = differences(original.folder, candidate.folder)
+    said = "; ".join(f"{k}: {', '.join(v)}" for k, v in diff.items() if v)
+    return candidate, [
+        f"the candidate skill's folder differs from the original's ({said})"
+        if said
+        else "the candidate skill's folder holds the same other files as the original's"
+    ]
 
 
 def _read_notes(*docs: Document) -> list[str]:
@@ -255,7 +277,10 @@ def resume_run(run_id: int, store: Store | str | None = None) -> PreparedRun:
     ts = db.transfer_set(run["transfer_set_hash"])
     if not (orig and cand and ts):
         raise InputError(f"run {run_id}'s documents or cases are missing from the database", hint=hint_new)
-    original, candidate = Document(orig["name"], orig["content"]), Document(cand["name"], cand["content"])
+    original, candidate = (
+        Document(row["name"], row["content"], files=tuple(sorted(db.document_files(row).items())))
+        for row in (orig, cand)
+    )
     # the set was accepted by a person when this run started: that acceptance holds for the run
     if confirmation_refusal(ts, original.hash):
         ts = confirm_set(ts, original.hash, thin_accepted=cfg.allow_thin or None)

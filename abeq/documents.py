@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from .sections import paragraph_name as paragraph_name
 from .sections import section_texts as section_texts
 from .sections import sections as sections
 from .sections import strip_front_matter
+from .skill_folder import is_skill_file, skill_files
 from .vocab import Variant
 
 if TYPE_CHECKING:  # imported when first needed (it is slow, and found through litellm's copy)
@@ -29,6 +31,16 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def document_hash(text: str, files: dict[str, str] | None = None) -> str:
+    """A document's identity: its text, and a skill's other files (paths and content) when it has any
+    (a document without them hashes as it always did)."""
+    if not files:
+        return sha256(text)
+    return sha256(
+        text + "\n\x00" + json.dumps(files, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    )
+
+
 @dataclass(frozen=True)
 class Document:
     """A document under test. For an instruction file that imports others (`@AGENTS.md`), `text`
@@ -38,10 +50,16 @@ class Document:
     text: str
     read: tuple[str, ...] = ()  # the files read to make `text`, when there was more than one
     notes: tuple[str, ...] = ()  # imports that were not read, and why
+    files: tuple[tuple[str, str], ...] = ()  # a skill's other files (path in its folder, text): skill_folder
 
     @property
     def hash(self) -> str:
-        return sha256(self.text)
+        return document_hash(self.text, self.folder)
+
+    @property
+    def folder(self) -> dict[str, str]:
+        """A skill's other files by path in its folder ({} for a single file)."""
+        return dict(self.files)
 
 
 def normalize_newlines(text: str) -> str:
@@ -133,9 +151,13 @@ def load_document(
     """Read a document under test. `follow_imports`: expand its `@path` imports (abeq.doc_imports);
     None follows them for agent instruction files (CLAUDE.md, AGENTS.md, …), by the file's name."""
     p = Path(path)
+    if p.is_dir():  # a skill given as its folder
+        p = next((c for c in sorted(p.iterdir()) if is_skill_file(c)), p / "SKILL.md")
     text = read_text_file(p, what=what, document=True)
     if follow_imports is None:
         follow_imports = detect_variant(p.name) == "instruction-file"
+    if is_skill_file(p) and not follow_imports:  # a skill is a folder: its files travel with it
+        return Document(name=p.name, text=text, files=tuple(sorted(skill_files(p, text).items())))
     if not follow_imports or "@" not in text:
         return Document(name=p.name, text=text)
     from .doc_imports import expand

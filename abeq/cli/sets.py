@@ -239,7 +239,7 @@ def cmd_check_set(args) -> int:
                 "document_hash": original.hash,
                 "set_document_hash": ts.document_hash or None,
                 "set_hash": sets.set_hash(ts),
-                "documents_read": list(original.read) or [original.name],
+                "documents_read": (list(original.read) or [original.name]) + [p for p, _ in original.files],
                 "imports_not_read": list(original.notes),
                 "cases": len(ts.cases),
                 "assertions": sum(len(c.assertions) for c in ts.cases),

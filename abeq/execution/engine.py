@@ -129,8 +129,8 @@ class Engine:
                 f"process ({existing.get('owner') or 'unknown'})",
                 hint="Cancel it there (Ctrl-C, or Cancel on the desk's Run page), or wait for it to end.",
             )
-        oh = s.put_document(self.original.name, self.original.text)
-        ch = s.put_document(self.candidate.name, self.candidate.text)
+        oh = s.put_document(self.original.name, self.original.text, self.original.folder)
+        ch = s.put_document(self.candidate.name, self.candidate.text, self.candidate.folder)
         s.put_transfer_set(self.ts)
         review_id, rnd = None, None
         if self.cfg.review:

@@ -139,7 +139,9 @@ class RunWorkspace:
 
     def __enter__(self) -> RunWorkspace:
         self.root = Path(tempfile.mkdtemp(prefix="abeq-ws-"))
-        for rel, text in {**self.files, self.placed_at: self.document.text}.items():
+        beside = Path(self.placed_at).parent  # a skill's folder travels with its SKILL.md
+        folder = {(beside / rel).as_posix(): text for rel, text in self.document.files}
+        for rel, text in {**self.files, **folder, self.placed_at: self.document.text}.items():
             target = self.root / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")

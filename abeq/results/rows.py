@@ -12,6 +12,7 @@ class DocumentRow(TypedDict):
     name: str
     content: str
     created_at: str
+    files: str | None  # a skill's other files: a workspaces digest (NULL for a single file)
 
 
 class ReviewRow(TypedDict):

@@ -18,7 +18,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from sqlite_utils.db import Table
 
-from ..documents import sha256
+from ..documents import document_hash
 from ..errors import InputError
 from ..schemas import TransferSet
 from ..sets import workspace
@@ -106,14 +106,19 @@ class Store:
     latest_calibration = _from("calibration", Calibrations.latest_calibration)
 
     # -------------------------------------------------------- documents and sets
-    def put_document(self, name: str, content: str) -> str:
-        h = sha256(content)
-        self._tx(
-            lambda: self.db.table("documents").insert(
-                {"hash": h, "name": name, "content": content, "created_at": now()}, ignore=True
-            )
-        )
+    def put_document(self, name: str, content: str, files: dict[str, str] | None = None) -> str:
+        """Store a document (a skill with its folder's other files) under its hash; the hash."""
+        h = document_hash(content, files)
+        row = {"hash": h, "name": name, "content": content, "created_at": now()}
+        if files:
+            row["files"] = self._put_workspace(files)  # content-addressed, as a case's workspace
+        self._tx(lambda: self.db.table("documents").insert(row, ignore=True))
         return h
+
+    def document_files(self, row: DocumentRow) -> dict[str, str]:
+        """A stored skill's other files ({} for a single file)."""
+        digest = row.get("files")
+        return self._workspace_files(digest) if digest else {}
 
     def document(self, h: str) -> DocumentRow | None:
         return cast("DocumentRow | None", self.one("select * from documents where hash = ?", [h]))
