@@ -10,7 +10,9 @@ from abeq.errors import InputError
 from abeq.models.registry import PROVIDERS
 from abeq.results.store import db_path
 
-st.set_page_config(page_title="abeq review desk", page_icon=":material/compare:", layout="wide")
+# a file shipped with abeq, served by the desk itself: a ":material/…:" icon here makes every page
+# fetch the favicon from fonts.gstatic.com (issue 27)
+st.set_page_config(page_title="abeq review desk", page_icon=str(session.FAVICON), layout="wide")
 if not access.admitted(st.query_params, st.session_state):  # `abeq app`'s launch token, before anything
     st.error(access.REFUSED)
     st.stop()

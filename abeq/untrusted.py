@@ -35,8 +35,8 @@ _MD_INLINE = re.compile(r"([\\`*_{}\[\]()<>!|~$:&#])")
 # and what makes a block only at the start of a line: a list item, a setext underline, "1."
 _MD_LINE_START = re.compile(r"(?m)^([ \t]*)([-+=]|\d+(?=\.))")
 # GFM autolinks are found in the text *after* escapes are read (remark-gfm), so a backslash does not
-# stop them; a word joiner (invisible) after the scheme, "www" or "@" does
-_AUTOLINK = re.compile(r"(?i)(https?:|ftp:|mailto:|xmpp:|www|@)")
+# stop them; a word joiner (invisible) after the scheme, "www" or an e-mail's "@" does
+_AUTOLINK = re.compile(r"(?i)(https?:|ftp:|mailto:|xmpp:|www|(?<=[\w.+-])@)")  # the @ of an e-mail
 _LINE_BREAKS = re.compile(r"[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]+")
 WORD_JOINER = "\u2060"
 

@@ -161,7 +161,8 @@ def badges(st, row: CaseRow) -> None:
                 icon=":material/edit:",
             )
         elif row.agreed and row.review:
-            st.badge(f"reviewer agreed ({row.review['reviewer']})", color="green", icon=":material/done_all:")
+            who = md(row.review["reviewer"])  # a badge's label is Markdown
+            st.badge(f"reviewer agreed ({who})", color="green", icon=":material/done_all:")
         else:
             st.badge("not reviewed", color="gray")
         if len(set(row.samples)) > 1:

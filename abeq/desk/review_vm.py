@@ -120,7 +120,8 @@ def no_evidence(row: CaseRow) -> tuple[str, str, str | None] | None:
 
 
 def case_input_title(case: Case) -> str:
-    return f"Case input ({case.type}; exercises {', '.join(case.exercises_sections) or 'no section'})"
+    # an expander label is Markdown: the section names come from the set file
+    return f"Case input ({case.type}; exercises {md(', '.join(case.exercises_sections) or 'no section')})"
 
 
 def gate_answers(case: Case) -> list[str]:

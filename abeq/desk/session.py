@@ -19,6 +19,9 @@ from ..results.liveness import ACTIVE, live_status
 from ..results.rows import DocumentRow, ReviewRow
 from ..results.store import Store, db_path
 from ..sets.confirm import set_hash
+from .render import md
+
+FAVICON = Path(__file__).with_name("favicon.png")
 
 EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "examples" / "release-notes"
 EXAMPLE_REVIEW = "example"
@@ -196,7 +199,8 @@ def next_step(store: Store, review: ReviewRow | None, state: MutableMapping) -> 
             "**Run** (with its own settings)."
         )
     if candidate["hash"] not in {r["candidate_hash"] for r in runs}:
-        return f"This candidate ({candidate['name']}) has no run yet: start one on **Run** (the next round)."
+        name = md(candidate["name"])  # the file name is the uploader's: shown as text, not Markdown
+        return f"This candidate ({name}) has no run yet: start one on **Run** (the next round)."
     judged = {r["case_id"] for r in store.run_cases(run["id"]) if r["status"] == "judged"}
     acted = set(store.reviewed(run["id"])) | set(store.carried_overrides(run["id"]))
     todo = len(judged - acted)
