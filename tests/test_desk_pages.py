@@ -71,8 +71,7 @@ def test_an_error_and_its_hint_are_two_paragraphs(app):
     app.sidebar.button[0].click().run()
     (err,) = app.sidebar.error
     assert (
-        err.value
-        == "a review named 'example' already exists\n\nPick it in the list, or choose another name."
+        err.value == "a review named 'example' already exists\n\nPick it in the list, or choose another name."
     )
 
 
