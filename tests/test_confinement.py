@@ -120,3 +120,19 @@ def test_the_desk_refuses_a_promptfoo_config_that_reads_outside_its_project(proj
     assert len(
         editor.import_path(str(cfg), "promptfoo", example["original"].hash, default_type="happy").ts.cases
     )
+
+
+def test_check_set_json_lists_every_file_a_run_would_read(project, capsys):
+    ts = _set(project, "../work/inside")
+    (project / "CLAUDE.md").write_text("# Rules\n\nSee @docs/style.md for the style.\n")
+    (project / "docs").mkdir()
+    (project / "docs" / "style.md").write_text("# Style\n\nShort lines.\n")
+    code = main(["check-set", "--original", str(project / "CLAUDE.md"), "--transfer-set", str(ts), "--json"])
+    assert code in (0, 1, 2)
+    files = json.loads(capsys.readouterr().out)["files_read"]
+    assert files == [
+        str(project / "CLAUDE.md"),
+        str(project / "docs" / "style.md"),
+        str(ts),
+        str(project / "work" / "inside" / "notes.md"),
+    ]

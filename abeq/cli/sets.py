@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from ..vocab import CASE_TYPES
 from ._common import (
@@ -220,6 +221,24 @@ def print_read(doc, out=None) -> None:
         print(f"warning: {n}", file=out)
 
 
+def files_read(doc_path: str, original, set_path: str, ts) -> list[str]:
+    """The original (and each file it imports or its skill folder holds), the set, and every file of
+    each case's workspace folder: absolute paths, in the order a run reads them."""
+    from ..doc_imports import project_root
+    from ..sets import workspace
+
+    doc = Path(doc_path).resolve()
+    root = project_root(doc)
+    near = [doc.parent / r if (doc.parent / r).is_file() else root / r for r in original.read[1:]]
+    out = [doc, *near, *(doc.parent / p for p, _ in original.files), Path(set_path).resolve()]
+    base = Path(set_path).resolve().parent
+    for c in ts.cases:
+        if c.workspace is not None:
+            folder = workspace.inside_project(c.workspace, base, c.id, set_path)
+            out += [folder / rel for rel in workspace.folder_files(c)]
+    return [str(p) for p in dict.fromkeys(p.resolve() for p in out)]
+
+
 def cmd_check_set(args) -> int:
     from .. import sets
     from ..documents import load_document
@@ -241,6 +260,9 @@ def cmd_check_set(args) -> int:
                 "set_hash": sets.set_hash(ts),
                 "documents_read": (list(original.read) or [original.name]) + [p for p, _ in original.files],
                 "imports_not_read": list(original.notes),
+                # every file a run of this set reads, by absolute path: what to review in a set from
+                # someone else (docs/security.md)
+                "files_read": files_read(args.original, original, args.transfer_set, ts),
                 "cases": len(ts.cases),
                 "assertions": sum(len(c.assertions) for c in ts.cases),
                 "expectations": sum(len(c.expectations) for c in ts.cases),
