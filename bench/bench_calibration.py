@@ -1,11 +1,14 @@
 """The judge calibration suite on the judges reachable here: the scripted test double and the
-embedded model (SmolLM2-135M), each from a fresh database, with the figures `abeq calibrate`
-reports (accuracy, regression recall with its 95% interval, false-regression rate, per category,
-swapped-pair consistency) and the wall time. A capable model is not reachable from this machine:
-the command for one is in docs/guides/calibration.md.
+embedded model (SmolLM2-135M), with the figures `abeq calibrate` reports (accuracy, regression
+recall with its 95% interval, false-regression rate, per category, swapped-pair consistency), the
+wall time, and the calls a second calibration makes (none: the cache). A capable model is not
+reachable from this machine: the command for one is in docs/guides/calibration.md.
 
 Run: .venv/bin/python bench/bench_calibration.py [--judges scripted/rules,local/smollm2] [--samples 1]
-Writes bench/results/calibration.json.
+       [--per-category N] [--db PATH]
+--per-category N measures the first N pairs of each category only (no swapped pairs): the embedded
+model takes minutes per judge call on a loaded 2-core machine. --db keeps the judgements, so an
+interrupted measurement resumes from the cache. Writes bench/results/calibration[_N_per_category].json.
 """
 
 from __future__ import annotations
@@ -24,26 +27,50 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 
-def measure(judge: str, samples: int) -> dict:
+def subset(per_category: int | None):
+    from abeq.calibration.suite import load_suite
+
+    suite = load_suite()
+    if not per_category:
+        return suite
+    seen: dict[str, int] = {}
+    keep = []
+    for p in suite.pairs:
+        if seen.get(p.category, 0) < per_category:
+            seen[p.category] = seen.get(p.category, 0) + 1
+            keep.append(p)
+    return suite.model_copy(update={"name": f"{suite.name} ({per_category} per category)", "pairs": keep})
+
+
+def measure(judge: str, samples: int, per_category: int | None, db: str | None) -> dict:
     from abeq import calibrate
     from abeq.results.store import Store
 
+    suite, swap = subset(per_category), not per_category
+    t0 = time.perf_counter()
+
+    def progress(r: dict) -> None:
+        ok = "ok" if r["verdict"] == r["label"] else (r.get("error") or "miss")[:80]
+        print(f"  {time.perf_counter() - t0:7.0f} s  {r['id']}: {r['verdict']} ({ok})", flush=True)
+
+    # the embedded model is one llama.cpp thread: more calls at once only queue
+    conc = 1 if judge.startswith("local/") else 4
     with tempfile.TemporaryDirectory() as d:
-        store = Store(str(Path(d) / "abeq.db"))
+        store = Store(db or str(Path(d) / "abeq.db"))
         t = time.perf_counter()
-        # the embedded model is one llama.cpp thread: more calls at once only queue
         cal = calibrate(
-            judge, samples=samples, store=store, concurrency=1 if judge.startswith("local/") else 4
+            judge, samples=samples, suite=suite, store=store, concurrency=conc, swap=swap, on_pair=progress
         )
         wall = time.perf_counter() - t
         t = time.perf_counter()
-        again = calibrate(judge, samples=samples, store=store)  # all from the cache
+        again = calibrate(judge, samples=samples, suite=suite, store=store, swap=swap)  # from the cache
         cached_wall = time.perf_counter() - t
         store.close()
     s = cal.summary
     return {
         "judge": judge,
         "judge_prompt": cal.judge_prompt,
+        "suite": suite.name,
         "samples": samples,
         "pairs": s["pairs_total"],
         "errors": s["errors"],
@@ -54,6 +81,7 @@ def measure(judge: str, samples: int) -> dict:
         "regression_recall_ci95": s["regression_recall_ci95"],
         "false_regression_rate": s["false_regression_rate"],
         "per_category": {k: v["accuracy"] for k, v in s["per_category"].items()},
+        "verdicts": {p["id"]: p["verdict"] for p in cal.pairs},
         "swapped_consistency": s["swapped"]["consistency"],
         "headline": cal.headline,
         "calls_made": cal.calls["made"],
@@ -67,15 +95,19 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--judges", default="scripted/rules,local/smollm2")
     ap.add_argument("--samples", type=int, default=1)
+    ap.add_argument("--per-category", type=int, default=None)
+    ap.add_argument("--db", default=None)
     a = ap.parse_args(argv)
     results = []
     for judge in a.judges.split(","):
-        r = measure(judge, a.samples)
+        print(f"{judge}:", flush=True)
+        r = measure(judge, a.samples, a.per_category, a.db)
         print(f"{judge}: {r['headline']} · swapped consistency {r['swapped_consistency']} · {r['wall_s']} s")
         results.append(r)
-    out = ROOT / "bench" / "results" / "calibration.json"
+    name = f"calibration_{a.per_category}_per_category" if a.per_category else "calibration"
+    out = ROOT / "bench" / "results" / f"{name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    data = {"bench": "calibration", "load_1min": round(os.getloadavg()[0], 2), "results": results}
+    data = {"bench": name, "load_1min": round(os.getloadavg()[0], 2), "results": results}
     out.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 
