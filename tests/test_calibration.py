@@ -201,3 +201,42 @@ def test_once_calibrated_the_figure_shows_beside_aa_and_kappa(tmp_path, capsys):
     assert cal["calibrated"] and cal["current_prompt"] and f"{cal['regressions_caught']}/40" == caught
     assert main(_run_args(tmp_path, "--min-judge-recall", "0.95", "--out", "-")) == 1
     assert "is below --min-judge-recall 0.95" in capsys.readouterr().err
+
+
+def test_a_suite_folder_of_ones_own_is_read_and_a_bad_line_is_named(tmp_path, capsys):
+    from abeq.calibration.suite import write_suite
+
+    mine = SUITE.model_copy(update={"name": "mine", "pairs": SUITE.pairs[:3]})
+    write_suite(mine, tmp_path / "mine")
+    out = tmp_path / "c.json"
+    args = ["calibrate", "--judge-model", "scripted/rules", "--suite", str(tmp_path / "mine"), "--quiet"]
+    assert main([*args, "--db", str(tmp_path / "a.db"), "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["suite"] == "mine" and len(json.loads(out.read_text())["pairs"]) == 3
+    pairs = tmp_path / "mine" / "pairs.jsonl"
+    first = json.loads(pairs.read_text().splitlines()[0])
+    pairs.write_text(json.dumps({**first, "label": REGRESSED}) + "\n")  # an identical pair labelled regressed
+    assert main([*args, "--db", str(tmp_path / "a.db")]) == 2
+    err = capsys.readouterr().err
+    assert "pairs.jsonl line 1" in err and "identical" in err
+
+
+def test_reviewed_cases_measure_another_candidate_judge(tmp_path, store, example, scripted_cfg):
+    from abeq.execution.engine import Engine
+    from abeq.results.report import build_report
+    from abeq.results.reviewing import record
+
+    run_id = Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg()).run()
+    rows = build_report(store, run_id).rows
+    for r in rows[:3]:
+        record(store, run_id, r.case_id, action="agree", verdict=None, reason="", reviewer="ann")
+    record(
+        store, run_id, rows[3].case_id, action="override", verdict=EQUIVALENT, reason="fine", reviewer="bo"
+    )
+    scripted.handler = _always(EQUIVALENT)
+    out = tmp_path / "other.json"
+    with LoopbackServer() as srv:
+        args = ["calibrate", "--from-reviews", "--judge-model", "openai/scripted", "--api-base", srv.url]
+        assert main([*args, "--db", store.path, "--out", str(out), "--quiet"]) == 0
+        assert srv.stats["requests"] == 4  # the candidate judge is asked about each reviewed case
+    r = json.loads(out.read_text())
+    assert r["judge_model"] == "openai/scripted" and r["accuracy"] == 0.25 and r["regression_recall"] == 0.0
