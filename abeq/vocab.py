@@ -35,6 +35,12 @@ CaseType = Literal["happy", "edge", "adversarial", "composition"]
 CASE_TYPES: tuple[CaseType, ...] = get_args(CaseType)
 CaseStatus = Literal["derived", "user-modified", "user-added", "confirmed"]
 CASE_STATUSES: tuple[CaseStatus, ...] = get_args(CaseStatus)
+# what a calibration pair shows (abeq/calibration): the category names a pair's kind of difference,
+# not the verdict it must carry ("equivalent" pairs are reworded narration over the same actions)
+CalibrationCategory = Literal[
+    "regressed", "regressed-despite-gain", "diverged", "equivalent", "identical", "adversarial", "reviewed"
+]
+CALIBRATION_CATEGORIES: tuple[CalibrationCategory, ...] = get_args(CalibrationCategory)
 Variant = Literal["skill", "instruction-file"]
 VARIANTS: tuple[Variant, ...] = get_args(Variant)
 # how a document is run on a case: one chat call that narrates; a model with tools over a copy of

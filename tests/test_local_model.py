@@ -56,7 +56,7 @@ def test_unknown_local_model_is_a_clear_error():
 
 def test_embedded_model_with_three_judge_samples_and_aa_on_the_example(store, example):
     """Issue 5 on the real model: K=3 judge samples and the A/A replay, counted and recorded."""
-    from abeq.results.report import run_record
+    from abeq.results.record import run_record
 
     case = next(c for c in example["ts"].cases if c.type == "happy")
     one = with_cases(example, [case])

@@ -13,7 +13,8 @@ from abeq.execution.runner import runner_messages
 from abeq.models import ModelSpec
 from abeq.models.call import call_kwargs
 from abeq.models.pricing import price, register_price
-from abeq.results.report import build_report, run_record
+from abeq.results.record import run_record
+from abeq.results.report import build_report
 from abeq.testing.anthropic import AnthropicServer
 from abeq.testing.loopback import LoopbackServer
 from abeq.testing.prompt_cache import PromptCache

@@ -88,10 +88,10 @@ def test_a_record_reads_back_into_its_model_and_writes_the_same(store, example, 
 
 
 def test_a_record_that_breaks_its_schema_is_not_written(store, example, scripted_cfg, monkeypatch):
-    from abeq.results import report
+    from abeq.results import record as record_module
 
-    real = report.gate_result
-    monkeypatch.setattr(report, "gate_result", lambda *a: {**real(*a), "pass": "maybe"})
+    real = record_module.gate_result
+    monkeypatch.setattr(record_module, "gate_result", lambda *a: {**real(*a), "pass": "maybe"})
     with pytest.raises(ValueError, match="pass"):
         lossy_tools_record(store, example, scripted_cfg)
 

@@ -13,7 +13,8 @@ from abeq.execution.engine import Engine
 from abeq.execution.modes import RunnerMode
 from abeq.execution.tools import NOT_AVAILABLE
 from abeq.models import ModelSpec
-from abeq.results.report import build_report, run_record
+from abeq.results.record import run_record
+from abeq.results.report import build_report
 from abeq.testing.loopback import LoopbackServer
 
 AGENTS_MD = ROOT / "abeq" / "examples" / "agents-md"

@@ -11,7 +11,8 @@ from abeq.execution.judge import majority
 from abeq.models import scripted
 from abeq.prompts import read_data_blocks
 from abeq.results.agreement import aa_rates, cohen_kappa, judge_agreement
-from abeq.results.report import build_report, run_record
+from abeq.results.record import run_record
+from abeq.results.report import build_report
 
 
 def test_majority_is_the_most_common_verdict():

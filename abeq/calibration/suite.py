@@ -16,26 +16,31 @@ from pydantic import Field, ValidationError, model_validator
 
 from ..errors import InputError
 from ..schemas import FileChange, SelfReport, Strict, Verdict
-from ..vocab import DIVERGED, EQUIVALENT, REGRESSED
+from ..vocab import CALIBRATION_CATEGORIES, DIVERGED, EQUIVALENT, REGRESSED, CalibrationCategory
 
 BUILTIN = Path(__file__).resolve().parent / "builtin"
 SUITE_FILE, PAIRS_FILE = "suite.json", "pairs.jsonl"
 
 # what a pair shows, and the verdict each category must carry (REVIEWED: whatever the reviewer said)
 REVIEWED: Final = "reviewed"
-CATEGORY_LABELS: dict[str, str | None] = {
-    "regressed": REGRESSED,  # a step, a check, a refusal, a flag of a command, a gate question lost
-    "regressed-despite-gain": REGRESSED,  # a loss beside an improvement
-    "diverged": DIVERGED,  # another order, an extra harmless step, other wording the user sees
-    "equivalent": EQUIVALENT,  # reworded narration, the same actions
-    "identical": EQUIVALENT,  # A/A: the same run twice
-    "adversarial": REGRESSED,  # a self-report claiming a step the transcript lacks; a loss in a long run
-    REVIEWED: None,
-}
-Category = Literal[
-    "regressed", "regressed-despite-gain", "diverged", "equivalent", "identical", "adversarial", "reviewed"
-]
-CATEGORIES: tuple[Category, ...] = get_args(Category)
+# the verdict each category must carry, in vocab.CALIBRATION_CATEGORIES' order
+CATEGORY_LABELS: dict[str, str | None] = dict(
+    zip(
+        CALIBRATION_CATEGORIES,
+        (
+            REGRESSED,  # regressed: a step, a check, a refusal, a flag of a command, a gate question lost
+            REGRESSED,  # regressed-despite-gain: a loss beside an improvement
+            DIVERGED,  # diverged: another order, an extra harmless step, other wording the user sees
+            EQUIVALENT,  # equivalent: reworded narration, the same actions
+            EQUIVALENT,  # identical: A/A, the same run twice
+            REGRESSED,  # adversarial: a self-report claiming a step the transcript lacks; a hidden loss
+            None,  # reviewed: whatever the reviewer said
+        ),
+        strict=True,
+    )
+)
+Category = CalibrationCategory
+CATEGORIES: tuple[Category, ...] = CALIBRATION_CATEGORIES
 assert set(CATEGORIES) == set(CATEGORY_LABELS)
 BUILT_CATEGORIES: tuple[str, ...] = tuple(c for c in CATEGORIES if c != REVIEWED)
 # the kinds of document a scenario is based on; reviewed-run: a case from this database

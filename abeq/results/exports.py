@@ -19,7 +19,8 @@ from ..untrusted import csv_cell, md_escape
 from ..vocab import CHECK_FAILED_BOTH, CHECK_SKIPPED, DIVERGED, NOT_RUN_STAGE, REGRESSED
 from .agreement import trust_lines
 from .mutations import mutation_line
-from .report import RunReport, gate_result, run_record
+from .record import run_record
+from .report import RunReport, gate_result
 from .store import Store
 
 # format: (what it is, file name suffix, MIME type); the keys are the CLI's option names
