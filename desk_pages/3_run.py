@@ -40,7 +40,9 @@ run_key = f"run:{review['id']}"
 if st.button("Start run", type="primary", key="start", disabled=gate.refused):
     # every check before a model call (model strings included) is the library's: a refusal means no run exists
     try:
-        st.session_state[run_key] = worker.start(db_path(), *run_vm.documents(original, candidate), ts, cfg)
+        st.session_state[run_key] = worker.start(
+            db_path(), *run_vm.documents(store, original, candidate), ts, cfg
+        )
     except AbeqError as e:
         st.error(md(e.render()), icon=":material/block:")
 

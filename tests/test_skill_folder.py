@@ -99,3 +99,31 @@ def test_check_set_lists_the_skills_files_as_read(tmp_path, capsys):
     )
     out = json.loads(capsys.readouterr().out)
     assert out["documents_read"] == ["SKILL.md", "forms.md", "references/conversion-rules.md"]
+
+
+def test_the_desk_keeps_a_skills_folder_and_says_which_files_differ(tmp_path, store):
+    from abeq.desk import documents_vm, run_vm, session
+
+    original = load_document(skill_folder(tmp_path / "skill"))
+    rid = session.create_review(store, "converter")
+    review = next(r for r in store.reviews() if r["id"] == rid)
+    session.set_original(store, review, original.name, original.text, original.folder)
+    review = next(r for r in store.reviews() if r["id"] == rid)
+    assert review["original_hash"] == original.hash
+    state: dict = {}
+    session.set_candidate(store, review, state, "SKILL.short.md", SKILL.replace("Convert what", "Do what"))
+    orig_row, cand_row = (
+        store.document(review["original_hash"]),
+        session.current_candidate(store, review, state),
+    )
+    said = documents_vm.folder_said(store, review, "candidate", cand_row)
+    assert "original's 2 other files, unchanged" in said  # a pasted candidate runs with the original's folder
+    docs = run_vm.documents(store, orig_row, cand_row)
+    assert docs[0].hash == original.hash and docs[1].folder == original.folder
+    v2 = load_document(skill_folder(tmp_path / "v2", rules="1 mile = 1.6 km\n"))
+    session.set_candidate(store, review, state, v2.name, v2.text, v2.folder)
+    said = documents_vm.folder_said(
+        store, review, "candidate", session.current_candidate(store, review, state)
+    )
+    assert "changed references/conversion-rules.md" in said
+    assert "forms.md" in documents_vm.folder_said(store, review, "original", orig_row)

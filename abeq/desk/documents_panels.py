@@ -12,15 +12,16 @@ from . import session
 from .render import error_md, md
 
 
-def loader(which: str, review: dict) -> tuple[str, str] | None:
-    """Upload, paste, path (or, for a candidate, a bundled example); (name, text) once loaded."""
+def loader(which: str, review: dict) -> tuple[str, str, dict] | None:
+    """Upload, paste, path (or, for a candidate, a bundled example); (name, text, a skill's other
+    files) once loaded: only a path brings a skill's folder."""
     modes = ["Upload", "Paste", "Path"] + (["Bundled example"] if which == "candidate" else [])
     mode = st.radio("Load by", modes, horizontal=True, key=f"{which}_mode")
     if mode == "Upload":
         f = st.file_uploader("File", type=["md", "mdc", "txt"], key=f"{which}_file")
         if f is not None and st.button("Load file", key=f"{which}_load_file"):
             try:
-                return f.name, f.getvalue().decode("utf-8-sig")
+                return f.name, f.getvalue().decode("utf-8-sig"), {}
             except UnicodeDecodeError:
                 raise InputError(
                     "the file is not valid UTF-8", path=f.name, hint="Re-save it as UTF-8."
@@ -31,7 +32,7 @@ def loader(which: str, review: dict) -> tuple[str, str] | None:
         )
         text = st.text_area("Text", height=220, key=f"{which}_text")
         if st.button("Load text", key=f"{which}_load_text"):
-            return name.strip() or f"{which}.md", text
+            return name.strip() or f"{which}.md", text, {}
     elif mode == "Path":
         path = st.text_input("Path on this machine", key=f"{which}_path")
         if st.button("Load path", key=f"{which}_load_path"):
@@ -40,7 +41,7 @@ def loader(which: str, review: dict) -> tuple[str, str] | None:
                 path.strip(), which, follow_imports=vm.follow_imports(which, review["variant"])
             )
             st.session_state[f"{which}_import_notes"] = list(doc.notes)
-            return doc.name, doc.text
+            return doc.name, doc.text, doc.folder
     else:
         pick = st.selectbox(
             "Example candidate",
@@ -50,7 +51,7 @@ def loader(which: str, review: dict) -> tuple[str, str] | None:
         )
         if st.button("Load example", key="load_example") and pick is not None:
             doc = load_document(session.EXAMPLE_DIR / session.EXAMPLE_CANDIDATES[pick], which)
-            return doc.name, doc.text
+            return doc.name, doc.text, doc.folder
     return None
 
 
@@ -69,6 +70,8 @@ def document_column(store, review: dict, which: str, doc: dict | None) -> None:
             getattr(st, said[0])(said[1])
         for n in st.session_state.get(f"{which}_import_notes", []):
             st.warning(md(n))
+        if said := vm.folder_said(store, review, which, doc):
+            st.caption(said)
     if which == "candidate":
         earlier = store.review_candidates(review["id"])
         if len(earlier) > 1:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..doc_imports import imported_files, unfollowed_imports
 from ..documents import compression_ratio, detect_variant, size_stats
+from ..skill_folder import differences
 from .metric import Metric
 from .render import md
 
@@ -27,6 +28,24 @@ def imports_said(doc: dict) -> tuple[str, str] | None:
             "follow: load it by Path so the runner sees what the agent sees."
         )
     return None
+
+
+def folder_said(store, review: dict, which: str, doc: dict) -> str:
+    """A skill's folder in a sentence (Markdown): the files that travel with the original; for the
+    candidate, which of them it adds, drops or changes. "" for a single-file document."""
+    files = store.document_files(doc)
+    if which == "original":
+        return md(f"{doc['name']} travels with its folder: {', '.join(sorted(files))}.") if files else ""
+    original = store.document(review["original_hash"]) if review.get("original_hash") else None
+    theirs = store.document_files(original) if original else {}
+    if not (files or theirs):
+        return ""
+    diff = {k: v for k, v in differences(theirs, files).items() if v}
+    if not diff:
+        return md(f"The candidate runs with the original's {len(files)} other files, unchanged.")
+    return md(
+        "The candidate's folder differs: " + "; ".join(f"{k} {', '.join(v)}" for k, v in diff.items()) + "."
+    )
 
 
 def follow_imports(which: str, review_variant: str) -> bool | None:

@@ -116,8 +116,12 @@ def start_gate(original: dict, ts: TransferSet) -> Gate:
     return Gate(why, not why and not set_coverage(original["content"], ts).runnable)
 
 
-def documents(original: dict, candidate: dict) -> tuple[Document, Document]:
-    return Document(original["name"], original["content"]), Document(candidate["name"], candidate["content"])
+def documents(store: Store, original: dict, candidate: dict) -> tuple[Document, Document]:
+    """The two stored documents as a run takes them (a skill with its folder's files)."""
+    return tuple(  # type: ignore[return-value]
+        Document(d["name"], d["content"], files=tuple(sorted(store.document_files(d).items())))
+        for d in (original, candidate)
+    )
 
 
 def estimate_lines(
@@ -126,7 +130,7 @@ def estimate_lines(
     """The estimate in sentences: the CLI's own (the cache consulted) once the set is confirmed;
     before that, the calls only."""
     if not confirmation_problem(ts, original["hash"]):
-        est = estimate_run(store, *documents(original, candidate), ts, cfg)
+        est = estimate_run(store, *documents(store, original, candidate), ts, cfg)
         return describe_estimate(est, len(ts.cases), cfg.aa)
     graded = sum(1 for c in ts.cases if model_checks(c))
     est = estimate_calls(len(ts.cases), 1, cfg.judge_samples, cfg.aa, graded)

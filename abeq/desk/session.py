@@ -10,7 +10,13 @@ from collections.abc import MutableMapping
 from pathlib import Path
 
 from .. import sets
-from ..documents import check_document_text, detect_variant, load_document, normalize_newlines, sha256
+from ..documents import (
+    check_document_text,
+    detect_variant,
+    document_hash,
+    load_document,
+    normalize_newlines,
+)
 from ..errors import InputError
 from ..execution.preflight import review_refusal
 from ..models.registry import PROVIDERS
@@ -110,10 +116,17 @@ def pick_candidate(state: MutableMapping, review_id: int, doc_hash: str) -> None
     state[_cand_key(review_id)] = doc_hash
 
 
-def set_candidate(store: Store, review: dict, state: MutableMapping, name: str, text: str) -> str:
+def set_candidate(
+    store: Store, review: dict, state: MutableMapping, name: str, text: str, files: dict | None = None
+) -> str:
+    """Load a candidate. A skill's candidate with no folder of its own (pasted, uploaded, a lone
+    file) is tested with the original's other files, as on the command line."""
     text = normalize_newlines(text)  # a pasted CRLF copy is the same document as the file
     check_document_text(text, name)
-    h = store.put_document(name, text)
+    original = store.document(review["original_hash"]) if review.get("original_hash") else None
+    if not files and original and review.get("variant") == "skill":
+        files = store.document_files(original)
+    h = store.put_document(name, text, files)
     store.set_review_candidate(review["id"], h)
     pick_candidate(state, review["id"], h)
     return h
@@ -136,14 +149,15 @@ def refuse_own_database(path: str) -> None:
         )
 
 
-def set_original(store: Store, review: dict, name: str, text: str) -> str:
-    """Load the review's original; refused once runs exist (they were judged against the old one)."""
+def set_original(store: Store, review: dict, name: str, text: str, files: dict | None = None) -> str:
+    """Load the review's original (a skill with its folder's files, when loaded by path); refused
+    once runs exist (they were judged against the old one)."""
     text = normalize_newlines(text)
     check_document_text(text, name)
-    refused = review_refusal(store, review["name"], original_hash=sha256(text), desk=True)
+    refused = review_refusal(store, review["name"], original_hash=document_hash(text, files), desk=True)
     if refused:
         raise refused
-    h = store.put_document(name, text)
+    h = store.put_document(name, text, files)
     store.upsert_review(review["name"], h, review["transfer_set_hash"], detect_variant(name))
     return h
 
