@@ -66,8 +66,7 @@ def test_levenshtein_reads_the_threshold():
 @pytest.mark.parametrize(
     "type_, why",
     [
-        ("javascript", "JavaScript"),
-        ("python", "Python"),
+        ("javascript", "not read in"),  # a script file that was never read in (inline ones run)
         ("similar", "embedding"),
         ("similar:cosine", "embedding"),
         ("webhook", "web service"),
@@ -78,13 +77,13 @@ def test_levenshtein_reads_the_threshold():
     ],
 )
 def test_checks_abeq_cannot_run_are_skipped_with_the_reason(type_, why):
-    c = check(type_, "x")
+    c = check(type_, "file://grade.js" if type_ == "javascript" else "x")
     assert c.kind == "skipped" and why in c.reason
 
 
 def test_a_transform_file_value_or_unknown_var_skips_the_check():
-    assert "transform" in check("contains", "x", options={"transform": "output.trim()"}).reason
-    assert "transform" in check("contains", "x", options={"test_transform": "output.trim()"}).reason
+    assert check("contains", "x", options={"transform": "output.trim()"}).kind == "code"  # run with Node
+    assert "transform" in check("contains", "x", options={"test_transform": "file://t.js"}).reason
     assert "file" in check("contains", "file://expected.txt").reason
     assert "name" in check("contains", "{{ name }}").reason
 

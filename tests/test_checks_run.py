@@ -111,13 +111,15 @@ def test_a_check_failing_on_both_arms_leaves_the_verdict_alone(tmp_path):
 
 
 def test_the_record_lists_every_check_on_both_arms(tmp_path):
-    js = {"type": "javascript", "value": "output.length < 900"}
-    cli(tmp_path, checked_set(tmp_path, {"edge-1": [WORDING, NEVER, js]}, {"edge-1": ["Strips ticket ids"]}))
+    hook = {"type": "webhook", "value": "https://example.test/grade"}
+    cli(
+        tmp_path, checked_set(tmp_path, {"edge-1": [WORDING, NEVER, hook]}, {"edge-1": ["Strips ticket ids"]})
+    )
     _, record = outputs(tmp_path)
     rec = next(c for c in record["cases"] if c["case_id"] == "edge-1")
     assert [c["outcome"] for c in rec["checks"]] == ["kept", "lost", "failed-both", "skipped", "kept"]
     skipped = rec["checks"][3]
-    assert skipped["teacher"] is None and "JavaScript" in skipped["reason"]
+    assert skipped["teacher"] is None and "web service" in skipped["reason"]
     graded = rec["checks"][4]
     assert graded["kind"] == "model" and graded["shown_as_a"] in ("teacher", "candidate")
     assert all(
@@ -209,8 +211,8 @@ def test_the_estimate_counts_the_grading_calls(store, example, scripted_cfg):
 
 
 def test_exports_carry_each_check(tmp_path):
-    js = {"type": "javascript", "value": "1"}
-    cli(tmp_path, checked_set(tmp_path, {"happy-1": [WORDING, NEVER, js]}))
+    hook = {"type": "webhook", "value": "https://example.test/grade"}
+    cli(tmp_path, checked_set(tmp_path, {"happy-1": [WORDING, NEVER, hook]}))
     from abeq.results.store import Store
 
     store = Store(str(tmp_path / "abeq.db"))
@@ -226,7 +228,7 @@ def test_exports_carry_each_check(tmp_path):
     by_name = {tc.get("name"): tc for tc in checks}
     assert by_name[WORDING_LABEL].find("failure") is not None
     assert "both arms" in by_name['contains "zebra crossing"'].find("system-out").text
-    assert by_name['javascript "1"'].find("skipped") is not None
+    assert by_name['webhook "https://example.test/grade"'].find("skipped") is not None
     md = markdown(store, rr)
     assert "## Checks" in md and f"| happy-1 | {WORDING_LABEL} | ✓ | ✗ | lost |" in md
 

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from ..results.store import Store
 from ..schemas import Case, RunnerReply, TransferSet
 from ..sets.confirm import case_identity
-from .checks import arm_text, case_checks, problems, run_code
+from .checks import case_checks, problems, run_check
 
 
 @dataclass
@@ -93,7 +93,7 @@ def _try_on_teacher(a: CheckAudit, ts: TransferSet, store: Store, original_hash:
         }
         for c in case_checks(wanted[cid]):
             if c.kind == "code":
-                passed, evidence = run_code(c, arm_text(c, reply))
+                passed, evidence = run_check(c, reply, wanted[cid])
             elif c.kind == "model" and c.label in graded and graded[c.label]["teacher"] is not None:
                 passed, evidence = bool(graded[c.label]["teacher"]), graded[c.label]["teacher_evidence"]
             else:  # a natural-language check not graded on this transcript yet: a run will

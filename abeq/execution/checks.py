@@ -1,7 +1,8 @@
 """A case's checks on both arms, in promptfoo's vocabulary and with its semantics.
 
 Code-checkable types run in code on each arm's output (or transcript), as promptfoo runs them
-(abeq.execution.code_checks). Natural-language ones (llm-rubric and the other model-graded
+(abeq.execution.code_checks); `javascript` and `python` asserts and transforms run promptfoo's code
+with Node and Python (abeq.execution.scripts). Natural-language ones (llm-rubric and the other model-graded
 types, every `expectations` string) are graded by the judge model in one call per case
 (abeq.execution.grading). Types that cannot run here are listed as skipped with the reason, never dropped.
 For an equivalence test a check means something relative: the teacher passing and the candidate
@@ -17,6 +18,7 @@ from typing import Any
 
 from ..schemas import Assertion, Case, CheckResult, RunnerReply
 from ..schemas.checks import CheckKind, CheckSource, CheckTarget
+from . import scripts
 from .code_checks import CODE_TYPES, condition, js_string, value_problem
 
 # graded by the judge model: the rubric it is asked, from the assertion's value
@@ -31,8 +33,6 @@ _MODEL_GRADED = {
 }
 # what abeq cannot run, and why (a prefix match covers families like similar:cosine)
 _CANNOT = {
-    "javascript": "runs JavaScript, which abeq does not execute",
-    "python": "runs Python code from the test suite, which abeq does not execute",
     "ruby": "runs Ruby code, which abeq does not execute",
     "webhook": "calls a web service, which a check must not do",
     "similar": "needs an embedding model; abeq has none for checks",
@@ -174,7 +174,8 @@ def _classify(a: Assertion, index: int, case: Case) -> Check:
         gates=a.options.get("weight", 1) != 0,
         options=a.options,
     )
-    value, why = _render(a.value, case)
+    # a script's file was read in at import (options["script"]): the file:// value only names it
+    value, why = (a.value, "") if t in _SCRIPTS and "script" in a.options else _render(a.value, case)
     skip = why or _cannot(t, a)
     if skip:
         return Check(value=a.value, kind="skipped", reason=skip, **common)
@@ -187,10 +188,17 @@ def _classify(a: Assertion, index: int, case: Case) -> Check:
     return Check(value=value, kind="code", **common)
 
 
+_SCRIPTS = ("javascript", "python")
+
+
 def _cannot(t: str, a: Assertion) -> str:
     # the importer keeps a test-level options.transform beside each of its asserts (test_transform)
-    if "transform" in a.options or "test_transform" in a.options:
-        return "transforms the output with code first (transform), which abeq does not run"
+    for key in ("test_transform", "transform"):
+        why = _script_problem("javascript", a.options.get(key), a.options.get(f"{key}_script"))
+        if why:
+            return f"transforms the output first ({key.replace('test_', 'the test-level ')}): it {why}"
+    if t in _SCRIPTS:
+        return _script_problem(t, a.value, a.options.get("script"))
     if t in CODE_TYPES or t in _MODEL_GRADED:
         return ""
     for name, why in _CANNOT.items():
@@ -200,6 +208,22 @@ def _cannot(t: str, a: Assertion) -> str:
 
 
 _VAR = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
+
+
+def _script_problem(language: str, value: Any, script: Any) -> str:
+    """Why a promptfoo script (an inline body, or a file read in at import) cannot run here."""
+    if value in (None, ""):
+        return ""
+    if not isinstance(value, str):
+        return "is not code (a text value)"
+    if value.startswith("file://"):
+        if not isinstance(script, dict) or "source" not in script:
+            return f"runs {value}, which was not read in when the set was imported (import it again)"
+        name = str(script.get("name", ""))
+        if name.endswith((".ts", ".mts", ".cts", ".tsx")):
+            return f"runs {name}, TypeScript, which needs a TypeScript runtime abeq does not have"
+        language = "python" if name.endswith(".py") else "javascript"
+    return scripts.runtime_missing(language)
 
 
 def _render(value: Any, case: Case) -> tuple[Any, str]:
@@ -245,6 +269,45 @@ def run_code(check: Check, text: str) -> tuple[bool, str]:
     return cond != inverse, evidence
 
 
+def run_check(check: Check, reply: RunnerReply, case: Case) -> tuple[bool, str]:
+    """(passed, evidence) for one code check on one arm: promptfoo's transforms first (the test's,
+    then the assertion's), then the check; a script that throws or times out fails, with why."""
+    text = arm_text(check, reply)
+    opts = check.options
+    context = {
+        "prompt": case.input,
+        "vars": opts.get("vars") or {},
+        "test": {"vars": opts.get("vars") or {}, "metadata": case.metadata},
+        "config": opts.get("config") or {},
+        "providerResponse": {"output": text},
+    }
+    output: Any = text
+    for key in ("test_transform", "transform"):
+        code = opts.get(key)
+        if isinstance(code, str) and code.strip():
+            script = opts.get(f"{key}_script")
+            language = "python" if script and str(script.get("name", "")).endswith(".py") else "javascript"
+            try:
+                output = scripts.run(
+                    language,
+                    code,
+                    output,
+                    {"vars": context["vars"], "prompt": {"raw": case.input}, "metadata": case.metadata},
+                    script=script,
+                )
+            except scripts.ScriptError as e:
+                return False, f"the transform {e}"
+    t, inverse = base_type(check.type)
+    if t in _SCRIPTS:
+        try:
+            result = scripts.run(t, str(check.value), output, context, script=opts.get("script"))
+        except scripts.ScriptError as e:
+            return False, f"the {t} check {e}"
+        threshold = opts.get("threshold")
+        return scripts.verdict(result, threshold if isinstance(threshold, (int, float)) else None, inverse)
+    return run_code(check, scripts.as_text(output))
+
+
 def arm_text(check: Check | CheckResult, reply: RunnerReply) -> str:
     return reply.transcript if check.target == "transcript" else reply.self_report.output_produced
 
@@ -261,8 +324,8 @@ def evaluate(
     out = []
     for c in case_checks(case):
         if c.kind == "code":
-            tp, te = run_code(c, arm_text(c, teacher))
-            cp, ce = run_code(c, arm_text(c, candidate))
+            tp, te = run_check(c, teacher, case)
+            cp, ce = run_check(c, candidate, case)
             out.append(c.result(teacher=tp, candidate=cp, teacher_evidence=te, candidate_evidence=ce))
         elif c.kind == "model":
             if not graded or c.id not in graded:

@@ -121,6 +121,14 @@ def to_assertions(
     rendered = _render(value, vars_)
     if rendered is not value:
         options["template"] = value
+    if kind.removeprefix("not-") in ("javascript", "python"):
+        if isinstance(value, str) and value.startswith("file://"):
+            read_script(value, options, "script", path, label, warnings, kind.removeprefix("not-"))
+        code = options["script"]["source"] if "script" in options else value
+        if isinstance(code, str) and "vars" in code:  # promptfoo's code reads context.vars: kept beside it
+            options["vars"] = dict(vars_)
+    if isinstance(options.get("transform"), str) and options["transform"].startswith("file://"):
+        read_script(options["transform"], options, "transform_script", path, label, warnings, "transform")
     metric = raw.get("metric")
     return [
         {
@@ -178,3 +186,36 @@ def _ref(ref: Any, label: str, path: str, config: dict) -> dict:
 def _show(v: Any) -> str:
     s = repr(v)
     return s if len(s) <= 80 else s[:79] + "…"
+
+
+_DEFAULT_FN = {"python": "get_assert", "transform": "get_transform"}
+
+
+def read_script(ref: str, options: dict, key: str, path: str, label: str, warnings: list, role: str) -> None:
+    """A file:// script read in beside its check (options[key]: name as written, source, function),
+    so the set runs it wherever it is copied; relative to the config, as promptfoo resolves it. A
+    file that is not there is said; the check is then skipped at run time, with why."""
+    from pathlib import Path
+
+    from ._common import read_referenced
+    from .parse import MAX_SET_BYTES
+
+    rel = ref.removeprefix("file://")
+    name, fn = rel, ""
+    for ext in (".py", ".js", ".mjs", ".cjs", ".ts"):  # file://x.py:fn names the function
+        if ext + ":" in rel:
+            name, fn = rel.split(ext + ":", 1)
+            name += ext
+    f = Path(path).resolve().parent / name
+    if not f.is_file():
+        warnings.append(
+            f"{label}: {ref} does not exist next to {Path(path).name}; that check will be skipped"
+        )
+        return
+    if not fn and name.endswith(".py"):
+        fn = _DEFAULT_FN["transform" if role == "transform" else "python"]
+    options[key] = {
+        "name": name,
+        "source": read_referenced(f, what=f"script {name}", max_bytes=MAX_SET_BYTES),
+        "fn": fn,
+    }

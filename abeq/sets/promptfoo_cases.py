@@ -34,7 +34,7 @@ from ._common import (
     slugify,
     unique_id,
 )
-from .promptfoo_asserts import to_assertions
+from .promptfoo_asserts import read_script, to_assertions
 from .yaml12 import plain, scalar_text
 
 _TEXT_SUFFIXES = {"", ".txt", ".md", ".markdown", ".json", ".yaml", ".yml", ".csv", ".html", ".xml", ".log"}
@@ -185,8 +185,13 @@ def _convert(turn: _Turn, vars_: dict, path: str, warnings: list[str]) -> list[d
     options = turn.extra.get("options")
     transform = options.get("transform") if isinstance(options, dict) else None
     if transform:  # promptfoo applies a test's options.transform to the output every assert reads
+        script: dict = {}
+        if isinstance(transform, str) and transform.startswith("file://"):
+            read_script(transform, script, "s", path, turn.label, warnings, "transform")
         for a in out:
             a["options"] = {**a["options"], "test_transform": transform}
+            if script:
+                a["options"]["test_transform_script"] = script["s"]
     return out
 
 
