@@ -70,8 +70,8 @@ def document_column(store, review: dict, which: str, doc: dict | None) -> None:
             getattr(st, said[0])(said[1])
         for n in st.session_state.get(f"{which}_import_notes", []):
             st.warning(md(n))
-        if said := vm.folder_said(store, review, which, doc):
-            st.caption(said)
+        if folder := vm.folder_said(store, review, which, doc):
+            st.caption(folder)
     if which == "candidate":
         earlier = store.review_candidates(review["id"])
         if len(earlier) > 1:

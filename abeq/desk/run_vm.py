@@ -118,10 +118,11 @@ def start_gate(original: dict, ts: TransferSet) -> Gate:
 
 def documents(store: Store, original: dict, candidate: dict) -> tuple[Document, Document]:
     """The two stored documents as a run takes them (a skill with its folder's files)."""
-    return tuple(  # type: ignore[return-value]
-        Document(d["name"], d["content"], files=tuple(sorted(store.document_files(d).items())))
-        for d in (original, candidate)
-    )
+
+    def one(d: dict) -> Document:
+        return Document(d["name"], d["content"], files=tuple(sorted(store.document_files(d).items())))
+
+    return one(original), one(candidate)
 
 
 def estimate_lines(

@@ -115,7 +115,7 @@ class Store:
         self._tx(lambda: self.db.table("documents").insert(row, ignore=True))
         return h
 
-    def document_files(self, row: DocumentRow) -> dict[str, str]:
+    def document_files(self, row: DocumentRow | dict) -> dict[str, str]:
         """A stored skill's other files ({} for a single file)."""
         digest = row.get("files")
         return self._workspace_files(digest) if digest else {}
