@@ -87,5 +87,6 @@ pg = st.navigation(pages)
 current = session.current_review(store, ss)
 if current:  # the picker's choice, in the URL (a reload or a copied link opens the same review)
     links.publish(q, ss, "review", current["name"])
-st.info(session.next_step(store, current, ss), icon=":material/arrow_forward:")
+if pg.url_path != "review":  # Review says it about the run it shows, with the counts of its headline
+    st.info(session.next_step(store, current, ss), icon=":material/arrow_forward:")
 pg.run()

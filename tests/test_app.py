@@ -217,7 +217,7 @@ def test_a_script_in_a_transcript_is_escaped(app, db):
         Store(db), 3, review="xss", error_every=0, transcript=lambda i, side: f"Step one. {XSS} done"
     )
     open_review(app, db, "xss")
-    from abeq.desk.review_view import KEY_SCRIPT
+    from abeq.desk.keys import KEY_SCRIPT
 
     # the desk's own key binding is the only script on the page; the transcript's is text
     bodies = " ".join(h.value for h in app.get("html") if h.value != KEY_SCRIPT)

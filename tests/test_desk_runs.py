@@ -126,8 +126,11 @@ def test_review_says_running_not_fail_while_a_run_runs(app, db):
 
     store.update_run(run_id, owner=dead_owner())  # its process died: now the pending cases are what's missing
     app.run()
-    assert any("FAIL" in m.value for m in app.markdown)
-    assert {m.label: m.value for m in app.metric}["Errored"] == "2"
+    # interrupted: what was judged stands, the two cases never judged are not run, not errors
+    assert any(c.value == "interrupted: 4 of 6 judged, 2 not run" for c in app.caption)
+    assert not any("FAIL" in m.value for m in app.markdown)
+    assert {m.label: m.value for m in app.metric}["Errored"] == "0"
+    assert {m.label: m.value for m in app.metric}["Not run"] == "2"
 
 
 def test_run_page_counts_calls(app, db):

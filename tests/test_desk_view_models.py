@@ -85,8 +85,9 @@ def test_progress_reads_as_metrics_and_never_shows_an_unknown_price_as_zero():
     shown = {m.label: (m.value, m.delta) for m in first + second}
     assert shown["Cases done"] == ("3/7", None) and shown["Runner calls"] == ("6/14", None)
     assert shown["Errors"] == (0, "1 call(s) failed") and shown["Time left (est.)"] == ("—", None)
-    assert shown["Cost"] == ("unknown", "+4 unpriced call(s)") and shown["Tokens"] == ("12,345", None)
+    assert shown["Cost"] == ("unknown", "4 unpriced call(s)") and shown["Tokens"] == ("12,345", None)
     assert run_vm.progress_metrics(progress(cost=0.5))[1][3].value == "$0.5000"
+    assert run_vm.progress_metrics(progress(cost=0.5, unpriced=1))[1][3].value == "unknown"  # no partial sum
     assert run_vm.prompt_cache_text(progress()) == ""
     said = run_vm.prompt_cache_text(
         progress(cache_read_tokens=2048, cache_write_tokens=1024, cache_saved=0.01)

@@ -130,7 +130,8 @@ def table(rows: list[CaseRow]) -> list[dict]:
                 "directness": f"{r.original_directness} → {r.candidate_directness}" if judged else "",
                 "checks lost": f"{len(r.checks_lost)} of {len(r.checks)}" if r.checks else "",
                 "calls": r.calls_made,
-                "cost $": round(r.cost, 4),
+                # unpriced calls make the cost unknown, never $0 (a text column: "unknown" beside figures)
+                "cost $": "unknown" if r.known_cost is None else f"{r.cost:.4f}",
                 "delta": (r.behaviour_delta if judged else (r.error or ""))[:160],
             }
         )

@@ -70,9 +70,12 @@ def checks_html(checks) -> str:
     def mark(v):
         return "—" if v is None else ("✓" if v else "✗")
 
+    # the two mark columns are as wide as their headers (in em, not a share of a narrow table, where
+    # "Teacher" and "Candidate" ran into each other); Check and Evidence share the rest
+    mark_th = f"{_TH};white-space:nowrap;text-align:center"
     head = (
-        f'<tr><th style="{_TH};width:34%">Check</th><th style="{_TH};width:10%">Teacher</th>'
-        f'<th style="{_TH};width:11%">Candidate</th><th style="{_TH}">Evidence</th></tr>'
+        f'<tr><th style="{_TH};width:32%">Check</th><th style="{mark_th};width:6.5em">Teacher</th>'
+        f'<th style="{mark_th};width:7.5em">Candidate</th><th style="{_TH}">Evidence</th></tr>'
     )
     body = []
     for c in checks:
@@ -88,7 +91,8 @@ def checks_html(checks) -> str:
         body.append(
             f'<tr class="abeq-check" data-outcome="{e(c.outcome)}"><td style="{_TD}{tint}">{label}'
             f"{f'<br><small>{note}</small>' if note else ''}</td>"
-            f'<td style="{_TD}{tint}">{mark(c.teacher)}</td><td style="{_TD}{tint}">{mark(c.candidate)}</td>'
+            f'<td style="{_TD}{tint};text-align:center">{mark(c.teacher)}</td>'
+            f'<td style="{_TD}{tint};text-align:center">{mark(c.candidate)}</td>'
             f'<td style="{_TD}{tint}">{e(evidence)}</td></tr>'
         )
     return f'<table style="{_TABLE}">{head}{"".join(body)}</table>'

@@ -120,8 +120,10 @@ def transcripts(store: Store, row: CaseRow) -> None:
         return
     t1, t2 = st.tabs(["Transcripts (word diff)", "Self-reports (six fields)"])
     t1.caption("Removed words are struck through on the left, added words highlighted on the right.")
-    # a pane of its own height keeps Agree and Override in reach below a long transcript
-    t1.container(height=560).html(
+    # a long transcript gets a pane of its own height, so Agree and Override stay in reach below
+    # it; a short one is shown whole (no fixed pane around one line)
+    long = max(len(x.transcript.splitlines()) + len(x.transcript) // 120 for x in (teacher, cand)) > 28
+    t1.container(height=560 if long else "content").html(
         side_by_side_html(
             teacher.transcript, cand.transcript, left_label="Original (teacher)", right_label="Candidate"
         )

@@ -17,38 +17,8 @@ from ..results.store import Store, db_path
 from ..timestamps import ago, local
 from ..vocab import AGREE, OVERRIDE, VERDICTS
 from . import cases
+from .keys import KEYS, KEYS_HELP, keyboard  # noqa: F401 (keyboard: the page calls it from here)
 from .render import VERDICT_COLOR, checks_html, error_md, md
-
-# Keys: Streamlit's own button shortcuts for Next, Previous and Agree (they stay quiet while the
-# reviewer types in a field); this script adds the one Streamlit has no binding for: focusing the
-# override reason. It is fixed text (nothing from the database), installed once per page load.
-KEYS = {"next": "N", "prev": "P", "agree": "A", "reason": "O"}
-KEYS_HELP = (
-    "Keys: **N** next case · **P** previous case · **A** agree with the judge · "
-    "**O** write an override reason"
-)
-KEY_SCRIPT = """<script>
-(() => {
-  const doc = window.document;
-  if (window.__abeqFocusKey) doc.removeEventListener("keydown", window.__abeqFocusKey, true);
-  window.__abeqFocusKey = (e) => {
-    if (e.key !== "o" && e.key !== "O") return;
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
-    const t = e.composedPath ? e.composedPath()[0] : e.target;
-    if (t && (t.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(t.tagName))) return;
-    const box = doc.querySelector(".st-key-ov_reason textarea");
-    if (!box) return;
-    e.preventDefault();
-    box.scrollIntoView({block: "center"});
-    box.focus();
-  };
-  doc.addEventListener("keydown", window.__abeqFocusKey, true);
-})();
-</script>"""
-
-
-def keyboard(st) -> None:
-    st.html(KEY_SCRIPT, unsafe_allow_javascript=True)
 
 
 # ---------------------------------------------------------------- summary
@@ -58,22 +28,31 @@ def summary(st, store: Store, rr: RunReport, run: dict, gate: dict, running: str
     s = rr.report["summary"]
     reviewed = sum(1 for r in rr.rows if r.reviewed)
     judged = sum(1 for r in rr.rows if r.status == "judged")
-    head = st.columns([1.2, 1, 1, 1, 1, 1, 1])
-    with head[0]:
+    # metrics of their own width that wrap: every label whole from 1024 px up (columns cut them)
+    verdict, head = st.columns([1, 4], vertical_alignment="center")
+    with verdict:
         if running:  # a running run is not a failed one
             st.markdown("### :blue[running]")
             st.caption(running)
+        elif incomplete := rr.incomplete():  # cancelled, interrupted: what was judged stands
+            st.markdown(f"### :orange[{incomplete.split(':')[0]}]")
+            st.caption(incomplete)
         else:
             st.markdown("### :green[✓ PASS]" if gate["pass"] else "### :red[✗ FAIL]")
             st.caption(f"{gate['gate']} gate, from effective verdicts")
-    head[1].metric("Regressed", s["regressions"])
-    head[2].metric("Diverged", s["divergences"])
-    head[3].metric("Equivalent", s["equivalents"])
-    head[4].metric("Errored", sum(r.status == "error" for r in rr.rows) if running else len(rr.errors))
-    head[5].metric("Overridden", rr.overridden)
-    head[6].metric(
-        "Reviewed", f"{reviewed}/{judged}", help="Judged cases a reviewer agreed with or overrode."
-    )
+    row = head.container(horizontal=True, gap="medium")
+    figures = [
+        ("Regressed", s["regressions"], None),
+        ("Diverged", s["divergences"], None),
+        ("Equivalent", s["equivalents"], None),
+        ("Errored", len(rr.failed), "Cases started that produced no verdict (they fail the gate)."),
+        ("Not run", len(rr.not_run), "Cases a Cancel, an interrupt or --fail-fast left unrun: not errors."),
+        ("Overridden", rr.overridden, None),
+        ("Reviewed", f"{reviewed}/{judged}", "Judged cases a reviewer agreed with or overrode."),
+    ]
+    for label, value, why in figures:
+        if label != "Not run" or value:
+            row.metric(label, value, help=why, width="content")
     trust = [
         f"A/A false-regression rate {a['false_regression_rate']:.0%} over {a['cases']} cases (the judge "
         "called the teacher's own replay regressed); regressions on noisy cases are marked within noise"
@@ -87,26 +66,29 @@ def summary(st, store: Store, rr: RunReport, run: dict, gate: dict, running: str
         if w["judge_model"] == run["judge_model"]
     ]
     agree = next((a for a in judge_agreement(store) if a["judge_model"] == run["judge_model"]), None)
-    t = st.columns([1, 1, 1, 3], vertical_alignment="bottom")
-    t[0].metric(
+    t = st.container(horizontal=True, gap="medium", vertical_alignment="bottom")
+    t.metric(
         "Reviewed (this judge)",
         agree["reviewed"] if agree else 0,
         help="Cases reviewed across every run judged by this model: agreed with or overridden.",
+        width="content",
     )
-    t[1].metric(
+    t.metric(
         "Agreement",
         f"{agree['raw_agreement']:.0%}" if agree else "—",
         help="Share of reviewed cases where the reviewer's verdict is the judge's.",
+        width="content",
     )
     kappa = "—" if not agree or agree["kappa"] is None else f"{agree['kappa']:.2f}"
-    t[2].metric(
+    t.metric(
         "Cohen's κ",
         kappa,
         help="Agreement between the judge and reviewers beyond chance (1 = perfect; 0 = chance). "
         "— when undefined (nothing reviewed, or a single verdict on both sides).",
+        width="content",
     )
     if agree:
-        t[3].caption(
+        t.caption(
             md(f"{run['judge_model']}: {agree['agreed']} agreed, {agree['overridden']} overridden")
             + (f" · {agree['note']}" if agree["note"] else "")
         )
@@ -178,20 +160,12 @@ def badges(st, row: CaseRow) -> None:
 
 def judge_and_reviewer(st, row: CaseRow) -> None:
     """The judge's delta and notes stay in view after an override, beside the reviewer's reason."""
-    c1, c2, c3 = st.columns([2, 2, 1])
+    c1, c2 = st.columns(2)
     with c1:
         st.markdown(f"**Judge: {row.judge_verdict}** · behaviour delta")
         st.text(row.judge_delta or "— (none: equivalent)")
         st.markdown("**Interpretation notes**")
         st.text(row.interpretation_notes or "—")
-        if row.checks:
-            lost = len(row.checks_lost)
-            st.markdown(
-                f"**Checks** ({len(row.checks)}"
-                + (f"; {lost} lost on the candidate, so the case is regressed" if lost else "")
-                + ")"
-            )
-            st.html(checks_html(row.checks))
     with c2:
         if row.review:
             st.markdown("**Reviewer:** " + md(describe(row.review)))
@@ -202,17 +176,31 @@ def judge_and_reviewer(st, row: CaseRow) -> None:
         else:
             st.markdown("**Not reviewed yet**")
             st.caption("Agree with the judge, or override it with a reason, below.")
-    c3.metric(
+    figures = st.container(horizontal=True, gap="medium", vertical_alignment="bottom")
+    figures.metric(
         "Directness original → candidate",
         f"{row.original_directness} → {row.candidate_directness}",
         (row.candidate_directness or 0) - (row.original_directness or 0),  # both set on a judged case
         help="5 = acted at once; 1 = heavy unpacking.",
+        width="content",
     )
-    c3.caption(
+    figures.caption(
         f"This case in this run: {row.calls_made} model call(s) made, {row.calls_cached} from the cache, "
-        f"{row.tokens:,} tokens, ${row.cost:.4f}"
-        + (f" (+{row.unpriced_calls} unpriced)" if row.unpriced_calls else "")
+        f"{row.tokens:,} tokens, "
+        + (
+            f"cost unknown ({row.unpriced_calls} unpriced call(s))"
+            if row.unpriced_calls
+            else f"${row.cost:.4f}"
+        )
     )
+    if row.checks:  # the full width: its four columns stay legible from 1024 px up
+        lost = len(row.checks_lost)
+        st.markdown(
+            f"**Checks** ({len(row.checks)}"
+            + (f"; {lost} lost on the candidate, so the case is regressed" if lost else "")
+            + ")"
+        )
+        st.html(checks_html(row.checks))
 
 
 # ---------------------------------------------------------------- actions

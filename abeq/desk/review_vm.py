@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping
 
+from ..results.liveness import ACTIVE
 from ..results.report import CaseRow, RunReport
 from ..results.store import Store
 from ..schemas import Case
@@ -16,6 +17,7 @@ from . import cases, links
 from .render import md
 
 RUN, CASE = "review_run", "review_case"  # the widgets' keys
+REFRESH_SECONDS = 2.0  # while the run shown runs, its queue and headline are read again this often
 
 
 def run_label(run: dict, candidate: str) -> str:
@@ -97,16 +99,16 @@ def choose_case(state: MutableMapping, ids: list[str], run_id: int) -> str:
     return state[CASE]
 
 
-def no_evidence(row: CaseRow) -> tuple[str, str, str | None] | None:
+def no_evidence(row: CaseRow, run_id: int | str = "") -> tuple[str, str, str | None] | None:
     """Why a case has nothing to compare, as (kind, Markdown, code to show), or None when judged."""
     if row.error_stage == NOT_RUN_STAGE:
         return "info", md(row.error or NOT_RUN_STAGE), None
     if row.status == "pending":
         return (
             "warning",
-            "This case was not run: the run was cancelled or interrupted before it. **Start** on Run with "
-            "the same settings resumes the run. A case without a verdict fails the gate; it is listed "
-            "under `errors` in the export.",
+            f"This case was not run: the run was cancelled or interrupted before it. **Resume run {run_id}** "
+            "on Run (with its own settings) runs it; the cases judged stand. Until then the gate cannot "
+            "pass; the case is listed as not run in the export.",
             None,
         )
     if row.status != "judged":
@@ -132,3 +134,48 @@ def next_case(rr: RunReport, ids: list[str], case_id: str) -> str | None:
     """Where Agree or Override goes next: the next case of the queue not yet reviewed."""
     done = {r.case_id for r in rr.rows if r.reviewed or r.status != "judged"} | {case_id}
     return cases.next_in_queue(ids, done, case_id)
+
+
+def live(run: dict | None) -> bool:
+    """The run is running (or cancelling): the page reads it again every REFRESH_SECONDS."""
+    return run is not None and run.get("status") in ACTIVE
+
+
+def in_flight(store: Store, run: dict, rows: list[CaseRow]) -> list[str]:
+    """While the run runs: its cases with a call of this attempt landed but no verdict yet."""
+    if not live(run):
+        return []
+    pending = {r.case_id for r in rows if r.status == "pending"}
+    sql = "select distinct case_id from calls where run_id = ? and id > ?"
+    got = {r["case_id"] for r in store.all(sql, [run["id"], run.get("attempt_first_call") or 0])}
+    return [r.case_id for r in rows if r.case_id in pending & got]
+
+
+def counts(rr: RunReport) -> dict[str, int]:
+    """The one count the banner and the headline both say: judged, errored and total cases."""
+    judged = sum(1 for r in rr.rows if r.status == "judged")
+    return {
+        "judged": judged,
+        "errored": sum(1 for r in rr.rows if r.status == "error"),
+        "total": len(rr.rows),
+    }
+
+
+def banner(rr: RunReport, latest_id: int, running: list[str]) -> str:
+    """What to do next about the run shown (not the review's latest: a link may open an older one)."""
+    run, c = rr.run, counts(rr)
+    older = f" (an older run: the latest is run {latest_id})" if run["id"] != latest_id else ""
+    did = f"{c['judged']} of {c['total']} judged" + (f", {c['errored']} errored" if c["errored"] else "")
+    if live(run):
+        now = f", {len(running)} running" if running else ""
+        return f"Run {run['id']}{older} is {run['status']}: {did}{now}. Verdicts appear here as they land."
+    if rr.incomplete():
+        rest = f"**Resume run {run['id']}** on **Run** runs the rest."
+        return f"Run {run['id']}{older}: {md(rr.incomplete() or '')}. {rest}"
+    todo = sum(1 for r in rr.rows if r.status == "judged" and not r.reviewed)
+    if todo:
+        return (
+            f"Run {run['id']}{older}: {todo} of {c['judged']} judged cases await a reviewer; **Agree** or "
+            "**Override** each (uncertain and regressed cases come first)."
+        )
+    return f"Every judged case of run {run['id']}{older} is reviewed: export the report below."

@@ -111,8 +111,8 @@ def progress_panel(run_id: int, ticking: bool, review_name: str) -> None:
         )
     else:
         st.caption(
-            f"{p.done} of {p.total} cases finished and are kept; **Resume** below continues the run with "
-            "its own settings, making only the calls it has not made."
+            f"{p.done} of {p.total} cases finished and are kept; **Resume run {run_id}** below continues "
+            "it with its own settings, making only the calls it has not made."
         )
 
 
@@ -124,8 +124,8 @@ def open_runs_panel(review_id: int, run_key: str) -> None:
     st.subheader("Runs not finished")
     st.caption(
         "Every run of this review that is running or stopped before its end, in this desk or in another "
-        "process (`abeq run`). **Resume** uses the run's own settings, shown here; nothing it finished is "
-        "asked again."
+        "process (`abeq run`). **Resume run N** uses the run's own settings, shown here; nothing it "
+        "finished is asked again."
     )
     for r in open_runs:
         with st.container(border=True):

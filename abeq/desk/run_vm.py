@@ -18,6 +18,7 @@ from ..results.store import Store
 from ..schemas import TransferSet
 from ..sets import confirmation_problem
 from ..sets import coverage as set_coverage
+from ..timestamps import ago, local
 from ..vocab import VARIANTS
 from . import session
 from .metric import Metric
@@ -169,8 +170,8 @@ def progress_metrics(p: Progress) -> tuple[list[Metric], list[Metric]]:
         Metric("Tokens", f"{p.tokens:,}"),
         Metric(
             "Cost",
-            "unknown" if p.unpriced and not p.cost else f"${p.cost:.4f}",
-            f"+{p.unpriced} unpriced call(s)" if p.unpriced else None,
+            "unknown" if p.unpriced else f"${p.cost:.4f}",  # a partial sum is not the cost
+            f"{p.unpriced} unpriced call(s)" if p.unpriced else None,
             help="Calls litellm has no price for are counted, never shown as $0.",
         ),
     ]
@@ -192,5 +193,5 @@ def open_run_line(r: dict) -> str:
     return (
         f"**Run {r['id']}** · round {r['round']} · candidate {md(r['candidate'])} · "
         f"**{md(r['label'])}** · {r['counts']['done']} of {r['counts']['total']} cases done · "
-        f"started {md(r['started_at'])}"
+        f"started {md(local(r['started_at']))} ({ago(r['started_at'])})"
     )

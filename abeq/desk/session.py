@@ -209,8 +209,8 @@ def next_step(store: Store, review: ReviewRow | None, state: MutableMapping) -> 
         )
     if status != "finished":
         return (
-            f"Run {run['id']} stopped ({status}) after {c['done']} of {c['total']} cases: **Resume** it on "
-            "**Run** (with its own settings)."
+            f"Run {run['id']} stopped ({status}) after {c['done']} of {c['total']} cases: "
+            f"**Resume run {run['id']}** on **Run** (with its own settings)."
         )
     if candidate["hash"] not in {r["candidate_hash"] for r in runs}:
         name = md(candidate["name"])  # the file name is the uploader's: shown as text, not Markdown

@@ -101,14 +101,22 @@ def describe_estimate(est: dict, n_cases: int, aa: bool = False) -> list[str]:
     ceiling of its conversations."""
     if est.get("command"):
         return [command_estimate(est, n_cases, aa)]
-    cost = est["est_cost"]
+    cost, calls = est["est_cost"], est["runner_calls"] + est["judge_calls"] + est["grading_calls"]
+    # nothing to call (every result cached) is not "$0": a run of unpriced calls has no known price
+    price = (
+        "no call to make"
+        if not calls
+        else "price unknown for this model"
+        if cost is None
+        else f"~${cost:.4f}"
+    )
     said = (
         f"This run: at most {est['runner_calls'] + est['judge_calls'] + est['grading_calls']} model calls "
         f"({est['runner_calls']} runner, {est['judge_calls']} judge{', A/A replays included' if aa else ''}"
         + (f", {est['grading_calls']} check grading" if est["grading_calls"] else "")
         + f"; {est['teacher_cached']} of the original's {n_cases} transcripts come from the cache), "
         f"~{est['est_prompt_tokens'] + est['est_completion_tokens']:,} tokens (est.), "
-        + ("price unknown for this model" if cost is None else f"~${cost:.4f}")
+        + price
         + (
             f"; the provider's prompt cache could serve up to {est['est_cache_read_tokens']:,} of the "
             "prompt tokens"
