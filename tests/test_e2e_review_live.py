@@ -121,7 +121,7 @@ CHECKS = [
 def _legible(page, selector: str) -> list[str]:
     """The elements under `selector` whose text is cut, wraps inside a word, or overlaps the next."""
     return page.evaluate(
-        """(sel) => {
+        r"""(sel) => {
           const bad = [];
           const els = [...document.querySelectorAll(sel)];
           els.forEach((el, i) => {
