@@ -11,27 +11,16 @@ import sqlite3
 
 import pytest
 from playwright.sync_api import expect
-from test_e2e import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, desk, screenshot  # noqa: F401
 
 from abeq.results.store import Store
 from abeq.testing.synthetic import synthetic_run
 
-pytestmark = [pytest.mark.e2e, *__import__("test_e2e").pytestmark[1:]]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+from .helpers import ARTIFACTS, desk, new_context, screenshot
 
 
 def fresh_page(browser):
     """A new browser context (no cookies, no session): what a colleague opening a shared link gets."""
-    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+    ctx = new_context(browser)
     return ctx, ctx.new_page()
 
 

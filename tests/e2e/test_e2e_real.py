@@ -5,21 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from test_e2e import ARTIFACTS, browser, context, desk, nav, page, pytestmark, screenshot  # noqa: F401
-
 from abeq import sets
 from abeq.desk import session
 from abeq.results.store import Store
+
+from .helpers import ARTIFACTS, desk, nav, screenshot
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 EVALS = (
     Path(__file__).resolve().parent / "fixtures" / "skill-creator" / "release-notes" / "evals" / "evals.json"
 )
-assert pytest  # the marks come with pytestmark
 
 
-def test_imports_and_section_mapping_in_the_browser(page, tmp_path):  # noqa: F811
+def test_imports_and_section_mapping_in_the_browser(page, tmp_path):
     db = tmp_path / "desk.db"
     with desk(db) as url:
         page.goto(url)
@@ -47,7 +45,7 @@ def test_imports_and_section_mapping_in_the_browser(page, tmp_path):  # noqa: F8
     assert doc["name"] == "CLAUDE.md" and "How Claude Code Should Behave Here" in doc["content"]
 
 
-def test_a_promptfoo_config_uploaded_with_its_tests_file_in_the_browser(page, tmp_path):  # noqa: F811
+def test_a_promptfoo_config_uploaded_with_its_tests_file_in_the_browser(page, tmp_path):
     """Upload a real promptfoo config together with the tests.csv it names, give the untyped cases a
     type, import: the table holds its cases."""
     db = tmp_path / "desk.db"

@@ -13,20 +13,11 @@ import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
-
-import pytest
-from test_e2e import ARTIFACTS, CHROMIUM, browser, context, desk, nav, page, screenshot  # noqa: F401 — fixtures
 
 from abeq.testing.process import LoopbackProcess, free_port
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(
-        not Path(CHROMIUM).exists() and not os.environ.get("CI"),
-        reason=f"{CHROMIUM} not installed (apt-get install -y chromium)",
-    ),
-]
+from .helpers import ARTIFACTS, desk, nav, screenshot
+
 # seconds per reply: long enough that the calls in flight are still out when Cancel lands, however
 # loaded the machine (a slow browser step must not let them finish first)
 LATENCY = 120.0
@@ -61,7 +52,7 @@ def wait_for_requests(srv: LoopbackProcess, n: int, timeout: float = 60) -> None
         time.sleep(0.05)
 
 
-def test_cancel_with_calls_queued_starts_no_call_and_a_reload_shows_running(browser, page, tmp_path):  # noqa: F811
+def test_cancel_with_calls_queued_starts_no_call_and_a_reload_shows_running(browser, page, tmp_path):
     db = tmp_path / "desk.db"
     with LoopbackProcess(latency=LATENCY) as srv, desk(db) as url:
         start_run(page, url, srv.url)
@@ -96,7 +87,7 @@ def _port_open(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def test_abeq_app_stopped_by_sigterm_stops_its_server_and_interrupts_its_run(page, tmp_path):  # noqa: F811
+def test_abeq_app_stopped_by_sigterm_stops_its_server_and_interrupts_its_run(page, tmp_path):
     db, port = tmp_path / "desk.db", free_port()
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
     out = tmp_path / "app.out"

@@ -2,145 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import socket
 import sqlite3
-import subprocess
-import sys
-import time
-import urllib.request
-from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
-from conftest import ROOT
 from playwright.sync_api import expect
 
 from abeq.results.store import Store
-from abeq.testing.synthetic import synthetic_run  # noqa: E402
+from abeq.testing.synthetic import synthetic_run
 
-CHROMIUM = "/usr/bin/chromium"
-ARTIFACTS = ROOT / "test-artifacts"
+from .helpers import ARTIFACTS, desk, nav, screenshot
+
 XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
-
-pytestmark = [
-    pytest.mark.e2e,
-    # Locally a missing browser skips; in CI (.ci/run installs it) a missing browser must fail.
-    pytest.mark.skipif(
-        not Path(CHROMIUM).exists() and not os.environ.get("CI"),
-        reason=f"{CHROMIUM} not installed (apt-get install -y chromium)",
-    ),
-]
-
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-
-
-# Our own fixtures rather than pytest-playwright's session-scoped ones: those keep the sync API's
-# event loop running on the main thread for the rest of the session, and every later test that
-# calls asyncio.run() then fails. Scoped to this module, the loop is gone when it ends.
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def context(browser):
-    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
-    yield ctx
-    ctx.close()
-
-
-@pytest.fixture
-def page(context):
-    return context.new_page()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def desk(db: Path):
-    """`streamlit run app.py` on a free port and the given database, until the test ends."""
-    port = _free_port()
-    env = {
-        **os.environ,
-        "ABEQ_DB": str(db),
-        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-        "LITELLM_OFFLINE_MODE": "true",
-    }
-    log = open(db.with_suffix(".log"), "w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--server.headless",
-            "true",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"the desk did not start: {db.with_suffix('.log').read_text()[-2000:]}")
-            time.sleep(0.3)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
-
-
-def nav(page, title: str) -> None:
-    page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
-    page.get_by_role("heading", name=title, exact=True).wait_for()
-
-
-def screenshot(page, path: Path) -> None:
-    """The whole page: Streamlit scrolls inside its main pane, so grow the viewport to fit it first."""
-    page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")
-    height = page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollHeight")
-    page.set_viewport_size({"width": 1440, "height": min(12_000, height + 40)})
-    page.wait_for_timeout(800)
-    path.parent.mkdir(exist_ok=True)
-    page.screenshot(path=str(path), full_page=True)
-    page.set_viewport_size({"width": 1440, "height": 1000})
 
 
 def test_confirm_run_and_override_in_the_browser(page, tmp_path):

@@ -1,0 +1,62 @@
+"""The desk in a real Chromium: one browser for the whole package (helpers.py has the rest).
+
+Every test in this package is marked `e2e` and runs in one xdist group ("browser"), so one worker
+starts Chromium once. Without Playwright the package is skipped, so `pytest -m "not e2e"` collects.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("playwright")
+
+from playwright.sync_api import expect  # noqa: E402
+
+from .helpers import CHROMIUM, CHROMIUM_ARGS, new_context  # noqa: E402
+
+expect.set_options(timeout=20_000)  # not 5 s: see helpers.WAIT_MS
+
+HERE = Path(__file__).resolve().parent
+# Locally a missing browser skips; in CI (.ci/run installs it) a missing browser must fail.
+NO_BROWSER = pytest.mark.skipif(
+    not Path(CHROMIUM).exists() and not os.environ.get("CI"),
+    reason=f"{CHROMIUM} not installed (apt-get install -y chromium)",
+)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects and before xdist reads the groups
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if HERE in Path(item.fspath).resolve().parents:
+            item.add_marker(pytest.mark.e2e)
+            item.add_marker(NO_BROWSER)
+            item.add_marker(pytest.mark.xdist_group("browser"))
+
+
+# Our own fixture rather than pytest-playwright's session-scoped one: that keeps the sync API's
+# event loop running on the main thread for the rest of the session, and every later test that
+# calls asyncio.run() then fails. Scoped to this package (whose tests xdist keeps together on one
+# worker), the loop is gone when the package ends.
+@pytest.fixture(scope="package")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def context(browser):
+    ctx = new_context(browser)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture
+def page(context):
+    return context.new_page()

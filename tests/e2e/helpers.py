@@ -1,0 +1,105 @@
+"""What the browser tests share besides fixtures: a desk server per test, page navigation, screenshots."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+from abeq.testing.process import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+# What the tests wait for is whether the desk shows a thing, not how fast: on a loaded 2-core
+# machine (test workers beside this one) a redraw can outlast Playwright's 30 s default.
+WAIT_MS = 60_000
+
+
+def new_context(browser):
+    """A fresh browser context (no cookies, no session) with the tests' viewport and wait."""
+    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+    ctx.set_default_timeout(WAIT_MS)
+    return ctx
+
+
+@contextmanager
+def desk(db: Path):
+    """`streamlit run app.py` on a free port and the given database, until the test ends."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "ABEQ_DB": str(db),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "LITELLM_OFFLINE_MODE": "true",
+    }
+    log = open(db.with_suffix(".log"), "w")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"the desk did not start: {db.with_suffix('.log').read_text()[-2000:]}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def nav(page, title: str) -> None:
+    page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
+    page.get_by_role("heading", name=title, exact=True).wait_for()
+
+
+def screenshot(page, path: Path) -> None:
+    """The whole page: Streamlit scrolls inside its main pane, so grow the viewport to fit it first."""
+    page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")
+    height = page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollHeight")
+    page.set_viewport_size({"width": 1440, "height": min(12_000, height + 40)})
+    page.wait_for_timeout(800)
+    path.parent.mkdir(exist_ok=True)
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size({"width": 1440, "height": 1000})
