@@ -8,6 +8,11 @@ STAMP  := $(VENV)/.abeq-installed
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
                     -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF
 PORT ?= 8501
+# Test workers (pytest-xdist). Most tests wait on servers, subprocesses and the browser, so three
+# share 2 cores well; `--dist loadgroup` keeps the browser tests on one worker (one Chromium) and
+# the embedded-model tests on one (one model load). TEST_WORKERS=0 runs in this process.
+TEST_WORKERS ?= 3
+PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 .PHONY: install test test-fast lint docs demo bench browser clean
 
@@ -22,7 +27,7 @@ $(STAMP): pyproject.toml
 ## lint and format check, then every test: unit, integration over loopback HTTP, the real embedded
 ## model, and the browser
 test: install lint
-	$(PY) -m pytest
+	$(PYTEST)
 
 lint: install
 	$(VENV)/bin/ruff check .
@@ -35,7 +40,7 @@ docs: install
 
 ## the quick loop: no embedded model, no browser
 test-fast: install
-	$(PY) -m pytest -m "not slow and not e2e"
+	$(PYTEST) -m "not slow and not e2e"
 
 ## the review desk on the bundled example with the embedded model, on http://127.0.0.1:$(PORT)
 demo: install

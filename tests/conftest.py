@@ -17,6 +17,63 @@ def with_cases(example, cases):
     return sets.confirm(example["ts"].model_copy(update={"cases": list(cases)}), example["original"].hash)
 
 
+def run_argv(
+    *extra: str,
+    db,
+    original="SKILL.md",
+    candidate="candidate-faithful.md",
+    transfer_set="transfer-set.json",
+    runner_model: str | None = "scripted/rules",
+    confirm: bool = True,
+    quiet: bool = True,
+    **flags,
+) -> list[str]:
+    """`abeq run` on the bundled example with the scripted model, results in `db`; `extra` follow.
+
+    A document or set name is looked up in the example's folder (a full path stays itself). A
+    keyword adds its flag: `judge_model="x"` gives `--judge-model x`, True the bare flag, and None
+    leaves it out (`runner_model=None, runner_cmd="..."`)."""
+    out = ["run", "--original", str(EXAMPLE / original), "--candidate", str(EXAMPLE / candidate)]
+    out += ["--transfer-set", str(EXAMPLE / transfer_set), "--db", str(db)]
+    flags = {"runner_model": runner_model, "confirm": confirm or None, "quiet": quiet or None, **flags}
+    for name, value in flags.items():
+        if value is not None:
+            out += [f"--{name.replace('_', '-')}"] + ([] if value is True else [str(value)])
+    return out + [str(e) for e in extra]
+
+
+@pytest.fixture
+def run_args(tmp_path):
+    """run_argv with the database in the test's tmp_path (tmp_path / "abeq.db") unless `db=` says."""
+
+    def build(*extra, **over):
+        return run_argv(*extra, **{"db": tmp_path / "abeq.db", **over})
+
+    return build
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (tests/e2e's own hook runs first)
+def pytest_collection_modifyitems(items):
+    """Every `slow` test outside the browser package runs in one xdist group, so one worker loads
+    the embedded model once and two llama.cpp thread teams never fight over the cores."""
+    for item in items:
+        if item.get_closest_marker("slow") and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group("embedded"))
+
+
+@pytest.fixture(autouse=True)
+def _embedded_model_only_when_slow(request, monkeypatch):
+    """A test that loads the embedded model must be marked `slow` (`make test-fast` skips it)."""
+    if request.node.get_closest_marker("slow"):
+        return
+    from abeq.models import local
+
+    def refuse(model):
+        pytest.fail(f"this test loads the embedded model local/{model}: mark it @pytest.mark.slow")
+
+    monkeypatch.setattr(local, "_contexts", refuse)
+
+
 @pytest.fixture(autouse=True)
 def _scripted_clean():
     from abeq.models import scripted

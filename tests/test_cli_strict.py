@@ -7,29 +7,10 @@ import sys
 from xml.etree import ElementTree as ET
 
 import pytest
-from conftest import EXAMPLE
 
 from abeq.cli import main
 from abeq.errors import InputError
 from abeq.models import scripted
-
-
-def run_args(tmp_path, *extra, candidate="candidate-faithful.md", confirm=True):
-    out = [
-        "run",
-        "--original",
-        str(EXAMPLE / "SKILL.md"),
-        "--candidate",
-        str(EXAMPLE / candidate),
-        "--transfer-set",
-        str(EXAMPLE / "transfer-set.json"),
-        "--runner-model",
-        "scripted/rules",
-        "--db",
-        str(tmp_path / "abeq.db"),
-        "--quiet",
-    ]
-    return out + (["--confirm"] if confirm else []) + list(extra)
 
 
 def refused(capsys, argv, *needles):
@@ -44,11 +25,11 @@ def refused(capsys, argv, *needles):
 
 # ------------------------------------------------------------------ 1. --db that cannot be a database
 @pytest.mark.parametrize("kind", ["not sqlite", "a folder", "under a file"])
-def test_a_db_that_cannot_be_a_database_exits_2_naming_it(tmp_path, capsys, kind):
+def test_a_db_that_cannot_be_a_database_exits_2_naming_it(run_args, tmp_path, capsys, kind):
     junk = tmp_path / "notes.txt"
     junk.write_text("not a database")
     db = {"not sqlite": junk, "a folder": tmp_path, "under a file": junk / "abeq.db"}[kind]
-    refused(capsys, run_args(tmp_path, "--db", str(db)), str(db), "--db")
+    refused(capsys, run_args("--db", str(db)), str(db), "--db")
     assert junk.read_text() == "not a database"
 
 
@@ -60,27 +41,27 @@ def test_history_on_a_non_sqlite_file_exits_2(tmp_path, capsys):
 
 # ------------------------------------------------------------------ 2. output paths, checked first
 @pytest.mark.parametrize("flag", ["--out", "--record", "--markdown", "--csv", "--junit"])
-def test_an_unwritable_output_is_refused_before_any_model_call(tmp_path, capsys, flag):
+def test_an_unwritable_output_is_refused_before_any_model_call(run_args, tmp_path, capsys, flag):
     bad = str(tmp_path / "nodir" / "x.out")
-    refused(capsys, run_args(tmp_path, flag, bad), flag, bad)
+    refused(capsys, run_args(flag, bad), flag, bad)
     assert not (tmp_path / "abeq.db").exists()
 
 
-def test_no_export_is_written_when_a_later_one_would_fail(tmp_path, capsys):
+def test_no_export_is_written_when_a_later_one_would_fail(run_args, tmp_path, capsys):
     refused(
         capsys,
-        run_args(tmp_path, "--csv", str(tmp_path / "c.csv"), "--junit", str(tmp_path / "nodir" / "j.xml")),
+        run_args("--csv", str(tmp_path / "c.csv"), "--junit", str(tmp_path / "nodir" / "j.xml")),
         "--junit",
     )
     assert not (tmp_path / "c.csv").exists()
 
 
-def test_an_output_that_is_a_folder_is_refused(tmp_path, capsys):
-    refused(capsys, run_args(tmp_path, "--out", str(tmp_path)), "--out", "folder")
+def test_an_output_that_is_a_folder_is_refused(run_args, tmp_path, capsys):
+    refused(capsys, run_args("--out", str(tmp_path)), "--out", "folder")
 
 
-def test_export_checks_every_output_before_writing_any(tmp_path, capsys):
-    assert main(run_args(tmp_path, "--out", str(tmp_path / "r.json"))) == 0
+def test_export_checks_every_output_before_writing_any(run_args, tmp_path, capsys):
+    assert main(run_args("--out", str(tmp_path / "r.json"))) == 0
     scripted.reset()
     refused(
         capsys,
@@ -126,8 +107,8 @@ def test_compare_checks_out_before_the_judge_is_called(tmp_path, capsys):
 @pytest.mark.parametrize(
     "flag,model", [("--runner-model", "nosuchprovider/xyz"), ("--judge-model", "local/no/such/model.gguf")]
 )
-def test_an_unknown_model_is_refused_with_nothing_stored(tmp_path, capsys, flag, model):
-    refused(capsys, run_args(tmp_path, flag, model), flag, model)
+def test_an_unknown_model_is_refused_with_nothing_stored(run_args, tmp_path, capsys, flag, model):
+    refused(capsys, run_args(flag, model), flag, model)
     assert not (tmp_path / "abeq.db").exists()
 
 
@@ -205,30 +186,26 @@ def test_built_in_and_fast_path_models_are_checked_without_importing_litellm():
         ("--max-retries", "-2"),
     ],
 )
-def test_out_of_range_numbers_are_refused_by_the_parser(tmp_path, capsys, flag, value):
+def test_out_of_range_numbers_are_refused_by_the_parser(run_args, tmp_path, capsys, flag, value):
     with pytest.raises(SystemExit) as e:
-        main(run_args(tmp_path, flag, value, confirm=False))
+        main(run_args(flag, value, confirm=False))
     assert e.value.code == 2 and flag in capsys.readouterr().err
     assert not (tmp_path / "abeq.db").exists()
 
 
 # ------------------------------------------------------------------ 5. --quiet keeps the errors
-def test_quiet_still_prints_errored_cases(tmp_path, capsys):
+def test_quiet_still_prints_errored_cases(run_args, tmp_path, capsys):
     scripted.handler = lambda m, msgs, s: "nonsense" if "original_run" in msgs[1]["content"] else None
-    assert main(run_args(tmp_path, "--out", str(tmp_path / "r.json"), "--max-retries", "0")) == 3
+    assert main(run_args("--out", str(tmp_path / "r.json"), "--max-retries", "0")) == 3
     err = capsys.readouterr().err
     assert err.count("error: case ") == 7 and "PASS" not in err and "FAIL" not in err
 
 
 # ------------------------------------------------------------------ 6. JUnit shows a failed gate
-def test_junit_fails_when_the_directive_clarity_gate_fails(tmp_path):
+def test_junit_fails_when_the_directive_clarity_gate_fails(run_args, tmp_path):
     j = tmp_path / "j.xml"
     assert (
-        main(
-            run_args(
-                tmp_path, "--gate", "directive-clarity", "--junit", str(j), "--out", str(tmp_path / "r.json")
-            )
-        )
+        main(run_args("--gate", "directive-clarity", "--junit", str(j), "--out", str(tmp_path / "r.json")))
         == 1
     )
     suite = ET.parse(j).getroot()
@@ -237,17 +214,17 @@ def test_junit_fails_when_the_directive_clarity_gate_fails(tmp_path):
     assert "directness did not rise" in gate.find("failure").get("message")
 
 
-def test_junit_for_the_compress_gate_is_the_cases_alone(tmp_path):
+def test_junit_for_the_compress_gate_is_the_cases_alone(run_args, tmp_path):
     j = tmp_path / "j.xml"
-    assert main(run_args(tmp_path, "--junit", str(j), "--out", str(tmp_path / "r.json"))) == 0
+    assert main(run_args("--junit", str(j), "--out", str(tmp_path / "r.json"))) == 0
     suite = ET.parse(j).getroot()
     # compress: the cases are the gate (beside them, one testcase per check: the example has 6)
     assert suite.get("failures") == "0" and suite.get("tests") == "13"
 
 
 # ------------------------------------------------------------------ 7. history text has every size
-def test_history_text_shows_chars_tokens_lines_and_ratio(tmp_path, capsys):
-    assert main(run_args(tmp_path, "--review", "rn", "--out", str(tmp_path / "r.json"))) == 0
+def test_history_text_shows_chars_tokens_lines_and_ratio(run_args, tmp_path, capsys):
+    assert main(run_args("--review", "rn", "--out", str(tmp_path / "r.json"))) == 0
     capsys.readouterr()
     assert main(["history", "rn", "--db", str(tmp_path / "abeq.db"), "--json"]) == 0
     row = json.loads(capsys.readouterr().out)[0]
@@ -304,26 +281,12 @@ def test_outputs_go_through_links_into_devices_and_keep_normal_modes(tmp_path):
     ],
 )
 def test_malformed_model_strings_and_api_bases_are_refused_before_the_run(
-    tmp_path, capsys, model, base, says
+    run_args, tmp_path, capsys, model, base, says
 ):
-    from conftest import EXAMPLE
-
     from abeq.cli import main
 
-    argv = [
-        "run",
-        "--original",
-        str(EXAMPLE / "SKILL.md"),
-        "--candidate",
-        str(EXAMPLE / "candidate-lossy.md"),
-        "--transfer-set",
-        str(EXAMPLE / "transfer-set.json"),
-        "--confirm",
-        "--runner-model",
-        model,
-        "--db",
-        str(tmp_path / "x.db"),
-    ] + (["--api-base", base] if base else [])
+    db = tmp_path / "x.db"
+    argv = run_args(candidate="candidate-lossy.md", runner_model=model, db=db, quiet=False, api_base=base)
     assert main(argv) == 2
     assert says in capsys.readouterr().err and not (tmp_path / "x.db").exists()
 
