@@ -12,9 +12,9 @@ import time
 
 import pytest
 from conftest import ROOT
-from test_faults import cli_args
 
 from abeq.testing.process import LoopbackProcess
+from abeq.testing.synthetic import example_run_args as cli_args
 from abeq.testing.synthetic import write_set
 
 

@@ -6,9 +6,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
-import test_e2e
 from conftest import EXAMPLE
-from test_e2e import browser, context, desk, nav, page  # noqa: F401 (fixtures)
 
 from abeq import sets
 from abeq.documents import Document, load_document
@@ -17,7 +15,7 @@ from abeq.models import ModelSpec
 from abeq.results.reviewing import record
 from abeq.results.store import Store
 
-pytestmark = test_e2e.pytestmark
+from .helpers import desk, nav
 
 IMG = "![x](http://evil.example/{}.png)"
 HOSTILE = (
@@ -66,7 +64,7 @@ def _hostile_run(db) -> int:
     return run_id
 
 
-def test_no_page_of_a_hostile_run_requests_another_host(page, tmp_path):  # noqa: F811
+def test_no_page_of_a_hostile_run_requests_another_host(page, tmp_path):
     db = tmp_path / "desk.db"
     with ThreadPoolExecutor(1) as pool:  # the engine's asyncio.run cannot share Playwright's loop
         run_id = pool.submit(_hostile_run, db).result()
