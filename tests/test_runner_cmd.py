@@ -341,3 +341,24 @@ def test_a_command_runs_estimate_says_its_spend_comes_later_and_progress_project
     done, projected = projections[0]
     assert projected == round(0.01 * (14 - done), 4) and projections[-1][1] == 0.0
     prepared.store.close()
+
+
+def test_claude_codes_stream_is_read_into_its_tool_calls_in_order():
+    from abeq.execution.agent_streams import read_stream
+
+    final = 'Done.\n{"self_report": {"output_produced": "notes"}}'
+    use = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "./SKILL.md"}}
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": "# Skill"}
+    events = [
+        {"type": "system", "subtype": "init", "session_id": "s1", "uuid": "u0", "tools": ["Read"]},
+        {"type": "assistant", "message": {"content": [use]}, "session_id": "s1", "uuid": "u1"},
+        {"type": "user", "message": {"content": [result]}, "session_id": "s1", "uuid": "u2"},
+        {"type": "assistant", "message": {"content": [{"type": "text", "text": final}]}, "uuid": "u3"},
+        {"type": "result", "subtype": "success", "result": final, "duration_ms": 337, "session_id": "s1",
+         "total_cost_usd": 0.03, "usage": {"input_tokens": 5436, "output_tokens": 111}},
+    ]  # fmt: skip
+    s = read_stream("\n".join(json.dumps(e) for e in events))
+    assert s.kind == "claude-stream" and s.failure == "" and s.facts["total_cost_usd"] == 0.03
+    assert s.transcript.split("\n\n", 2) == [
+        '[tool call] Read {"file_path": "./SKILL.md"}', "[tool result]\n# Skill", f"[final]\n{final}"
+    ]  # fmt: skip

@@ -105,7 +105,9 @@ def _claude(events: list[dict], kind: str = "claude-stream") -> AgentStream:
                 failure = f"{e.get('subtype') or 'error'}: {said}".strip()
     if kind == "claude-json":
         lines = []
-    lines.append(f"[final]\n{final}" if final else "[final]\n(no final message)")
+    if lines and final and lines[-1] == f"[assistant]\n{final.strip()}":
+        lines.pop()  # the last message is the final one: said once
+    lines.append(f"[final]\n{final.strip()}" if final else "[final]\n(no final message)")
     return AgentStream(kind, "\n\n".join(lines), final, facts, failure)
 
 
