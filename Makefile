@@ -32,6 +32,7 @@ test: install lint
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 	$(VENV)/bin/mkdocs build --strict --quiet --site-dir build/site
 
 ## the documentation site (docs/, mkdocs.yml) into site/; a broken link or reference fails it

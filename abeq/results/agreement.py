@@ -4,6 +4,8 @@ agreement with the cases' checks (a second witness)."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping
+from typing import Any
 
 from ..vocab import AGREE, VERDICTS
 from .store import Store
@@ -138,7 +140,7 @@ def recall_warning(store: Store, judge_model: str, min_recall: float) -> str | N
     return None
 
 
-def trust_lines(store: Store, run: dict) -> list[str]:
+def trust_lines(store: Store, run: Mapping[str, Any]) -> list[str]:
     """A run's judge, in a few lines: its calibration, the run's A/A rate, agreement with reviewers."""
     out = [judge_calibration(store, run["judge_model"])["line"]]
     out += [
