@@ -11,7 +11,9 @@ and no kill is incomplete. `score` = killed / mutants.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..results.report import case_rows
 from ..results.store import Store
@@ -118,8 +120,9 @@ def build_mutation_report(db: Store, prep, run_ids: list[int]) -> MutationReport
     killed = sum(1 for x in mutants if x["status"] == KILLED)
     sums: dict[str, float] = {}
     for rid in run_ids:
-        for k, v in db.call_stats(rid).items():
-            sums[k] = sums.get(k, 0) + float(v or 0)  # type: ignore[arg-type]
+        stats: Mapping[str, Any] = db.call_stats(rid)  # every value a number (CallSums)
+        for k, v in stats.items():
+            sums[k] = sums.get(k, 0) + float(v or 0)
     report = {
         "original": prep.original.name,
         "original_hash": prep.original.hash,

@@ -105,7 +105,7 @@ class RecordCheck(CheckResult):
         """A record read back carries `outcome`: it follows from the arms, so it is computed again."""
         return {k: v for k, v in data.items() if k != "outcome"} if isinstance(data, dict) else data
 
-    @computed_field(description=" | ".join(CHECK_OUTCOMES) + ": only lost changes a verdict")  # type: ignore[prop-decorator]
+    @computed_field(description=" | ".join(CHECK_OUTCOMES) + ": only lost changes a verdict")  # type: ignore[prop-decorator]  # mypy: no decorated property
     @property
     def outcome(self) -> str:
         return super().outcome
