@@ -328,4 +328,4 @@ def m009_mutations(db: Database) -> None:
 def m010_document_files(db: Database) -> None:
     # a skill is a folder: its other files (references/, scripts/…) are stored as a workspace tree
     # (content-addressed, in `workspaces`) named by digest here; NULL for a single-file document
-    db["documents"].add_column("files", str)
+    db.table("documents").add_column("files", str)
