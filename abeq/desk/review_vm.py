@@ -6,6 +6,7 @@ state (a dict in tests). The page (and `review_panels`, `review_view`) only draw
 from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping
+from typing import Any
 
 from ..results.liveness import ACTIVE
 from ..results.report import CaseRow, RunReport
@@ -136,12 +137,12 @@ def next_case(rr: RunReport, ids: list[str], case_id: str) -> str | None:
     return cases.next_in_queue(ids, done, case_id)
 
 
-def live(run: dict | None) -> bool:
+def live(run: Mapping[str, Any] | None) -> bool:
     """The run is running (or cancelling): the page reads it again every REFRESH_SECONDS."""
     return run is not None and run.get("status") in ACTIVE
 
 
-def in_flight(store: Store, run: dict, rows: list[CaseRow]) -> list[str]:
+def in_flight(store: Store, run: Mapping[str, Any], rows: list[CaseRow]) -> list[str]:
     """While the run runs: its cases with a call of this attempt landed but no verdict yet."""
     if not live(run):
         return []
