@@ -1,0 +1,145 @@
+"""Time the Review page as a reviewer waits for it: a synthetic 200-case run in a real Chromium.
+
+First case = from navigation to the case open with its transcripts drawn (the desk settled: no
+rerun running, nothing stale). Next = from the click to the next case drawn and settled. Beside
+them bench_review.py gives the server's share (AppTest, no browser).
+
+Run: .venv/bin/python bench/bench_review_browser.py   (targets: first case <= 2 s, Next <= 0.5 s)
+Writes bench/results/review_browser.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from abeq.results.store import Store  # noqa: E402
+from abeq.testing.synthetic import synthetic_run  # noqa: E402
+
+CASES = 200
+NEXTS = 9
+LOADS = 3
+TARGET_FIRST_S, TARGET_NEXT_S = 2.0, 0.5
+CHROMIUM = "/usr/bin/chromium"
+QUEUE = "(b.getAttribute('aria-label') || '').includes('queue order')"  # the case picker
+SETTLED = """() => !document.querySelector('[data-testid="stStatusWidgetRunningIcon"]')
+                   && !document.querySelector('[data-stale="true"]')"""
+
+
+def _desk(db: str) -> tuple[subprocess.Popen, str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "ABEQ_DB": db, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env["LITELLM_OFFLINE_MODE"] = "true"
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)]
+    cmd += ["--server.address", "127.0.0.1", "--server.headless", "true"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                return proc, url
+        except OSError:
+            time.sleep(0.3)
+    proc.kill()
+    raise SystemExit("the desk did not start")
+
+
+def _drawn(page, case_id: str) -> None:
+    """Until case_id is open, its transcripts are drawn and the desk has settled."""
+    page.wait_for_function(
+        """(id) => [...document.querySelectorAll('input[role="combobox"]')]
+                     .some(b => b.value === id && QUEUE)
+                   && document.querySelector('[data-testid="stTabs"]')""".replace("QUEUE", QUEUE),
+        arg=case_id,
+        timeout=60_000,
+    )
+    page.wait_for_function(SETTLED, timeout=60_000)
+
+
+def _queue(page) -> str:
+    return page.evaluate(
+        """() => [...document.querySelectorAll('input[role="combobox"]')]
+                 .find(b => (b.getAttribute('aria-label') || '').includes('queue order')).value"""
+    )
+
+
+def main() -> int:
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = os.path.join(tmp, "bench.db")
+        store = Store(db)
+        run_id = synthetic_run(store, CASES, review="bench")
+        store.close()
+        proc, url = _desk(db)
+        try:
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+                first = []
+                for i in range(LOADS + 1):  # the first load warms the server (imports): not counted
+                    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+                    page = ctx.new_page()
+                    t = time.perf_counter()
+                    page.goto(f"{url}/review?review=bench&run={run_id}&case=case-0002")
+                    _drawn(page, "case-0002")
+                    if i:
+                        first.append(time.perf_counter() - t)
+                    if i < LOADS:
+                        ctx.close()
+                nexts = []
+                for _ in range(NEXTS):
+                    before = _queue(page)
+                    t = time.perf_counter()
+                    page.get_by_role("button", name="Next →").click()
+                    page.wait_for_function(
+                        """(id) => [...document.querySelectorAll('input[role="combobox"]')]
+                                   .some(b => (b.getAttribute('aria-label') || '').includes('queue order')
+                                              && b.value !== id)""",
+                        arg=before,
+                        timeout=60_000,
+                    )
+                    page.wait_for_function(SETTLED, timeout=60_000)
+                    nexts.append(time.perf_counter() - t)
+                browser.close()
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    out = {
+        "bench": "review_browser",
+        "cases": CASES,
+        "load_1min": round(os.getloadavg()[0], 2),
+        "first_case_s": [round(x, 3) for x in first],
+        "first_case_median_s": round(statistics.median(first), 3),
+        "next_s": [round(x, 3) for x in nexts],
+        "next_median_s": round(statistics.median(nexts), 3),
+        "next_max_s": round(max(nexts), 3),
+        "target_first_s": TARGET_FIRST_S,
+        "target_next_s": TARGET_NEXT_S,
+    }
+    out["target_met"] = out["first_case_median_s"] <= TARGET_FIRST_S and out["next_median_s"] <= TARGET_NEXT_S
+    (ROOT / "bench" / "results").mkdir(exist_ok=True)
+    (ROOT / "bench" / "results" / "review_browser.json").write_text(json.dumps(out, indent=2) + "\n")
+    print(
+        f"Review page in Chromium, {CASES}-case run: first case {out['first_case_median_s']:.2f} s "
+        f"(median of {LOADS}), Next {out['next_median_s']:.2f} s median, {out['next_max_s']:.2f} s max "
+        f"over {NEXTS} (targets <= {TARGET_FIRST_S} s, <= {TARGET_NEXT_S} s)"
+    )
+    return 0 if out["target_met"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
