@@ -33,7 +33,9 @@ def test_prompts_and_examples_ship_in_the_wheel(tmp_path):
         "assert 'site' in abeq.__file__, abeq.__file__;"
         "names=['runner-skill','runner-instruction-file','equivalence-judge','runner-tools','runner-command'];"
         "print([load_prompt(n).ref for n in names]);"
-        "ex=pathlib.Path(abeq.__file__).parent/'examples'/'release-notes'/'SKILL.md'; assert ex.is_file()"
+        "ex=pathlib.Path(abeq.__file__).parent/'examples'/'release-notes'/'SKILL.md'; assert ex.is_file();"
+        # the desk's favicon is served from the package: no page fetches one from another host
+        "assert (pathlib.Path(abeq.__file__).parent/'desk'/'favicon.png').is_file()"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = subprocess.run(

@@ -37,7 +37,8 @@ def test_pattern_secrets_and_values_passed_by_name_are_redacted_in_the_database(
     printed = " ".join(PRINTED.values())
     agent = tmp_path / "agent.sh"  # the keys are in what the agent finds and prints, not in the command
     agent.write_text(f"echo {printed}; printenv MY_DB_PASSWORD; echo {printed} > found.txt\n")
-    cmd = f"sh {agent}"
+    inline = "sk-ant-api03-" + "InCmd" * 6  # a key written into the command itself
+    cmd = f"INLINE_KEY={inline} sh {agent}"
     code = main(
         ["run", "--original", str(EXAMPLE / "SKILL.md"), "--candidate", str(EXAMPLE / "candidate-lossy.md"),
          "--transfer-set", str(EXAMPLE / "transfer-set.json"), "--confirm", "--quiet", "--runner-cmd", cmd,
@@ -48,7 +49,9 @@ def test_pattern_secrets_and_values_passed_by_name_are_redacted_in_the_database(
     stored = (
         b"".join(p.read_bytes() for p in tmp_path.glob("abeq.db*")) + (tmp_path / "report.json").read_bytes()
     )
-    leaked = [k for k, v in {**PRINTED, "password": password}.items() if v.encode() in stored]
+    leaked = [
+        k for k, v in {**PRINTED, "password": password, "inline": inline}.items() if v.encode() in stored
+    ]
     assert leaked == [] and b"[redacted]" in stored
 
 

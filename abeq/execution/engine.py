@@ -16,7 +16,7 @@ from typing import Any, cast
 from ..documents import Document
 from ..errors import InputError, ModelCallError
 from ..models.call import CallPolicy, Cancelled
-from ..models.http import close_sessions, open_session, strip_credentials
+from ..models.http import close_sessions, open_session, redact, strip_credentials
 from ..models.ratelimit import PRIORITY, Limiter
 from ..results.backend import ResultCache
 from ..results.liveness import ACTIVE, HEARTBEAT_SECONDS, live_status, owner_id
@@ -152,7 +152,8 @@ class Engine:
                     "runner_model": self.cfg.mode.label(self.cfg.runner),
                     "judge_model": self.cfg.judge.name,
                     "variant": self.cfg.variant,
-                    "config": dumps(self._stored_config()),
+                    # a key written into --runner-cmd itself is not stored either
+                    "config": redact(dumps(self._stored_config())),
                     # only a set that is thin can have been accepted as thin
                     "thin_accepted": int(cov.thin and (self.cfg.allow_thin or self.ts.thin_accepted)),
                 }

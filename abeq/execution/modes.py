@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..documents import Document
+from ..models.http import redact
 from ..models.spec import ModelSpec
 from ..prompts import Prompt, load_prompt
 from ..vocab import RUNNER_MODES
@@ -89,6 +90,6 @@ class RunnerMode:
     def label(self, spec: ModelSpec) -> str:
         """The runner as a run lists it: the model, or the command."""
         if self.kind == "command":
-            cmd = " ".join(self.command.split())
+            cmd = redact(" ".join(self.command.split()))
             return f"command: {cmd[:120]}" + (f" ({self.command_version})" if self.command_version else "")
         return spec.name + (" (tools)" if self.kind == "tools" else "")
