@@ -31,6 +31,7 @@ ORDER = (
     "review_browser",
     "local",
     "embedded_example",
+    "mutate",
     "overhead",
 )
 SCRIPTS = {name: BENCH / f"bench_{name}.py" for name in ORDER}
@@ -202,6 +203,25 @@ def rows(r: dict) -> list[tuple[str, str, str, str]]:
                 _mark(d["target_met"]),
             )
         )
+    mu = r.get("mutate")
+    if mu:
+        full = mu["rows"]["full run"]
+        for label, x in mu["rows"].items():
+            target, ok = "—", None
+            if label == "mutate after a run":
+                target, ok = "0 teacher calls", mu["checks"]["after_a_run_no_teacher_call"]
+            elif label == "mutate again":
+                target, ok = "0 model calls", mu["checks"]["repeat_no_model_call"]
+            out.append(
+                (
+                    f"Mutation test of the bundled example ({mu['cases']} cases, {mu['model']}, concurrency "
+                    f"{mu['concurrency']}), {label}: calls (teacher); tokens; × a full run's tokens",
+                    f"{x['calls']} ({x['teacher_calls']}); {x['tokens']:,}; "
+                    f"{x['tokens'] / max(1, full['tokens']):.2f}",
+                    target,
+                    _mark(ok),
+                )
+            )
     lo = r.get("local")
     if lo:
         for name, x in lo["results"].items():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from abeq import sets
-from abeq.desk import session
+from abeq.desk import mutation_panels, session
 from abeq.desk import transfer_set_panels as panels
 from abeq.desk import transfer_set_vm as vm
 from abeq.desk.render import error_md
@@ -74,3 +74,6 @@ for w in checks.warnings:
     st.warning(w)
 for p in checks.errors:
     st.error(p)
+
+if s.ts.cases:  # would this (saved) set notice a loss? A mutation test with the Run page's models
+    mutation_panels.mutation(store, original, s.ts, st.session_state)

@@ -107,9 +107,9 @@ class PreparedMutation:
         """Run every mutant (resuming what the store holds) and return the report. `store`: another
         connection to the same database, for a test run in another thread."""
         db = store or self.store
-        done = self.stored() if db is self.store else None
-        if done is not None:
-            return done
+        row = None if self.cfg.fresh else db.mutations.finished(self.key)
+        if row is not None:
+            return MutationReport.from_row(row)
         cancel = cancel or Stop()
         mid = db.mutations.start(
             self.key,

@@ -1,0 +1,90 @@
+"""The Transfer set page's "Would this set notice a loss?": start a mutation test, follow it, and
+the original drawn with each section coloured by its state, each opening its evidence. What they
+show is computed in `mutation_vm`."""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+
+import streamlit as st
+
+from ..errors import AbeqError
+from ..results.store import Store, db_path
+from ..schemas import TransferSet
+from . import mutation_vm as vm
+from .render import error_md, md, self_report_html
+
+EVIDENCE = "mutation_evidence"  # session key: the mutant whose evidence is open
+
+
+def mutation(store: Store, original: dict, ts: TransferSet, state: MutableMapping) -> None:
+    st.subheader("Would this set notice a loss?")
+    st.caption(
+        "Deletes each section of the original in turn and runs the set on what is left, with the Run "
+        "page's models, against the original's cached runs. A section whose deletion no case notices "
+        "is a blind spot, or text this set does not need."
+    )
+    try:
+        prep = vm.prepare(store, original, ts, state)
+    except AbeqError as e:
+        st.info(error_md(e), icon=":material/lock:")
+        return
+    if vm.running(prep.key):
+        _progress(prep.key)
+    else:
+        if err := vm.job_error(prep.key):
+            st.error(md(err))
+        st.caption(md(vm.estimate_text(prep)))
+        if st.button("Would this set notice a loss?", key="mutate_start", icon=":material/science:"):
+            vm.start(db_path(), prep)
+            st.rerun()
+    report = vm.latest_report(store, original, ts)
+    if report:
+        _map(original, report, state)
+
+
+@st.fragment(run_every=1.0)
+def _progress(key: str) -> None:
+    job = vm.running(key)
+    if job is None:
+        st.rerun()  # finished: the whole page draws the map
+        return
+    st.info(md(vm.progress_text(job.progress)), icon=":material/hourglass_top:")
+    if st.button("Cancel", key="mutate_cancel"):
+        vm.cancel(key)
+
+
+def _map(original: dict, report: dict, state: MutableMapping) -> None:
+    st.markdown(f"**{md(vm.headline(report))}**")
+    st.caption(vm.LEGEND)
+    for n, b in enumerate(vm.blocks(original["content"], report)):
+        left, right = st.columns([12, 2], vertical_alignment="center")
+        left.html(b.html())
+        if b.mutant is not None:
+            right.button(
+                "Evidence",
+                key=f"mutant_ev_{n}",
+                help=f"What deleting {b.section} did",
+                on_click=state.__setitem__,
+                args=(EVIDENCE, b.mutant),
+            )
+    i = state.get(EVIDENCE)
+    if i is not None and i < len(report["mutants"]):
+        _evidence(report["mutants"][i])
+
+
+def _evidence(m: dict) -> None:
+    st.markdown(f"#### Evidence: {md(m['section'])} · {md(vm.state(m))}")
+    st.markdown(md(vm.reading(m)))
+    for e in m.get("evidence", []):
+        if "delta" in e:
+            lost = f" Checks lost: {', '.join(e['checks_lost'])}." if e["checks_lost"] else ""
+            st.markdown(f"- **{md(e['case_id'])}**: {md(e['delta'] or '(no delta given)')}{md(lost)}")
+        else:
+            claims = "claims this section" if e["claims_section"] else "does not claim it"
+            st.markdown(f"**{md(e['case_id'])}** ({claims}; judged {md(e['verdict'] or '')})")
+            st.html(
+                self_report_html(
+                    [("transcript", e["teacher"], e["mutant"])], "Original", f"Without {m['section']}"
+                )
+            )

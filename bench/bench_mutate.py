@@ -1,0 +1,105 @@
+"""What a mutation test of the bundled example costs, against a full run of it.
+
+The bundled release-notes example (7 cases, 7 sections: 7 mutants) on the scripted model
+(`scripted/rules`, in-process; it reports token counts as a provider would), at concurrency 1:
+
+  full run                   the original and its faithful candidate, fresh database
+  mutate after a run         `abeq mutate` on the database the run left (the teacher is cached)
+  mutate, fresh database     the same from nothing (the original's transcripts are captured once)
+  mutate --all-cases         every case on every mutant (the full map), after the run
+  mutate again               the identical test repeated: read back, no model call
+
+Figures are counts (calls, tokens), not times: the same on any machine.
+Run: .venv/bin/python bench/bench_mutate.py      Writes bench/results/mutate.json.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+MODEL = "scripted/rules"
+
+
+def main() -> int:
+    from abeq import sets
+    from abeq.api import run
+    from abeq.documents import load_document
+    from abeq.models import scripted
+    from abeq.mutation.run import prepare_mutation
+    from abeq.results.store import Store
+
+    ex = ROOT / "abeq" / "examples" / "release-notes"
+    original = load_document(ex / "SKILL.md")
+    faithful = load_document(ex / "candidate-faithful.md")
+    ts = sets.confirm(sets.load(ex / "transfer-set.json"), original.hash)
+    work = Path(tempfile.mkdtemp(prefix="abeq-bench-mutate-"))
+    rows: dict[str, dict] = {}
+
+    def mutate(label: str, db: Path, **kw) -> None:
+        store = Store(str(db))
+        before = len(scripted.HISTORY)
+        prep = prepare_mutation(original, ts, runner=MODEL, store=store, concurrency=1, **kw)
+        est = prep.estimate()
+        rep = prep.run().report
+        # a test read back reports the calls it made when it ran; this one made none
+        none = {"made": 0, "teacher_made": 0, "tokens": 0}
+        calls = rep["calls"] if len(scripted.HISTORY) > before else none
+        rows[label] = {
+            "model_calls": len(scripted.HISTORY) - before,
+            "calls": calls["made"],
+            "teacher_calls": calls["teacher_made"],
+            "tokens": calls["tokens"],
+            "estimated_max_calls": est["max_calls"],
+            "estimated_expected_calls": est["expected_calls"],
+            "mutants": rep["count"],
+            "score": rep["score"],
+        }
+        store.close()
+
+    db = work / "after-run.db"
+    store = Store(str(db))
+    before = len(scripted.HISTORY)
+    rr = run(original, faithful, ts, runner=MODEL, store=store, concurrency=1)
+    st = store.call_stats(rr.run["id"])
+    rows["full run"] = {
+        "model_calls": len(scripted.HISTORY) - before,
+        "calls": st["made"],
+        "teacher_calls": st["teacher_made"],
+        "tokens": st["prompt_tokens"] + st["completion_tokens"],
+    }
+    store.close()
+    mutate("mutate after a run", db)
+    mutate("mutate again", db)
+    mutate("mutate --all-cases, after a run", db, all_cases=True)
+    mutate("mutate, fresh database", work / "fresh.db")
+
+    full = rows["full run"]
+    print(f"{'':<34}{'calls':>7}{'teacher':>9}{'tokens':>10}{'x run':>7}")
+    for label, r in rows.items():
+        print(
+            f"{label:<34}{r['calls']:>7}{r['teacher_calls']:>9}{r['tokens']:>10,}"
+            f"{r['tokens'] / max(1, full['tokens']):>7.2f}"
+        )
+    out = {
+        "bench": "mutate",
+        "model": MODEL,
+        "cases": len(ts.cases),
+        "concurrency": 1,
+        "rows": rows,
+        "checks": {
+            "after_a_run_no_teacher_call": rows["mutate after a run"]["teacher_calls"] == 0,
+            "repeat_no_model_call": rows["mutate again"]["model_calls"] == 0,
+        },
+    }
+    (ROOT / "bench" / "results").mkdir(exist_ok=True)
+    (ROOT / "bench" / "results" / "mutate.json").write_text(json.dumps(out, indent=2) + "\n")
+    return 0 if all(out["checks"].values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

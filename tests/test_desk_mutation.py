@@ -1,0 +1,31 @@
+"""The Transfer set page's "Would this set notice a loss?" (AppTest): refused before the set is
+confirmed, started from the page with the Run page's models, then the original drawn section by
+section in the colour of its state, and a section's evidence opened."""
+
+from abeq.desk import mutation_vm as vm
+
+
+def test_the_page_starts_a_mutation_test_and_opens_a_sections_evidence(app):
+    app.switch_page("desk_pages/2_transfer_set.py").run()
+    said = " ".join(i.value for i in app.info)
+    assert "not confirmed" in said and not [b for b in app.button if b.key == "mutate_start"]
+    app.button(key="confirm").click().run()
+    app.session_state["keep:runner_model"] = app.session_state["keep:judge_model"] = "scripted/rules"
+    app.session_state["keep:concurrency"] = 1
+    app.run()
+    assert "at most" in " ".join(c.value for c in app.caption)  # the estimate before it starts
+    app.button(key="mutate_start").click().run()
+    for job in list(vm._jobs):
+        vm.wait(job, 120)
+    app.run()
+    text = " ".join(m.value for m in app.markdown)
+    assert "Mutation score 86%\\: 6 of 7 section deletions noticed" in text  # (Markdown-escaped)
+    drawn = [h.proto.body for h in app.get("html")]
+    assert sum('data-state="killed by' in h for h in drawn) == 6
+    assert sum('data-state="survived: claimed but unnoticed"' in h for h in drawn) == 1
+    assert any("#fff8c5" in h and "Preamble" in h for h in drawn)  # amber: claimed but unnoticed
+    app.button(key="mutant_ev_1").click().run()  # block 0 is the front matter; 1 the Preamble
+    text = " ".join(m.value for m in app.markdown)
+    assert any(m.value.startswith("#### Evidence: Preamble · survived") for m in app.markdown)
+    assert "**happy-1** (claims this section; judged equivalent)" in text
+    assert any("Without Preamble" in h.proto.body for h in app.get("html"))
