@@ -74,3 +74,24 @@ def test_md_escape_keeps_the_text_and_drops_the_markup():
     assert md_escape("a | b\nc", one_line=True) == "a \\| b c"
     assert md_escape("see www.x.example") == "see www\u2060.x.example"
     assert md_escape(":red[x] $y$") == "\\:red\\[x\\] \\$y\\$"
+
+
+def test_the_mutation_report_escapes_sections_case_ids_and_deltas():
+    from abeq.mutation.render import markdown as mutation_markdown
+
+    rep = {
+        "original": "SKILL.md", "score": 0.5, "killed": 1, "count": 1, "survived": 0, "incomplete": 0,
+        "killed_within_noise": 0, "calls": {"made": 2, "teacher_made": 1, "cached": 0, "tokens": 10},
+        "runner_model": "scripted/rules", "judge_model": "scripted/rules",
+        "mutants": [
+            {"section": HOSTILE_ID, "operator": "section-deletion", "status": "killed",
+             "killed_by": [HOSTILE_ID], "claimed_by": [], "errors": [],
+             "evidence": [{"case_id": HOSTILE_ID, "verdict": "candidate-regressed", "teacher": "x ```` y",
+                           "mutant": "z"}]},
+        ],
+    }  # fmt: skip
+    md = mutation_markdown(rep)
+    raw = md.replace("\\<", "")  # what is left once the escaped (literal) brackets are taken out
+    assert "<img" not in raw and "<!--" not in raw and "![i](" not in md
+    assert not [line for line in md.splitlines() if line.startswith("# Gate")]
+    assert "`````text\nx ```` y\n`````" in md  # a fence the text inside cannot close

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+
+from ..untrusted import md_escape
 from .report import BLIND, KILLED, READINGS, SURVIVED
 
 WHAT_TO_DO = {
@@ -46,13 +49,14 @@ def table(rep: dict) -> str:
 
 
 def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """Text from the document, the set or a model, on one line of Markdown: literal (the one escaper)."""
+    return md_escape(" ".join(str(text).split()), one_line=True)
 
 
 def markdown(rep: dict) -> str:
     """The report for a person: the score, a table of mutants, then each mutant's evidence."""
     out = [
-        f"# Would this set notice a loss? {rep['original']}",
+        f"# Would this set notice a loss? {_cell(rep['original'])}",
         "",
         f"**{headline(rep)}**",
         "",
@@ -66,7 +70,7 @@ def markdown(rep: dict) -> str:
     ]
     for m in rep["mutants"]:
         out.append(
-            f"| {_cell(m['section'])} | {m['operator']} | {_cell(state(m))} | "
+            f"| {_cell(m['section'])} | {m['operator']} | {state(m)} | "
             f"{_cell(', '.join(m['killed_by']) or '-')} | {_cell(', '.join(m['claimed_by']) or '-')} |"
         )
     for m in rep["mutants"]:
@@ -75,11 +79,11 @@ def markdown(rep: dict) -> str:
             out += [READINGS[m["reading"]] + ".", ""]
         for e in m.get("evidence", []):
             if "delta" in e:
-                lost = f" Checks lost: {', '.join(e['checks_lost'])}." if e["checks_lost"] else ""
-                out.append(f"- **{e['case_id']}**: {_cell(e['delta']) or '(no delta given)'}{lost}")
+                lost = f" Checks lost: {_cell(', '.join(e['checks_lost']))}." if e["checks_lost"] else ""
+                out.append(f"- **{_cell(e['case_id'])}**: {_cell(e['delta']) or '(no delta given)'}{lost}")
             else:
                 out += [
-                    f"### {e['case_id']} ({e['verdict']})",
+                    f"### {_cell(e['case_id'])} ({e['verdict']})",
                     "",
                     "Original:",
                     "",
@@ -96,5 +100,7 @@ def markdown(rep: dict) -> str:
 
 
 def _fence(text: str) -> str:
-    ticks = "````" if "```" in text else "```"
+    """A code block no run of backticks inside the text can close."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
     return f"{ticks}text\n{text}\n{ticks}"
