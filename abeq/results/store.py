@@ -58,6 +58,7 @@ class Store:
     second backend implements."""
 
     def __init__(self, path: str | None = None, *, memory: bool = False):
+        memory = memory or path == ":memory:"  # sqlite's own name for a database in memory: no file
         self.path = ":memory:" if memory else db_path(path)
         self.sql = Connection(self.path, memory=memory)
         self.db = self.sql.db
