@@ -261,3 +261,7 @@ def test_the_score_stands_with_the_sets_trust_figures(known, capsys):
     assert "mutation score of this set: 50%" in capsys.readouterr().err
     assert "Mutation score of this set: 50%" in md.read_text()
     assert [r["mutation score"] for r in history.review_history(Store(db), "r")] == [0.5]
+    # the mutants' runs are no person's candidates: Compare's run picker leaves them out
+    from abeq.desk.compare_vm import judged_runs
+
+    assert [r["review_id"] for r in judged_runs(Store(db))] == [Store(db).review("r")["id"]]

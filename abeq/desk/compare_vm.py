@@ -26,8 +26,14 @@ ABOUT = (
 
 
 def judged_runs(store: Store) -> list[RunRow]:
-    """The runs with at least one judged case (the only ones with two outputs to compare)."""
-    return [r for r in store.runs() if any(c["status"] == "judged" for c in store.run_cases(r["id"]))]
+    """The runs with at least one judged case (the only ones with two outputs to compare); not the
+    runs a mutation test made of its mutants (`abeq mutate`), which are no person's candidates."""
+    mutants = store.mutations.mutation_run_ids()
+    return [
+        r
+        for r in store.runs()
+        if r["id"] not in mutants and any(c["status"] == "judged" for c in store.run_cases(r["id"]))
+    ]
 
 
 def judged_cases(store: Store, run_id: int) -> list[str]:
