@@ -236,7 +236,8 @@ class Engine:
             gkey, shown_as_a, grades = (
                 cast("tuple[str, str, dict]", done[k]) if graded else (None, None, None)
             )
-            checks = evaluate(case, o, c, grades, shown_as_a)
+            # in a thread: a promptfoo script check runs a subprocess, which must not hold up the other cases
+            checks = await asyncio.to_thread(evaluate, case, o, c, grades, shown_as_a)
             verdict, agreement = majority([r["verdict"] for _, r in samples])
             lost = [r for r in checks if r.lost]
             if verdict == REGRESSED or lost:  # the compress gate has failed: --fail-fast stops here
