@@ -55,7 +55,8 @@ if buttons.button(
     help="Freeze and hash this set; runs use exactly this version.",
 ):
     try:
-        session.set_transfer_set(store, review, e.to_confirm(original["hash"], allow_thin))
+        confirmed = e.to_confirm(original["hash"], allow_thin)
+        session.set_transfer_set(store, review, confirmed, session.who(st.session_state))
         st.rerun()
     except AbeqError as err:
         st.error(error_md(err))

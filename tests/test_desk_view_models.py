@@ -125,6 +125,28 @@ def test_the_set_says_where_it_stands(example):
     ]
 
 
+def test_a_set_confirmed_in_another_review_says_who_confirmed_it_when_and_where(example, store):
+    """The same cases for the same original count as confirmed in a new review: it names the colleague,
+    the time and the review they confirmed it in, never passes it off as this review's own."""
+    from abeq.desk import session
+    from abeq.desk import transfer_set_vm as vm
+
+    original = doc_row(example["original"])
+    oh = store.put_document(original["name"], original["content"])
+    store.upsert_review("mine", oh, None, "skill")
+    store.upsert_review("theirs", oh, None, "skill")
+    mine, theirs = store.review("mine"), store.review("theirs")
+    session.set_transfer_set(store, theirs, example["ts"], by="ana")  # ana confirms in her review
+    unconfirmed = sets.load(example["dir"] / "transfer-set.json")  # the same cases, unconfirmed file
+    session.set_transfer_set(store, mine, unconfirmed, by="bo")
+    review = store.review("mine")
+    said = vm.status(vm.set_state(store, review, original))[0][1]
+    assert said.startswith("Confirmed ") and "by ana in review theirs" in said.replace("\\", "")
+    assert "bo" not in said
+    own = vm.status(vm.set_state(store, store.review("theirs"), original))[0][1]
+    assert "by ana" in own and "in review" not in own
+
+
 def test_an_edited_table_is_unsaved_until_saved_and_locked_once_the_review_has_runs(example):
     from abeq.desk import editor
     from abeq.desk import transfer_set_vm as vm

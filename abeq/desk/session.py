@@ -162,12 +162,20 @@ def set_original(store: Store, review: dict, name: str, text: str, files: dict |
     return h
 
 
-def set_transfer_set(store: Store, review: dict, ts) -> str:
-    """The review's cases; once it has runs, only a confirmation of the same cases (rounds must compare)."""
+def who(state: MutableMapping) -> str:
+    """Who acts from this desk: the reviewer name typed on Review, else this computer's account."""
+    import getpass
+
+    return state.get("keep:ov_reviewer") or f"{getpass.getuser()} (account on this computer)"
+
+
+def set_transfer_set(store: Store, review: dict, ts, by: str | None = None) -> str:
+    """The review's cases; once it has runs, only a confirmation of the same cases (rounds must compare).
+    A confirmation records `by` whom and in this review."""
     refused = review_refusal(store, review["name"], ts_hash=set_hash(ts), desk=True)
     if refused:
         raise refused
-    h = store.put_transfer_set(ts)
+    h = store.put_transfer_set(ts, by, review["name"])
     store.upsert_review(review["name"], review["original_hash"], h, review["variant"])
     return h
 

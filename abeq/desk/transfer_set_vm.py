@@ -34,6 +34,8 @@ class SetState:
     ts_hash: str | None
     unconfirmed_why: str
     has_runs: bool  # rounds of a review run the same cases (so that they compare): its set is fixed
+    confirmation: dict = field(default_factory=dict)  # stored: confirmed_at, confirmed_by, confirmed_in
+    review: str = ""  # the review shown
 
     @property
     def confirmed(self) -> bool:
@@ -48,7 +50,8 @@ def set_state(store: Store, review: dict, original: dict) -> SetState:
     ts_hash = review["transfer_set_hash"]
     ts = (store.transfer_set(ts_hash) if ts_hash else None) or TransferSet(cases=[])
     why = sets.confirmation_problem(ts, original["hash"])
-    return SetState(ts, ts_hash, why, bool(ts_hash and store.runs(review["id"])))
+    prov = store.confirmation(ts_hash) if ts_hash and not why else {}
+    return SetState(ts, ts_hash, why, bool(ts_hash and store.runs(review["id"])), prov, review["name"])
 
 
 def status(s: SetState) -> list[tuple[str, str]]:
@@ -56,6 +59,11 @@ def status(s: SetState) -> list[tuple[str, str]]:
     ts = s.ts
     if s.confirmed:
         said = f"Confirmed {local(ts.confirmation_timestamp)} · set {sets.set_hash(ts)[:12]}"
+        by, where = s.confirmation.get("confirmed_by"), s.confirmation.get("confirmed_in")
+        unknown = " · who confirmed it is not recorded (outside the desk, or before abeq kept it)"
+        said += f" · by {by}" if by else unknown
+        if where and where != s.review:  # the same cases for the same original, confirmed elsewhere
+            said += f" in review {where} (its confirmation counts here: same cases, same original)"
         return [
             ("success", md(said)),
             (

@@ -329,3 +329,11 @@ def m010_document_files(db: Database) -> None:
     # a skill is a folder: its other files (references/, scripts/…) are stored as a workspace tree
     # (content-addressed, in `workspaces`) named by digest here; NULL for a single-file document
     db.table("documents").add_column("files", str)
+
+
+@migrations()
+def m011_confirmation_provenance(db: Database) -> None:
+    # who confirmed a set and in which review: a set confirmed in one review counts in another (same
+    # cases, same original), and that review must say whose confirmation it is
+    db.table("transfer_sets").add_column("confirmed_by", str)
+    db.table("transfer_sets").add_column("confirmed_in", str)

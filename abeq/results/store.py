@@ -124,7 +124,8 @@ class Store:
     def document(self, h: str) -> DocumentRow | None:
         return cast("DocumentRow | None", self.one("select * from documents where hash = ?", [h]))
 
-    def put_transfer_set(self, ts: TransferSet) -> str:
+    def put_transfer_set(self, ts: TransferSet, by: str | None = None, review: str | None = None) -> str:
+        """Store a set (keyed by its cases); a confirmed one records `by` whom and in which `review`."""
         h = set_hash(ts)
         row = {
             "hash": h,
@@ -134,6 +135,8 @@ class Store:
             "confirmed_at": ts.confirmation_timestamp,
             "created_at": now(),
         }
+        if ts.user_confirmed:
+            row.update(confirmed_by=by, confirmed_in=review)
         trees = workspace.trees(ts)
         if trees:  # the folders' files travel with the set: a run from the desk needs no folder
             row["workspaces"] = json.dumps({cid: self._put_workspace(files) for cid, files in trees.items()})
@@ -156,6 +159,13 @@ class Store:
             )
         )
         return d
+
+    def confirmation(self, h: str) -> dict:
+        """When, by whom and in which review the stored set `h` was confirmed (values may be None)."""
+        sql = (
+            "select confirmed_at, confirmed_by, confirmed_in from transfer_sets where hash = ? and confirmed"
+        )
+        return dict(self.one(sql, [h]) or {})
 
     def transfer_set(self, h: str) -> TransferSet | None:
         row = self.one("select content, confirmed, workspaces from transfer_sets where hash = ?", [h])
