@@ -84,6 +84,19 @@ def _scripted_clean():
 
 
 @pytest.fixture
+def scripted_model():
+    """The scripted model (abeq/models/scripted.py), fresh for this test. Replies per purpose of
+    call, whatever else is asked meanwhile: `scripted_model.judge.enqueue(reply, ...)` for the next
+    judge calls, `.runner.always(reply)`, `.grader.handle(fn)` (None falls through to the rules);
+    `.judge.calls` are the judge's calls so far (also runner, grader, drafter, comparator)."""
+    from abeq.models import scripted
+
+    scripted.reset()
+    yield scripted
+    scripted.reset()
+
+
+@pytest.fixture
 def example():
     """The bundled release-notes example: original, candidates and a confirmed transfer set."""
     from abeq import sets

@@ -139,13 +139,9 @@ def test_thin_set_is_refused_unless_accepted(store, example, scripted_cfg):
     assert rr.run["thin_accepted"] == 1
 
 
-def test_missing_self_report_field_is_retried_then_an_error(store, example, scripted_cfg):
+def test_missing_self_report_field_is_retried_then_an_error(store, example, scripted_cfg, scripted_model):
     bad = json.dumps({"transcript": "did it", "self_report": {"output_produced": "x"}})
-    scripted.handler = lambda model, messages, schema: (
-        bad
-        if "case_input" in messages[-1]["content"] or messages[-1]["content"].startswith("That reply")
-        else None
-    )
+    scripted_model.runner.always(bad)  # the first ask and every retry
     rr, stats = run(store, example, scripted_cfg(concurrency=1))
     assert rr.report["cases"] == []
     assert len(rr.errors) == 7 and all(e["stage"] == "runner" for e in rr.errors)
@@ -155,22 +151,14 @@ def test_missing_self_report_field_is_retried_then_an_error(store, example, scri
     assert store.one("select count(*) n from runner_results")["n"] == 0  # errors are never cached
 
 
-def test_a_report_fixed_on_the_second_ask_is_used(store, example, scripted_cfg):
-    calls = {"n": 0}
-
-    def flaky(model, messages, schema):
-        if "document" in messages[-1]["content"] and calls["n"] == 0:
-            calls["n"] += 1
-            return '{"transcript": "x", "self_report": {}}'
-        return None
-
-    scripted.handler = flaky
+def test_a_report_fixed_on_the_second_ask_is_used(store, example, scripted_cfg, scripted_model):
+    scripted_model.runner.enqueue('{"transcript": "x", "self_report": {}}')  # the first runner reply only
     rr, _ = run(store, example, scripted_cfg(concurrency=1))
     assert rr.report["summary"]["regressions"] == 7 and not rr.errors
     assert store.one("select max(attempts) a from runner_results")["a"] == 2
 
 
-def test_judge_equivalent_with_a_delta_is_not_accepted(store, example, scripted_cfg):
+def test_judge_equivalent_with_a_delta_is_not_accepted(store, example, scripted_cfg, scripted_model):
     bogus = json.dumps(
         {
             "verdict": "equivalent",
@@ -180,16 +168,14 @@ def test_judge_equivalent_with_a_delta_is_not_accepted(store, example, scripted_
             "interpretation_notes": "n",
         }
     )
-    scripted.handler = lambda model, messages, schema: (
-        bogus if "original_run" in messages[1]["content"] else None
-    )
+    scripted_model.judge.always(bogus)
     rr, _ = run(store, example, scripted_cfg())
     assert rr.report["cases"] == [] and len(rr.errors) == 7
     assert all(e["stage"] == "judge" for e in rr.errors)
     assert "empty behaviour_delta" in rr.errors[0]["error"]
 
 
-def test_regressed_without_a_delta_is_not_accepted(store, example, scripted_cfg):
+def test_regressed_without_a_delta_is_not_accepted(store, example, scripted_cfg, scripted_model):
     bogus = json.dumps(
         {
             "verdict": "candidate-regressed",
@@ -199,24 +185,18 @@ def test_regressed_without_a_delta_is_not_accepted(store, example, scripted_cfg)
             "interpretation_notes": "n",
         }
     )
-    scripted.handler = lambda model, messages, schema: (
-        bogus if "original_run" in messages[1]["content"] else None
-    )
+    scripted_model.judge.always(bogus)
     rr, _ = run(store, example, scripted_cfg())
     assert len(rr.errors) == 7 and rr.report["summary"]["pass"] is False
 
 
-def test_resume_after_a_crash_repeats_nothing_finished(store, example, scripted_cfg):
-    done = {"n": 0}
-
+def test_resume_after_a_crash_repeats_nothing_finished(store, example, scripted_cfg, scripted_model):
     def crash_after_four_judgements(model, messages, schema):
-        if "original_run" in messages[1]["content"]:
-            done["n"] += 1
-            if done["n"] > 4:
-                raise SystemExit("simulated crash")
-        return None
+        if len(scripted_model.judge.calls) > 4:
+            raise SystemExit("simulated crash")
+        return None  # the rules judge
 
-    scripted.handler = crash_after_four_judgements
+    scripted_model.judge.handle(crash_after_four_judgements)
     with pytest.raises(SystemExit):
         run(store, example, scripted_cfg(concurrency=1))
     first_calls = len(scripted.HISTORY)
@@ -272,10 +252,8 @@ def test_the_cache_key_holds_the_server_and_the_weights(tmp_path):
     assert key(ModelSpec(f"local/{gguf}")) != first
 
 
-def test_replies_that_never_validate_still_count_their_tokens(store, example, scripted_cfg):
-    scripted.handler = lambda m, msgs, s: (
-        "not json at all" if "original_run" not in msgs[1]["content"] else None
-    )
+def test_replies_that_never_validate_still_count_their_tokens(store, example, scripted_cfg, scripted_model):
+    scripted_model.runner.always("not json at all")
     rr, stats = run(store, example, scripted_cfg())
     assert len(rr.errors) == 7
     failed = store.all("select prompt_tokens, completion_tokens, cost from calls where ok = 0")

@@ -6,7 +6,9 @@ unanswered "ask the user" gate); as a judge it matches the two runs' steps by th
 words. So a candidate that drops a rule really is caught as regressed by the real pipeline. As the
 check grader it passes a natural-language check on a run when every content word of the check
 occurs in the part of the run it reads.
-Tests can also queue exact replies (`enqueue`) or install a `handler`, and read `HISTORY`.
+Tests can also queue exact replies (`enqueue`) or install a `handler`, and read `HISTORY`; or do
+either for one purpose of call (scripted_purposes.py): `judge.enqueue(...)`, `runner.always(reply)`,
+`grader.handle(fn)`, `judge.calls` (tests/conftest.py's `scripted_model` fixture).
 It is a test double: its judgements mean nothing about real models.
 """
 
@@ -20,6 +22,7 @@ from collections.abc import Callable
 
 from ..prompts import read_data_blocks
 from ..vocab import DIVERGED, EQUIVALENT, REGRESSED, STOPPED
+from .scripted_purposes import PURPOSES, comparator, drafter, grader, judge, purpose_of, runner  # noqa: F401 (scripted.judge, …)
 
 HISTORY: list[dict] = []
 _queue: deque = deque()
@@ -54,6 +57,8 @@ def reset() -> None:
         _queue.clear()
         HISTORY.clear()
     handler = None
+    for p in PURPOSES.values():
+        p.reset()
 
 
 def respond(model: str, messages: list[dict], schema: dict | None) -> str:
@@ -67,17 +72,23 @@ def respond_message(
     """The assistant message the scripted model gives (shared with the loopback test server):
     {"content": text} or, when it calls tools, {"content": None, "tool_calls": [...]}. A queued
     reply or a handler's may be either a text or such a message."""
-    with _lock:
-        HISTORY.append({"model": model, "messages": messages, "schema": schema, "tools": tools})
-        if _queue:
-            queued = _queue.popleft()
-            return queued if isinstance(queued, dict) else {"content": queued}
-    if handler is not None:
-        out = handler(model, messages, schema)
-        if out is not None:
-            return out if isinstance(out, dict) else {"content": out}
     user = "\n".join(str(m.get("content") or "") for m in messages if m["role"] == "user")
     blocks = read_data_blocks(user)
+    purpose = purpose_of(blocks, tools)
+    call = {"model": model, "messages": messages, "schema": schema, "tools": tools}
+    call["purpose"] = purpose.name if purpose else None
+    with _lock:
+        HISTORY.append(call)
+        queued = _queue.popleft() if _queue else None
+    if purpose is not None:
+        mine = purpose.take(call, answered=queued is not None)
+        queued = queued if mine is None else mine
+    if queued is not None:
+        return queued if isinstance(queued, dict) else {"content": queued}
+    for answer in (purpose.handler if purpose else None, handler):
+        out = answer(model, messages, schema) if answer else None
+        if out is not None:
+            return out if isinstance(out, dict) else {"content": out}
     if tools and "document_path" in blocks:
         from .scripted_tools import agent_turn
 
