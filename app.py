@@ -12,7 +12,10 @@ from abeq.results.store import db_path
 
 # a file shipped with abeq, served by the desk itself: a ":material/…:" icon here makes every page
 # fetch the favicon from fonts.gstatic.com (issue 27)
-st.set_page_config(page_title="abeq review desk", page_icon=str(session.FAVICON), layout="wide")
+# a 240 px sidebar (Streamlit's is 300): at 1024 px the pages keep room for their tables and figures
+st.set_page_config(
+    page_title="abeq review desk", page_icon=str(session.FAVICON), layout="wide", initial_sidebar_state=240
+)
 if not access.admitted(st.query_params, st.session_state):  # `abeq app`'s launch token, before anything
     st.error(access.REFUSED)
     st.stop()

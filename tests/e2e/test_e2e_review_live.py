@@ -157,6 +157,7 @@ def test_the_checks_table_and_the_figures_are_legible(browser, tmp_path, width):
                  .map(el => el.innerText)"""
         )
         assert cut == []  # "Overridden", "Agreement", "Directness original → candidate" whole
+        assert page.get_by_test_id("stSidebar").bounding_box()["width"] <= 250  # not Streamlit's 300 px
         ARTIFACTS.mkdir(exist_ok=True)
         page.locator("table:has(tr.abeq-check)").screenshot(
             path=str(ARTIFACTS / f"review-checks-{width}.png")
