@@ -1,7 +1,7 @@
-"""`abeq mutate` end to end on the real embedded model (SmolLM2-135M): the bundled example, through
-the command line, kept cheap with --max-mutants. The model is tiny, so which mutants it kills means
-little; what is checked is that every mutant ends killed, survived or incomplete with its evidence,
-the score is killed / mutants, the exit code says so, and a repeat makes no model call."""
+"""`abeq mutate` end to end on the real embedded model (SmolLM2-135M): the bundled example through the
+command line, kept cheap (two of its cases, --max-mutants 1). The model is tiny, so whether it kills
+the mutant means little; what is checked is that the mutant ends killed, survived or incomplete with
+its evidence, the score is killed / mutants, the exit code says so, and a repeat makes no model call."""
 
 import json
 import sqlite3
@@ -15,22 +15,24 @@ pytestmark = pytest.mark.slow
 
 
 def test_embedded_model_mutates_the_bundled_example(tmp_path):
+    data = json.loads((EXAMPLE / "transfer-set.json").read_text())
+    data["cases"] = [c for c in data["cases"] if c["id"] in ("happy-1", "edge-2")]
+    cases = tmp_path / "two.json"
+    cases.write_text(json.dumps(data))
     out, db = tmp_path / "m.json", str(tmp_path / "abeq.db")
-    cases = str(EXAMPLE / "transfer-set.json")
-    args = ["mutate", "--original", str(EXAMPLE / "SKILL.md"), "--transfer-set", cases,
-            "--runner-model", "local/smollm2", "--db", db, "--confirm", "--concurrency", "1",
-            "--max-mutants", "2", "--max-tokens", "600", "--out", str(out), "--quiet"]  # fmt: skip
+    args = ["mutate", "--original", str(EXAMPLE / "SKILL.md"), "--transfer-set", str(cases),
+            "--runner-model", "local/smollm2", "--db", db, "--confirm", "--allow-thin", "--concurrency", "1",
+            "--max-mutants", "1", "--max-tokens", "600", "--out", str(out), "--quiet"]  # fmt: skip
     code = main(args)
     rep = json.loads(out.read_text())
-    assert [m["section"] for m in rep["mutants"]] == ["Preamble", "Gathering the input"]
+    (m,) = rep["mutants"]
+    assert m["section"] == "Preamble" and m["claimed_by"] == ["happy-1"]
     assert code == (3 if rep["incomplete"] else 0)
-    assert rep["score"] == round(rep["killed"] / rep["count"], 4) and rep["count"] == 2
-    for m in rep["mutants"]:
-        assert m["status"] in ("killed", "survived", "incomplete")
-        assert (m["status"] == "killed") == bool(m["killed_by"])
-        assert m["evidence"] or m["status"] == "incomplete"
-    assert rep["mutants"][0]["claimed_by"] == ["happy-1"]
-    assert rep["calls"]["made"] > 0 and rep["calls"]["teacher_made"] <= 7
+    assert rep["score"] == rep["killed"] / rep["count"] and rep["count"] == 1
+    assert m["status"] in ("killed", "survived", "incomplete")
+    assert (m["status"] == "killed") == bool(m["killed_by"]) and set(m["killed_by"]) <= {"happy-1", "edge-2"}
+    assert m.get("evidence") or m["status"] == "incomplete"
+    assert 0 < rep["calls"]["made"] <= 6 and rep["calls"]["teacher_made"] <= 2
     if not rep["incomplete"]:
         calls = sqlite3.connect(db).execute("select count(*) from calls").fetchone()
         assert main(args) == 0 and json.loads(out.read_text())["score"] == rep["score"]
