@@ -11,10 +11,9 @@ from abeq.results.store import Store
 
 from .helpers import ARTIFACTS, desk, nav, screenshot
 
-REAL = Path(__file__).resolve().parent / "fixtures" / "real"
-EVALS = (
-    Path(__file__).resolve().parent / "fixtures" / "skill-creator" / "release-notes" / "evals" / "evals.json"
-)
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"  # tests/fixtures
+REAL = FIXTURES / "real"
+EVALS = FIXTURES / "skill-creator" / "release-notes" / "evals" / "evals.json"
 
 
 def test_imports_and_section_mapping_in_the_browser(page, tmp_path):
