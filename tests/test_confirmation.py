@@ -13,24 +13,12 @@ from abeq.execution import observe as observe_mod
 from abeq.execution.engine import Engine
 
 
-def run_args(tmp_path, ts_path, *extra):
-    return [
-        "run",
-        "--original",
-        str(EXAMPLE / "SKILL.md"),
-        "--candidate",
-        str(EXAMPLE / "candidate-lossy.md"),
-        "--transfer-set",
-        str(ts_path),
-        "--runner-model",
-        "scripted/rules",
-        "--db",
-        str(tmp_path / "abeq.db"),
-        "--quiet",
-        "--out",
-        str(tmp_path / "r.json"),
-        *extra,
-    ]
+@pytest.fixture
+def lossy_run(run_args, tmp_path):
+    """`abeq run` of the lossy candidate on the set at `ts_path`; no --confirm unless `extra` has it."""
+    return lambda ts_path, *extra: run_args(
+        *extra, candidate="candidate-lossy.md", transfer_set=ts_path, confirm=False, out=tmp_path / "r.json"
+    )
 
 
 def runs_in(db):
@@ -42,53 +30,53 @@ def write(path, ts):
     return path
 
 
-def test_a_set_confirmed_by_abeq_runs_without_confirm_again(tmp_path, example):
+def test_a_set_confirmed_by_abeq_runs_without_confirm_again(lossy_run, tmp_path, example):
     path = write(tmp_path / "set.json", example["ts"])
     assert json.loads(path.read_text())["confirmed_hash"] == sets.set_hash(example["ts"])
-    assert main(run_args(tmp_path, path)) == 1  # ran: the lossy candidate regresses
+    assert main(lossy_run(path)) == 1  # ran: the lossy candidate regresses
 
 
-def test_a_confirmed_file_edited_by_hand_is_no_longer_confirmed(tmp_path, example, capsys):
+def test_a_confirmed_file_edited_by_hand_is_no_longer_confirmed(lossy_run, tmp_path, example, capsys):
     data = json.loads(sets.dump(example["ts"]))
     data["cases"][0]["input"] += " Also translate everything into French."
     path = tmp_path / "set.json"
     path.write_text(json.dumps(data))
-    assert main(run_args(tmp_path, path)) == 2
+    assert main(lossy_run(path)) == 2
     err = capsys.readouterr().err
     assert "changed after it was confirmed" in err and "--confirm" in err and "set.json" in err
     assert runs_in(tmp_path / "abeq.db") == 0
-    assert main(run_args(tmp_path, path, "--confirm")) == 1  # a person accepts it again: it runs
+    assert main(lossy_run(path, "--confirm")) == 1  # a person accepts it again: it runs
 
 
-def test_confirmed_by_hand_is_not_confirmed(tmp_path, example, capsys):
+def test_confirmed_by_hand_is_not_confirmed(lossy_run, tmp_path, example, capsys):
     data = json.loads(sets.dump(example["ts"]))
     del data["confirmed_hash"]
     path = tmp_path / "set.json"
     path.write_text(json.dumps(data))
-    assert main(run_args(tmp_path, path)) == 2
+    assert main(lossy_run(path)) == 2
     assert "no confirmation hash" in capsys.readouterr().err
     data["user_confirmed"] = "yes"  # not a boolean: refused as malformed, not read as true
     path.write_text(json.dumps(data))
-    assert main(run_args(tmp_path, path, "--confirm")) == 2
+    assert main(lossy_run(path, "--confirm")) == 2
     assert "user_confirmed" in capsys.readouterr().err
     assert runs_in(tmp_path / "abeq.db") == 0
 
 
-def test_a_confirmed_set_with_its_original_blanked_is_not_confirmed(tmp_path, example, capsys):
+def test_a_confirmed_set_with_its_original_blanked_is_not_confirmed(lossy_run, tmp_path, example, capsys):
     data = json.loads(sets.dump(example["ts"]))
     data["document_hash"] = ""
     path = tmp_path / "set.json"
     path.write_text(json.dumps(data))
-    assert main(run_args(tmp_path, path)) == 2
+    assert main(lossy_run(path)) == 2
     assert "names no original" in capsys.readouterr().err
 
 
-def test_a_set_confirmed_for_another_original_needs_confirming_again(tmp_path, example, capsys):
+def test_a_set_confirmed_for_another_original_needs_confirming_again(lossy_run, tmp_path, example, capsys):
     other = sets.confirm(example["ts"], "0" * 64)
     path = write(tmp_path / "set.json", other)
-    assert main(run_args(tmp_path, path)) == 2
+    assert main(lossy_run(path)) == 2
     assert "different version of the original" in capsys.readouterr().err
-    assert main(run_args(tmp_path, path, "--confirm")) == 1
+    assert main(lossy_run(path, "--confirm")) == 1
 
 
 def test_the_engine_refuses_a_set_edited_after_confirmation(store, example, scripted_cfg):
@@ -104,26 +92,11 @@ def test_sets_confirmed_in_an_older_database_stay_confirmed(store, example):
     assert sets.confirmation_problem(store.transfer_set(h), example["original"].hash) == ""
 
 
-def test_a_review_keeps_its_original(tmp_path, example, capsys):
+def test_a_review_keeps_its_original(run_args, lossy_run, tmp_path, example, capsys):
     agents = EXAMPLE.parent / "agents-md"
-    assert main(run_args(tmp_path, EXAMPLE / "transfer-set.json", "--confirm", "--review", "R")) == 1
-    other = [
-        "run",
-        "--original",
-        str(agents / "AGENTS.md"),
-        "--candidate",
-        str(agents / "AGENTS.md"),
-        "--transfer-set",
-        str(agents / "transfer-set.json"),
-        "--confirm",
-        "--review",
-        "R",
-        "--runner-model",
-        "scripted/rules",
-        "--db",
-        str(tmp_path / "abeq.db"),
-        "--quiet",
-    ]
+    assert main(lossy_run(EXAMPLE / "transfer-set.json", "--confirm", "--review", "R")) == 1
+    doc = agents / "AGENTS.md"
+    other = run_args("--review", "R", original=doc, candidate=doc, transfer_set=agents / "transfer-set.json")
     assert main(other) == 2
     err = capsys.readouterr().err
     assert (
@@ -160,16 +133,16 @@ def test_the_aa_replay_is_a_sample_with_its_own_seed(store, example, scripted_cf
     assert teacher_seeds == [0] * 7 + [1] * 7  # the cached teacher, and a replay that is another sample
 
 
-def test_check_set_confirm_writes_the_confirmation_into_the_file(tmp_path, capsys):
+def test_check_set_confirm_writes_the_confirmation_into_the_file(lossy_run, tmp_path, capsys):
     path = tmp_path / "set.json"
     path.write_text((EXAMPLE / "transfer-set.json").read_text())
     check = ["check-set", "--original", str(EXAMPLE / "SKILL.md"), "--transfer-set", str(path)]
-    assert main(run_args(tmp_path, path)) == 2  # not confirmed yet
+    assert main(lossy_run(path)) == 2  # not confirmed yet
     assert main(check + ["--confirm"]) == 0
     data = json.loads(path.read_text())
     assert data["user_confirmed"] is True and data["confirmed_hash"] and data["confirmation_timestamp"]
     assert main(check) == 0 and "· confirmed" in capsys.readouterr().out
-    assert main(run_args(tmp_path, path)) == 1  # runs without --confirm now
+    assert main(lossy_run(path)) == 1  # runs without --confirm now
     csv_path = tmp_path / "set.csv"
     csv_path.write_text("id,type,input\nh1,happy,hello\n")
     assert (

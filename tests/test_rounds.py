@@ -5,8 +5,6 @@ import io
 import json
 from xml.etree import ElementTree as ET
 
-from conftest import EXAMPLE
-
 from abeq.cli import main
 from abeq.execution.engine import Engine
 from abeq.execution.estimate import estimate, estimate_calls
@@ -150,31 +148,13 @@ def test_errored_cases_are_junit_errors(store, example, scripted_cfg):
     assert suite.get("errors") == "7" and len(list(suite.iter("error"))) == 7
 
 
-def test_cli_writes_every_export_and_history(tmp_path, capsys):
-    base = [
-        "run",
-        "--original",
-        str(EXAMPLE / "SKILL.md"),
-        "--transfer-set",
-        str(EXAMPLE / "transfer-set.json"),
-        "--runner-model",
-        "scripted/rules",
-        "--db",
-        str(tmp_path / "a.db"),
-        "--confirm",
-        "--quiet",
-        "--review",
-        "rn",
-        "--out",
-        str(tmp_path / "r.json"),
-    ]
-    assert main(base + ["--candidate", str(EXAMPLE / "candidate-lossy.md")]) == 1
+def test_cli_writes_every_export_and_history(tmp_path, capsys, run_args):
+    round_args = {"db": tmp_path / "a.db", "review": "rn", "out": tmp_path / "r.json"}
+    assert main(run_args(candidate="candidate-lossy.md", **round_args)) == 1
     assert (
         main(
-            base
+            run_args(candidate="candidate-faithful.md", **round_args)
             + [
-                "--candidate",
-                str(EXAMPLE / "candidate-faithful.md"),
                 "--markdown",
                 str(tmp_path / "r.md"),
                 "--csv",
@@ -243,24 +223,8 @@ def test_cost_per_case_counts_what_this_run_spent_on_it(store, example, scripted
     )
 
 
-def test_an_identical_re_run_keeps_the_reviewers_overrides(tmp_path, capsys):
-    base = [
-        "run",
-        "--original",
-        str(EXAMPLE / "SKILL.md"),
-        "--candidate",
-        str(EXAMPLE / "candidate-lossy.md"),
-        "--transfer-set",
-        str(EXAMPLE / "transfer-set.json"),
-        "--runner-model",
-        "scripted/rules",
-        "--db",
-        str(tmp_path / "a.db"),
-        "--confirm",
-        "--quiet",
-        "--review",
-        "rn",
-    ]
+def test_an_identical_re_run_keeps_the_reviewers_overrides(tmp_path, capsys, run_args):
+    base = run_args(db=tmp_path / "a.db", candidate="candidate-lossy.md", review="rn")
     assert main(base + ["--out", str(tmp_path / "r1.json")]) == 1
     regressed = [
         c["case_id"]
@@ -291,9 +255,6 @@ def test_an_identical_re_run_keeps_the_reviewers_overrides(tmp_path, capsys):
     rec = json.loads((tmp_path / "rec.json").read_text())
     assert rec["run"]["id"] == 2 and rec["run"]["calls_made"] == 0  # every call from the cache
     # a different candidate is a different judgement: nothing carries
-    other = [
-        a if a != str(EXAMPLE / "candidate-lossy.md") else str(EXAMPLE / "candidate-faithful.md")
-        for a in base
-    ]
+    other = run_args(db=tmp_path / "a.db", candidate="candidate-faithful.md", review="rn")
     assert main(other + ["--out", str(tmp_path / "r3.json")]) == 0
     assert "overrides" not in json.loads((tmp_path / "r3.json").read_text())
