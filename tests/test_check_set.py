@@ -45,19 +45,10 @@ def test_check_set_counts_the_checks_and_names_the_skipped(tmp_path, capsys):
     assert f"no database at {db}" in out and not db.exists()  # read, never created
 
 
-def test_check_set_warns_about_a_check_the_original_fails(tmp_path, capsys):
+def test_check_set_warns_about_a_check_the_original_fails(run_args, tmp_path, capsys):
     db = str(tmp_path / "abeq.db")
     plain = write_set(tmp_path, {})
-    main(
-        [
-            "run",
-            "--original",
-            str(EXAMPLE / "SKILL.md"),
-            "--candidate",
-            str(EXAMPLE / "candidate-faithful.md"),
-        ]
-        + ["--transfer-set", plain, "--runner-model", "scripted/rules", "--db", db, "--confirm", "--quiet"]
-    )
+    main(run_args(transfer_set=plain, db=db))
     capsys.readouterr()
     # a check added afterwards: the original's transcript of happy-1 is already in the database
     path = write_set(
@@ -128,20 +119,18 @@ def test_the_store_has_the_check_tables(tmp_path):
     assert "checks_lost" in [r[1] for r in conn.execute("pragma table_info(run_cases)")]
 
 
-def test_checks_over_the_loopback_http_server(tmp_path):
+def test_checks_over_the_loopback_http_server(run_args, tmp_path):
     path = write_set(tmp_path, {"happy-1": [RUBRIC], "edge-1": [RUBRIC]})
     with LoopbackServer() as srv:
         code = main(
-            [
-                "run",
-                "--original",
-                str(EXAMPLE / "SKILL.md"),
-                "--candidate",
-                str(EXAMPLE / "candidate-lossy.md"),
-            ]
-            + ["--transfer-set", path, "--runner-model", "openai/scripted", "--api-base", srv.url]
-            + ["--db", str(tmp_path / "abeq.db"), "--confirm", "--quiet", "--out", str(tmp_path / "r.json")]
-            + ["--record", str(tmp_path / "rec.json")]
+            run_args(
+                candidate="candidate-lossy.md",
+                transfer_set=path,
+                runner_model="openai/scripted",
+                api_base=srv.url,
+                out=tmp_path / "r.json",
+                record=tmp_path / "rec.json",
+            )
         )
         stats = json.loads(urllib.request.urlopen(srv.url.rsplit("/v1", 1)[0] + "/stats").read())
     assert code == 1 and stats["requests"] == 21 + 2  # two grading calls crossed HTTP too
@@ -152,7 +141,7 @@ def test_checks_over_the_loopback_http_server(tmp_path):
     assert [c["outcome"] for c in h1["checks"]] == ["kept", "lost"]
 
 
-def test_a_real_skill_creator_evals_file_brings_its_assertions_into_the_run(tmp_path):
+def test_a_real_skill_creator_evals_file_brings_its_assertions_into_the_run(run_args, tmp_path):
     """skill-creator's `assertions` (tests/fixtures/real) arrive as checks and are graded on both arms."""
     from abeq.execution.checks import case_checks
 
@@ -176,27 +165,14 @@ def test_a_real_skill_creator_evals_file_brings_its_assertions_into_the_run(tmp_
     assert {c.kind for case in ts.cases for c in case_checks(case)} == {"model"}
     doc = str(EXAMPLE / "SKILL.md")
     code = main(
-        [
-            "run",
-            "--original",
-            doc,
-            "--candidate",
-            doc,
-            "--transfer-set",
-            str(out),
-            "--runner-model",
-            "scripted/rules",
-        ]
-        + [
-            "--db",
-            str(tmp_path / "abeq.db"),
-            "--confirm",
-            "--allow-thin",
-            "--quiet",
-            "--out",
-            str(tmp_path / "r.json"),
-        ]
-        + ["--record", str(tmp_path / "rec.json")]
+        run_args(
+            original=doc,
+            candidate=doc,
+            transfer_set=out,
+            allow_thin=True,
+            out=tmp_path / "r.json",
+            record=tmp_path / "rec.json",
+        )
     )
     rec = json.loads((tmp_path / "rec.json").read_text())
     assert code == 0 and [len(c["checks"]) for c in rec["cases"]] == [6, 6, 5]
