@@ -89,66 +89,24 @@ def test_round_two_over_http_sends_only_candidate_and_judge_calls(tmp_path, serv
     assert stats(server)["requests"] - before == 14
 
 
-def test_unreachable_server_is_an_error_not_a_verdict(tmp_path):
+def test_unreachable_server_is_an_error_not_a_verdict(run_args, tmp_path):
     out = tmp_path / "r.json"
-    code = main(
-        [
-            "run",
-            "--original",
-            str(EXAMPLE / "SKILL.md"),
-            "--candidate",
-            str(EXAMPLE / "candidate-lossy.md"),
-            "--transfer-set",
-            str(EXAMPLE / "transfer-set.json"),
-            "--runner-model",
-            "openai/x",
-            "--api-base",
-            f"http://127.0.0.1:{free_port()}/v1",
-            "--db",
-            str(tmp_path / "abeq.db"),
-            "--confirm",
-            "--quiet",
-            "--out",
-            str(out),
-            "--timeout",
-            "5",
-        ]
-    )
+    nowhere = {"runner_model": "openai/x", "api_base": f"http://127.0.0.1:{free_port()}/v1"}
+    code = main(run_args(candidate="candidate-lossy.md", out=out, timeout=5, **nowhere))
     rep = json.loads(out.read_text())
     assert code == 3
     assert rep["cases"] == [] and len(rep["errors"]) == 7 and rep["summary"]["pass"] is False
 
 
-def test_a_priced_model_is_priced_on_both_transports(tmp_path, server):
+def test_a_priced_model_is_priced_on_both_transports(run_args, tmp_path, server):
     """The same call costs the same whichever transport carried it: litellm's price list, per token."""
     import sqlite3
 
     from abeq.models import price
 
     db = tmp_path / "abeq.db"
-    main(
-        [
-            "run",
-            "--original",
-            str(EXAMPLE / "SKILL.md"),
-            "--candidate",
-            str(EXAMPLE / "candidate-faithful.md"),
-            "--transfer-set",
-            str(EXAMPLE / "transfer-set.json"),
-            "--runner-model",
-            "openai/gpt-4o-mini",
-            "--judge-model",
-            "openai/scripted",
-            "--api-base",
-            server,
-            "--db",
-            str(db),
-            "--confirm",
-            "--quiet",
-            "--out",
-            str(tmp_path / "r.json"),
-        ]
-    )
+    models = {"runner_model": "openai/gpt-4o-mini", "judge_model": "openai/scripted", "api_base": server}
+    main(run_args(db=db, out=tmp_path / "r.json", **models))
     rows = (
         sqlite3.connect(db)
         .execute(
