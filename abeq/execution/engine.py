@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, cast
 
 from ..documents import Document
@@ -219,7 +220,7 @@ class Engine:
             graded = model_checks(case)
             jobs = [
                 self.fail_fast.watch(
-                    self.calls.judge(case, okey, o, ckey, c, s, k, truncated, policy), case.id, k
+                    partial(self.calls.judge, case, okey, o, ckey, c, s, k, truncated, policy), case.id, k
                 )
                 for s in range(k)
             ]

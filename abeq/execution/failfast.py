@@ -58,8 +58,10 @@ class FailFast:
             if 2 * n > samples:
                 self.stop(case_id)
 
-    async def watch(self, judged, case_id: str, samples: int):
-        """Await one judge sample (key, row) and count it."""
-        key, row = await judged
+    async def watch(self, judge, case_id: str, samples: int):
+        """Make and await one judge sample (key, row), and count it. `judge` makes the call's
+        coroutine only once this task runs: one made beforehand and cancelled before its task started
+        would never be awaited (Python warns)."""
+        key, row = await judge()
         self.sample(case_id, row["verdict"], samples)
         return key, row
