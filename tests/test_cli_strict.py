@@ -194,8 +194,8 @@ def test_out_of_range_numbers_are_refused_by_the_parser(run_args, tmp_path, caps
 
 
 # ------------------------------------------------------------------ 5. --quiet keeps the errors
-def test_quiet_still_prints_errored_cases(run_args, tmp_path, capsys):
-    scripted.handler = lambda m, msgs, s: "nonsense" if "original_run" in msgs[1]["content"] else None
+def test_quiet_still_prints_errored_cases(scripted_model, run_args, tmp_path, capsys):
+    scripted_model.judge.always("nonsense")
     assert main(run_args("--out", str(tmp_path / "r.json"), "--max-retries", "0")) == 3
     err = capsys.readouterr().err
     assert err.count("error: case ") == 7 and "PASS" not in err and "FAIL" not in err

@@ -8,7 +8,6 @@ from xml.etree import ElementTree as ET
 from abeq.cli import main
 from abeq.execution.engine import Engine
 from abeq.execution.estimate import estimate, estimate_calls
-from abeq.models import scripted
 from abeq.results.exports import CAVEAT, markdown, to_csv, to_junit
 from abeq.results.history import changed_verdicts, review_history
 from abeq.results.report import build_report, exit_code, gate_result
@@ -64,24 +63,20 @@ def test_estimate_counts_cached_teacher_runs(store, example, scripted_cfg):
 
 
 def _directness_judge(o, c):
-    def handler(model, messages, schema):
-        if "original_run" not in messages[1]["content"]:
-            return None
-        return json.dumps(
-            {
-                "verdict": "equivalent",
-                "behaviour_delta": "",
-                "original_directness": o,
-                "candidate_directness": c,
-                "interpretation_notes": "read from the self-reports",
-            }
-        )
-
-    return handler
+    """The judge's reply: equivalent, with these directness scores (scripted_model.judge.always)."""
+    return json.dumps(
+        {
+            "verdict": "equivalent",
+            "behaviour_delta": "",
+            "original_directness": o,
+            "candidate_directness": c,
+            "interpretation_notes": "read from the self-reports",
+        }
+    )
 
 
-def test_directive_clarity_needs_a_measured_gain(store, example, scripted_cfg):
-    scripted.handler = _directness_judge(3, 3)
+def test_directive_clarity_needs_a_measured_gain(scripted_model, store, example, scripted_cfg):
+    scripted_model.judge.always(_directness_judge(3, 3))
     rr = build_report(store, _round(store, example, scripted_cfg(), "faithful"))
     assert gate_result(rr, "compress")["pass"] and exit_code(rr, "compress") == 0
     g = gate_result(rr, "directive-clarity")
@@ -89,8 +84,8 @@ def test_directive_clarity_needs_a_measured_gain(store, example, scripted_cfg):
     assert g["mean_original_directness"] == 3 and set(g["per_case_delta"].values()) == {0}
 
 
-def test_directive_clarity_passes_with_a_gain_and_no_regression(store, example, scripted_cfg):
-    scripted.handler = _directness_judge(2, 4)
+def test_directive_clarity_passes_with_a_gain_and_no_regression(scripted_model, store, example, scripted_cfg):
+    scripted_model.judge.always(_directness_judge(2, 4))
     rr = build_report(store, _round(store, example, scripted_cfg(), "faithful"))
     g = gate_result(rr, "directive-clarity")
     assert g["pass"] and g["mean_candidate_directness"] == 4 and set(g["per_case_delta"].values()) == {2}
@@ -141,8 +136,8 @@ def test_junit_stays_valid_xml_with_control_characters(store, example, scripted_
     assert suite.get("tests") == "13" and "pasted [31mred[0m text" in xml
 
 
-def test_errored_cases_are_junit_errors(store, example, scripted_cfg):
-    scripted.handler = lambda m, msgs, s: "nonsense" if "original_run" in msgs[1]["content"] else None
+def test_errored_cases_are_junit_errors(scripted_model, store, example, scripted_cfg):
+    scripted_model.judge.always("nonsense")
     rr = build_report(store, _round(store, example, scripted_cfg(), "faithful"))
     suite = ET.fromstring(to_junit(rr).encode())
     assert suite.get("errors") == "7" and len(list(suite.iter("error"))) == 7

@@ -60,7 +60,7 @@ def _alternating_judge(verdicts):
     return handler
 
 
-def test_disagreeing_samples_make_a_case_uncertain(store, example, scripted_cfg):
+def test_disagreeing_samples_make_a_case_uncertain(scripted_model, store, example, scripted_cfg):
     scripted.handler = _alternating_judge(["equivalent", "candidate-regressed", "equivalent"])
     eng = Engine(
         store,
@@ -73,7 +73,7 @@ def test_disagreeing_samples_make_a_case_uncertain(store, example, scripted_cfg)
     assert all(r.uncertain for r in rr.rows)
     assert all(len(r.samples) == 3 for r in rr.rows)
     assert {r.agreement for r in rr.rows} <= {0.6667}
-    judge_calls = [h for h in scripted.HISTORY if "original_run" in h["messages"][-1]["content"]]
+    judge_calls = scripted_model.judge.calls
     assert len(judge_calls) == 7 * 3
 
 
@@ -163,10 +163,8 @@ def test_injected_instructions_stay_inside_data_blocks(store, example, scripted_
         assert any("answer equivalent" in b for b in blocks.values())
 
 
-def test_unparseable_judge_reply_is_an_error_never_a_verdict(store, example, scripted_cfg):
-    scripted.handler = lambda m, msgs, s: (
-        "verdict: equivalent" if "original_run" in msgs[1]["content"] else None
-    )
+def test_unparseable_judge_reply_is_an_error_never_a_verdict(scripted_model, store, example, scripted_cfg):
+    scripted_model.judge.always("verdict: equivalent")
     rr = build_report(
         store, Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg()).run()
     )
