@@ -7,7 +7,7 @@ import json
 from xml.etree import ElementTree as ET
 
 import pytest
-from conftest import EXAMPLE, with_cases
+from conftest import EXAMPLE, run_argv, with_cases
 
 from abeq.cli import main
 from abeq.desk import queries
@@ -50,28 +50,8 @@ def add(case, **fields):
 
 
 def cli(tmp_path, set_path, candidate="candidate-faithful.md", *extra):
-    return main(
-        [
-            "run",
-            "--original",
-            str(EXAMPLE / "SKILL.md"),
-            "--candidate",
-            str(EXAMPLE / candidate),
-            "--transfer-set",
-            str(set_path),
-            "--runner-model",
-            "scripted/rules",
-            "--db",
-            str(tmp_path / "abeq.db"),
-            "--confirm",
-            "--quiet",
-            "--out",
-            str(tmp_path / "report.json"),
-            "--record",
-            str(tmp_path / "record.json"),
-            *extra,
-        ]
-    )
+    out = {"out": tmp_path / "report.json", "record": tmp_path / "record.json"}
+    return main(run_argv(*extra, db=tmp_path / "abeq.db", candidate=candidate, transfer_set=set_path, **out))
 
 
 def outputs(tmp_path):
