@@ -9,7 +9,7 @@ import sys
 import time
 
 import pytest
-from conftest import EXAMPLE, ROOT
+from conftest import EXAMPLE, ROOT, run_argv
 
 from abeq.cli import main
 from abeq.execution.agent_cmd import RunnerCommandError, command_env, invoke, read_report
@@ -28,10 +28,9 @@ def agent(log, *flags) -> str:
 def abeq_run(
     tmp_path, candidate, cmd, *extra, original=EXAMPLE / "SKILL.md", ts=EXAMPLE / "transfer-set.json"
 ):
-    args = ["run", "--original", str(original), "--candidate", str(candidate), "--transfer-set", str(ts),
-            "--confirm", "--quiet", "--runner-cmd", cmd, "--judge-model", "scripted/rules",
-            "--db", str(tmp_path / "abeq.db"), "--out", str(tmp_path / "report.json"),
-            "--record", str(tmp_path / "record.json"), *extra]  # fmt: skip
+    out = {"out": tmp_path / "report.json", "record": tmp_path / "record.json"}
+    args = run_argv(*extra, db=tmp_path / "abeq.db", original=original, candidate=candidate, transfer_set=ts,
+                    runner_model=None, runner_cmd=cmd, judge_model="scripted/rules", **out)  # fmt: skip
     return main(args), json.loads((tmp_path / "record.json").read_text())
 
 
