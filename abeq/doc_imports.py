@@ -24,7 +24,7 @@ sections nest inside it. A file is put in once, where it is first imported.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,19 +81,30 @@ _ATX = re.compile(r"^( {0,3})(#{1,6})(?=[ \t]|$)")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 
 
-def _heading_levels(lines: list[str]) -> list[int]:
-    """For each line, the level of the heading it sits under (0 before any), fenced code skipped."""
-    levels, level, fence = [], 0, None
-    for i, line in enumerate(lines):
+def _fenced(lines: list[str]) -> Iterator[tuple[str, bool]]:
+    """Each line, and whether it belongs to fenced code (its opening and closing fences included)."""
+    fence = None
+    for line in lines:
         if fence is not None:
             if re.match(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$", line):
                 fence = None
+            yield line, True
         elif f := _FENCE.match(line):
             fence = f.group(1)
-        elif m := _ATX.match(line):
+            yield line, True
+        else:
+            yield line, False
+
+
+def _heading_levels(lines: list[str]) -> list[int]:
+    """For each line, the level of the heading it sits under (0 before any), fenced code skipped."""
+    levels, level = [], 0
+    for i, (line, fenced) in enumerate(_fenced(lines)):
+        if not fenced and (m := _ATX.match(line)):
             level = len(m.group(2))
         elif (
-            (s := _SETEXT.match(line))
+            not fenced
+            and (s := _SETEXT.match(line))
             and i
             and lines[i - 1].strip()
             and not _ATX.match(lines[i - 1])
@@ -108,14 +119,9 @@ def _nest(text: str, by: int) -> str:
     """ATX headings moved down `by` levels (at most to 6), fenced code left alone."""
     if not by:
         return text
-    out, fence = [], None
-    for line in text.split("\n"):
-        if fence is not None:
-            if re.match(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$", line):
-                fence = None
-        elif f := _FENCE.match(line):
-            fence = f.group(1)
-        elif m := _ATX.match(line):
+    out = []
+    for line, fenced in _fenced(text.split("\n")):
+        if not fenced and (m := _ATX.match(line)):
             line = m.group(1) + "#" * min(6, len(m.group(2)) + by) + line[m.end() :]
         out.append(line)
     return "\n".join(out)

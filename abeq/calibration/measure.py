@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ModelCallError
-from ..execution.judge import judge_pair, judge_prompt, majority
+from ..execution.judge import judge_pair, judge_prompt, judgement_row, majority
 from ..execution.keys import cache_key, judge_key, judge_spec
 from ..models.call import CallPolicy
 from ..models.spec import ModelSpec
 from ..results.store import Store, open_store
-from ..schemas import Case, JudgeReply, ObservedRun
+from ..schemas import Case, ObservedRun
 from .metrics import headline, summarise
 from .suite import CalibrationRun, Pair, Suite, load_suite
 
@@ -94,20 +94,7 @@ class _Judge:
         except ModelCallError:
             self.calls["failed"] += 1
             raise
-        r: JudgeReply = out.value
-        row: dict = {
-            "key": key,
-            "model": spec.name,
-            "prompt": judge_prompt().ref,
-            "sample": s,
-            "verdict": r.verdict,
-            "behaviour_delta": r.behaviour_delta,
-            "original_directness": r.original_directness,
-            "candidate_directness": r.candidate_directness,
-            "interpretation_notes": r.interpretation_notes,
-            "raw": out.raw[:20000],
-            **out.spend(),
-        }
+        row = judgement_row(key, spec, s, out)
         self.store.put_judgement(row)
         self.calls["made"] += 1
         return row

@@ -13,11 +13,11 @@ from ..models.ask import Outcome
 from ..models.call import CallPolicy
 from ..results.backend import ResultCache, RunLog
 from ..results.store import dumps
-from ..schemas import Case, JudgeReply, RunnerReply, grading_reply
+from ..schemas import Case, RunnerReply, grading_reply
 from .checks import Check
 from .config import RunConfig
 from .grading import blind_order, checks_spec, grade_pair, grader_prompt, unblind
-from .judge import judge_pair, judge_prompt
+from .judge import judge_pair, judgement_row
 from .keys import grading_key, judge_key, judge_spec, runner_keys
 from .observe import from_row, observe
 from .runner import gate_state, runner_prompt
@@ -146,20 +146,7 @@ class Calls:
         except ModelCallError as e:
             self._log(case.id, kind, spec.name, key, False, row=e.usage, error=e.message)
             raise
-        r: JudgeReply = out.value
-        made = {
-            "key": key,
-            "model": spec.name,
-            "prompt": judge_prompt().ref,
-            "sample": sample,
-            "verdict": r.verdict,
-            "behaviour_delta": r.behaviour_delta,
-            "original_directness": r.original_directness,
-            "candidate_directness": r.candidate_directness,
-            "interpretation_notes": r.interpretation_notes,
-            "raw": out.raw[:20000],
-            **out.spend(),
-        }
+        made = judgement_row(key, spec, sample, out)
         self.cache.put_judgement(made)
         self._log(case.id, kind, spec.name, key, False, out=out)
         return key, made

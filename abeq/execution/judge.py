@@ -76,6 +76,25 @@ async def judge_pair(
     )
 
 
+def judgement_row(key: str, spec: ModelSpec, sample: int, out: Outcome) -> dict:
+    """A judge sample's reply as the store keeps it (the judgements table), its spend included:
+    for a run's judge and the calibration's alike."""
+    r: JudgeReply = out.value
+    return {
+        "key": key,
+        "model": spec.name,
+        "prompt": judge_prompt().ref,
+        "sample": sample,
+        "verdict": r.verdict,
+        "behaviour_delta": r.behaviour_delta,
+        "original_directness": r.original_directness,
+        "candidate_directness": r.candidate_directness,
+        "interpretation_notes": r.interpretation_notes,
+        "raw": out.raw[:20000],
+        **out.spend(),
+    }
+
+
 def majority(verdicts: list[str]) -> tuple[str, float]:
     """The majority verdict and the share of samples that gave it.
 
