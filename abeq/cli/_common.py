@@ -99,6 +99,16 @@ def model_spec(name, args, purpose: str = "run", api_base=None):
     )
 
 
+def run_models(args):
+    """The runner's and the judge's ModelSpec of a run-like command (run, resume, mutate): the judge is
+    the runner model unless --judge-model, served from --judge-api-base, else --api-base."""
+    runner = model_spec(args.runner_model, args, api_base=args.api_base)
+    judge = model_spec(
+        args.judge_model or args.runner_model, args, api_base=args.judge_api_base or args.api_base
+    )
+    return runner, judge
+
+
 def check_model(name: str, option: str, api_base: str | None = None) -> None:
     """Refuse a model string no provider can serve, before a run (or anything in the database) starts."""
     from ..errors import InputError

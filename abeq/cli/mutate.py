@@ -15,7 +15,7 @@ from ._common import (
     bounded,
     caution,
     model_args,
-    model_spec,
+    run_models,
     write_output,
 )
 from ._runner import runner_mode, runner_mode_args
@@ -77,10 +77,7 @@ def _mutate(args, stop) -> int:
     from ..mutation.run import prepare_mutation
     from ._common import Bar
 
-    runner = model_spec(args.runner_model, args, api_base=args.api_base)
-    judge = model_spec(
-        args.judge_model or args.runner_model, args, api_base=args.judge_api_base or args.api_base
-    )
+    runner, judge = run_models(args)
     prep = prepare_mutation(
         args.original,
         args.transfer_set,

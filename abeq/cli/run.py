@@ -18,7 +18,7 @@ from ._common import (
     db_arg,
     existing_store,
     model_args,
-    model_spec,
+    run_models,
     write_output,
 )
 from ._runner import runner_mode, runner_mode_args
@@ -127,10 +127,7 @@ def _run(args, stop) -> int:
 
     # Everything that would fail after the model calls is refused now, with nothing stored.
     check_outputs(args)
-    runner = model_spec(args.runner_model, args, api_base=args.api_base)
-    judge = model_spec(
-        args.judge_model or args.runner_model, args, api_base=args.judge_api_base or args.api_base
-    )
+    runner, judge = run_models(args)
     prepared = prepare_run(
         args.original,
         args.candidate,
