@@ -18,13 +18,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from abeq.results.store import Store  # noqa: E402
+from abeq.testing.process import wait_healthy  # noqa: E402
 from abeq.testing.synthetic import synthetic_run  # noqa: E402
 
 CASES = 200
@@ -47,15 +47,12 @@ def _desk(db: str) -> tuple[subprocess.Popen, str]:
     cmd += ["--server.address", "127.0.0.1", "--server.headless", "true"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                return proc, url
-        except OSError:
-            time.sleep(0.3)
-    proc.kill()
-    raise SystemExit("the desk did not start")
+    try:
+        wait_healthy(url, proc)
+    except RuntimeError as e:
+        proc.kill()
+        raise SystemExit(str(e)) from None
+    return proc, url
 
 
 def _drawn(page, case_id: str) -> None:

@@ -14,13 +14,13 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from contextlib import contextmanager
 
 import pytest
 from conftest import ROOT
 
 from abeq.desk import access, links
+from abeq.testing.process import free_port, wait_healthy
 
 
 def test_loopback_addresses_are_told_apart_from_the_rest():
@@ -80,16 +80,10 @@ def test_a_non_loopback_address_is_refused_unless_allowed():
     assert r.returncode == 2 and "--no-token" in r.stderr
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextmanager
 def abeq_app(tmp_path, *args: str):
     """`abeq app` on a free port; yields (port, the link it printed)."""
-    port, out = _free_port(), tmp_path / "app.out"
+    port, out = free_port(), tmp_path / "app.out"
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
     env.pop(access.TOKEN_ENV, None)
     with open(out, "w") as sink:
@@ -101,17 +95,10 @@ def abeq_app(tmp_path, *args: str):
             stderr=subprocess.STDOUT,
         )
     try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                if (
-                    urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read()
-                    == b"ok"
-                ):
-                    break
-            except OSError:
-                assert proc.poll() is None and time.time() < deadline, out.read_text()
-                time.sleep(0.3)
+        try:
+            wait_healthy(f"http://127.0.0.1:{port}", proc)
+        except RuntimeError as e:
+            raise AssertionError(f"{e}: {out.read_text()}") from None
         link = re.search(r"open (http://\S+)", out.read_text()).group(1)
         yield port, link
     finally:

@@ -63,12 +63,9 @@ def register(sub) -> None:
 
 
 def cmd_mutate(args) -> int:
-    from ..execution.engine import Stop
-    from .run import on_signals
+    from .run import stoppable
 
-    stop = Stop()
-    with on_signals(stop, args.quiet):
-        return _mutate(args, stop)
+    return stoppable(_mutate, args)
 
 
 def _mutate(args, stop) -> int:

@@ -115,11 +115,17 @@ def register(sub) -> None:
 
 
 def cmd_run(args) -> int:
+    return stoppable(_run, args)
+
+
+def stoppable(command, args) -> int:
+    """`command(args, stop)` with Ctrl-C and SIGTERM setting `stop` (see on_signals): for the commands
+    that run a model call after another (run, mutate)."""
     from ..execution.engine import Stop
 
     stop = Stop()
     with on_signals(stop, args.quiet):
-        return _run(args, stop)
+        return command(args, stop)
 
 
 def _run(args, stop) -> int:

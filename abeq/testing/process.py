@@ -22,6 +22,21 @@ def process_cpu(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
+    """Until the desk at `url` answers its health check; RuntimeError when its process has ended or
+    `timeout` seconds have passed (the caller adds the process's log)."""
+    deadline = time.time() + timeout
+    while True:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                return
+        except OSError:
+            pass
+        if proc.poll() is not None or time.time() > deadline:
+            raise RuntimeError(f"the desk at {url} did not start (exit status {proc.poll()})")
+        time.sleep(0.3)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

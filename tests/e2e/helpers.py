@@ -5,12 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
-from abeq.testing.process import free_port
+from abeq.testing.process import free_port, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -69,16 +67,10 @@ def desk(db: Path):
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"the desk did not start: {db.with_suffix('.log').read_text()[-2000:]}")
-            time.sleep(0.3)
+        try:
+            wait_healthy(url, proc)
+        except RuntimeError as e:
+            raise RuntimeError(f"{e}: {db.with_suffix('.log').read_text()[-2000:]}") from None
         yield url
     finally:
         proc.terminate()

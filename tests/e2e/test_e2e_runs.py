@@ -12,9 +12,8 @@ import sqlite3
 import subprocess
 import sys
 import time
-import urllib.request
 
-from abeq.testing.process import LoopbackProcess, free_port
+from abeq.testing.process import LoopbackProcess, free_port, wait_healthy
 
 from .helpers import ARTIFACTS, desk, nav, screenshot
 
@@ -101,14 +100,7 @@ def test_abeq_app_stopped_by_sigterm_stops_its_server_and_interrupts_its_run(pag
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                assert app.poll() is None and time.time() < deadline, "the desk did not start"
-                time.sleep(0.3)
+        wait_healthy(url, app)
         link = out.read_text().split("open ", 1)[1].split()[0]  # the launch link, with its token
         with LoopbackProcess(latency=LATENCY) as srv:
             start_run(page, link, srv.url)
