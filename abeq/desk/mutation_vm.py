@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..api import DESK_LABELS
-from ..documents import Document, detect_variant
+from ..documents import detect_variant
 from ..execution.engine import Stop
 from ..execution.modes import RunnerMode
 from ..mutation.estimate import describe_mutation_estimate
@@ -23,7 +23,7 @@ from ..results.store import Store
 from ..schemas import TransferSet
 from ..sets.confirm import set_hash
 from . import session
-from .run_vm import STICKY
+from .run_vm import STICKY, stored_document
 
 # state -> (background, edge): green keep, red blind, amber claimed but unnoticed, grey otherwise
 COLOURS = {
@@ -58,7 +58,7 @@ def setting(state: Mapping, name: str):
 
 def prepare(store: Store, original: dict, ts: TransferSet, state: Mapping) -> PreparedMutation:
     """The mutation test of this set with the Run page's models (an AbeqError says why not)."""
-    doc = Document(original["name"], original["content"])
+    doc = stored_document(store, original)  # a skill with its folder: each mutant carries it
     kind = setting(state, "runner_mode")
     mode = RunnerMode(kind=kind, command=setting(state, "runner_cmd") if kind == "command" else "")
     return prepare_mutation(

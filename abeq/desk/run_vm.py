@@ -117,13 +117,14 @@ def start_gate(original: dict, ts: TransferSet) -> Gate:
     return Gate(why, not why and not set_coverage(original["content"], ts).runnable)
 
 
+def stored_document(store: Store, d: dict) -> Document:
+    """A stored document as a run takes it (a skill with its folder's files)."""
+    return Document(d["name"], d["content"], files=tuple(sorted(store.document_files(d).items())))
+
+
 def documents(store: Store, original: dict, candidate: dict) -> tuple[Document, Document]:
     """The two stored documents as a run takes them (a skill with its folder's files)."""
-
-    def one(d: dict) -> Document:
-        return Document(d["name"], d["content"], files=tuple(sorted(store.document_files(d).items())))
-
-    return one(original), one(candidate)
+    return stored_document(store, original), stored_document(store, candidate)
 
 
 def estimate_lines(

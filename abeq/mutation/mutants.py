@@ -77,6 +77,12 @@ def section_spans(text: str) -> list[tuple[str, int, int]]:
     return out
 
 
+def variant_of(doc: Document, name: str, text: str) -> Document:
+    """`doc` with another text: a skill's folder (its references/, scripts/…) travels with it, so
+    a runner in a workspace finds the same files beside the mutant's SKILL.md as beside the original's."""
+    return Document(name, text, files=doc.files)
+
+
 def section_mutants(doc: Document) -> list[Mutant]:
     """One mutant per section of `doc`, in document order (a deletion that changes nothing, or
     repeats another's text, is left out)."""
@@ -84,7 +90,7 @@ def section_mutants(doc: Document) -> list[Mutant]:
     seen = {doc.hash}
     for name, a, b in section_spans(doc.text):
         text = doc.text[:a] + doc.text[b:]
-        mutant = Document(f"{doc.name} without {name}", text)
+        mutant = variant_of(doc, f"{doc.name} without {name}", text)
         if mutant.hash in seen:
             continue
         seen.add(mutant.hash)
