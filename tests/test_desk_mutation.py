@@ -1,11 +1,12 @@
 """The Transfer set page's "Would this set notice a loss?" (AppTest): refused before the set is
 confirmed, started from the page with the Run page's models, then the original drawn section by
-section in the colour of its state, and a section's evidence opened."""
+section in the colour of its state, and a section's evidence opened; mutants a model wrote listed
+apart, each with the behaviour it removed."""
 
 from abeq.desk import mutation_vm as vm
 
 
-def test_the_page_starts_a_mutation_test_and_opens_a_sections_evidence(app):
+def test_the_page_starts_a_mutation_test_and_opens_a_sections_evidence(app, db):
     app.switch_page("desk_pages/2_transfer_set.py").run()
     said = " ".join(i.value for i in app.info)
     assert "not confirmed" in said and not [b for b in app.button if b.key == "mutate_start"]
@@ -29,3 +30,24 @@ def test_the_page_starts_a_mutation_test_and_opens_a_sections_evidence(app):
     assert any(m.value.startswith("#### Evidence: Preamble · survived") for m in app.markdown)
     assert "**happy-1** (claims this section; judged equivalent)" in text
     assert any("Without Preamble" in h.proto.body for h in app.get("html"))
+    # a test with mutants a model wrote (abeq mutate --model-mutants): listed under the map apart
+    # from the sections, each with the behaviour it removed, its state and its evidence
+    from abeq.desk.run_vm import stored_document
+    from abeq.mutation.run import prepare_mutation
+    from abeq.results.store import Store
+
+    store = Store(db)
+    row = next(store.db.query("select * from mutations order by id desc limit 1"))
+    original = store.document(row["original_hash"])
+    ts = store.transfer_set(row["transfer_set_hash"])
+    prep = prepare_mutation(stored_document(store, original), ts, runner="scripted/rules", store=store,
+                            concurrency=1, allow_thin=ts.thin_accepted, model_mutants=1)  # fmt: skip
+    prep.run()
+    app.run()
+    text = " ".join(m.value for m in app.markdown)
+    assert "8 mutants \\(7 section deletions, 1 written by a model\\) noticed" in text, text
+    written = [h.proto.body for h in app.get("html") if "no longer" in h.proto.body]
+    assert len(written) == 1 and 'data-state="killed by' in written[0]
+    app.button(key="mutant_ev_model_7").click().run()
+    assert any(m.value.startswith("#### Evidence:") and "no longer" in m.value for m in app.markdown)
+    store.close()

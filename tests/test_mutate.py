@@ -59,6 +59,11 @@ def uses_named_sections(model, messages, schema):
 
 @pytest.fixture
 def known(tmp_path):
+    return known_set(tmp_path)
+
+
+def known_set(tmp_path):
+    """The chores document, its confirmed set (in tmp_path) and the runner that uses named sections."""
     scripted.handler = uses_named_sections
     doc = Document("chores.md", DOC)
     cases = [
@@ -232,7 +237,7 @@ def test_the_set_must_be_confirmed_and_the_command_exits_by_min_score(known, cap
     assert main([*common]) == 0
     err = capsys.readouterr().err
     assert "at most" in err and "survived: blind" in err and "mutation score 50%" in err
-    assert "| Epsilon | section-deletion | survived: blind |" in (tmp / "m.md").read_text()
+    assert "| Epsilon | section | the whole section | survived: blind |" in (tmp / "m.md").read_text()
     assert main([*common, "--max-mutants", "2"]) == 0
     assert json.loads(out.read_text())["count"] == 2
 

@@ -15,6 +15,7 @@ from ._common import (
     bounded,
     caution,
     model_args,
+    model_spec,
     run_models,
     write_output,
 )
@@ -25,8 +26,9 @@ def register(sub) -> None:
     r = sub.add_parser(
         "mutate",
         help="mutation-test a transfer set: delete each section of the original; does the set notice?",
-        description="Each mutant is the original with one section deleted, run like a candidate against the "
-        "original's cached runs. Exit codes: 0 done (or score at or above --min-score), 1 score below "
+        description="Each mutant is the original with one section deleted (or, with --model-mutants, one "
+        "behaviour a model weakened or removed), run like a candidate against the original's cached runs. "
+        "Exit codes: 0 done (or score at or above --min-score), 1 score below "
         "--min-score, 2 bad input, 3 incomplete (a mutant errored), 130 interrupted.",
     )
     r.add_argument("--original", required=True, help="the document whose sections are deleted")
@@ -48,7 +50,22 @@ def register(sub) -> None:
         "--aa", action="store_true", help="replay the original once: mark kills within the judge's noise"
     )
     r.add_argument("--all-cases", action="store_true", help="run every case on every mutant (the full map)")
-    r.add_argument("--max-mutants", type=bounded(int, 1), default=None, help="test only the first N mutants")
+    r.add_argument(
+        "--max-mutants", type=bounded(int, 1), default=None, help="test only the first N section mutants"
+    )
+    r.add_argument(
+        "--model-mutants",
+        type=bounded(int, 0),
+        default=0,
+        metavar="N",
+        help="also have a model write N subtler mutants (one behaviour weakened or removed each); one "
+        "call, cached",
+    )
+    r.add_argument(
+        "--mutant-model",
+        default=None,
+        help="litellm model string that writes --model-mutants (default: the runner model), on --api-base",
+    )
     r.add_argument(
         "--min-score",
         type=bounded(float, 0, 1),
@@ -75,6 +92,9 @@ def _mutate(args, stop) -> int:
     from ._common import Bar
 
     runner, judge = run_models(args)
+    writer = (
+        model_spec(args.mutant_model, args, "draft", api_base=args.api_base) if args.mutant_model else None
+    )
     prep = prepare_mutation(
         args.original,
         args.transfer_set,
@@ -85,6 +105,8 @@ def _mutate(args, stop) -> int:
         confirm=args.confirm,
         all_cases=args.all_cases,
         max_mutants=args.max_mutants,
+        model_mutants=args.model_mutants,
+        mutant_model=writer,
         concurrency=args.concurrency,
         fresh=args.fresh,
         judge_samples=args.judge_samples,
@@ -104,7 +126,7 @@ def _mutate(args, stop) -> int:
 
         def progress(p: dict) -> None:
             if p["mutant"] not in bars and not args.quiet:
-                print(f"mutant {p['mutant']}/{p['mutants']}: without {p['section']}", file=sys.stderr)
+                print(f"mutant {p['mutant']}/{p['mutants']}: without {p['label']}", file=sys.stderr)
             bars.setdefault(p["mutant"], Bar(args.quiet))(p)
 
         rep = prep.run(on_progress=progress, cancel=stop)

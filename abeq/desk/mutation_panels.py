@@ -68,13 +68,24 @@ def _map(original: dict, report: dict, state: MutableMapping) -> None:
                 on_click=state.__setitem__,
                 args=(EVIDENCE, b.mutant),
             )
+    written = vm.model_mutants(report)
+    if written or report.get("model_mutants"):
+        st.markdown("**Mutants a model wrote** (one behaviour each, weakened or removed)")
+        for line in vm.written_lines(report):
+            st.caption(md(line))
+    for n, m in written:
+        left, right = st.columns([12, 2], vertical_alignment="center")
+        left.html(vm.Block(m["removed_behaviour"], m["section"], n, vm.state(m)).html())
+        right.button("Evidence", key=f"mutant_ev_model_{n}", help="What removing it did",
+                     on_click=state.__setitem__, args=(EVIDENCE, n))  # fmt: skip
     i = state.get(EVIDENCE)
     if i is not None and i < len(report["mutants"]):
         _evidence(report["mutants"][i])
 
 
 def _evidence(m: dict) -> None:
-    st.markdown(f"#### Evidence: {md(m['section'])} · {md(vm.state(m))}")
+    what = f" ({m['removed_behaviour']})" if m.get("removed_behaviour") else ""
+    st.markdown(f"#### Evidence: {md(m['section'] + what)} · {md(vm.state(m))}")
     st.markdown(md(vm.reading(m)))
     for e in m.get("evidence", []):
         if "delta" in e:
@@ -85,6 +96,8 @@ def _evidence(m: dict) -> None:
             st.markdown(f"**{md(e['case_id'])}** ({claims}; judged {md(e['verdict'] or '')})")
             st.html(
                 self_report_html(
-                    [("transcript", e["teacher"], e["mutant"])], "Original", f"Without {m['section']}"
+                    [("transcript", e["teacher"], e["mutant"])],
+                    "Original",
+                    f"Without {m['section']}" if vm.kind(m) == "section" else "The mutant",
                 )
             )

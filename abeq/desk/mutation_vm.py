@@ -17,6 +17,8 @@ from ..execution.engine import Stop
 from ..execution.modes import RunnerMode
 from ..mutation.estimate import describe_mutation_estimate
 from ..mutation.mutants import section_spans
+from ..mutation.render import kind
+from ..mutation.render import written_lines as written_lines  # the panel says what the model wrote
 from ..mutation.report import BLIND, KILLED, READINGS, SURVIVED, UNNOTICED
 from ..mutation.run import PreparedMutation, prepare_mutation
 from ..results.store import Store
@@ -131,7 +133,8 @@ def progress_text(p: dict | None) -> str:
     if not p or "mutant" not in p:
         return "Starting…"
     return (
-        f"Mutant {p['mutant']} of {p['mutants']} (without {p['section']}): {p['done']} of {p['total']} "
+        f"Mutant {p['mutant']} of {p['mutants']} (without {p.get('label', p['section'])}): "
+        f"{p['done']} of {p['total']} "
         f"cases · {p['runner_done']} runner and {p['judge_done']} judge calls, {p['cached']} from the cache"
     )
 
@@ -179,8 +182,9 @@ def state(m: dict) -> str:
 
 
 def blocks(text: str, report: dict) -> list[Block]:
-    """The original in order: each section with its mutant's state, the text between as it is."""
-    by_section = {m["section"]: (i, m) for i, m in enumerate(report["mutants"])}
+    """The original in order: each section with its deletion's state, the text between as it is
+    (a model's mutants are listed apart: `model_mutants`)."""
+    by_section = {m["section"]: (i, m) for i, m in enumerate(report["mutants"]) if kind(m) == "section"}
     out, at = [], 0
     for name, a, b in section_spans(text):
         if text[at:a].strip():
@@ -193,9 +197,17 @@ def blocks(text: str, report: dict) -> list[Block]:
     return out
 
 
+def model_mutants(report: dict) -> list[tuple[int, dict]]:
+    """The mutants a model wrote (index in the report, mutant): each one behaviour removed."""
+    return [(i, m) for i, m in enumerate(report["mutants"]) if kind(m) == "model"]
+
+
 def headline(report: dict) -> str:
+    n, written = report["count"], len(model_mutants(report))
+    what = f"{n} mutants ({n - written} section deletions, {written} written by a model)"
+    what = what if written else f"{n} section deletions"
     return (
-        f"Mutation score {report['score']:.0%}: {report['killed']} of {report['count']} section deletions "
+        f"Mutation score {report['score']:.0%}: {report['killed']} of {what} "
         f"noticed ({report['runner_model']} / {report['judge_model']}; mutation test {report['id']})."
     )
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from ..prompts import read_data_blocks
 from ..vocab import DIVERGED, EQUIVALENT, REGRESSED, STOPPED
-from .scripted_purposes import PURPOSES, comparator, drafter, grader, judge, purpose_of, runner  # noqa: F401 (scripted.judge, …)
+from .scripted_purposes import PURPOSES, comparator, drafter, grader, judge, mutator, purpose_of, runner  # noqa: F401 (scripted.judge, …)
 
 HISTORY: list[dict] = []
 _queue: deque = deque()
@@ -104,6 +104,10 @@ def respond_message(
         return {"content": json.dumps(draft_rules(blocks, limit))}
     if "output_a" in blocks:
         return {"content": json.dumps(compare_rules(blocks))}
+    if "document_to_mutate" in blocks:
+        from .scripted_mutants import mutate_rules
+
+        return {"content": json.dumps(mutate_rules(blocks))}
     return {"content": json.dumps({"error": "scripted model: unrecognised prompt"})}
 
 

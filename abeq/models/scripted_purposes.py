@@ -13,9 +13,9 @@ _lock = threading.Lock()
 
 
 class Purpose:
-    """Replies for one purpose of call only (a runner, the judge, the check grader, the drafter or
-    the comparator), told apart by the data blocks abeq's own prompts carry. A queued reply or a
-    handler's answer comes before the rules; a handler's None leaves the call to them."""
+    """Replies for one purpose of call only (a runner, the judge, the check grader, the drafter, the
+    comparator or the mutant writer), told apart by the data blocks abeq's own prompts carry. A queued
+    reply or a handler's answer comes before the rules; a handler's None leaves the call to them."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -49,10 +49,10 @@ class Purpose:
         self.handler = None
 
 
-runner, judge, grader, drafter, comparator = (
-    Purpose(n) for n in ("runner", "judge", "grader", "drafter", "comparator")
+runner, judge, grader, drafter, comparator, mutator = (
+    Purpose(n) for n in ("runner", "judge", "grader", "drafter", "comparator", "mutator")
 )
-PURPOSES = {p.name: p for p in (runner, judge, grader, drafter, comparator)}
+PURPOSES = {p.name: p for p in (runner, judge, grader, drafter, comparator, mutator)}
 
 
 def purpose_of(blocks: dict, tools: list | None = None) -> Purpose | None:
@@ -67,4 +67,6 @@ def purpose_of(blocks: dict, tools: list | None = None) -> Purpose | None:
         return drafter
     if "output_a" in blocks:
         return comparator
+    if "document_to_mutate" in blocks:
+        return mutator
     return None

@@ -4,7 +4,8 @@ A section (abeq.sections) is a heading and its own text up to the next heading; 
 text before the first heading; a document without headings has paragraphs for sections. Deleting
 one removes exactly those lines of the source (front matter is metadata, never a mutant). An
 instruction file's imported files are part of its text (abeq.doc_imports): their sections are
-mutants too, each naming its file, and the markers between files are never deleted.
+mutants too, each naming its file, and the markers between files are never deleted. A model can
+write subtler mutants besides (written.py); they are Mutants too, of kind "model".
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ class Mutant:
     removed: str  # the text deleted
     file: str = ""  # the imported file the section is in ("" for the document itself)
     what: str = ""  # what a model's removal says it removed
+
+    @property
+    def kind(self) -> str:
+        """ "section" (a section deleted in code) or "model" (a behaviour a model removed)."""
+        return "model" if self.operator == MODEL_REMOVAL else "section"
 
     @property
     def hash(self) -> str:
@@ -94,8 +100,13 @@ def section_mutants(doc: Document) -> list[Mutant]:
         if mutant.hash in seen:
             continue
         seen.add(mutant.hash)
-        where = ""
-        for m in _MARK.finditer(doc.text[:a]):
-            where = "" if m.group("end") else m.group("path")
-        out.append(Mutant(name, SECTION_DELETION, mutant, a, b, doc.text[a:b], where))
+        out.append(Mutant(name, SECTION_DELETION, mutant, a, b, doc.text[a:b], file_at(doc.text, a)))
     return out
+
+
+def file_at(text: str, at: int) -> str:
+    """The imported file the text at `at` comes from ("" for the document itself)."""
+    where = ""
+    for m in _MARK.finditer(text[:at]):
+        where = "" if m.group("end") else m.group("path")
+    return where

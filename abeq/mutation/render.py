@@ -35,17 +35,44 @@ def headline(rep: dict) -> str:
     )
 
 
+def kind(m: dict) -> str:
+    """ "section" or "model" (reports made before model mutants have no kind: section deletions)."""
+    return m.get("kind", "section")
+
+
+def removed(m: dict) -> str:
+    """What the mutant removed, in a line: the whole section, or the behaviour a model names."""
+    return m.get("removed_behaviour") or "the whole section"
+
+
+def written_lines(rep: dict) -> list[str]:
+    """What --model-mutants asked and what came of it, each discarded mutant with its reason."""
+    w = rep.get("model_mutants")
+    if not w:
+        return []
+    out = [
+        f"model mutants: asked {w['model']} ({w['prompt']}) for {w['asked']}; it wrote {w['written']}, "
+        f"{w['kept']} kept" + (" (its reply read from the cache)" if w["cached"] else "")
+    ]
+    out += [
+        f"discarded model mutant {d['index']} ({d['removed_behaviour']}): {d['reason']}"
+        for d in w["discarded"]
+    ]
+    return out
+
+
 def table(rep: dict) -> str:
-    """One line per mutant: its section, state, the cases that killed it and those that claim it."""
-    rows = [("section", "operator", "state", "killed by", "claimed by")]
+    """One line per mutant: its section, kind, state, the cases that killed it and those that claim it
+    (a model's mutant: the behaviour it removed, after its section)."""
+    rows = [("section", "kind", "state", "killed by", "claimed by")]
     for m in rep["mutants"]:
         where = f"{m['section']} ({m['file']})" if m.get("file") else m["section"]
-        rows.append(
-            (where, m["operator"], state(m), ", ".join(m["killed_by"]) or "-", ", ".join(m["claimed_by"]))
-        )
+        if kind(m) == "model":
+            where += f": {m.get('removed_behaviour', '')}"
+        rows.append((where, kind(m), state(m), ", ".join(m["killed_by"]) or "-", ", ".join(m["claimed_by"])))
     widths = [min(40, max(len(r[i]) for r in rows)) for i in range(4)]
     cut = [[c[:w].ljust(w) for c, w in zip(r, widths, strict=False)] + [r[4] or "-"] for r in rows]
-    return "\n".join("  ".join(r) for r in cut)
+    return "\n".join(["  ".join(r) for r in cut] + written_lines(rep))
 
 
 def _cell(text: str) -> str:
@@ -61,20 +88,23 @@ def markdown(rep: dict) -> str:
         f"**{headline(rep)}**",
         "",
         f"Runner `{rep['runner_model']}`, judge `{rep['judge_model']}`. A mutant is the original with one "
-        "section deleted; it is killed when a case is judged regressed on it (or loses a check the "
-        "original passes). Killed: keep the section. Survived and claimed: a candidate to cut, unless "
+        "section deleted (kind `section`) or, written by a model, one behaviour weakened or removed "
+        "(kind `model`); it is killed when a case is judged regressed on it (or loses a check the "
+        "original passes). Killed: keep the text. Survived and claimed: a candidate to cut, unless "
         "the case does not make the model use it or the judge missed it (read the transcripts).",
         "",
-        "| Section | Operator | State | Killed by | Claimed by |",
-        "|---|---|---|---|---|",
+        *[x for line in written_lines(rep) for x in (f"- {_cell(line)}", "")],
+        "| Section | Kind | Removed | State | Killed by | Claimed by |",
+        "|---|---|---|---|---|---|",
     ]
     for m in rep["mutants"]:
         out.append(
-            f"| {_cell(m['section'])} | {m['operator']} | {state(m)} | "
+            f"| {_cell(m['section'])} | {kind(m)} | {_cell(removed(m))} | {state(m)} | "
             f"{_cell(', '.join(m['killed_by']) or '-')} | {_cell(', '.join(m['claimed_by']) or '-')} |"
         )
     for m in rep["mutants"]:
-        out += ["", f"## {_cell(m['section'])}: {state(m)}", ""]
+        title = _cell(m["section"]) + (f" ({kind(m)}: {_cell(removed(m))})" if kind(m) == "model" else "")
+        out += ["", f"## {title}: {state(m)}", ""]
         if m["status"] == SURVIVED:
             out += [READINGS[m["reading"]] + ".", ""]
         for e in m.get("evidence", []):
@@ -89,7 +119,7 @@ def markdown(rep: dict) -> str:
                     "",
                     _fence(e["teacher"]),
                     "",
-                    "Without this section:",
+                    "Without this section:" if kind(m) == "section" else "The mutant:",
                     "",
                     _fence(e["mutant"]),
                     "",

@@ -58,6 +58,22 @@ def _pair(db: Store, r, claimed: bool) -> dict:
     }
 
 
+def _about(m, claims: list[str]) -> dict:
+    """What a mutant is: its section, kind ("section" / "model"), what it removed, who claims it."""
+    out = {
+        "section": m.section,
+        "kind": m.kind,
+        "operator": m.operator,
+        "file": m.file,
+        "claimed_by": list(claims),
+        "removed": m.removed[:300],
+        "removed_chars": len(m.removed),
+    }
+    if m.what:  # a model's mutant: the behaviour it says it removed
+        out["removed_behaviour"] = m.what
+    return out
+
+
 def mutant_result(db: Store, m, run_id: int, claims: list[str], noisy: set[str]) -> dict:
     rows = case_rows(db, run_id)
     judged = [r for r in rows if r.status == "judged"]
@@ -66,19 +82,12 @@ def mutant_result(db: Store, m, run_id: int, claims: list[str], noisy: set[str])
     # no kill: survived only when every case was judged (an error, a cancel leave it untested)
     status = KILLED if kills else (SURVIVED if len(judged) == len(rows) else INCOMPLETE)
     out = {
-        "section": m.section,
-        "operator": m.operator,
-        "file": m.file,
+        **_about(m, claims),
         "status": status,
         "killed_by": [r.case_id for r in kills],
-        "claimed_by": list(claims),
         "cases_run": len(judged),
         "run_id": run_id,
-        "removed": m.removed[:300],
-        "removed_chars": len(m.removed),
     }
-    if m.what:
-        out["what"] = m.what
     if status == KILLED:
         out["within_noise"] = all(r.within_noise or r.case_id in noisy for r in kills)
         out["evidence"] = [
@@ -113,9 +122,8 @@ def build_mutation_report(db: Store, prep, run_ids: list[int]) -> MutationReport
             mutants.append(mutant_result(db, m, run_ids[i], claims, noisy))
         else:
             mutants.append(
-                {"section": m.section, "operator": m.operator, "file": m.file, "status": INCOMPLETE,
-                 "killed_by": [], "claimed_by": list(claims), "cases_run": 0, "run_id": None,
-                 "removed": m.removed[:300], "removed_chars": len(m.removed), "errors": ["not run"]}
+                {**_about(m, claims), "status": INCOMPLETE, "killed_by": [], "cases_run": 0, "run_id": None,
+                 "errors": ["not run"]}
             )  # fmt: skip
     killed = sum(1 for x in mutants if x["status"] == KILLED)
     sums: dict[str, float] = {}
@@ -145,5 +153,7 @@ def build_mutation_report(db: Store, prep, run_ids: list[int]) -> MutationReport
             "cost": None if sums.get("unpriced") else round(sums.get("cost", 0.0), 6),
         },
     }
+    if prep.written is not None:  # --model-mutants: the writing call, and each mutant discarded and why
+        report["model_mutants"] = prep.written
     missing = [x["section"] for x in mutants if x["status"] == INCOMPLETE]
     return MutationReport(report, report["score"], missing)

@@ -28,6 +28,7 @@ from ..execution.engine import Engine, Stop
 from ..execution.keys import cache_key
 from ..execution.modes import as_mode
 from ..execution.preflight import confirmation_refusal
+from ..models.call import CallPolicy
 from ..results.store import Store, dumps, open_store
 from ..schemas import TransferSet
 from ..sections import SectionIndex
@@ -37,6 +38,7 @@ from ..timestamps import now
 from .estimate import mutation_estimate
 from .mutants import Mutant, section_mutants
 from .report import MutationReport, build_mutation_report
+from .written import write_mutants
 
 # settings of RunConfig a mutation test takes (a review is a person's rounds: mutants have none)
 _SETTINGS = {f.name for f in fields(RunConfig)} - {"runner", "judge", "variant", "review", "fail_fast"}
@@ -66,6 +68,7 @@ class PreparedMutation:
     all_cases: bool = False
     warnings: list[str] = field(default_factory=list)
     claims: dict[str, list[str]] = field(default_factory=dict)
+    written: dict | None = None  # what the report says of the model-written mutants (--model-mutants)
 
     @property
     def key(self) -> str:
@@ -150,9 +153,12 @@ def _labelled(on_progress, i: int, m: Mutant, prep: PreparedMutation):
     """The engine's progress, with which mutant it is of how many."""
     if on_progress is None:
         return None
+    label = m.section if m.kind == "section" else f"'{m.what}' (in {m.section})"
 
     def emit(p: dict) -> None:
-        on_progress({**p, "mutant": i + 1, "mutants": len(prep.mutants), "section": m.section})
+        on_progress(
+            {**p, "mutant": i + 1, "mutants": len(prep.mutants), "section": m.section, "label": label}
+        )
 
     return emit
 
@@ -170,13 +176,17 @@ def prepare_mutation(
     confirm: bool = False,
     all_cases: bool = False,
     max_mutants: int | None = None,
+    model_mutants: int = 0,
+    mutant_model: ModelLike = None,
     labels: tuple[str, str] = CLI_LABELS,
     **settings,
 ) -> PreparedMutation:
     """Check everything that comes before a model call (the set's confirmation gate, as for a run)
     and make the mutants. Raises the first refusal; nothing is written when it does.
 
-    `settings` are RunConfig's (concurrency, judge_samples, aa, allow_thin, fresh, max_retries, mode)."""
+    `settings` are RunConfig's (concurrency, judge_samples, aa, allow_thin, fresh, max_retries, mode).
+    `model_mutants`: that many more mutants written by `mutant_model` (default: the runner model),
+    after every check has passed; `max_mutants` limits the section mutants."""
     set_path = None if isinstance(cases, TransferSet) else str(cases)
     orig = document(
         original, "original", follow_imports=None if variant is None else variant == "instruction-file"
@@ -192,6 +202,8 @@ def prepare_mutation(
         raise TypeError(f"prepare_mutation() got unknown settings: {', '.join(sorted(unknown))}")
     if max_mutants is not None and max_mutants < 1:
         raise InputError(f"--max-mutants must be 1 or more (got {max_mutants})")
+    if model_mutants < 0:
+        raise InputError(f"--model-mutants must be 0 or more (got {model_mutants})")
     cfg = RunConfig(runner=runner_spec, judge=judge_spec, variant=variant, **settings)
     if confirm and confirmation_refusal(ts, orig.hash):
         ts = confirm_set(ts, orig.hash, thin_accepted=cfg.allow_thin or None)
@@ -208,7 +220,19 @@ def prepare_mutation(
         warnings.append(f"{len(mutants)} mutants; --max-mutants keeps the first {max_mutants}")
         mutants = mutants[:max_mutants]
     db = store if isinstance(store, Store) else open_store(store)
-    return PreparedMutation(db, orig, ts, cfg, mutants, all_cases, warnings, claimed_by(orig, ts))
+    written = None
+    if model_mutants:
+        writer = runner_spec if mutant_model is None else model(mutant_model, api_base=api_base)
+        try:
+            got = write_mutants(db, orig, model_mutants, writer, taken={m.hash for m in mutants},
+                                fresh=cfg.fresh, policy=CallPolicy(max_retries=cfg.max_retries))  # fmt: skip
+        except BaseException:
+            if db is not store:
+                db.close()
+            raise
+        mutants, written = mutants + got.mutants, got.info
+        warnings += got.warnings
+    return PreparedMutation(db, orig, ts, cfg, mutants, all_cases, warnings, claimed_by(orig, ts), written)
 
 
 def mutate(original: DocumentLike, cases: SetLike, **kw) -> MutationReport:

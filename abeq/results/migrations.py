@@ -337,3 +337,24 @@ def m011_confirmation_provenance(db: Database) -> None:
     # cases, same original), and that review must say whose confirmation it is
     db.table("transfer_sets").add_column("confirmed_by", str)
     db.table("transfer_sets").add_column("confirmed_in", str)
+
+
+@migrations()
+def m012_written_mutants(db: Database) -> None:
+    # `abeq mutate --model-mutants N`: a model's reply of written mutants (validated JSON), under the
+    # key of the document, the count, the prompt and the model's sampling; errors never land here
+    db.table("written_mutants").create(
+        {
+            "key": str,
+            "model": str,
+            "prompt": str,
+            "reply": str,
+            "prompt_tokens": int,
+            "completion_tokens": int,
+            "cost": float,
+            "latency": float,
+            "attempts": int,
+            "created_at": str,
+        },
+        pk="key",
+    )

@@ -12,7 +12,8 @@ from .connection import Connection
 
 
 class MutationLog:
-    """Mutation tests in the `mutations` table (migration m008)."""
+    """Mutation tests in the `mutations` table (migration m009), and the mutants a model wrote for
+    them in `written_mutants` (m012)."""
 
     def __init__(self, sql: Connection):
         self.sql = sql
@@ -72,6 +73,13 @@ class MutationLog:
         )
         return {r["case_id"] for r in rows}
 
+    def written(self, key: str) -> dict | None:
+        """A model's reply of written mutants stored under this key (a repeat makes no call)."""
+        return self.sql.one("select * from written_mutants where key = ?", [key])
+
+    def put_written(self, row: dict) -> None:
+        self.sql.insert("written_mutants", {**row, "created_at": now()}, replace=True)
+
     def transcript(self, key: str | None) -> str:
         row = self.sql.one("select transcript from runner_results where key = ?", [key]) if key else None
         return (row or {}).get("transcript") or ""
@@ -87,7 +95,11 @@ class MutationLog:
 def mutation_line(row: dict) -> str:
     """A finished mutation test in a line: what a run's report and check-set say of the set."""
     when = (row["finished_at"] or "")[:16]
+    written = sum(
+        1 for m in json.loads(row.get("report") or "{}").get("mutants", []) if m.get("kind") == "model"
+    )
+    what = f"mutants ({written} written by a model)" if written else "section deletions"
     return (
-        f"{row['score']:.0%} ({row['killed']} of {row['mutants']} section deletions noticed; mutation "
+        f"{row['score']:.0%} ({row['killed']} of {row['mutants']} {what} noticed; mutation "
         f"test {row['id']} with {row['runner_model']} / {row['judge_model']}, {when})"
     )

@@ -2,7 +2,7 @@
 
 JSON schemas sent to models are derived from these classes, never written by hand. `core` holds
 transfer sets, runner and judge replies and the SPEC report; `checks` the checks run on both arms;
-`comparison` the blind comparator's; `record` the run record.
+`comparison` the blind comparator's; `record` the run record; `mutants` the mutant writer's.
 """
 
 from ..vocab import (
@@ -61,6 +61,7 @@ from .core import (
     Summary,
     TransferSet,
 )
+from .mutants import WrittenMutant, mutants_reply
 from .observed import NOT_REPORTED, FileChange, ObservedRun, ToolStep
 from .record import RECORD_VERSION, RunRecord
 
@@ -77,6 +78,8 @@ __all__ = [
     "GradedCheck",
     "RunRecord",
     "grading_reply",
+    "mutants_reply",
+    "WrittenMutant",
     "Case",
     "CaseError",
     "CaseStatus",
