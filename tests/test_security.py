@@ -55,6 +55,28 @@ def test_pattern_secrets_and_values_passed_by_name_are_redacted_in_the_database(
     assert leaked == [] and b"[redacted]" in stored
 
 
+def test_a_chat_runner_that_repeats_a_secret_has_it_redacted_everywhere(
+    tmp_path, monkeypatch, scripted_model, run_args
+):
+    known = "plain-looking-but-secret-4711"  # no key's shape: redacted because the environment names it
+    monkeypatch.setenv("ABEQ_TEST_SERVICE_TOKEN", known)
+    key = PRINTED["openai"]
+    said = f"I used {key} and {known}"
+    report = {f: said for f in ("output_produced", "steps_followed_skipped", "ambiguities", "improvisation")}
+    gate = {"gate_type": "ask", "prompt_text": said, "response_used": said}
+    report |= {"wanted_to_deviate": "none", "gates_hit": [gate]}
+    scripted_model.runner.always(json.dumps({"transcript": said, "self_report": report}))
+    exports = {flag: tmp_path / f"export.{flag}" for flag in ("out", "record", "markdown", "csv", "junit")}
+    code = main(run_args(judge_model="scripted/rules", **{k: str(v) for k, v in exports.items()}))
+    assert code in (0, 1) and all(p.stat().st_size for p in exports.values())
+    again = tmp_path / "again.record.json"  # re-exported from the store alone
+    assert main(["export", "1", "--db", str(tmp_path / "abeq.db"), "--record", str(again)]) == 0
+    files = [*tmp_path.glob("abeq.db*"), *exports.values(), again]
+    stored = b"".join(p.read_bytes() for p in files)
+    assert key.encode() not in stored and known.encode() not in stored
+    assert b"I used [redacted] and [redacted]" in (tmp_path / "abeq.db").read_bytes() + again.read_bytes()
+
+
 # ------------------------------------------------------------------ 8: the database is private
 def test_a_new_database_and_its_wal_and_shm_are_0600(tmp_path):
     store = Store(str(tmp_path / "abeq.db"))

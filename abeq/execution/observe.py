@@ -14,6 +14,7 @@ from typing import Any
 from ..documents import Document
 from ..models.ask import Outcome
 from ..models.call import CallPolicy
+from ..models.http import redact
 from ..models.spec import ModelSpec
 from ..schemas import Case, ObservedRun
 from .modes import RunnerMode
@@ -30,11 +31,24 @@ async def observe(
     mode: RunnerMode,
     policy: CallPolicy,
 ) -> Outcome:
-    """Run `document` (the original or the candidate) on `case`; placed where the original lives."""
+    """Run `document` (the original or the candidate) on `case`; placed where the original lives.
+    What was observed is redacted before anyone stores, judges or exports it."""
+    out = await _observe(document, original, case, variant, spec, mode, policy)
+    out.value = ObservedRun.model_validate(_redacted(out.value.model_dump()))
+    return out
+
+
+async def _observe(
+    document: Document,
+    original: Document,
+    case: Case,
+    variant: str,
+    spec: ModelSpec,
+    mode: RunnerMode,
+    policy: CallPolicy,
+) -> Outcome:
     if mode.kind == "chat":
-        out = await run_document(document.text, case, variant, spec, policy)
-        out.value = ObservedRun.model_validate(out.value.model_dump())
-        return out
+        return await run_document(document.text, case, variant, spec, policy)
     placed = placement(original, variant)
     if mode.kind == "tools":
         from .tools_runner import run_with_tools
@@ -43,6 +57,18 @@ async def observe(
     from .agent_cmd import run_command
 
     return await run_command(document, case, variant, mode, placed, policy)
+
+
+def _redacted(value: Any) -> Any:
+    """Every text in a reply redacted: a model may repeat a key it saw (in a case's files, in the
+    environment a tool read), in its transcript or anywhere in its self-report."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
 
 
 def from_row(row: Mapping[str, Any]) -> ObservedRun:
