@@ -26,7 +26,6 @@ def export_text(ts: TransferSet, fmt: str) -> str:
     if fmt == "jsonl":
         return "".join(c.model_dump_json() + "\n" for c in ts.cases)
     if fmt == "csv":
-        buf = io.StringIO()
         cols = [
             "id",
             "type",
@@ -39,8 +38,7 @@ def export_text(ts: TransferSet, fmt: str) -> str:
         ]
         # the structured fields get a column (JSON in the cell) only when a case has them
         cols += [f for f in _OPTIONAL if any(getattr(c, f) for c in ts.cases)]
-        w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
-        w.writeheader()
+        lines = [_csv_line(cols)]
         for c in ts.cases:
             secs = c.exercises_sections
             plain = not any(ch in s for s in secs for ch in ";|") and not any(s.startswith("[") for s in secs)
@@ -61,9 +59,18 @@ def export_text(ts: TransferSet, fmt: str) -> str:
                 **{f: _cell(c, f) for f in _OPTIONAL if f in cols},
             }
             # a spreadsheet must not run a cell as a formula; the importer takes the ' off again
-            w.writerow({k: csv_cell(v) for k, v in row.items()})
-        return buf.getvalue()
+            lines.append(_csv_line([csv_cell(row[k]) for k in cols]))
+        return "".join(lines)
     raise InputError(f"cannot write a transfer set as '{fmt}'", hint="Use .json, .yaml, .jsonl or .csv.")
+
+
+def _csv_line(cells: list) -> str:
+    r"""One record, ending in "\n". Written with the csv module's own "\r\n" and then given "\n": with
+    lineterminator="\n" it would leave a cell holding a lone "\r" unquoted, and a reader ends the
+    record there."""
+    buf = io.StringIO()
+    csv.writer(buf).writerow(cells)
+    return buf.getvalue()[:-2] + "\n"
 
 
 _OPTIONAL = ("assertions", "metadata", "workspace", "files", "command_outputs")
