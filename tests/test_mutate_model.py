@@ -118,3 +118,18 @@ def test_a_repeat_makes_no_call_and_the_cli_shows_each_mutants_kind(scripted_mod
     assert len(scripted_model.HISTORY) == before
     assert json.loads((tmp / "m.json").read_text())["mutants"] == rep["mutants"]
     assert main([*argv, "--fresh"]) == 0 and len(scripted_model.mutator.calls) == 2
+
+
+def test_one_word_softened_in_a_long_paragraph_is_a_near_copy_and_a_rewrite_is_not():
+    from abeq.documents import Document
+    from abeq.mutation.written import checked
+    from abeq.schemas import WrittenMutant
+
+    para = "You must always write the tests first, then the code, and keep both short. " * 12
+    doc = Document("x.md", f"# Tests\n\n{para}\n\n## Style\n- Use tabs.\n")
+    soft = WrittenMutant(text=doc.text.replace("must always", "may", 1), removed_behaviour="tests first")
+    m = checked(doc, soft, 1, set())
+    assert not isinstance(m, str) and m.section == "Tests" and m.removed == para + "\n"
+    assert m.document.text.endswith("- Use tabs.\n") and m.kind == "model"
+    short = WrittenMutant(text="# Tests\n\nWrite code.\n", removed_behaviour="most of it")
+    assert str(checked(doc, short, 2, set())).startswith("not a near-copy")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
@@ -32,6 +33,7 @@ PROMPT = "write-mutants"
 # whichever is more): one behaviour, not a rewrite
 NEAR_COPY_SHARE = 0.3
 NEAR_COPY_CHARS = 200
+_WORD = re.compile(r"\S+|\s+")
 
 
 @dataclass
@@ -153,14 +155,22 @@ def checked(doc: Document, w: WrittenMutant, index: int, seen: set[str]) -> Muta
 
 
 def _changed_chars(old: str, new: str) -> tuple[int, int]:
-    """Characters of `old` in the lines `new` changes or drops, and of `new` in the lines it writes."""
-    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    """Characters of `old` that `new` changes or drops, and of `new` that it writes: lines first, then
+    words within a changed stretch of lines (one word softened in a long paragraph is a small change)."""
     changed = added = 0
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag != "equal":
-            changed += sum(len(x) for x in a[i1:i2])
-            added += sum(len(x) for x in b[j1:j2])
+    for a, b in _diff(old.splitlines(keepends=True), new.splitlines(keepends=True)):
+        if a and b:
+            for x, y in _diff(_WORD.findall("".join(a)), _WORD.findall("".join(b))):
+                changed, added = changed + sum(map(len, x)), added + sum(map(len, y))
+        else:
+            changed, added = changed + sum(map(len, a)), added + sum(map(len, b))
     return changed, added
+
+
+def _diff(a: list[str], b: list[str]) -> list[tuple[list[str], list[str]]]:
+    """The stretches of `a` and `b` that differ, side by side."""
+    ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    return [(a[i1:i2], b[j1:j2]) for tag, i1, i2, j1, j2 in ops if tag != "equal"]
 
 
 def _span(old: str, new: str) -> tuple[int, int]:
