@@ -93,6 +93,12 @@ def test_a_model_that_cannot_write_them_is_an_error(scripted_model, known, capsy
             "--model-mutants", "1"]  # fmt: skip
     assert main(argv) == 3
     assert "could not write the 1 mutant(s) --model-mutants asks for" in capsys.readouterr().err
+    # a valid reply whose every mutant is discarded: no mutant to test is an error too, with the reasons
+    scripted_model.mutator.handle(lambda model, messages, schema: reply((DOC, "nothing")))
+    assert main([*argv, "--fresh"]) == 3
+    assert "wrote no usable mutant of the 1 --model-mutants asks for: mutant 1 identical to the original" in (
+        capsys.readouterr().err
+    )
 
 
 def test_a_repeat_makes_no_call_and_the_cli_shows_each_mutants_kind(scripted_model, known, capsys):

@@ -6,7 +6,8 @@ The model (the run's runner model unless another is given) is asked once through
 path; its validated reply is stored under the key of everything that shapes it, so a repeat makes no
 call. Code then checks each mutant: one identical to the original, one that is not a near-copy of it
 (it rewrites more than a behaviour's worth of text), or one that repeats another mutant is discarded,
-and the reason is kept for the report. A reply that never validates is a ModelCallError.
+and the reason is kept for the report. A reply that never validates, or whose every mutant is
+discarded, is a ModelCallError.
 """
 
 from __future__ import annotations
@@ -112,6 +113,12 @@ def write_mutants(
         else:
             seen.add(made.hash)
             kept.append(made)
+    if not kept:  # a model that cannot write one is an error, not a test that quietly has none
+        raise ModelCallError(
+            f"{spec.name} wrote no usable mutant of the {count} --model-mutants asks for: "
+            + "; ".join(f"mutant {d['index']} {d['reason']}" for d in discarded)[:600],
+            hint="Use a stronger model (--mutant-model), or leave --model-mutants out.",
+        )
     info = {
         "model": spec.name,
         "prompt": load_prompt(PROMPT).ref,
