@@ -37,7 +37,7 @@ class Mutant:
 
     @property
     def kind(self) -> str:
-        """ "section" (a section deleted in code) or "model" (a behaviour a model removed)."""
+        """section (a section deleted in code) or model (a behaviour a model weakened or removed)."""
         return "model" if self.operator == MODEL_REMOVAL else "section"
 
     @property

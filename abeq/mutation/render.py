@@ -36,7 +36,7 @@ def headline(rep: dict) -> str:
 
 
 def kind(m: dict) -> str:
-    """ "section" or "model" (reports made before model mutants have no kind: section deletions)."""
+    """The mutant's kind, section or model (a report older than model mutants holds only sections)."""
     return m.get("kind", "section")
 
 
