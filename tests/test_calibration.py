@@ -10,6 +10,7 @@ from abeq.calibration.suite import BUILT_CATEGORIES, CATEGORY_LABELS, load_suite
 from abeq.cli import main
 from abeq.models import scripted
 from abeq.testing.loopback import LoopbackServer
+from abeq.untrusted import md_escape
 from abeq.vocab import DIVERGED, EQUIVALENT, REGRESSED, VERDICTS
 
 SUITE = load_suite()
@@ -201,6 +202,26 @@ def test_once_calibrated_the_figure_shows_beside_aa_and_kappa(tmp_path, capsys):
     assert cal["calibrated"] and cal["current_prompt"] and f"{cal['regressions_caught']}/40" == caught
     assert main(_run_args(tmp_path, "--min-judge-recall", "0.95", "--out", "-")) == 1
     assert "is below --min-judge-recall 0.95" in capsys.readouterr().err
+
+
+def test_the_run_record_carries_the_judges_calibration(tmp_path, capsys):
+    db, rec = str(tmp_path / "abeq.db"), tmp_path / "r.record.json"
+    assert main(_run_args(tmp_path, "--record", str(rec), "--out", "-")) == 1
+    cal = json.loads(rec.read_text())["run"]["judge_calibration"]
+    assert cal["calibrated"] is False and cal["regression_recall"] is None
+    assert "judge scripted/rules was never calibrated" in cal["line"]
+    assert main(["calibrate", "--judge-model", "scripted/rules", "--db", db, "--quiet"]) == 0
+    md = tmp_path / "r.md"
+    assert main(["export", "1", "--db", db, "--record", str(rec), "--markdown", str(md)]) == 0
+    cal = json.loads(rec.read_text())["run"]["judge_calibration"]
+    capsys.readouterr()
+    assert main(["stats", "--json", "--db", db]) == 0
+    [stats] = json.loads(capsys.readouterr().out)["calibration"]
+    assert cal == stats  # the figures abeq stats gives, and the Markdown report's sentence
+    low, high = cal["regression_recall_ci95"]
+    assert low < cal["regression_recall"] < high and cal["prompt"].startswith("equivalence-judge@")
+    assert cal["accuracy"] is not None and cal["false_regression_rate"] is not None
+    assert f"95% CI {low:.0%}-{high:.0%}" in cal["line"] and md_escape(cal["line"]) in md.read_text()
 
 
 def test_a_suite_folder_of_ones_own_is_read_and_a_bad_line_is_named(tmp_path, capsys):

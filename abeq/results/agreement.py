@@ -3,6 +3,7 @@ agreement with the cases' checks (a second witness)."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
@@ -109,8 +110,14 @@ def judge_calibration(store: Store, judge_model: str) -> dict:
             "line": f"judge {judge_model} was never calibrated (abeq calibrate --judge-model {judge_model})",
         }
     n, k = row["regressions"], row["regressions_caught"]
+    ci = json.loads(row["summary"] or "{}").get("regression_recall_ci95")  # Wilson 95%, None when n is 0
     older = "" if row["prompt"] == prompt else f", with an older judge prompt ({row['prompt']})"
     acc = "" if row["accuracy"] is None else f", accuracy {row['accuracy']:.0%}"
+    recall = row["regression_recall"]
+    ci_text = f", 95% CI {ci[0]:.0%}-{ci[1]:.0%}" if ci else ""
+    interval = "" if recall is None else f" (recall {recall:.0%}{ci_text})"
+    fr = row["false_regression_rate"]
+    false_reg = "" if fr is None else f", false-regression rate {fr:.0%}"
     return {
         "judge_model": judge_model,
         "calibrated": True,
@@ -120,11 +127,12 @@ def judge_calibration(store: Store, judge_model: str) -> dict:
         "regressions": n,
         "regressions_caught": k,
         "regression_recall": row["regression_recall"],
+        "regression_recall_ci95": ci,
         "accuracy": row["accuracy"],
         "false_regression_rate": row["false_regression_rate"],
         "measured_at": row["created_at"],
         "line": f"judge {judge_model} caught {k}/{n} regressions on the calibration suite {row['suite']}"
-        f"{acc}{older}",
+        f"{interval}{acc}{false_reg}{older}",
     }
 
 

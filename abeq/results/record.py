@@ -12,6 +12,7 @@ from ..schemas.record import (
     CheckSummary,
     DirectivenessGateResult,
     GateResult,
+    JudgeCalibration,
     RecordCase,
     RecordCheck,
     RecordOverride,
@@ -20,7 +21,7 @@ from ..schemas.record import (
     RunRecord,
     StoppedEarly,
 )
-from .agreement import aa_rates
+from .agreement import aa_rates, judge_calibration
 from .check_rows import check_summary
 from .observed import case_observed
 from .report import CaseRow, RunReport, gate_result, known_cost
@@ -71,6 +72,7 @@ def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
             aa_false_regression_rate=aa[0]["false_regression_rate"] if aa else None,
             aa_cases_judged=(aa[0]["cases"] if aa else 0) if cfg.get("aa") else None,
             checks=CheckSummary.model_validate(check_summary(rr.rows)),
+            judge_calibration=JudgeCalibration.model_validate(judge_calibration(store, run["judge_model"])),
         ),
         cases=[record_case(store, r) for r in rr.rows],
     )

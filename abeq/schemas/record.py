@@ -58,6 +58,30 @@ class CheckSummary(Strict):
     cases_judge_disagrees: int = Field(description="cases with a lost check the judge did not call regressed")
 
 
+class JudgeCalibration(Strict):
+    """The judge model's latest calibration (`abeq calibrate`) when the record was written: with the
+    judge prompt the run used if there is one, else with another version (`current_prompt` false).
+    A judge never calibrated has only `judge_model`, `calibrated` false and `line`."""
+
+    judge_model: str
+    calibrated: bool
+    current_prompt: bool | None = Field(None, description="measured with the judge prompt abeq uses now")
+    suite: str | None = Field(None, description="the labelled suite it was measured on")
+    prompt: str | None = Field(None, description="prompt@version#hash of the judge prompt measured")
+    regressions: int | None = Field(None, description="regressed pairs in the suite")
+    regressions_caught: int | None = Field(None, description="of those, the judge called regressed")
+    regression_recall: float | None = Field(None, description="regressions_caught / regressions")
+    regression_recall_ci95: list[float] | None = Field(
+        None, description="the recall's Wilson 95% interval [low, high]; null when there were no regressions"
+    )
+    accuracy: float | None = Field(None, description="share of judged pairs given their label")
+    false_regression_rate: float | None = Field(
+        None, description="share of equivalent pairs the judge called regressed"
+    )
+    measured_at: str | None = Field(None, description="ISO 8601, UTC")
+    line: str = Field(description="the sentence the Markdown report and the run summary show")
+
+
 class RecordRun(Strict):
     """The run: its models and settings, its times and status, and what its calls spent."""
 
@@ -94,6 +118,7 @@ class RecordRun(Strict):
     )
     aa_cases_judged: int | None = Field(description="null when the run did not ask for A/A")
     checks: CheckSummary
+    judge_calibration: JudgeCalibration
 
 
 class RecordCheck(CheckResult):
