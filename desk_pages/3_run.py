@@ -8,7 +8,7 @@ import streamlit as st
 from abeq.desk import run_vm, session, worker
 from abeq.desk.queries import progress
 from abeq.desk.render import md
-from abeq.desk.run_panels import open_runs_panel, progress_panel, settings_form
+from abeq.desk.run_panels import judge_warning, open_runs_panel, progress_panel, settings_form
 from abeq.errors import AbeqError
 from abeq.results.store import db_path
 
@@ -33,6 +33,7 @@ cfg = run_vm.run_config(st.session_state, ts, review["name"])
 # the same estimate the CLI prints: the cache is consulted for the teacher's transcripts
 for line in run_vm.estimate_lines(store, original, candidate, ts, cfg):
     st.caption(line)
+judge_warning(store, cfg, st.session_state["min_judge_recall"])
 gate = run_vm.start_gate(original, ts)
 for why in gate.errors():
     st.error(why, icon=":material/block:")

@@ -6,13 +6,22 @@ from __future__ import annotations
 import streamlit as st
 
 from ..errors import AbeqError
-from ..results.store import db_path
+from ..execution.engine import RunConfig
+from ..results.store import Store, db_path
 from ..vocab import VARIANTS
 from . import links, queries, runs, session, worker
 from .metric import draw
 from .observed import COMMAND_NOTE, MODE_LABELS
 from .render import md
-from .run_vm import CANCEL_HELP, open_run_line, progress_metrics, prompt_cache_text, variant_index
+from .run_vm import (
+    CANCEL_HELP,
+    MIN_RECALL_LABEL,
+    judge_recall_warning,
+    open_run_line,
+    progress_metrics,
+    prompt_cache_text,
+    variant_index,
+)
 
 
 def _cancel(run_id: int, db: str | None) -> None:
@@ -49,6 +58,15 @@ def settings_form(original_name: str) -> None:
         help="A case whose replay is not judged equivalent is noisy: a regression there is "
         "flagged 'within noise'. The run reports the A/A false-regression rate.",
     )
+    c1.number_input(
+        f"{MIN_RECALL_LABEL} (warn before a run whose judge catches fewer regressions; 0 = off)",
+        0.0,
+        1.0,
+        step=0.05,
+        key="min_judge_recall",
+        help="The judge's regression recall as `abeq calibrate` measured it (as `abeq run "
+        "--min-judge-recall`): below this, or never measured, the page warns before you start.",
+    )
     kind = st.radio(
         "Runner mode", list(MODE_LABELS), format_func=MODE_LABELS.get, key="runner_mode", horizontal=True
     )
@@ -67,6 +85,12 @@ def settings_form(original_name: str) -> None:
         help="The gate has failed by then. The cases not started are listed as not run; Start again with "
         "this unticked to run them (finished cases come from the cache).",
     )
+
+
+def judge_warning(store: Store, cfg: RunConfig, min_recall: float) -> None:
+    """The warning `abeq run --min-judge-recall` prints, before the run starts."""
+    if low := judge_recall_warning(store, cfg, min_recall):
+        st.warning(md(low), icon=":material/gavel:")
 
 
 def progress_panel(run_id: int, ticking: bool, review_name: str) -> None:

@@ -14,6 +14,7 @@ from ..execution.engine import RunConfig
 from ..execution.estimate import describe_estimate, estimate_calls
 from ..execution.modes import RunnerMode
 from ..models import DEFAULT_MODEL
+from ..results.agreement import recall_warning
 from ..results.store import Store
 from ..schemas import TransferSet
 from ..sets import confirmation_problem
@@ -44,7 +45,9 @@ STICKY = {
     "runner_cmd": "",
     "runner_cmd_version": "",
     "fail_fast": False,
+    "min_judge_recall": 0.0,  # 0: no minimum (as the CLI without --min-judge-recall)
 }
+MIN_RECALL_LABEL = "Minimum judge recall"
 THIN = (
     "This set is thin (fewer than 5 cases, or a case type missing), so a run would be refused. On "
     "**Transfer set**, add cases, or tick **Accept a thin set** and press **Confirm** (the report "
@@ -89,6 +92,14 @@ def run_config(state: Mapping, ts: TransferSet, review_name: str) -> RunConfig:
         mode=mode,
         fail_fast=bool(state["fail_fast"]),
     )
+
+
+def judge_recall_warning(store: Store, cfg: RunConfig, min_recall: float) -> str | None:
+    """What `abeq run --min-judge-recall` warns before a run, for the judge the form names (None when
+    no minimum is set or the judge's measured regression recall reaches it)."""
+    if not min_recall:
+        return None
+    return recall_warning(store, cfg.judge.name, min_recall, asked=MIN_RECALL_LABEL.lower())
 
 
 @dataclass

@@ -136,15 +136,18 @@ def judge_calibration(store: Store, judge_model: str) -> dict:
     }
 
 
-def recall_warning(store: Store, judge_model: str, min_recall: float) -> str | None:
-    """What to say before a run whose judge is below the regression recall asked for (or unmeasured)."""
+def recall_warning(
+    store: Store, judge_model: str, min_recall: float, asked: str = "--min-judge-recall"
+) -> str | None:
+    """What to say before a run whose judge is below the regression recall asked for (or unmeasured);
+    `asked` names the setting as the user gave it (the CLI's flag, the desk's field)."""
     cal = judge_calibration(store, judge_model)
     if not cal["calibrated"]:
-        return f"{cal['line']}: its regression recall is unknown (--min-judge-recall {min_recall:g})"
+        return f"{cal['line']}: its regression recall is unknown ({asked} {min_recall:g})"
     recall = cal["regression_recall"]
     if recall is None or recall < min_recall:
         shown = "unknown" if recall is None else f"{recall:.0%}"
-        return f"{cal['line']}: recall {shown} is below --min-judge-recall {min_recall:g}"
+        return f"{cal['line']}: recall {shown} is below {asked} {min_recall:g}"
     return None
 
 
