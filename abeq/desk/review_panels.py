@@ -39,40 +39,50 @@ def gate_picker() -> str:
     return gate
 
 
-def queue_filters(shown: list[CaseRow]) -> tuple[str, str, str]:
-    """Show (by verdict), Reviewed and Search: what the queue is filtered by."""
+def redraw_queue() -> None:
+    """A filter or a pick in the case list changes the case panel too: both fragments rerun."""
+    st.rerun([vm.BOARD, vm.CASE_PANEL])
+
+
+def queue_filters(shown: list[CaseRow]) -> None:
+    """Show (by verdict), Reviewed and Search: what the queue is filtered by (in session state)."""
     n, seen_n = cases.counts(shown), cases.reviewed_counts(shown)
     for k in ("review_filter", "review_seen"):
         st.session_state.setdefault(k, "all")
     f1 = st.container()
     f2, f3 = st.columns([1, 1], vertical_alignment="bottom")
-    which = f1.segmented_control(
+    f1.segmented_control(
         "Show",
         list(cases.FILTERS),
         key="review_filter",
         required=True,
         format_func=lambda k: f"{cases.FILTERS[k]} ({n[k]})",
+        on_change=redraw_queue,
     )
-    seen = f2.segmented_control(
+    f2.segmented_control(
         "Reviewed",
         list(cases.REVIEWED),
         key="review_seen",
         required=True,
         format_func=lambda k: f"{cases.REVIEWED[k]} ({seen_n[k]})",
+        on_change=redraw_queue,
     )
-    text = f3.text_input(
-        "Search", key="review_search", placeholder="case ids, inputs, transcripts", help="Case-insensitive."
+    f3.text_input(
+        "Search",
+        key="review_search",
+        placeholder="case ids, inputs, transcripts",
+        help="Case-insensitive.",
+        on_change=redraw_queue,
     )
-    return which or "all", seen or "all", text
 
 
 def _go(case_id: str) -> None:
     st.session_state[vm.CASE] = case_id
 
 
-def case_nav(ids: list[str]) -> str:
+def case_nav(ids: list[str], current: str) -> str:
     """Previous, the case picker and Next; the case open."""
-    prev_id, next_id = cases.neighbours(ids, st.session_state[vm.CASE])
+    prev_id, next_id = cases.neighbours(ids, current)
     nav = st.columns([1, 4, 1], vertical_alignment="bottom")
     nav[0].button(
         "← Previous",
@@ -83,7 +93,7 @@ def case_nav(ids: list[str]) -> str:
         width="stretch",
         shortcut=KEYS["prev"],
     )
-    pos = ids.index(st.session_state[vm.CASE])
+    pos = ids.index(current)
     case_id = nav[1].selectbox(f"Case ({pos + 1} of {len(ids)}, queue order)", ids, key=vm.CASE)
     nav[2].button(
         "Next →",

@@ -19,6 +19,7 @@ from ..vocab import AGREE, OVERRIDE, VERDICTS
 from . import cases
 from .keys import KEYS, KEYS_HELP, keyboard  # noqa: F401 (keyboard: the page calls it from here)
 from .render import VERDICT_COLOR, checks_html, error_md, md
+from .review_vm import BOARD, CASE_PANEL
 
 
 # ---------------------------------------------------------------- summary
@@ -360,6 +361,7 @@ def case_table(st, rows: list[CaseRow], current: str, run_id: int, page_size: in
             picked = st.session_state[key]["selection"]["rows"]
             if picked:
                 st.session_state["review_goto"] = shown[picked[0]].case_id
+                st.rerun([BOARD, CASE_PANEL])  # the case panel opens it (the timer never redraws it)
 
         st.dataframe(
             cases.table(shown),

@@ -5,20 +5,37 @@ state (a dict in tests). The page (and `review_panels`, `review_view`) only draw
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from ..results.liveness import ACTIVE
-from ..results.report import CaseRow, RunReport
+from ..results.report import CaseRow, RunReport, build_report
 from ..results.store import Store
 from ..schemas import Case
 from ..timestamps import local
 from ..vocab import NOT_RUN_STAGE
 from . import cases, links
 from .render import md
+from .runs import finished_rows
 
 RUN, CASE = "review_run", "review_case"  # the widgets' keys
+BOARD, CASE_PANEL = "review_board", "review_case_panel"  # the page's two fragments (st.rerun targets)
 REFRESH_SECONDS = 2.0  # while the run shown runs, its queue and headline are read again this often
+
+# What a run reads as, per database and run, while it has not changed (`stamp`); shared by every
+# session of this desk process: a reload, a second reviewer or the case panel beside the run's part
+# reuse one report instead of reading 200 cases again. Rows are read, never changed, by the pages.
+_REPORTS: dict[tuple[str, int], tuple[tuple, RunReport]] = {}
+_SETS: dict[tuple[str, str], dict[str, Case]] = {}
+_LOCK = threading.Lock()
+_STAMP = """select
+  (select count(*) || '|' || coalesce(max(rowid), 0) || '|' || coalesce(max(updated_at), '') || '|'
+          || sum(status = 'judged') || '|' || sum(status = 'error') || '|' || sum(status = 'pending')
+     from run_cases where run_id = ?1),
+  (select coalesce(max(id), 0) from overrides),
+  (select count(*) || '|' || coalesce(max(id), 0) from calls where run_id = ?1),
+  (select count(*) from check_results where run_id = ?1)"""
 
 
 def run_label(run: dict, candidate: str) -> str:
@@ -180,3 +197,62 @@ def banner(rr: RunReport, latest_id: int, running: list[str]) -> str:
             "**Override** each (uncertain and regressed cases come first)."
         )
     return f"Every judged case of run {run['id']}{older} is reviewed: export the report below."
+
+
+def stamp(store: Store, run: Mapping[str, Any]) -> tuple:
+    """What changes when the run's report would: the run as read (its status is read live: a run
+    whose process died reads interrupted), its cases (a status change moves a count; a re-judged
+    case is a new row), any reviewer action (carried ones too), its calls (costs) and its checks.
+    One indexed read instead of the report's seven."""
+    row = store.one(_STAMP, [run["id"]])
+    return tuple(sorted(run.items())) + (tuple(row.values()) if row else ())
+
+
+def report(store: Store, run: Mapping[str, Any]) -> RunReport:
+    """The run's report (`run` as just read), built again only when its stamp moved."""
+    run_id = run["id"]
+    key, now = (store.path, run_id), stamp(store, run)
+    with _LOCK:
+        hit = _REPORTS.get(key)
+    if hit and hit[0] == now:
+        return hit[1]
+    rr = build_report(store, run_id)
+    with _LOCK:
+        if len(_REPORTS) > 16:
+            _REPORTS.clear()
+        _REPORTS[key] = (now, rr)
+    return rr
+
+
+def set_cases(store: Store, run: Mapping[str, Any]) -> dict[str, Case]:
+    """The run's transfer set's cases by id (a set's content never changes under its hash)."""
+    key = (store.path, run["transfer_set_hash"])
+    if key not in _SETS:
+        ts = store.transfer_set(run["transfer_set_hash"])
+        _SETS[key] = {c.id: c for c in (ts.cases if ts else [])}
+    return _SETS[key]
+
+
+def queue(store: Store, state: MutableMapping, run: Mapping[str, Any], rows: list[CaseRow]) -> list[CaseRow]:
+    """The cases listed, in queue order, through this session's filters (Show, Reviewed, Search);
+    while the run runs, only the finished ones."""
+    shown = finished_rows(dict(run), rows)
+    text = state.get("review_search") or ""
+    hits = found(store, state, dict(run), set_cases(store, run), text)
+    return cases.filter_rows(
+        shown, state.get("review_filter") or "all", state.get("review_seen") or "all", hits
+    )
+
+
+def live_caption(running: list[str], unlisted: int) -> str:
+    """While the run runs: that the page follows it, what runs now, and how many finished cases the
+    case picker does not list yet (the timer does not redraw it: a step through the queue does)."""
+    said = f"The run is still going: this page reads it again every {REFRESH_SECONDS:g} s."
+    if running:
+        more = f" and {len(running) - 6} more" if len(running) > 6 else ""
+        said += f" Running now: {', '.join(running[:6])}{more}."
+    if unlisted > 0:
+        said += (
+            f" {unlisted} finished case(s) not in the case picker yet: Next, Previous or a pick lists them."
+        )
+    return said

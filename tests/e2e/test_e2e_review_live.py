@@ -59,10 +59,49 @@ def test_mid_run_review_follows_the_run_without_a_reload_and_its_counts_agree(br
         store.put_run_case({k: v for k, v in done["case-0004"].items() if k != "updated_at"})  # judged
         expect(page.get_by_text("running — 5 of 6 judged")).to_be_visible(timeout=15_000)
         expect(banner(page)).to_contain_text("5 of 6 judged")  # the same count, on the same screen
-        # it joined the queue: 5 cases listed (the picker's label counts them)
-        expect(page.get_by_text(re.compile(r"^Case \(\d+ of 5, queue order\)"))).to_be_visible()
+        # it joined the queue: 5 cases listed; the case picker (not redrawn by the timer) says so
+        expect(page.get_by_text("Case list (5): click a row to open it")).to_be_visible()
+        expect(
+            page.get_by_text(re.compile(r"1 finished case\(s\) not in the case picker yet"))
+        ).to_be_visible()
         assert page.evaluate("window.__sameDocument") is True
         screenshot(page, ARTIFACTS / "review-mid-run.png")
+        ctx.close()
+    store.close()
+
+
+def test_an_open_case_picker_stays_open_while_the_run_refreshes_and_picks_a_case(browser, tmp_path):
+    db = tmp_path / "pick.db"
+    store = Store(str(db))
+    run_id = synthetic_run(store, 8, review="pick", error_every=0)  # equivalent, diverged, regressed, …
+    done = {r["case_id"]: r for r in store.run_cases(run_id)}
+    for cid in ("case-0006", "case-0007"):
+        store.put_run_case({"run_id": run_id, "case_id": cid, "position": int(cid[-1]), "status": "pending"})
+    store.claim_run(run_id, owner_id())
+    store.update_run(run_id, status="running")
+    with desk(db) as url:
+        ctx, page = open_page(browser)
+        page.goto(f"{url}/review?review=pick&run={run_id}&case=case-0003")  # equivalent: late in the queue
+        expect(page.get_by_text("running — 6 of 8 judged")).to_be_visible(timeout=30_000)
+        wait_case(page, "case-0003")
+        settle(page)
+        picker = page.get_by_role("combobox", name=re.compile("queue order"))
+        picker.evaluate("el => el.scrollIntoView({block: 'center'})")  # opening it scrolls nothing
+        page.wait_for_timeout(300)
+        picker.click()
+        options = page.get_by_role("listbox")
+        expect(options).to_be_visible()
+        # while it is open a diverged case lands (ahead of case-0003 in the queue) and the page
+        # reads the run again, twice more after that
+        store.put_run_case({k: v for k, v in done["case-0007"].items() if k != "updated_at"})
+        expect(page.get_by_text("running — 7 of 8 judged")).to_be_visible(timeout=15_000)
+        page.wait_for_timeout(2_000 * 2 + 500)
+        expect(options).to_be_visible()
+        options.get_by_role("option", name="case-0000", exact=True).click()
+        wait_case(page, "case-0000")
+        expect(
+            page.get_by_text(re.compile(r"^Case \(\d+ of 7, queue order\)"))
+        ).to_be_visible()  # the pick lists it
         ctx.close()
     store.close()
 
