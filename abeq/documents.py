@@ -52,7 +52,7 @@ class Document:
     notes: tuple[str, ...] = ()  # imports that were not read, and why
     files: tuple[tuple[str, str], ...] = ()  # a skill's other files (path in its folder, text): skill_folder
 
-    @property
+    @functools.cached_property  # asked on every runner call: hashed once (the instance is frozen)
     def hash(self) -> str:
         return document_hash(self.text, self.folder)
 

@@ -30,7 +30,7 @@ class Prompt:
     version: int
     text: str
 
-    @property
+    @functools.cached_property  # asked on every call: hashed once (the instance is frozen)
     def ref(self) -> str:
         """name@version plus a short content hash, so an edit without a version bump still shows."""
         return f"{self.name}@{self.version}#{hashlib.sha256(self.text.encode()).hexdigest()[:8]}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from ..documents import Document
@@ -51,28 +52,34 @@ class Calls:
         out: Outcome | None = None,
         row: Mapping[str, Any] | None = None,
         error: str = "",
+        made: Callable[[], None] | None = None,
     ) -> None:
+        """Log one call; `made` stores the result it made in the same transaction as its ledger row,
+        so a result is never stored without the call that paid for it (and it is one commit, not two)."""
         src = out.__dict__ if out else (row or {})
-        self.log.log_call(
-            {
-                "run_id": self.run_id,
-                "case_id": case_id,
-                "kind": kind,
-                "model": model,
-                "key": key,
-                "cached": int(cached),
-                "ok": int(not error),
-                "error": error[:500],
-                "prompt_tokens": src.get("prompt_tokens", 0),
-                "completion_tokens": src.get("completion_tokens", 0),
-                "cost": src.get("cost"),
-                "latency": src.get("latency", 0.0),
-                "attempts": src.get("attempts", 0),
-                "cache_read_tokens": src.get("cache_read_tokens") or 0,
-                "cache_write_tokens": src.get("cache_write_tokens") or 0,
-                "cache_saved": src.get("cache_saved", 0.0),
-            }
-        )
+        with self.log.batch():
+            if made is not None:
+                made()
+            self.log.log_call(
+                {
+                    "run_id": self.run_id,
+                    "case_id": case_id,
+                    "kind": kind,
+                    "model": model,
+                    "key": key,
+                    "cached": int(cached),
+                    "ok": int(not error),
+                    "error": error[:500],
+                    "prompt_tokens": src.get("prompt_tokens", 0),
+                    "completion_tokens": src.get("completion_tokens", 0),
+                    "cost": src.get("cost"),
+                    "latency": src.get("latency", 0.0),
+                    "attempts": src.get("attempts", 0),
+                    "cache_read_tokens": src.get("cache_read_tokens") or 0,
+                    "cache_write_tokens": src.get("cache_write_tokens") or 0,
+                    "cache_saved": src.get("cache_saved", 0.0),
+                }
+            )
         self.on_call(kind, cached, not error, None if cached else src.get("cost"))
 
     async def runner(
@@ -100,25 +107,23 @@ class Calls:
             raise
         reply = out.value
         truncated, section = gate_state(reply)
-        self.cache.put_runner_result(
-            {
-                "key": key,
-                "doc_hash": doc.hash,
-                "case_id": case.id,
-                "model": model,
-                "variant": self.cfg.variant,
-                "prompt": mode_parts.get("prompt", runner_prompt(self.cfg.variant).ref),
-                "sample": sample,
-                "transcript": reply.transcript,
-                "self_report": dumps(reply.self_report.model_dump()),
-                "mode": mode.kind if mode.in_workspace else None,
-                "observed": dumps(reply.extras()) if reply.extras() else None,
-                "gate_truncated": int(truncated),
-                "gate_section": section,
-                **out.spend(),
-            }
-        )
-        self._log(case.id, kind, model, key, False, out=out)
+        made = {
+            "key": key,
+            "doc_hash": doc.hash,
+            "case_id": case.id,
+            "model": model,
+            "variant": self.cfg.variant,
+            "prompt": mode_parts.get("prompt", runner_prompt(self.cfg.variant).ref),
+            "sample": sample,
+            "transcript": reply.transcript,
+            "self_report": dumps(reply.self_report.model_dump()),
+            "mode": mode.kind if mode.in_workspace else None,
+            "observed": dumps(reply.extras()) if reply.extras() else None,
+            "gate_truncated": int(truncated),
+            "gate_section": section,
+            **out.spend(),
+        }
+        self._log(case.id, kind, model, key, False, out=out, made=partial(self.cache.put_runner_result, made))
         return key, reply
 
     async def judge(
@@ -147,8 +152,7 @@ class Calls:
             self._log(case.id, kind, spec.name, key, False, row=e.usage, error=e.message)
             raise
         made = judgement_row(key, spec, sample, out)
-        self.cache.put_judgement(made)
-        self._log(case.id, kind, spec.name, key, False, out=out)
+        self._log(case.id, kind, spec.name, key, False, out=out, made=partial(self.cache.put_judgement, made))
         return key, made
 
     async def grade(
@@ -178,16 +182,22 @@ class Calls:
             self._log(case.id, "judge-checks", spec.name, key, False, row=e.usage, error=e.message)
             raise
         r = out.value
-        self.cache.put_grading(
-            {
-                "key": key,
-                "model": spec.name,
-                "prompt": grader_prompt().ref,
-                "shown_as_a": shown_as_a,
-                "reply": r.model_dump_json(),
-                "raw": out.raw[:20000],
-                **out.spend(cache=False),  # graded checks: the calls ledger has their cache tokens
-            }
+        made = {
+            "key": key,
+            "model": spec.name,
+            "prompt": grader_prompt().ref,
+            "shown_as_a": shown_as_a,
+            "reply": r.model_dump_json(),
+            "raw": out.raw[:20000],
+            **out.spend(cache=False),  # graded checks: the calls ledger has their cache tokens
+        }
+        self._log(
+            case.id,
+            "judge-checks",
+            spec.name,
+            key,
+            False,
+            out=out,
+            made=partial(self.cache.put_grading, made),
         )
-        self._log(case.id, "judge-checks", spec.name, key, False, out=out)
         return key, shown_as_a, unblind(r, ids, shown_as_a)

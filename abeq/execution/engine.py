@@ -253,31 +253,29 @@ class Engine:
                     case, okey, o, rkey, replay, 0, 1, truncated, policy, kind="judge-aa"
                 )
                 aa_verdict = aa["verdict"]
-            self.store.put_check_results(
-                self.run_id,
-                case.id,
-                [{**r.model_dump(), "grading_key": gkey if r.kind == "model" else None} for r in checks],
-            )
-            self.store.put_run_case(
-                {
-                    **base,
-                    "status": "judged",
-                    "teacher_key": okey,
-                    "candidate_key": ckey,
-                    "judge_keys": dumps([key for key, _ in samples]),
-                    "verdict": verdict,
-                    "agreement": agreement,
-                    # judge samples that split, or checks that found a loss the judge did not call
-                    "uncertain": int(
-                        len({r["verdict"] for _, r in samples}) > 1 or bool(lost and verdict != REGRESSED)
-                    ),
-                    "gate_truncated": int(truncated),
-                    "aa_verdict": aa_verdict,
-                    "checks_lost": len(lost),
-                    "error_stage": None,
-                    "error": None,
-                }
-            )
+            checked = [{**r.model_dump(), "grading_key": gkey if r.kind == "model" else None} for r in checks]
+            with self.store.batch():  # a case's checks and its verdict land together
+                self.store.put_check_results(self.run_id, case.id, checked)
+                self.store.put_run_case(
+                    {
+                        **base,
+                        "status": "judged",
+                        "teacher_key": okey,
+                        "candidate_key": ckey,
+                        "judge_keys": dumps([key for key, _ in samples]),
+                        "verdict": verdict,
+                        "agreement": agreement,
+                        # judge samples that split, or checks that found a loss the judge did not call
+                        "uncertain": int(
+                            len({r["verdict"] for _, r in samples}) > 1 or bool(lost and verdict != REGRESSED)
+                        ),
+                        "gate_truncated": int(truncated),
+                        "aa_verdict": aa_verdict,
+                        "checks_lost": len(lost),
+                        "error_stage": None,
+                        "error": None,
+                    }
+                )
         except Cancelled:
             return
         except ModelCallError as e:

@@ -13,6 +13,7 @@ with a class offering the same public methods over its own connection; `Store` c
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from .rows import CallSums, GradingRow, JudgementRow, RunnerResultRow
@@ -46,6 +47,11 @@ class ResultCache(Protocol):
 @runtime_checkable
 class RunLog(Protocol):
     """What a running engine writes (and polls) about its run."""
+
+    def batch(self) -> AbstractContextManager[None]:
+        """The writes made inside it in one transaction (a call's result with its ledger row): all
+        of them or none. A backend whose cache is elsewhere covers its own writes."""
+        ...
 
     def log_call(self, row: dict) -> None: ...
 

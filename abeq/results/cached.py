@@ -21,12 +21,14 @@ class CachedResults:
         return cast("RunnerResultRow | None", self.one("select * from runner_results where key = ?", [key]))
 
     def first_runner_result(self, keys: Iterable[str]) -> RunnerResultRow | None:
-        """The result stored under the first of these keys that has one (its `key` says which)."""
-        for key in keys:
-            row = self.runner_result(key)
-            if row:
-                return row
-        return None
+        """The result stored under the first of these keys that has one (its `key` says which): one
+        query for all of them (the current key and the v1 key are asked on every runner call)."""
+        keys = list(keys)
+        if not keys:
+            return None
+        rows = self.all(f"select * from runner_results where key in ({','.join('?' * len(keys))})", keys)
+        found = {r["key"]: r for r in rows}
+        return next((cast(RunnerResultRow, found[k]) for k in keys if k in found), None)
 
     def put_runner_result(self, row: dict) -> None:
         self._insert("runner_results", {**row, "created_at": now()}, replace=True)

@@ -1,13 +1,14 @@
 """The one sqlite connection a store's parts share: opened, migrated, and written one short
-transaction at a time. A connection belongs to one thread (open one per thread); WAL lets readers
-and a writer work at once."""
+transaction at a time (or a few writes that belong together in one: `batch`). A connection belongs
+to one thread (open one per thread); WAL lets readers and a writer work at once."""
 
 from __future__ import annotations
 
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -17,6 +18,8 @@ from .migrations import migrations
 
 P = ParamSpec("P")
 T = TypeVar("T")
+# values sqlite takes as they are; anything else is converted as sqlite-utils converts it
+_AS_IS = frozenset({str, int, float, bool, bytes, type(None)})
 
 
 def _create_private(path: str) -> None:
@@ -45,7 +48,8 @@ class Connection:
         if not memory:
             self.db.enable_wal()
             conn.execute("PRAGMA synchronous=NORMAL")
-        self.write = threading.Lock()
+        self.write = threading.RLock()  # re-entered by the writes inside a batch()
+        self._batching = False
         with self.write:
             self._migrate()
 
@@ -73,16 +77,36 @@ class Connection:
         self.db.conn.close()
 
     def tx(self, fn: Callable[P, T], *a: P.args, **kw: P.kwargs) -> T:
+        """`fn`'s writes in one transaction: its own, or the batch() it is made in."""
         with self.write:
+            if self._batching:
+                return fn(*a, **kw)
             with self.db.conn:
                 return fn(*a, **kw)
 
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """The writes made inside it in one transaction: all of them committed at its end, none if it
+        raises. For writes that belong together (a model call's result and its ledger row, a case's
+        checks and its verdict): one commit instead of several, and never one without the other.
+        Nothing inside may await: the write lock is held throughout."""
+        with self.write:
+            if self._batching:  # already inside one: it commits the lot
+                yield
+                return
+            self._batching = True
+            try:
+                with self.db.conn:
+                    yield
+            finally:
+                self._batching = False
+
     def insert(self, table: str, row: dict, *, replace: bool = False) -> None:
-        """One row in its own transaction, as a single statement.
+        """One row in its own transaction (or its batch's), as a single statement.
 
         For the writes made once per model call: sqlite-utils' `insert` also reads sqlite_master
         three times per row, which was a third of abeq's CPU per call in bench/bench_overhead.py.
-        Values are converted exactly as sqlite-utils converts them.
+        Values are converted exactly as sqlite-utils converts them (plain ones are taken as they are).
         """
         from sqlite_utils.db import jsonify_if_needed
 
@@ -91,7 +115,8 @@ class Connection:
             f'INSERT {"OR REPLACE " if replace else ""}INTO "{table}" ({cols}) '
             f"VALUES ({', '.join('?' * len(row))})"
         )
-        self.tx(self.db.conn.execute, sql, [jsonify_if_needed(v) for v in row.values()])
+        values = [v if type(v) in _AS_IS else jsonify_if_needed(v) for v in row.values()]
+        self.tx(self.db.conn.execute, sql, values)
 
     # rows come back as plain dicts; rows.py declares each table's, and the store's methods say which
     def one(self, sql: str, params: Iterable = ()) -> dict[str, Any] | None:

@@ -63,6 +63,7 @@ class Store:
         self.sql = Connection(self.path, memory=memory)
         self.db = self.sql.db
         self.one, self.all, self._tx, self._insert = self.sql.one, self.sql.all, self.sql.tx, self.sql.insert
+        self.batch = self.sql.batch  # writes that belong together, in one transaction (connection.py)
         self.cache = CachedResults(self.sql)
         self.ledger = Ledger(self.sql)
         self.calibration = Calibrations(self.sql)
@@ -280,9 +281,10 @@ class Store:
     def add_pending_cases(self, run_id: int, case_ids: list[str]) -> None:
         """A pending row for each case the run does not have yet (a resumed run keeps its own)."""
         have = {r["case_id"] for r in self.all("select case_id from run_cases where run_id = ?", [run_id])}
-        for i, cid in enumerate(case_ids):
-            if cid not in have:
-                self.put_run_case({"run_id": run_id, "case_id": cid, "position": i, "status": "pending"})
+        with self.batch():
+            for i, cid in enumerate(case_ids):
+                if cid not in have:
+                    self.put_run_case({"run_id": run_id, "case_id": cid, "position": i, "status": "pending"})
 
     def run_case(self, run_id: int, case_id: str) -> RunCaseRow | None:
         return cast(
