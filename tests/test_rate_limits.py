@@ -165,3 +165,35 @@ def test_a_reply_that_says_the_budget_is_used_up_holds_the_next_call_until_it_re
             return loop.time() - t0
 
     assert asyncio.run(go()) >= 0.3
+
+
+def test_a_successful_reply_over_the_lean_transport_that_says_the_budget_is_used_up_pauses_the_endpoint():
+    """The headers read after a success are the reply's (they were the request's: never a budget)."""
+    from aiohttp import web
+
+    from abeq.models.call import CallPolicy, complete
+    from abeq.models.ratelimit import endpoint_of
+
+    async def reply(request):
+        body = {"choices": [{"message": {"role": "assistant", "content": "hi"}}], "usage": {}}
+        limits = {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "30s"}
+        return web.json_response(body, headers=limits)
+
+    async def go():
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", reply)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]
+        try:
+            spec = ModelSpec(name="openai/budget", api_base=f"http://127.0.0.1:{port}/v1")
+            lim = Limiter(4)
+            out = await complete(spec, [{"role": "user", "content": "x"}], policy=CallPolicy(semaphore=lim))
+            return out.text, lim.endpoint(endpoint_of(spec)).not_before - asyncio.get_running_loop().time()
+        finally:
+            await runner.cleanup()
+
+    text, held_for = asyncio.run(go())
+    assert text == "hi" and 25 < held_for <= 30  # the next call to that endpoint waits for the reset

@@ -213,3 +213,24 @@ def test_a_yaml_alias_bomb_is_refused_in_seconds_within_bounded_memory(tmp_path,
     assert done.returncode == 2, done.stderr[-2000:]
     assert says in done.stderr and "Traceback" not in done.stderr
     assert time.monotonic() - t0 < 60 and not (tmp_path / "abeq.db").exists()
+
+
+def test_every_kind_of_key_is_found_by_its_shape_and_text_without_one_passes_unchanged():
+    """redact() runs SECRET_PATTERNS only on a text holding one of their stems (the cheap test
+    first): one key of each kind the patterns know is still redacted, in a long text too."""
+    from abeq.models.http import REDACTED, redact
+
+    keys = {
+        **PRINTED,
+        "gitlab": "glpat-" + "x1Y2" * 6,
+        "slack": "xoxb-" + "1234-abcd-" * 2,
+        "google": "AIza" + "B" * 35,
+        "huggingface": "hf_" + "Q1w2" * 9,
+        "aws_session": "ASIA" + "Z" * 16,
+        "private": "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----",
+        **{f"github_{c}": f"gh{c}_" + "k9" * 16 for c in "ousr"},
+    }
+    filler = "A transcript with nothing secret in it, though it might go on for a while. " * 40
+    for kind, key in keys.items():
+        assert redact(f"{filler} {key} {filler}") == f"{filler} {REDACTED} {filler}", kind
+    assert redact(filler) == filler

@@ -189,11 +189,12 @@ def _classify(a: Assertion, index: int, case: Case) -> Check:
 
 
 _SCRIPTS = ("javascript", "python")
+_TRANSFORMS = ("test_transform", "transform")  # promptfoo's scripts run on the output before a check
 
 
 def _cannot(t: str, a: Assertion) -> str:
     # the importer keeps a test-level options.transform beside each of its asserts (test_transform)
-    for key in ("test_transform", "transform"):
+    for key in _TRANSFORMS:
         why = _script_problem("javascript", a.options.get(key), a.options.get(f"{key}_script"))
         if why:
             return f"transforms the output first ({key.replace('test_', 'the test-level ')}): it {why}"
@@ -282,7 +283,7 @@ def run_check(check: Check, reply: RunnerReply, case: Case) -> tuple[bool, str]:
         "providerResponse": {"output": text},
     }
     output: Any = text
-    for key in ("test_transform", "transform"):
+    for key in _TRANSFORMS:
         code = opts.get(key)
         if isinstance(code, str) and code.strip():
             script = opts.get(f"{key}_script")
@@ -347,3 +348,15 @@ def evaluate(
 
 def model_checks(case: Case) -> list[Check]:
     return [c for c in case_checks(case) if c.kind == "model"]
+
+
+def runs_scripts(case: Case) -> bool:
+    """Whether evaluating the case's checks starts a subprocess (a promptfoo script or transform)."""
+    return any(
+        c.kind == "code"
+        and (
+            base_type(c.type)[0] in _SCRIPTS
+            or any(isinstance(c.options.get(k), str) and c.options[k].strip() for k in _TRANSFORMS)
+        )
+        for c in case_checks(case)
+    )

@@ -29,7 +29,7 @@ from ..sets.coverage import require_runnable
 from ..timestamps import now
 from ..vocab import REGRESSED
 from .calls import Calls
-from .checks import evaluate, model_checks
+from .checks import evaluate, model_checks, runs_scripts
 from .config import SETTINGS, RunConfig
 from .estimate import estimate_calls
 from .failfast import NOT_RUN_STAGE, NOT_RUN_STATUS, FailFast, not_run_error
@@ -237,8 +237,10 @@ class Engine:
             gkey, shown_as_a, grades = (
                 cast("tuple[str, str, dict]", done[k]) if graded else (None, None, None)
             )
-            # in a thread: a promptfoo script check runs a subprocess, which must not hold up the other cases
-            checks = await asyncio.to_thread(evaluate, case, o, c, grades, shown_as_a)
+            # a promptfoo script check runs a subprocess, which must not hold up the other cases: in a
+            # thread; the other checks take less than handing them to one
+            args = (case, o, c, grades, shown_as_a)
+            checks = await asyncio.to_thread(evaluate, *args) if runs_scripts(case) else evaluate(*args)
             verdict, agreement = majority([r["verdict"] for _, r in samples])
             lost = [r for r in checks if r.lost]
             if verdict == REGRESSED or lost:  # the compress gate has failed: --fail-fast stops here

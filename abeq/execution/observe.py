@@ -8,13 +8,13 @@ runner result row stores its extras (workspace changes, tool trace, fields not r
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..documents import Document
 from ..models.ask import Outcome
 from ..models.call import CallPolicy
-from ..models.http import redact
+from ..models.http import redactor
 from ..models.spec import ModelSpec
 from ..schemas import Case, ObservedRun
 from .modes import RunnerMode
@@ -34,7 +34,7 @@ async def observe(
     """Run `document` (the original or the candidate) on `case`; placed where the original lives.
     What was observed is redacted before anyone stores, judges or exports it."""
     out = await _observe(document, original, case, variant, spec, mode, policy)
-    out.value = ObservedRun.model_validate(_redacted(out.value.model_dump()))
+    out.value = ObservedRun.model_validate(_redacted(out.value.model_dump(), redactor()))
     return out
 
 
@@ -59,15 +59,15 @@ async def _observe(
     return await run_command(document, case, variant, mode, placed, policy)
 
 
-def _redacted(value: Any) -> Any:
+def _redacted(value: Any, redact: Callable[[str], str]) -> Any:
     """Every text in a reply redacted: a model may repeat a key it saw (in a case's files, in the
     environment a tool read), in its transcript or anywhere in its self-report."""
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):
-        return {k: _redacted(v) for k, v in value.items()}
+        return {k: _redacted(v, redact) for k, v in value.items()}
     if isinstance(value, list):
-        return [_redacted(v) for v in value]
+        return [_redacted(v, redact) for v in value]
     return value
 
 

@@ -160,7 +160,7 @@ async def complete(
                 # concurrency limit when Cancel is pressed must not start once a slot frees
                 policy.check()
                 t0 = time.perf_counter()
-                text, usage, headers, calls = await asyncio.wait_for(send(spec, kwargs), limit)
+                text, usage, headers, calls = await _within(send(spec, kwargs), limit)
         except Cancelled:
             raise
         except Exception as e:  # noqa: BLE001 — classified below
@@ -199,6 +199,20 @@ async def complete(
     kind = type(last).__name__
     msg = redact(str(last))[:500]
     raise ModelCallError(f"{spec.name}: {kind} after {attempt + 1} attempt(s){asked}: {msg}")
+
+
+async def _within(aw, limit: float | None):
+    """`aw`, cut off with TimeoutError after `limit` seconds (None: never). asyncio.timeout (3.11+)
+    where there is one: wait_for wraps every call in a task of its own."""
+    if limit is None:
+        return await aw
+    if _TIMEOUT is None:
+        return await asyncio.wait_for(aw, limit)
+    async with _TIMEOUT(limit):
+        return await aw
+
+
+_TIMEOUT = getattr(asyncio, "timeout", None)
 
 
 def _cost(ll, resp, spec: ModelSpec) -> float | None:

@@ -19,7 +19,7 @@ import itertools
 import re
 import time
 from collections.abc import Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
@@ -187,13 +187,8 @@ class Limiter:
     async def __aexit__(self, *exc) -> None:
         self.release("")
 
-    @asynccontextmanager
-    async def slot(self, key: str):
-        await self.acquire(key)
-        try:
-            yield
-        finally:
-            self.release(key)
+    def slot(self, key: str) -> _Slot:
+        return _Slot(self, key)
 
     def _wake(self) -> None:
         """Hand free slots to the waiters that may start, best priority first (usually the first one
@@ -288,14 +283,26 @@ class Limiter:
         return "; ".join(out)
 
 
-@asynccontextmanager
-async def call_slot(limit, key: str):
+class _Slot:
+    """`async with limiter.slot(key):` one slot, released on the way out. A plain class rather than
+    an asynccontextmanager: it is entered once per model call (two generator objects a call saved)."""
+
+    __slots__ = ("key", "limiter")
+
+    def __init__(self, limiter: Limiter, key: str):
+        self.limiter, self.key = limiter, key
+
+    async def __aenter__(self) -> None:
+        await self.limiter.acquire(self.key)
+
+    async def __aexit__(self, *exc) -> None:
+        self.limiter.release(self.key)
+
+
+def call_slot(limit, key: str) -> AbstractAsyncContextManager:
     """A slot for one call: a Limiter's (by endpoint and priority), a plain semaphore's, or none."""
     if limit is None:
-        yield
-    elif isinstance(limit, Limiter):
-        async with limit.slot(key):
-            yield
-    else:
-        async with limit:
-            yield
+        return nullcontext()
+    if isinstance(limit, Limiter):
+        return limit.slot(key)
+    return limit
