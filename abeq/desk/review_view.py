@@ -351,7 +351,13 @@ def actions(st, store: Store, run_id: int, row: CaseRow, goto: str | None) -> No
 def case_table(st, rows: list[CaseRow], current: str, run_id: int, page_size: int = 25) -> None:
     """The filtered cases as a table; clicking a row opens that case."""
     pos = next((i for i, r in enumerate(rows) if r.case_id == current), 0)
-    with st.expander(f"Case list ({len(rows)}): click a row to open it", expanded=False):
+    # drawn only while open: a closed list costs the browser nothing (a data grid is its heaviest part)
+    box = st.expander(
+        f"Case list ({len(rows)}): click a row to open it", key="review_list", on_change="rerun"
+    )
+    if not box.open:
+        return
+    with box:
         pages = max(1, -(-len(rows) // page_size))
         page = st.number_input("Page", 1, pages, pos // page_size + 1, key=f"page_{run_id}_{len(rows)}")
         shown = rows[(page - 1) * page_size : page * page_size]
