@@ -8,7 +8,7 @@ runner result row stores its extras (workspace changes, tool trace, fields not r
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..documents import Document
@@ -34,7 +34,13 @@ async def observe(
     """Run `document` (the original or the candidate) on `case`; placed where the original lives.
     What was observed is redacted before anyone stores, judges or exports it."""
     out = await _observe(document, original, case, variant, spec, mode, policy)
-    out.value = ObservedRun.model_validate(_redacted(out.value.model_dump(), redactor()))
+    reply, redact = out.value.model_dump(), redactor()
+    # one look at all its texts at once (a secret in one of them is in their join: NUL, which no
+    # secret holds, separates them), and each text redacted only when there is something to redact
+    joined = "\x00".join(_texts(reply))
+    if redact(joined) != joined:
+        reply = _redacted(reply, redact)
+    out.value = ObservedRun.model_validate(reply)
     return out
 
 
@@ -57,6 +63,17 @@ async def _observe(
     from .agent_cmd import run_command
 
     return await run_command(document, case, variant, mode, placed, policy)
+
+
+def _texts(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _texts(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _texts(v)
 
 
 def _redacted(value: Any, redact: Callable[[str], str]) -> Any:

@@ -59,10 +59,7 @@ def redact(text: str) -> str:
 def redactor() -> Callable[[str], str]:
     """redact() with the secret values read once (from the environment as it is now): for the many
     texts of one reply."""
-    values = {
-        v for k, v in os.environ.items() if len(v) >= 8 and ("KEY" in k or "TOKEN" in k or "SECRET" in k)
-    }
-    ordered = sorted(values | _PASSED, key=len, reverse=True)  # longest first: one may contain another
+    ordered = sorted(_secret_env() | _PASSED, key=len, reverse=True)  # longest first: one may hold another
 
     def go(text: str) -> str:
         for v in ordered:
@@ -71,6 +68,25 @@ def redactor() -> Callable[[str], str]:
         return SECRET_PATTERNS.sub(REDACTED, text) if may_hold_secret(text) else text
 
     return go
+
+
+_env_read: tuple[dict, set[str]] | None = None  # the environment as last read, and its secret values
+
+
+def _secret_env() -> set[str]:
+    """The environment's values whose names say they are secret. Decoding the whole environment
+    costs more than redacting a reply, so it is read again only when it changed (os.environ's raw
+    mapping compared with a copy of it as last read)."""
+    global _env_read
+    raw = getattr(os.environ, "_data", None)
+    if raw is not None and _env_read is not None and _env_read[0] == raw:
+        return _env_read[1]
+    values = {
+        v for k, v in os.environ.items() if len(v) >= 8 and ("KEY" in k or "TOKEN" in k or "SECRET" in k)
+    }
+    if raw is not None:
+        _env_read = (dict(raw), values)
+    return values
 
 
 def may_hold_secret(text: str) -> bool:

@@ -120,8 +120,17 @@ class Connection:
 
     # rows come back as plain dicts; rows.py declares each table's, and the store's methods say which
     def one(self, sql: str, params: Iterable = ()) -> dict[str, Any] | None:
-        rows = list(self.db.query(sql, list(params)))
+        rows = self.all(sql, params)
         return rows[0] if rows else None
 
     def all(self, sql: str, params: Iterable = ()) -> list[dict[str, Any]]:
-        return list(self.db.query(sql, list(params)))
+        """The rows of a query, as sqlite-utils' `query` gives them (duplicate column names made
+        unique alike), without the savepoint it wraps around every statement in case one returns no
+        rows: abeq asks only queries, several per model call."""
+        from sqlite_utils.utils import dedupe_keys
+
+        cursor = self.db.conn.execute(sql, list(params))
+        if cursor.description is None:
+            raise ValueError(f"not a query (it returns no rows): {sql.split()[0]}")
+        keys = dedupe_keys(d[0] for d in cursor.description)
+        return [dict(zip(keys, row)) for row in cursor]
