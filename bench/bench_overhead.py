@@ -2,9 +2,11 @@
 
 The server (`python -m abeq.testing.loopback`) runs in its own process and stamps the first request and
 the last answer; measured = that span, bound = max(2 x latency, ceil(calls / concurrency) x latency),
-ratio = measured / bound (target <= 1.10 at 250 ms). Every configuration runs in a fresh child
+ratio = measured / bound. Every configuration runs in a fresh child
 process with a fresh database, after a small warm-up run (imports, first connections), so
 `cpu_ms_per_call` (time.process_time over the measured run / calls) is the orchestrator's alone.
+Targets (issue 25), for the fast path at 250 ms, measured in the same run as the bare client:
+ratio <= 1.05 and <= 1.5 ms of CPU a call; each is printed met or not met.
 
   fast     abeq's lean OpenAI-compatible transport (the default for openai/... with an api_base)
   litellm  the same run with ABEQ_TRANSPORT=litellm (litellm.acompletion, its openai route)
@@ -36,7 +38,8 @@ from abeq.testing.process import LoopbackProcess, process_cpu  # noqa: E402
 from abeq.testing.synthetic import documents, many_cases  # noqa: E402
 
 CASES, CONCURRENCY, WARMUP_CASES = 200, 32, 8
-TARGET_RATIO = 1.10
+TARGET_RATIO = 1.05  # of the critical-path bound, fast path at 250 ms (issue 25)
+TARGET_CPU_MS = 1.5  # orchestrator CPU a model call, same run
 MODEL = "openai/scripted"
 
 
@@ -217,6 +220,10 @@ def measure(
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _met(ok: bool) -> str:
+    return "met" if ok else "not met"
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--latencies", default="0.25,1")
@@ -259,21 +266,36 @@ def main(argv=None) -> int:
             f" {r['ratio']:>6.3f} {r['cpu_ms_per_call']:>12.2f} "
             f"{b['cpu_ms_per_call'] if b else float('nan'):>17.2f}"
         )
-    fast = [r for r in results if r["transport"] == "fast" and r["latency_s"] == 0.25]
-    met = bool(fast) and fast[0]["ratio"] <= TARGET_RATIO
+    fast = next((r for r in results if r["transport"] == "fast" and r["latency_s"] == 0.25), None)
+    ratio_met = fast is not None and fast["ratio"] <= TARGET_RATIO
+    cpu_met = fast is not None and fast["cpu_ms_per_call"] <= TARGET_CPU_MS
+    load_after = round(os.getloadavg()[0], 2)
     out = {
         "bench": "overhead",
         "python": sys.version.split()[0],
         "cpus": os.cpu_count(),
         "load_1min_before": load_before,
-        "load_1min_after": round(os.getloadavg()[0], 2),
+        "load_1min_after": load_after,
         "target_ratio_at_250ms": TARGET_RATIO,
-        "target_met": met,
+        "target_cpu_ms_per_call": TARGET_CPU_MS,
+        "ratio_met": ratio_met,
+        "cpu_met": cpu_met,
+        "target_met": ratio_met and cpu_met,
         "results": results,
     }
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(out, indent=2) + "\n")
-    print(f"target fast-path ratio at 250 ms <= {TARGET_RATIO}: {'met' if met else 'MISSED'}  -> {a.out}")
+    b = bare.get(0.25)
+    beside = f" (bare client, same run: {b['ratio']:.3f}, {b['cpu_ms_per_call']:.2f} ms)" if b else ""
+    if fast is None:
+        print("targets are for the fast path at 250 ms: not measured in this run")
+    else:
+        print(
+            f"fast path at 250 ms{beside}, 1-minute load {load_before} before, {load_after} after:\n"
+            f"  ratio {fast['ratio']:.3f} <= {TARGET_RATIO}: {_met(ratio_met)}\n"
+            f"  CPU {fast['cpu_ms_per_call']:.2f} ms/call <= {TARGET_CPU_MS}: {_met(cpu_met)}"
+        )
+    print(f"-> {a.out}")
     return 0
 
 
