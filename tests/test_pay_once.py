@@ -68,3 +68,20 @@ def test_a_v1_result_is_only_found_for_the_set_it_was_stored_with(store, example
     assert stats["teacher_made"] == 7  # v1 rows of another set: not taken (and now stored under v2)
     _, stats = run(store, example, cfg, six)
     assert stats["made"] == 0
+
+
+def test_runner_keys_are_the_current_and_the_v1_key_in_every_mode(example):
+    """runner_keys builds both keys from one reading of the case: the same keys as runner_key and
+    legacy_runner_key, whatever a runner mode adds to or removes from them."""
+    from abeq.execution.keys import runner_key, runner_keys
+    from abeq.models import ModelSpec
+
+    spec, doc = ModelSpec(name="openai/x", api_base="http://127.0.0.1:1/v1"), example["original"].hash
+    modes = [{}, {"mode": "tools", "prompt": "p@1", "max_steps": 3}, {"command": "agent", "sampling": None}]
+    for case in example["ts"].cases[:3]:
+        for parts in [*modes, {"transfer_set": "its own"}]:
+            for sample in (0, 1):
+                assert runner_keys(doc, case, "skill", spec, "set-h", sample, parts) == (
+                    runner_key(doc, case, "skill", spec, sample=sample, mode_parts=parts),
+                    legacy_runner_key(doc, case, "skill", spec, "set-h", sample, parts),
+                )

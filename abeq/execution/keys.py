@@ -86,11 +86,13 @@ def runner_keys(
     mode_parts: dict | None = None,
 ) -> tuple[str, str]:
     """The keys to look a runner result up under, in order: the current one, then the v1 key of the
-    same set, so results stored before the key changed are reused rather than silently paid again."""
-    return (
-        runner_key(doc_hash, case, variant, spec, sample=sample, mode_parts=mode_parts),
-        legacy_runner_key(doc_hash, case, variant, spec, ts_hash, sample, mode_parts),
-    )
+    same set, so results stored before the key changed are reused rather than silently paid again.
+    (runner_key and legacy_runner_key, from one reading of the case: this is asked on every call.)"""
+    parts = _runner_parts(doc_hash, case, variant, spec, sample, mode_parts)
+    legacy = {**parts, "transfer_set": ts_hash}  # the v1 parts: the same and the set (keys are sorted)
+    if "transfer_set" in (mode_parts or {}):  # a mode part of that name wins, as in legacy_runner_key
+        legacy = _runner_parts(doc_hash, case, variant, spec, sample, mode_parts, transfer_set=ts_hash)
+    return cache_key("runner", parts, RUNNER_KEY_VERSION), cache_key("runner", legacy)
 
 
 def judge_spec(base: ModelSpec, sample: int, samples: int) -> ModelSpec:
