@@ -351,12 +351,11 @@ def model_checks(case: Case) -> list[Check]:
 
 
 def runs_scripts(case: Case) -> bool:
-    """Whether evaluating the case's checks starts a subprocess (a promptfoo script or transform)."""
+    """Whether evaluating the case's checks may start a subprocess (a promptfoo script or transform;
+    read from its assertions as given: one that cannot run here is counted too, which costs nothing
+    but a thread)."""
     return any(
-        c.kind == "code"
-        and (
-            base_type(c.type)[0] in _SCRIPTS
-            or any(isinstance(c.options.get(k), str) and c.options[k].strip() for k in _TRANSFORMS)
-        )
-        for c in case_checks(case)
+        base_type(a.type)[0] in _SCRIPTS
+        or any(isinstance(a.options.get(k), str) and a.options[k].strip() for k in _TRANSFORMS)
+        for a in _flatten(case.assertions)
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +47,7 @@ class ModelSpec:
             **kw,
         )
 
-    @property
+    @functools.cached_property  # asked ~10 times a call; the name never changes (frozen)
     def provider(self) -> Provider:
         return provider_for(self.name)
 
