@@ -18,6 +18,14 @@ from .caching import plain, prefix_of
 from .handlers import fill_response, schema_from_optional_params
 from .local_contexts import PERF, Contexts, measured
 
+# ggml's OpenMP threads spin at each of the hundreds of barriers a token takes before they sleep.
+# When anything else wants the cores (a browser, the desk's server, a second process) a spinning
+# thread holds a core its partner needs, and a 3-call sample went from ~10 s to 35-76 s of wall
+# time (2x-3x the CPU) on this 2-core machine, while the same sample with passive waiting took
+# 10-23 s at ~11 s of CPU. libgomp reads this once, when llama.cpp's library is loaded, so it is
+# set before llama_cpp is imported; a user's own setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 _models: dict[str, Contexts] = {}  # per model: its contexts, one per prompt prefix (local_contexts.py)
 _load_lock = threading.Lock()
 _params_lock = threading.Lock()  # load_llama swaps a llama_cpp module function while it builds a model
