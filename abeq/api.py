@@ -30,6 +30,7 @@ from .execution.modes import as_mode
 from .execution.preflight import (
     THIN_HINT,
     check_refusal,
+    code_refusal,
     confirmation_refusal,
     model_refusals,
     review_refusal,
@@ -86,7 +87,7 @@ def run_problems(
     refused: AbeqError | None = confirmation_refusal(ts, original.hash, set_path)
     if refused:
         out.append(refused)
-    refused = check_refusal(ts, set_path)
+    refused = check_refusal(ts, set_path) or code_refusal(ts, config.trust_code, set_path)
     if refused:
         out.append(refused)
     cov = coverage(original.text, ts, allow_thin=config.allow_thin)
@@ -250,11 +251,18 @@ def run_settings(run: Mapping[str, Any]) -> dict[str, Any] | None:
     return json.loads(run.get("config") or "{}").get("settings")
 
 
-def resume_run(run_id: int, store: Store | str | None = None) -> PreparedRun:
+def resume_run(
+    run_id: int,
+    store: Store | str | None = None,
+    *,
+    trust_code: bool = False,
+    check_env: tuple[str, ...] = (),
+) -> PreparedRun:
     """Prepare an unfinished run (cancelled, interrupted, failed) again with its own stored settings:
     the same run continues, and nothing it finished is repeated. Refused for a run that finished,
     one still running in some process, or one whose settings cannot be rebuilt; nothing is written
-    when it is."""
+    when it is. `trust_code`/`check_env` are given again, never read from the database (a database
+    handed over must not grant them)."""
     db = store if isinstance(store, Store) else open_store(store)
     run = db.run(run_id)
     if run is None:
@@ -272,7 +280,7 @@ def resume_run(run_id: int, store: Store | str | None = None) -> PreparedRun:
         raise InputError(f"run {run_id} was stored before abeq kept a run's settings", hint=hint_new)
     if settings.get("api_base_stripped"):
         raise InputError(f"run {run_id}'s API base held credentials, which abeq never stores", hint=hint_new)
-    cfg = RunConfig.from_settings(settings)
+    cfg = replace(RunConfig.from_settings(settings), trust_code=trust_code, check_env=tuple(check_env))
     orig, cand = db.document(run["original_hash"]), db.document(run["candidate_hash"])
     ts = db.transfer_set(run["transfer_set_hash"])
     if not (orig and cand and ts):

@@ -43,6 +43,13 @@ allow_thin = st.checkbox(
     value=s.ts.thin_accepted,
     disabled=e.thin_box_disabled,
 )
+code = vm.code_said(e.shown)
+trust_code = bool(code) and st.checkbox(
+    f"Trust its code too: {code}",
+    key="confirm_trust_code",
+    help="Runs of exactly this code then need no further say-so (abeq check-set --confirm --trust-code). "
+    "Read each script first (listed under Checks below): it runs on this machine.",
+)
 buttons = st.container(horizontal=True)
 if buttons.button("Save edits", disabled=e.save_disabled):
     session.set_transfer_set(store, review, e.to_save())
@@ -55,7 +62,7 @@ if buttons.button(
     help="Freeze and hash this set; runs use exactly this version.",
 ):
     try:
-        confirmed = e.to_confirm(original["hash"], allow_thin)
+        confirmed = e.to_confirm(original["hash"], allow_thin, trust_code)
         session.set_transfer_set(store, review, confirmed, session.who(st.session_state))
         st.rerun()
     except AbeqError as err:

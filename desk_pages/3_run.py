@@ -35,6 +35,20 @@ for line in run_vm.estimate_lines(store, original, candidate, ts, cfg):
     st.caption(line)
 judge_warning(store, cfg, st.session_state["min_judge_recall"])
 gate = run_vm.start_gate(original, ts)
+if gate.code:  # the set's own scripts: they run on this machine only when a person says so
+    with st.container(border=True):
+        st.markdown(f"**This set's checks run code on this machine** ({len(gate.code)} script(s))")
+        for line in run_vm.code_lines(gate.code):
+            st.caption(line)
+        if gate.code_trusted and not st.session_state.get(run_vm.TRUST_KEY):
+            st.caption("Trusted: you trusted exactly this code when you confirmed the set.")
+        else:
+            st.checkbox(
+                "Run the set's code in this run (with a reduced environment and limits)",
+                key=run_vm.TRUST_KEY,
+                help="Read each script first: a set from someone else can run anything you can.",
+            )
+            gate = run_vm.start_gate(original, ts, bool(st.session_state.get(run_vm.TRUST_KEY)))
 for why in gate.errors():
     st.error(why, icon=":material/block:")
 run_key = f"run:{review['id']}"

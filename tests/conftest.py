@@ -75,6 +75,12 @@ def _embedded_model_only_when_slow(request, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _own_trust_file(tmp_path, monkeypatch):
+    """Code trusted in a test is remembered in the test's own trust file, never the user's."""
+    monkeypatch.setenv("ABEQ_TRUST_FILE", str(tmp_path / "trusted-code.json"))
+
+
+@pytest.fixture(autouse=True)
 def _scripted_clean():
     from abeq.models import scripted
 

@@ -114,7 +114,8 @@ def test_javascript_and_python_asserts_run_on_both_arms_and_a_lost_one_regresses
     argv += ["--transfer-set", str(tmp_path / "set.json"), "--runner-model", "scripted/rules"]
     argv += ["--db", str(tmp_path / "abeq.db"), "--confirm", "--quiet", "--allow-thin"]
     argv += ["--out", str(tmp_path / "report.json"), "--record", str(tmp_path / "record.json")]
-    assert main(argv) == 1
+    assert main(argv) == 2  # the set's code runs only when trusted (issue 33)
+    assert main([*argv, "--trust-code"]) == 1
     report = json.loads((tmp_path / "report.json").read_text())
     record = json.loads((tmp_path / "record.json").read_text())
     verdicts = {c["case_id"]: c["verdict"] for c in report["cases"]}

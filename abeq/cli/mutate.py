@@ -14,6 +14,8 @@ from ._common import (
     EXIT_REGRESSED,
     bounded,
     caution,
+    code_args,
+    code_settings,
     model_args,
     model_spec,
     run_models,
@@ -76,6 +78,7 @@ def register(sub) -> None:
     r.add_argument("--markdown", default=None, help="write a Markdown report here")
     r.add_argument("--quiet", action="store_true", help="no progress or table on stderr")
     runner_mode_args(r)
+    code_args(r)
     r.set_defaults(fn=cmd_mutate)
 
 
@@ -114,6 +117,7 @@ def _mutate(args, stop) -> int:
         allow_thin=args.allow_thin,
         max_retries=args.max_retries,
         mode=runner_mode(args),
+        **code_settings(args),
     )
     try:
         for w in prep.warnings:

@@ -15,6 +15,8 @@ from ._common import (
     bounded,
     caution,
     check_outputs,
+    code_args,
+    code_settings,
     db_arg,
     existing_store,
     model_args,
@@ -93,6 +95,7 @@ def register(sub) -> None:
     r.add_argument("--junit", default=None, help="write JUnit XML (one testcase per case) here")
     r.add_argument("--quiet", action="store_true", help="no progress or summary on stderr (errors still are)")
     runner_mode_args(r)
+    code_args(r)
     r.set_defaults(fn=cmd_run)
 
     rs = sub.add_parser(
@@ -111,6 +114,7 @@ def register(sub) -> None:
     for flag in OUTPUT_OPTIONS:
         rs.add_argument(flag, default=None, help=f"as for `abeq run {flag}`")
     rs.add_argument("--quiet", action="store_true", help="no progress or summary on stderr")
+    code_args(rs)  # never stored with a run: a database handed over must not grant them
     rs.set_defaults(fn=cmd_resume)
 
 
@@ -152,6 +156,7 @@ def _run(args, stop) -> int:
         max_retries=args.max_retries,
         mode=runner_mode(args),
         fail_fast=args.fail_fast,
+        **code_settings(args),
     )
     for w in prepared.warnings:
         print(f"warning: {w}", file=sys.stderr)
@@ -177,7 +182,7 @@ def cmd_resume(args) -> int:
     with on_signals(stop, args.quiet):
         store = existing_store(args.db)
         try:
-            prepared = resume_run(args.run_id, store)
+            prepared = resume_run(args.run_id, store, **code_settings(args))
             runner_caution(prepared, args.quiet)
             return execute(prepared, args, stop, f"`abeq resume {args.run_id}` resumes it again.")
         finally:

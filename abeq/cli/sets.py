@@ -19,6 +19,7 @@ from ._common import (
     caution,
     check_model,
     check_outputs,
+    code_args,
     db_arg,
     open_store,
     write_output,
@@ -147,6 +148,7 @@ def register(sub) -> None:
         "runs need no --confirm; a runnable set only (.json or .yaml)",
     )
     db_arg(c)  # where the original's transcripts are, to try each check on them (read, never created)
+    code_args(c)  # with --confirm, --trust-code remembers the trust for exactly this code
     c.set_defaults(fn=cmd_check_set)
 
     i = sub.add_parser(
@@ -242,12 +244,13 @@ def files_read(doc_path: str, original, set_path: str, ts) -> list[str]:
 def cmd_check_set(args) -> int:
     from .. import sets
     from ..documents import load_document
+    from ..execution.code_trust import trust_on_confirm
 
     original = load_document(args.original, "original")
     ts = sets.load(args.transfer_set)
     cov = sets.coverage(original.text, ts, allow_thin=args.allow_thin)
     problem = sets.confirmation_problem(ts, original.hash)
-    checks, db_note = _check_audit(ts, original.hash, args.db)
+    checks, db_note = _check_audit(ts, original.hash, args)
     mutation = _latest_mutation(sets.set_hash(ts), original.hash, args.db)
     if args.json:
         out = cov.as_dict()
@@ -293,6 +296,8 @@ def cmd_check_set(args) -> int:
                 else ""
             )
         )
+        for line in checks.script_lines(args.transfer_set):
+            print(line)
         for w in checks.warnings():
             print(f"warning: {w}")
         for p in checks.problems:
@@ -328,6 +333,8 @@ def cmd_check_set(args) -> int:
             )
         done = sets.confirm(ts, original.hash, thin_accepted=(args.allow_thin and cov.thin) or None)
         write_output(args.transfer_set, sets.export_text(done, sets.format_of(args.transfer_set)))
+        if said := trust_on_confirm(ts, args.transfer_set, args.trust_code):
+            print(said, file=sys.stderr)
         print(
             f"confirmed: {args.transfer_set} (set {sets.set_hash(done)[:12]}, "
             f"{done.confirmation_timestamp}); "
@@ -355,21 +362,30 @@ def _latest_mutation(ts_hash: str, original_hash: str, db: str | None) -> dict |
         store.close()
 
 
-def _check_audit(ts, original_hash: str, db: str | None):
+def _check_audit(ts, original_hash: str, args):
     """The set's checks, tried on the original's stored transcripts when the database exists (it is
-    never created here); the note says why they were not tried."""
+    never created here); the note says why they were not tried. The set's own code is tried only
+    when trusted (--trust-code, or remembered)."""
+    from functools import partial
     from pathlib import Path
 
     from ..execution.check_audit import audit
+    from ..execution.scripts import Sandbox
     from ..results.store import db_path
 
+    check = partial(
+        audit,
+        set_path=args.transfer_set,
+        trust_code=args.trust_code,
+        sandbox=Sandbox(env_names=tuple(args.check_env)),
+    )
     if not any(c.assertions or c.expectations for c in ts.cases):
-        return audit(ts), None
-    path = db_path(db)
+        return check(ts), None
+    path = db_path(args.db)
     if not Path(path).is_file():
-        return audit(ts), f"no database at {path}: the checks were not tried on the original's transcripts"
-    store = open_store(db)
+        return check(ts), f"no database at {path}: the checks were not tried on the original's transcripts"
+    store = open_store(args.db)
     try:
-        return audit(ts, store, original_hash), ""
+        return check(ts, store, original_hash), ""
     finally:
         store.close()

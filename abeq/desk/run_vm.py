@@ -5,11 +5,12 @@ as metrics. The page (and `run_panels`) only draw these."""
 from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..api import estimate_run
 from ..documents import Document, detect_variant
 from ..execution.checks import model_checks
+from ..execution.code_trust import CodeItem, trust_state
 from ..execution.engine import RunConfig
 from ..execution.estimate import describe_estimate, estimate_calls
 from ..execution.modes import RunnerMode
@@ -91,6 +92,7 @@ def run_config(state: Mapping, ts: TransferSet, review_name: str) -> RunConfig:
         review=review_name,
         mode=mode,
         fail_fast=bool(state["fail_fast"]),
+        trust_code=bool(state.get(TRUST_KEY)),
     )
 
 
@@ -102,19 +104,30 @@ def judge_recall_warning(store: Store, cfg: RunConfig, min_recall: float) -> str
     return recall_warning(store, cfg.judge.name, min_recall, asked=MIN_RECALL_LABEL.lower())
 
 
+TRUST_KEY = "trust_code"  # the Run page's box: run the set's code in this run
+
+
 @dataclass
 class Gate:
     """Whether Start is refused, and the errors that say why."""
 
     unconfirmed_why: str
     thin: bool
+    code: list[CodeItem] = field(default_factory=list)  # the set's scripts
+    code_trusted: bool = True  # no scripts, the box ticked, or this code in the user's trust file
 
     @property
     def refused(self) -> bool:
-        return bool(self.unconfirmed_why) or self.thin
+        return bool(self.unconfirmed_why) or self.thin or not self.code_trusted
 
     def errors(self) -> list[str]:
         out = [THIN] if self.thin else []
+        if not self.code_trusted:
+            out.append(
+                f"This set's checks run code on this machine ({len(self.code)} script(s), listed "
+                "below) that you have not trusted, so this run is refused. Read them, then tick "
+                "**Run the set's code**."
+            )
         if why := self.unconfirmed_why:
             out.append(
                 md(f"{why[0].upper()}{why[1:]}") + ", so this run is refused: no runner call happens before "
@@ -123,9 +136,15 @@ class Gate:
         return out
 
 
-def start_gate(original: dict, ts: TransferSet) -> Gate:
+def start_gate(original: dict, ts: TransferSet, trust_code: bool = False) -> Gate:
     why = confirmation_problem(ts, original["hash"])
-    return Gate(why, not why and not set_coverage(original["content"], ts).runnable)
+    items, trusted = trust_state(ts, trust_code)
+    return Gate(why, not why and not set_coverage(original["content"], ts).runnable, items, trusted)
+
+
+def code_lines(items: list[CodeItem]) -> list[str]:
+    """One line per script of the set, as `abeq check-set` lists them (escaped: a stranger wrote them)."""
+    return [md(i.where()) for i in items]
 
 
 def stored_document(store: Store, d: dict) -> Document:

@@ -150,9 +150,15 @@ class Edits:
         assert self.cases is not None  # Save is disabled until the table has changed the set
         return sets.edit(self.s.ts, self.cases)
 
-    def to_confirm(self, original_hash: str, allow_thin: bool) -> TransferSet:
+    def to_confirm(self, original_hash: str, allow_thin: bool, trust_code: bool = False) -> TransferSet:
+        """The set as confirmed; with `trust_code`, its code is remembered as trusted by this user
+        (as `abeq check-set --confirm --trust-code`)."""
         # dirty: the table (cases) changed the set
         base = sets.edit(self.s.ts, self.cases) if self.dirty and self.cases is not None else self.s.ts
+        if trust_code:
+            from ..execution.code_trust import code_items, remember_trust
+
+            remember_trust(code_items(base))
         return sets.confirm(base, original_hash, thin_accepted=allow_thin)
 
 
@@ -200,6 +206,25 @@ def checks_said(shown: TransferSet) -> ChecksSaid:
         if a.checks
         else ""
     )
-    return ChecksSaid(
-        caption, [md(w) for w in a.warnings()], [md(f"{p}: a run would refuse this set.") for p in a.problems]
-    )
+    warnings = [md(w) for w in a.warnings()]
+    if a.scripts:
+        state = "trusted" if a.code_trusted else "not trusted: a run is refused until you trust it"
+        warnings.insert(
+            0,
+            md(f"The checks run {len(a.scripts)} script(s) on this machine ({state}): ")
+            + "; ".join(
+                md(f"case {i['case_id']}, check {i['check']}: {i['language']} {i['role']}") for i in a.scripts
+            ),
+        )
+    return ChecksSaid(caption, warnings, [md(f"{p}: a run would refuse this set.") for p in a.problems])
+
+
+def code_said(ts: TransferSet) -> str:
+    """ "3 scripts (python, javascript)" when the set's checks run code nobody trusted yet, else ""."""
+    from ..execution.code_trust import trust_state
+
+    items, trusted = trust_state(ts, False)
+    if not items or trusted:
+        return ""
+    langs = ", ".join(sorted({i.language for i in items}))
+    return f"{len(items)} script(s) ({langs})"

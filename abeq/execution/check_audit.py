@@ -11,6 +11,8 @@ from ..results.store import Store
 from ..schemas import Case, RunnerReply, TransferSet
 from ..sets.confirm import case_identity
 from .checks import case_checks, problems, run_check
+from .code_trust import code_hash, trust_state
+from .scripts import Sandbox, sandbox_level
 
 
 @dataclass
@@ -23,12 +25,40 @@ class CheckAudit:
     problems: list[str] = field(default_factory=list)  # checks a run would refuse
     tried_cases: int = 0  # cases whose checks met a stored teacher transcript
     original_fails: list[dict] = field(default_factory=list)  # case_id, check, evidence, run_id, model
+    scripts: list[dict] = field(default_factory=list)  # every script the checks run (code_trust.CodeItem)
+    code_hash: str = ""  # what trust is given for
+    code_trusted: bool = False  # --trust-code, or this code's hash in the user's trust file
+    sandbox: str = ""  # how trusted scripts run on this machine: "bubblewrap" or "limits"
+    code_not_tried: int = 0  # script checks not tried on stored transcripts: their code is not trusted
 
     def as_dict(self) -> dict:
         return asdict(self)
 
+    def script_lines(self, set_path: str) -> list[str]:
+        """What `abeq check-set` says of the set's code: a line, then one per script and where it is."""
+        if not self.scripts:
+            return []
+        state = "trusted" if self.code_trusted else "not trusted: a run refuses without --trust-code"
+        out = [
+            f"code: {len(self.scripts)} script(s) run on this machine when a run trusts them "
+            f"(code {self.code_hash[:12]}, {state}; here they run "
+            + ("inside bubblewrap" if self.sandbox == "bubblewrap" else "with limits only: no bubblewrap")
+            + "):"
+        ]
+        for i in self.scripts:
+            line = f":{i['line']}" if i["line"] else ""
+            src = f" ({i['file']}, read in at import)" if i["file"] else ""
+            what = f"{i['language']} {i['role']}{src}"
+            out.append(f"  {set_path}{line}: case {i['case_id']}, check {i['check']}: {what}")
+        return out
+
     def warnings(self) -> list[str]:
         out = [f"case {s['case_id']}: check {s['check']} is skipped: it {s['reason']}" for s in self.skipped]
+        if self.code_not_tried:
+            out.append(
+                f"{self.code_not_tried} check(s) run the set's code, not trusted: not tried on the "
+                "stored transcripts (--trust-code tries them)"
+            )
         out += [
             f"case {f['case_id']}: the original fails its own check {f['check']} (run {f['run_id']}, "
             f"{f['runner_model']}: {f['evidence']}); a check the original fails can never show a "
@@ -38,10 +68,23 @@ class CheckAudit:
         return out
 
 
-def audit(ts: TransferSet, store: Store | None = None, original_hash: str | None = None) -> CheckAudit:
-    """Count the set's checks; with a store, try each on the newest stored teacher transcript of the
-    same case (same input, gate answers and workspace) for this original."""
+def audit(
+    ts: TransferSet,
+    store: Store | None = None,
+    original_hash: str | None = None,
+    *,
+    set_path: str | None = None,
+    trust_code: bool = False,
+    sandbox: Sandbox | None = None,
+) -> CheckAudit:
+    """Count the set's checks and list the code they run; with a store, try each on the newest stored
+    teacher transcript of the same case (same input, gate answers and workspace) for this original
+    (a script only when its code is trusted: `trust_code` or the user's trust file)."""
     a = CheckAudit()
+    items, a.code_trusted = trust_state(ts, trust_code, set_path)
+    a.scripts = [i.as_dict() for i in items]
+    if items:
+        a.code_hash, a.sandbox = code_hash(items), sandbox_level(sandbox)
     for case in ts.cases:
         checks = case_checks(case)
         if not checks:
@@ -55,7 +98,7 @@ def audit(ts: TransferSet, store: Store | None = None, original_hash: str | None
         ]
         a.problems += problems(case)
     if store is not None and original_hash and a.cases:
-        _try_on_teacher(a, ts, store, original_hash)
+        _try_on_teacher(a, ts, store, original_hash, sandbox)
     return a
 
 
@@ -65,7 +108,9 @@ def _runnable(case: Case) -> str:
     return json.dumps(ident, sort_keys=True, ensure_ascii=False)
 
 
-def _try_on_teacher(a: CheckAudit, ts: TransferSet, store: Store, original_hash: str) -> None:
+def _try_on_teacher(
+    a: CheckAudit, ts: TransferSet, store: Store, original_hash: str, sandbox: Sandbox | None
+) -> None:
     wanted = {case.id: case for case in ts.cases if case_checks(case)}
     sets: dict[str, TransferSet | None] = {}
     found: dict[str, dict] = {}
@@ -92,8 +137,11 @@ def _try_on_teacher(a: CheckAudit, ts: TransferSet, store: Store, original_hash:
             g["label"]: g for g in store.check_results(r["run_id"]).get(cid, []) if g["kind"] == "model"
         }
         for c in case_checks(wanted[cid]):
+            if c.kind == "code" and c.runs_code and not a.code_trusted:
+                a.code_not_tried += 1
+                continue
             if c.kind == "code":
-                passed, evidence = run_check(c, reply, wanted[cid])
+                passed, evidence = run_check(c, reply, wanted[cid], sandbox)
             elif c.kind == "model" and c.label in graded and graded[c.label]["teacher"] is not None:
                 passed, evidence = bool(graded[c.label]["teacher"]), graded[c.label]["teacher_evidence"]
             else:  # a natural-language check not graded on this transcript yet: a run will

@@ -90,6 +90,13 @@ class Check:
         return f"c{self.index + 1}"
 
     @property
+    def runs_code(self) -> bool:
+        """Whether evaluating it runs a set's script (a python/javascript assert or a transform)."""
+        return base_type(self.type)[0] in _SCRIPTS or any(
+            isinstance(self.options.get(k), str) and self.options[k].strip() for k in _TRANSFORMS
+        )
+
+    @property
     def label(self) -> str:
         """`contains "[ticket]"`: the type and value, as behaviour_delta names a lost check."""
         if self.value is None or self.value == "":
@@ -270,9 +277,13 @@ def run_code(check: Check, text: str) -> tuple[bool, str]:
     return cond != inverse, evidence
 
 
-def run_check(check: Check, reply: RunnerReply, case: Case) -> tuple[bool, str]:
+def run_check(
+    check: Check, reply: RunnerReply, case: Case, sandbox: scripts.Sandbox | None = None
+) -> tuple[bool, str]:
     """(passed, evidence) for one code check on one arm: promptfoo's transforms first (the test's,
-    then the assertion's), then the check; a script that throws or times out fails, with why."""
+    then the assertion's), then the check; a script that throws or times out fails, with why.
+    Scripts run as `sandbox` says (abeq.execution.scripts); whether they may run at all is decided
+    before the run (abeq.execution.code_trust)."""
     text = arm_text(check, reply)
     opts = check.options
     context = {
@@ -295,13 +306,16 @@ def run_check(check: Check, reply: RunnerReply, case: Case) -> tuple[bool, str]:
                     output,
                     {"vars": context["vars"], "prompt": {"raw": case.input}, "metadata": case.metadata},
                     script=script,
+                    sandbox=sandbox,
                 )
             except scripts.ScriptError as e:
                 return False, f"the transform {e}"
     t, inverse = base_type(check.type)
     if t in _SCRIPTS:
         try:
-            result = scripts.run(t, str(check.value), output, context, script=opts.get("script"))
+            result = scripts.run(
+                t, str(check.value), output, context, script=opts.get("script"), sandbox=sandbox
+            )
         except scripts.ScriptError as e:
             return False, f"the {t} check {e}"
         threshold = opts.get("threshold")
@@ -319,14 +333,15 @@ def evaluate(
     candidate: RunnerReply,
     graded: dict[str, tuple[bool, str, bool, str]] | None = None,
     shown_as_a: str | None = None,
+    sandbox: scripts.Sandbox | None = None,
 ) -> list[CheckResult]:
     """Every check of the case on both arms: code checks run here, model checks taken from `graded`
     (check id → teacher pass, evidence, candidate pass, evidence), skipped ones listed with why."""
     out = []
     for c in case_checks(case):
         if c.kind == "code":
-            tp, te = run_check(c, teacher, case)
-            cp, ce = run_check(c, candidate, case)
+            tp, te = run_check(c, teacher, case, sandbox)
+            cp, ce = run_check(c, candidate, case, sandbox)
             out.append(c.result(teacher=tp, candidate=cp, teacher_evidence=te, candidate_evidence=ce))
         elif c.kind == "model":
             if not graded or c.id not in graded:

@@ -30,6 +30,17 @@ class RunConfig:
     # it is not a stored setting: resuming a run it stopped runs the cases it did not start
     fail_fast: bool = False
     mode: RunnerMode = field(default_factory=RunnerMode)  # chat, tools or an agent command
+    # run the set's code (promptfoo python/javascript checks) for this run; and the environment
+    # variables that code may read. Neither is stored: a database handed over must not grant them,
+    # so a resumed run is given them again (abeq.execution.code_trust)
+    trust_code: bool = False
+    check_env: tuple[str, ...] = ()
+
+    def sandbox(self):
+        """How the set's code runs in this run."""
+        from .scripts import Sandbox
+
+        return Sandbox(env_names=tuple(self.check_env))
 
     def key_parts(self) -> dict:
         return {

@@ -35,7 +35,7 @@ from .estimate import estimate_calls
 from .failfast import NOT_RUN_STAGE, NOT_RUN_STATUS, FailFast, not_run_error
 from .judge import majority
 from .keys import cache_key
-from .preflight import check_refusal, confirmation_refusal, review_refusal
+from .preflight import check_refusal, code_refusal, confirmation_refusal, review_refusal
 from .progress import Progress, Stop, stop
 from .runner import gate_state
 
@@ -113,6 +113,7 @@ class Engine:
         refused = (
             confirmation_refusal(self.ts, self.original.hash)
             or check_refusal(self.ts)
+            or code_refusal(self.ts, self.cfg.trust_code)
             or review_refusal(
                 self.store, self.cfg.review, original_hash=self.original.hash, ts_hash=self.ts_hash
             )
@@ -239,7 +240,7 @@ class Engine:
             )
             # a promptfoo script check runs a subprocess, which must not hold up the other cases: in a
             # thread; the other checks take less than handing them to one
-            args = (case, o, c, grades, shown_as_a)
+            args = (case, o, c, grades, shown_as_a, self.cfg.sandbox())
             checks = await asyncio.to_thread(evaluate, *args) if runs_scripts(case) else evaluate(*args)
             verdict, agreement = majority([r["verdict"] for _, r in samples])
             lost = [r for r in checks if r.lost]

@@ -78,3 +78,28 @@ def model_refusals(*specs) -> list[InputError]:
         if refused:
             out.append(InputError(refused[0], hint=refused[1]))
     return out
+
+
+TRUST_HINT = (
+    "Read each script (abeq check-set lists them), then run with --trust-code, or remember the trust "
+    "for exactly this code with `abeq check-set --confirm --trust-code` (the desk: Confirm with "
+    "'Trust its code'). Trusted code runs with a reduced environment and limits: docs/security.md."
+)
+
+
+def code_refusal(ts: TransferSet, trust_code: bool, path: str | None = None) -> InputError | None:
+    """A set whose checks run code (promptfoo python/javascript asserts and transforms) that nobody
+    trusted is refused before any model call, naming every script: never run, never silently skipped."""
+    from .code_trust import trust_state
+
+    items, trusted = trust_state(ts, trust_code, path)
+    if trusted:
+        return None
+    shown = [i.where(path) for i in items[:8]]
+    more = f"; and {len(items) - 8} more" if len(items) > 8 else ""
+    return InputError(
+        f"the transfer set runs code on this machine that you have not trusted ({len(items)} "
+        f"script(s)): " + "; ".join(shown) + more,
+        path=None,
+        hint=TRUST_HINT,
+    )
