@@ -77,6 +77,16 @@ def agents(agent_bin, tmp_path, monkeypatch):
     """The loopback server, with HOME and CODEX_HOME in tmp and the agents pointed at it."""
     home = tmp_path / "home"
     (home / ".codex").mkdir(parents=True)
+    # Codex runs its commands in the first bubblewrap on PATH; Debian 12's (0.8.0, which abeq's own
+    # sandbox uses) is too old for it, and every command then fails. Its own bundled one goes first,
+    # as the runner-modes guide tells users to do
+    shim = tmp_path / "codex-bwrap"
+    shim.mkdir()
+    bundled = next(
+        (NPM_DIR / "node_modules" / "@openai").glob("codex-linux-*/vendor/*/codex-resources/bwrap"), None
+    )
+    if bundled is not None:
+        (shim / "bwrap").symlink_to(bundled)
     with AgentServer() as srv:
         (home / ".codex" / "config.toml").write_text(
             'model = "gpt-5"\nmodel_provider = "loopback"\n[model_providers.loopback]\nname = "loopback"\n'
@@ -85,7 +95,7 @@ def agents(agent_bin, tmp_path, monkeypatch):
         for name, value in {
             "HOME": str(home),
             "CODEX_HOME": str(home / ".codex"),
-            "PATH": f"{agent_bin}{os.pathsep}{os.environ['PATH']}",
+            "PATH": os.pathsep.join([str(agent_bin), str(shim), os.environ["PATH"]]),
             "ANTHROPIC_BASE_URL": srv.url,
             "ANTHROPIC_API_KEY": "sk-ant-loopback",
             "OPENAI_API_KEY": "sk-loopback",
