@@ -12,6 +12,7 @@ import csv
 import io
 import itertools
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,40 @@ def _source_tests(config: Path) -> tuple[dict, list[dict]]:
     return data.get("defaultTest") or {}, tests
 
 
+_BLOCK = re.compile(r"\{\{(.*?)\}\}|\{%(.*?)%\}", re.S)
+
+
+def _prompt_names(config: Path, prompts: list) -> set[str] | None:
+    """The names the config's prompt templates use; None when a prompt cannot be read here or none
+    is a template (then the vars a check reads are what stays out of the input)."""
+    texts = []
+    for p in prompts if isinstance(prompts, list) else list(prompts):
+        p = p.get("raw") or p.get("id") if isinstance(p, dict) else p
+        f = config.parent / p.removeprefix("file://")
+        if p.startswith("file://") or (f.suffix in (".txt", ".json") and "{{" not in p):
+            if not f.is_file() or f.suffix in (".py", ".js"):
+                return None
+            texts.append(f.read_text(encoding="utf-8"))
+        else:
+            texts.append(p)
+    blocks = [m.group(1) or m.group(2) for t in texts for m in _BLOCK.finditer(t)]
+    if not blocks:
+        return None
+    return {n for b in blocks for n in re.findall(r"(?<![\w.])([A-Za-z_]\w*)", b)}
+
+
+def _checked(default: dict, test: dict) -> set[str]:
+    text = json.dumps([default.get("assert") or [], test.get("assert") or []])
+    return set(re.findall(r"\{\{\s*(\w+)", text)) | set(re.findall(r"vars\.(\w+)", text))
+
+
+def _sent(vars_: dict, names: set[str] | None, checked: set[str]) -> dict:
+    """What promptfoo sends: the vars the prompt names (or, with no readable template, all but the
+    ones checks read), each without one trailing newline."""
+    keep = {k: v for k, v in vars_.items() if (k in names if names is not None else k not in checked)}
+    return {k: v.removesuffix("\n") if isinstance(v, str) else v for k, v in keep.items()}
+
+
 def _lines(vars_: dict) -> str:
     return "\n".join(f"{k}: {v}" for k, v in vars_.items())
 
@@ -113,10 +148,13 @@ def _text(vars_: dict) -> str:
 def expected_inputs(config: Path) -> list[str]:
     default, tests = _source_tests(config)
     prompts = yaml.load(config.read_text(encoding="utf-8"), Loader=yaml.BaseLoader).get("prompts") or []
+    names = _prompt_names(config, prompts)
     out: list[str] = []
     conversations: dict[str, list[dict]] = {}
     for t in tests:
         v = {**default.get("vars", {}), **t.get("vars", {})}
+        if v:
+            v = _sent(v, names, _checked(default, t))
         conv = (t.get("metadata") or {}).get("conversationId")
         if conv:
             if conv not in conversations:

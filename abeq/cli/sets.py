@@ -25,7 +25,7 @@ from ._common import (
     write_output,
 )
 
-IMPORT_FORMATS = ("promptfoo", "skill-creator", "csv", "yaml", "jsonl", "json")
+IMPORT_FORMATS = ("promptfoo", "skill-creator", "dataset", "csv", "yaml", "jsonl", "json")
 OUT_FORMATS = ("json", "yaml", "jsonl", "csv")
 
 

@@ -10,6 +10,9 @@ marked `user-modified` (a person changed what the source said) and is named in t
 cases typed in the source keep their status (`user-added` when the file gives none). A type
 the source does declare is read: promptfoo `metadata.case_type` (or `metadata.type` when its
 value is one of abeq's types), and a `case_type` key on a skill-creator eval.
+
+Other tools' datasets (OpenAI evals, Inspect AI, DeepEval, Ragas, LangSmith) are read by
+`datasets`, recognised by their fields: their reference answers become checks, never input.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from ._common import Imported
 from .formats import parse_located
 from .parse import MAX_SET_BYTES
 
-FORMATS: tuple[str, ...] = ("promptfoo", "skill-creator", "csv", "yaml", "jsonl", "json")
+FORMATS: tuple[str, ...] = ("promptfoo", "skill-creator", "dataset", "csv", "yaml", "jsonl", "json")
 
 
 def import_set(
@@ -65,6 +68,10 @@ def read_source(
         from .skill_creator import read_skill_creator
 
         return read_skill_creator(p, text, trigger_queries=trigger_queries)
+    if fmt == "dataset":
+        from .datasets import read_dataset
+
+        return read_dataset(p, text)
     return _read_abeq(fmt, p, text)
 
 
@@ -80,6 +87,16 @@ def _read_abeq(fmt: str, path: str, text: str) -> Imported:
             hint='Write {"cases": [{"id": "happy-1", "type": "happy", "input": "..."}]} '
             "(docs/guides/transfer-sets.md has every field); for promptfoo or skill-creator files use "
             "--from promptfoo|skill-creator.",
+        )
+    from .datasets import dataset_kind
+
+    kind = dataset_kind(data["cases"])
+    if kind is not None:
+        raise InputError(
+            f"these rows are {kind.title} ({kind.columns}), not abeq cases",
+            path=path,
+            hint=f"Import them with `abeq import-set --from dataset {Path(path).name} --out cases.json` "
+            f"('{kind.input}' becomes the input, '{kind.reference}' a check).",
         )
     if looks_like_evals(data["cases"]):
         raise InputError(
@@ -102,8 +119,10 @@ def _read_abeq(fmt: str, path: str, text: str) -> Imported:
 def detect_format(name: str, text: str) -> str:
     """The importer for a file, from its name and a look at its content (the desk's "detect"):
     `promptfoo` for a promptfoo config or tests file, `skill-creator` for an evals.json or a trigger
-    eval, otherwise abeq's own format by the extension. A file that does not parse is given to
+    eval (a CSV with a should_trigger column too), `dataset` for another tool's rows (an input beside a
+    reference answer), otherwise abeq's own format by the extension. A file that does not parse is given to
     abeq's reader for its extension, which says what is wrong."""
+    from .datasets import dataset_kind
     from .parse import format_of
     from .skill_creator import trigger_items
 
@@ -116,6 +135,9 @@ def detect_format(name: str, text: str) -> str:
             return "skill-creator"
         if any(k in data for k in ("tests", "prompts", "providers", "defaultTest", "scenarios")):
             return "promptfoo"
+        lists = [v for v in data.values() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)]
+        if len(lists) == 1 and dataset_kind(lists[0]) is not None:
+            return "dataset"  # {"examples": [...]}: another tool's rows under one key
     if trigger_items(data) is not None:
         return "skill-creator"
     rows = data if isinstance(data, list) else []
@@ -123,6 +145,8 @@ def detect_format(name: str, text: str) -> str:
         keys = set().union(*rows)
         if looks_like_evals(rows):
             return "skill-creator"  # a bare list of evals: what the rows hold decides, not the brackets
+        if dataset_kind(rows) is not None:
+            return "dataset"  # another tool's rows: the reference answer must become a check
         if "vars" in keys or "assert" in keys or (fmt == "csv" and not {"id", "input"} <= keys):
             return "promptfoo"  # promptfoo tests (vars and assert), not abeq cases (id, type, input)
     return fmt

@@ -21,6 +21,7 @@ from .formats import parse_text
 from .parse import MAX_SET_BYTES, format_of
 from .promptfoo_cases import Test, build_cases
 from .promptfoo_csv import promptfoo_csv as _promptfoo_csv
+from .promptfoo_input import Prompts
 
 _CODE_SUFFIXES = {".js", ".mjs", ".cjs", ".ts", ".py"}
 _REMOTE = ("http://", "https://", "hf://", "huggingface://", "gs://", "s3://")
@@ -35,7 +36,7 @@ class PromptfooReader:
         self.tests: list[Test] = []
         self.default: dict = {}
         self.remote: list[str] = []
-        self.prompts: list[str] = []  # the config's prompts as text: the input of a test with no vars
+        self.prompts = Prompts()  # the config's prompts: what the runner gets follows them
 
     def read(self, text: str) -> Imported:
         with recording_reads() as reads:
@@ -59,8 +60,13 @@ class PromptfooReader:
             if isinstance(data, dict) and not _looks_like_a_test(data):
                 self._config(data, base)
             else:
+                _not_promptfoo(data, self.path)
                 self._add_tests(data, base, "", depth=0, config=data if isinstance(data, dict) else {})
         elif fmt in ("jsonl", "csv"):
+            if fmt == "csv":
+                _not_promptfoo(_csv_header_rows(text), self.path)
+            else:
+                _not_promptfoo(parse_text(text, fmt, self.path), self.path)
             self._add_tests(self._load_text(text, fmt, self.path), base, "", depth=0, config={})
         else:
             raise InputError(f"a promptfoo file is YAML, JSON, JSONL or CSV, not .{fmt}", path=self.path)
@@ -127,6 +133,14 @@ class PromptfooReader:
                 hint="Write defaultTest: {vars: …, assert: …}.",
             )
         self.default = dt
+        stray = [k for k in ("vars", "assert") if k in data]
+        if stray:
+            self.warnings.append(
+                f"the config's top-level {' and '.join(repr(k) for k in stray)} "
+                f"{'is' if len(stray) == 1 else 'are'} not part of promptfoo's config (promptfoo ignores "
+                "them and runs 'tests'); abeq ignores them too — put shared vars and asserts under "
+                "defaultTest: to have them apply to every test"
+            )
         self.prompts = _prompt_texts(data.get("prompts"), base)
         self._add_tests(data.get("tests"), base, "", depth=0, config=data)
         for i, sc in enumerate(data.get("scenarios") or [], start=1):
@@ -257,8 +271,49 @@ def _tests_of(data: Any) -> Any:
     return data
 
 
+_CONFIG_KEYS = ("tests", "scenarios", "prompts", "providers", "defaultTest", "redteam", "targets")
+
+
 def _looks_like_a_test(data: dict) -> bool:
+    """A test (vars, assert), not a config: a config has tests, prompts or providers, and promptfoo
+    ignores a top-level vars or assert beside them."""
+    if any(k in data for k in _CONFIG_KEYS):
+        return False
     return "vars" in data or "assert" in data
+
+
+def _csv_header_rows(text: str) -> list[dict]:
+    import csv
+    import io
+
+    header = next(csv.reader(io.StringIO(text)), [])
+    return [{c.strip(): "" for c in header}] if header else []
+
+
+def _not_promptfoo(data: Any, path: str) -> None:
+    """A file of another tool's rows given to the promptfoo reader is refused, naming the tool and the
+    way in, rather than read as vars (its reference answers would become the input)."""
+    from .datasets import dataset_kind
+    from .skill_creator import trigger_items
+
+    rows = data if isinstance(data, list) else []
+    if trigger_items(rows) is not None or (
+        rows and isinstance(rows[0], dict) and ({"should_trigger", "expected_trigger"} & set(rows[0]))
+    ):
+        raise InputError(
+            "these rows are a skill trigger eval (should_trigger), not promptfoo tests: read as promptfoo, "
+            "the queries that should not trigger the skill would become cases too",
+            path=path,
+            hint="Import it with `abeq import-set --from skill-creator FILE --trigger-queries`.",
+        )
+    kind = dataset_kind(rows)
+    if kind is not None:
+        raise InputError(
+            f"these rows are {kind.title} ({kind.columns}), not promptfoo tests: read as promptfoo vars, "
+            f"the reference answer ({kind.reference}) would become part of the input",
+            path=path,
+            hint="Import it with `abeq import-set --from dataset FILE` (the reference becomes a check).",
+        )
 
 
 def _uses_conversation(prompts: Any, base: Path) -> bool:
@@ -281,22 +336,40 @@ def _uses_conversation(prompts: Any, base: Path) -> bool:
     return False
 
 
-def _prompt_texts(prompts: Any, base: Path) -> list[str]:
-    """The config's prompts as text (inline, `raw`, or a local text file named by file://); a prompt
-    made by code or kept elsewhere has no text here and is left out."""
-    items = prompts if isinstance(prompts, list) else [prompts]
+def _prompt_texts(prompts: Any, base: Path) -> Prompts:
+    """The config's prompts as text (inline, `raw`, or a local file named by file:// — a .txt file
+    holds several, split at `---` as promptfoo splits it), and those whose text cannot be read here
+    (made by code, a glob, a missing file, a prompt kept in another service), as written."""
+    items = prompts if isinstance(prompts, list) else [] if prompts is None else [prompts]
     if isinstance(prompts, dict):  # {path: label}
         items = list(prompts)
-    out = []
+    out = Prompts()
     for p in items:
         if isinstance(p, dict):
             p = p.get("raw") or p.get("id")
         if not isinstance(p, str) or not p.strip():
+            out.unknown.append(repr(p))
             continue
-        if p.startswith("file://"):
-            f = base / p.removeprefix("file://")
-            if any(ch in p for ch in "*?[") or f.suffix.lower() in _CODE_SUFFIXES or not f.is_file():
-                continue
-            p = read_referenced(f, what="promptfoo prompt file", max_bytes=MAX_SET_BYTES)
-        out.append(p)
+        ref = p.removeprefix("file://")
+        looks_like_file = p.startswith("file://") or (
+            "\n" not in p and "{{" not in p and Path(ref).suffix.lower() in {*_TEXT_PROMPT, *_CODE_SUFFIXES}
+        )
+        if p.startswith(("langfuse://", "portkey://", "helicone://", "http://", "https://")):
+            out.unknown.append(p)
+            continue
+        if not looks_like_file:
+            out.texts.append(p)
+            continue
+        f = base / ref
+        if any(ch in ref for ch in "*?[") or f.suffix.lower() in _CODE_SUFFIXES or ":" in ref or not f.is_file():
+            out.unknown.append(p)
+            continue
+        text = read_referenced(f, what="promptfoo prompt file", max_bytes=MAX_SET_BYTES)
+        if f.suffix.lower() == ".txt":
+            out.texts += [t.strip() for t in text.split("---") if t.strip()]
+        else:
+            out.texts.append(text)
     return out
+
+
+_TEXT_PROMPT = {".txt", ".md", ".json", ".yaml", ".yml", ".j2", ".jinja", ".jinja2", ".njk"}

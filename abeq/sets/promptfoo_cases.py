@@ -1,15 +1,18 @@
 """promptfoo tests as abeq cases (types are supplied later: see imported.py).
 
-- The input is the test's vars (defaultTest's, overridden by the test's): one var is the input
-  itself; several are `name: value` lines in the order written. Text is kept exactly as written
-  (YAML 1.2: see yaml12). A var listing several texts makes one case per combination, as promptfoo
-  runs them. A `file://` var naming a text file is replaced by the file's text; one naming code (or
-  any file abeq cannot pass as text) keeps the reference as written, relative, with a warning.
+- The input is the vars the prompt sends (defaultTest's, overridden by the test's; which ones, and
+  what happens to the others, is promptfoo_input's rule): one var is the input itself; several are
+  `name: value` lines in the order written. Text is kept as written (YAML 1.2: see yaml12) but for
+  the one trailing newline promptfoo takes off. A var listing several texts makes one case per
+  combination, as promptfoo runs them. A `file://` var naming a text file is replaced by the file's
+  text, trimmed as promptfoo trims it; one naming code (or any file abeq cannot pass as text) keeps
+  the reference as written, relative, with a warning.
 - Asserts (defaultTest's first) become the case's assertions (promptfoo_asserts); nothing becomes
   an expectation, and nothing is added.
 - Tests that share `metadata.conversationId` are the turns of one conversation: they become one
   case whose input lists the turns in order, each labelled `[turn k of n]`, after the vars all the
-  turns share; each turn's asserts keep options["turn"].
+  turns share; each turn's asserts keep options["turn"]. Tests chained by `options.storeOutputAs`
+  are one such conversation too.
 - The test's metadata goes to the case's metadata; its other fields (description, threshold,
   options, provider, …) go to metadata["promptfoo"], as given.
 """
@@ -35,6 +38,7 @@ from ._common import (
     unique_id,
 )
 from .promptfoo_asserts import read_script, to_assertions
+from .promptfoo_input import _VARREF, InputRule, Prompts, chat_input, check_names
 from .yaml12 import plain, scalar_text
 
 _TEXT_SUFFIXES = {"", ".txt", ".md", ".markdown", ".json", ".yaml", ".yml", ".csv", ".html", ".xml", ".log"}
@@ -63,22 +67,27 @@ class _Turn:
     ctype: str | None
     raw_asserts: list = field(default_factory=list)  # as written, to fill {{var}} per combination
     config: dict = field(default_factory=dict)  # where the asserts' $refs resolve
+    stores: str = ""  # options.storeOutputAs: the name a later turn reads this turn's reply by
+    chain: bool = False  # a turn of a storeOutputAs chain
 
 
 def build_cases(
-    tests: list[Test], default: dict, path: str, warnings: list[str], prompts: list[str] | None = None
+    tests: list[Test], default: dict, path: str, warnings: list[str], prompts: Prompts | None = None
 ) -> tuple[list, list]:
     """The cases and their labels, in the order the tests came (a conversation where its first turn was).
-    `prompts`: the config's prompts as text, the input of a test that has no vars."""
+    `prompts`: the config's prompts; what the runner gets follows them (see promptfoo_input)."""
+    prompts = prompts or Prompts()
+    rule = InputRule(prompts, path)
     dvars = default.get("vars") or {}
     dmeta = default.get("metadata") or {}
     for key, val in (("vars", dvars), ("metadata", dmeta)):
         _need_mapping(val, "defaultTest", key, path)
     dextra = {k: v for k, v in default.items() if k not in _TEST_KEYS}
+    turns = [_turn(t, default, dvars, dmeta, dextra, path, warnings, prompts) for t in tests]
+    _chain(turns, warnings)
     groups: dict[str, list[_Turn]] = {}
     order: list[tuple[str, Any]] = []  # ("test", (_Turn, combos)) or ("conversation", id)
-    for t in tests:
-        turn, combos = _turn(t, default, dvars, dmeta, dextra, path, warnings, prompts or [])
+    for t, (turn, combos) in zip(tests, turns):
         conv = turn.meta.get("conversationId")
         if conv is not None and str(conv).strip():
             conv = str(conv)
@@ -101,38 +110,107 @@ def build_cases(
     taken: set[str] = set()
     for kind, item in order:
         if kind == "conversation":
-            turns = groups[item]
-            case = _conversation(item, turns, taken, len(cases))
+            turns_ = groups[item]
+            case = _conversation(item, turns_, taken, len(cases), rule, path)
             cases.append(case)
-            labels.append(f"{turns[0].label} … (conversation '{item}', {len(turns)} turns)")
-            if len(turns) > 1:
+            labels.append(f"{turns_[0].label} … (conversation '{item}', {len(turns_)} turns)")
+            if len(turns_) > 1 and not turns_[0].chain:
                 warnings.append(
-                    f"{', '.join(t.label for t in turns)} share conversationId '{item}': imported as "
-                    f"one conversational case '{case['id']}' with the {len(turns)} turns in order "
+                    f"{', '.join(t.label for t in turns_)} share conversationId '{item}': imported as "
+                    f"one conversational case '{case['id']}' with the {len(turns_)} turns in order "
                     "(promptfoo feeds each reply back; abeq's runner gets all the turns at once)"
                 )
             continue
         turn, combos = item
         if len(combos) > 1:
             warnings.append(f"{turn.label}: list-valued vars make {len(combos)} combinations; each is a case")
+        checked = check_names(turn.raw_asserts)
         for k, combo in enumerate(combos):
-            inp = input_text(combo)
-            if not inp.strip():
-                raise InputError(
-                    f"{turn.label}: its vars are empty, so there is no input to give the runner", path=path
-                )
-            desc = turn.extra.get("description")
-            want = slugify(str(desc)) if desc else ""
-            want = want or f"case-{len(cases) + 1}"
-            cid = unique_id(want, taken)
-            if desc and cid != want and len(combos) == 1 and not turn.label.startswith("scenario "):
-                warnings.append(f"{turn.label}: id '{want}' was already taken; named it '{cid}'")
+            inputs, kept_out = _inputs(turn, combo, checked, rule, prompts, path, warnings)
             asserts = [dict(a) for a in turn.assertions]
             if len(combos) > 1:  # {{var}} in an assert is filled per combination
                 asserts = _assertions_for(turn, combo, path, warnings)
-            cases.append(_case(cid, inp, asserts, turn.meta, turn.extra, turn.ctype))
-            labels.append(turn.label + (f", combination {k + 1}" if len(combos) > 1 else ""))
+            extra = dict(turn.extra)
+            if kept_out:
+                extra["vars_not_in_prompt"] = kept_out
+            for j, inp in enumerate(inputs):
+                desc = turn.extra.get("description")
+                want = slugify(str(desc)) if desc else ""
+                want = want or f"case-{len(cases) + 1}"
+                cid = unique_id(want, taken)
+                if desc and cid != want and len(combos) == 1 and len(inputs) == 1:
+                    if not turn.label.startswith("scenario "):
+                        warnings.append(f"{turn.label}: id '{want}' was already taken; named it '{cid}'")
+                cases.append(_case(cid, inp, [dict(a) for a in asserts], turn.meta, extra, turn.ctype))
+                labels.append(
+                    turn.label
+                    + (f", combination {k + 1}" if len(combos) > 1 else "")
+                    + (f", prompt {j + 1}" if len(inputs) > 1 else "")
+                )
+    warnings.extend(rule.notes())
     return cases, labels
+
+
+def _inputs(turn, combo, checked, rule: InputRule, prompts: Prompts, path, warnings) -> tuple[list, dict]:
+    """The input(s) of one combination, and the vars kept out of it."""
+    if _PROMPT in combo:  # no vars at all
+        return [_prompt_input(p, turn.label, path) for p in prompts.texts], {}
+    keep, out = rule.runner_vars(combo, checked, turn.label)
+    if keep:
+        inp = input_text(keep)
+        if not inp.strip():
+            raise InputError(
+                f"{turn.label}: the vars the prompt names are empty, so there is no input to give the runner",
+                path=path,
+            )
+        return [inp], out
+    # the prompt names none of the vars: promptfoo sends the prompt itself, one case per prompt
+    warnings.append(
+        f"{turn.label}: the prompt names none of its vars; its input is the prompt as promptfoo renders it"
+        + (f" (one case per prompt, {len(prompts.texts)})" if len(prompts.texts) > 1 else "")
+    )
+    return [_prompt_input(p, turn.label, path) for p in prompts.texts], out
+
+
+def _prompt_input(prompt: str, label: str, path: str) -> str:
+    rendered = _render_empty(prompt)
+    chat = chat_input(rendered, label, path)
+    return rendered if chat is None else chat
+
+
+def _chain(turns: list[tuple[_Turn, list[dict]]], warnings: list[str]) -> None:
+    """Tests linked by `options.storeOutputAs` (a later test's var names an earlier test's output)
+    are one conversation, as promptfoo runs them in order; each `{{name}}` becomes a pointer to the
+    reply of the turn that stored it."""
+    stored: dict[str, int] = {}  # output name -> index of the turn that stores it
+    group: dict[int, int] = {}  # turn index -> index of its chain's first turn
+    for i, (turn, combos) in enumerate(turns):
+        refs = {
+            n for v in combos[0].values() if isinstance(v, str) for n in _VARREF.findall(v)
+        } - set(combos[0])
+        for name in sorted(refs & stored.keys()):
+            root = group.get(stored[name], stored[name])
+            group[stored[name]] = root
+            group[i] = root
+        opts = turn.extra.get("options")
+        store = opts.get("storeOutputAs") if isinstance(opts, dict) else None
+        if isinstance(store, str) and store.strip():
+            stored[store] = i
+            turn.stores = store
+    roots = sorted(set(group.values()))
+    for root in roots:
+        members = [i for i in sorted(group) if group[i] == root]
+        conv = f"chain-{slugify(turns[root][0].stores or 'output') or 'output'}"
+        for i in members:
+            turns[i][0].meta.setdefault("conversationId", conv)
+            turns[i][0].chain = True
+        names = sorted({turns[i][0].stores for i in members if turns[i][0].stores})
+        warnings.append(
+            f"{', '.join(turns[i][0].label for i in members)} chain through storeOutputAs "
+            f"({', '.join(names)}): imported as one conversational case with the turns in order; "
+            "a later turn's {{name}} reads \"[your reply to turn k]\" (promptfoo feeds the reply in; "
+            "abeq's runner gets all the turns at once)"
+        )
 
 
 def _turn(t: Test, default, dvars, dmeta, dextra, path, warnings, prompts) -> tuple[_Turn, list[dict]]:
@@ -147,13 +225,13 @@ def _turn(t: Test, default, dvars, dmeta, dextra, path, warnings, prompts) -> tu
             hint="Write the test's description as one line of text.",
         )
     merged = {**dvars, **tvars}
-    if not merged and not prompts:
+    if not merged and not prompts.texts:
         raise InputError(
             f"{label}: has no vars, and the config has no prompt written out, so there is no input to give "
             "the runner",
             path=path,
-            hint="Give the test vars (with one var its value is the input, with several the input lists them "
-            "as 'name: value' lines), or write the prompt under the config's prompts:.",
+            hint="Give the test vars (the vars the prompt names become the input), or write the prompt "
+            "under the config's prompts:.",
         )
     meta = {**dmeta, **(test.get("metadata") or {})}
     if t.source:
@@ -164,10 +242,10 @@ def _turn(t: Test, default, dvars, dmeta, dextra, path, warnings, prompts) -> tu
     if merged:
         combos = _combinations(merged, label, path, warnings)
     else:  # promptfoo sends the prompt itself, its {{vars}} rendered empty: that is what the runner gets
-        combos = [{_PROMPT: _render_empty(p)} for p in prompts]
+        combos = [{_PROMPT: ""}]
         warnings.append(
             f"{label} has no vars: its input is the config's prompt as promptfoo renders it"
-            + (f" (one case per prompt, {len(prompts)})" if len(prompts) > 1 else "")
+            + (f" (one case per prompt, {len(prompts.texts)})" if len(prompts.texts) > 1 else "")
         )
     raw = [*_as_list(default.get("assert")), *_as_list(test.get("assert"))]
     turn = _Turn(label, merged, [], meta, extra, _declared_type(meta, path, label), raw, t.config)
@@ -214,18 +292,25 @@ def _case(cid: str, inp: str, asserts: list, meta: dict, extra: dict, ctype: str
     return plain(case)
 
 
-def _conversation(conv: str, turns: list[_Turn], taken: set, n_before: int) -> dict:
-    """One case for the turns of a conversation, in order."""
-    keys = list(dict.fromkeys(k for t in turns for k in t.vars))
-    shared = {
-        k: turns[0].vars[k] for k in keys if all(k in t.vars and t.vars[k] == turns[0].vars[k] for t in turns)
-    }
+def _conversation(conv: str, turns: list[_Turn], taken: set, n_before: int, rule: InputRule, path: str) -> dict:
+    """One case for the turns of a conversation (or a storeOutputAs chain), in order."""
+    stored_at = {t.stores: k for k, t in enumerate(turns, start=1) if t.stores}
+    sent: list[dict] = []
+    kept_out: dict = {}
+    for t in turns:
+        keep, out = rule.runner_vars(t.vars, check_names(t.raw_asserts), t.label)
+        kept_out.update(out)
+        if not keep and rule.prompts.texts:
+            keep = {_PROMPT: _prompt_input(rule.prompts.texts[0], t.label, path)}
+        sent.append({k: _pointer(v, stored_at) for k, v in keep.items()})
+    keys = list(dict.fromkeys(k for v in sent for k in v))
+    shared = {k: sent[0][k] for k in keys if all(k in v and v[k] == sent[0][k] for v in sent)}
     if len(shared) == len(keys):
         shared = {}  # every turn says the same thing: each turn shows its vars in full
     # the shared vars are labelled even when there is one, so it does not read as a first message
     parts = ["\n".join(f"{k}: {_text(v)}" for k, v in shared.items())] if shared else []
-    for k, t in enumerate(turns, start=1):
-        own = {key: v for key, v in t.vars.items() if key not in shared}
+    for k, v in enumerate(sent, start=1):
+        own = {key: x for key, x in v.items() if key not in shared}
         parts.append(f"[turn {k} of {len(turns)}]\n{input_text(own)}")
     asserts = []
     for k, t in enumerate(turns, start=1):
@@ -236,8 +321,19 @@ def _conversation(conv: str, turns: list[_Turn], taken: set, n_before: int) -> d
     descs = [t.extra.get("description") for t in turns]
     if any(descs) and len(turns) > 1:
         extra["turn_descriptions"] = descs
+    if kept_out:
+        extra["vars_not_in_prompt"] = kept_out
     meta = {**turns[0].meta, "turns": len(turns)}
     return _case(cid, "\n\n".join(parts), asserts, meta, extra, turns[0].ctype)
+
+
+def _pointer(v: Any, stored_at: dict[str, int]) -> Any:
+    """`{{name}}` of an output stored earlier in the chain, as a pointer to that turn's reply."""
+    if not isinstance(v, str) or not stored_at:
+        return v
+    return _VARREF.sub(
+        lambda m: f"[your reply to turn {stored_at[m.group(1)]}]" if m.group(1) in stored_at else m.group(0), v
+    )
 
 
 def _combinations(merged: dict, label: str, path: str, warnings: list[str]) -> list[dict]:
@@ -271,7 +367,8 @@ def _var_files(ref: str, base: Path, label: str, key: str, warnings: list[str]) 
     out = []
     for p, written in zip(paths, refs):
         if p.suffix.lower() in _TEXT_SUFFIXES and p.is_file():
-            out.append(read_referenced(p, what=f"var '{key}' file").rstrip("\n"))
+            # promptfoo trims a var file's text (renderPrompt: readFileSync(…).trim())
+            out.append(read_referenced(p, what=f"var '{key}' file").strip())
             continue
         if not p.exists():
             why = "does not exist"

@@ -66,7 +66,9 @@ TRIGGER_HINT = (
 
 
 def read_skill_creator(path: str, text: str, trigger_queries: bool = False) -> Imported:
-    data = parse_text(text, "json", path)
+    from .parse import format_of
+
+    data = _csv_triggers(path, text) if format_of(path) == "csv" else parse_text(text, "json", path)
     trig = trigger_items(data)
     if trig is not None:
         if not trigger_queries:
@@ -185,6 +187,39 @@ def _not_evals(data: Any) -> str:
                 )
         return f"a skill-creator file has an 'evals' list; this one has none (its top-level fields: {keys})"
     return f"a skill-creator file is an object with an 'evals' list, not a {_kind(data)}"
+
+
+_TRUTH = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+
+
+def _csv_triggers(path: str, text: str) -> list[dict]:
+    """A trigger eval kept as CSV (`id,should_trigger,prompt`, as Codex's skill guide writes it): rows
+    with should_trigger read as true or false."""
+    import csv
+    import io
+
+    try:
+        rows = [dict(r) for r in csv.DictReader(io.StringIO(text), strict=True)]
+    except csv.Error as e:
+        raise InputError(f"the CSV does not parse: {e}", path=path) from None
+    if not rows or not ({"should_trigger", "expected_trigger"} & set(rows[0])):
+        raise InputError(
+            "a skill-creator CSV is a trigger eval, with a should_trigger column; this one has "
+            f"{', '.join(rows[0]) if rows else 'no rows'}",
+            path=path,
+            hint="Write evals as evals/evals.json, or give the CSV id,should_trigger,prompt columns.",
+        )
+    for n, r in enumerate(rows, start=2):
+        key = "should_trigger" if "should_trigger" in r else "expected_trigger"
+        val = _TRUTH.get(str(r.get(key) or "").strip().lower())
+        if val is None:
+            raise InputError(
+                f"row {n}: {key} is {r.get(key)!r}, not true or false",
+                path=path,
+                hint="Write true or false in the should_trigger column.",
+            )
+        r[key] = val
+    return rows
 
 
 def trigger_items(data: Any) -> list[dict] | None:

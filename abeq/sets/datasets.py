@@ -1,0 +1,273 @@
+"""Other tools' datasets (OpenAI evals, Inspect AI, DeepEval goldens, Ragas, LangSmith exports, and
+any rows with an input column beside a reference column) as abeq cases.
+
+The rule is the one every importer keeps: the runner gets only what the tool would send the model;
+a reference answer is never input, it becomes a check the judge grades on both arms.
+
+| tool | recognised by | input | check |
+|---|---|---|---|
+| OpenAI evals | `input` + `ideal` | `input` (text, or a chat's one user message) | `ideal` (factuality; a list: any of them) |
+| Inspect AI | `input` + `target` | `input`, with `choices` lettered A), B)… as Inspect shows them | `target` (factuality; with choices: the letter's choice) |
+| DeepEval goldens | `input` + `expected_output` / `actual_output` / `retrieval_context` | `input` | `expected_output` (factuality) |
+| Ragas | `user_input` + `reference`, or `question` + `ground_truth` | the question | the reference (factuality) |
+| LangSmith export | `inputs` + `outputs` (mappings) | `inputs` (one value, or `name: value` lines) | each `outputs` value (factuality) |
+| other rows | an input column (`input`, `question`, `query`, `text`, …) + a reference column | that column | the reference (`label`: the label; `grading_notes`/`rubric`: a rubric; else factuality) |
+
+Every other field goes to the case's metadata, named in a warning: recorded outputs (`actual_output`,
+`response`), retrieved contexts, Inspect's `files`/`sandbox`/`setup` (which abeq does not provide).
+Refused by name: a chat with earlier turns as the input, DeepEval conversational goldens.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InputError
+from ._common import MAX_CASES, Imported, _declared_type, slugify, unique_id
+from .parse import format_of
+
+_INPUT_COLUMNS = ("input", "user_input", "question", "query", "prompt", "text", "instruction")
+_REFERENCE_COLUMNS = (
+    "expected_output",
+    "expected",
+    "expected_answer",
+    "reference",
+    "reference_answer",
+    "ground_truth",
+    "ideal",
+    "target",
+    "label",
+    "gold",
+    "answer",
+    "correct_answer",
+    "grading_notes",
+    "rubric",
+)
+_RUBRIC_COLUMNS = ("grading_notes", "rubric")
+_ABEQ_KEYS = {"type", "expectations", "assertions", "exercises_sections", "status", "gate_responses"}
+
+
+@dataclass(frozen=True)
+class Kind:
+    """Which tool's rows these are, in words for messages."""
+
+    name: str
+    title: str  # "an Inspect AI dataset"
+    columns: str  # the fields that told it
+    reference: str  # the field holding the reference answer
+    input: str  # the field holding the input
+
+
+def dataset_kind(rows: Any) -> Kind | None:
+    """The tool a list of rows (dicts) comes from, by its fields; None for promptfoo tests, abeq cases,
+    skill-creator evals or rows that hold no reference answer."""
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows[:50]):
+        return None
+    keys = set().union(*rows[:50])
+    if any(str(k).startswith("__") for k in keys) or keys & {"vars", "assert", "should_trigger"}:
+        return None
+    if {"id", "input"} <= keys and keys & _ABEQ_KEYS:
+        return None  # abeq's own cases
+    if "input" in keys and "ideal" in keys:
+        return Kind("openai-evals", "OpenAI evals samples", "input, ideal", "ideal", "input")
+    if "inputs" in keys and keys & {"outputs", "reference_outputs"} and isinstance(rows[0].get("inputs"), dict):
+        return Kind("langsmith", "a LangSmith dataset export", "inputs, outputs", "outputs", "inputs")
+    if {"user_input", "reference"} <= keys:
+        return Kind("ragas", "a Ragas dataset", "user_input, reference", "reference", "user_input")
+    if {"question", "ground_truth"} <= keys:
+        return Kind("ragas", "a Ragas testset", "question, ground_truth", "ground_truth", "question")
+    if "input" in keys and keys & {"expected_output", "actual_output", "retrieval_context"}:
+        return Kind("deepeval", "DeepEval goldens", "input, expected_output", "expected_output", "input")
+    if {"input", "target"} <= keys:
+        cols = "input, target, choices" if "choices" in keys else "input, target"
+        return Kind("inspect", "an Inspect AI dataset", cols, "target", "input")
+    inp = next((c for c in _INPUT_COLUMNS if c in keys), None)
+    ref = next((c for c in _REFERENCE_COLUMNS if c in keys and c != inp), None)
+    if inp and ref and not (inp == "prompt" and keys & {"expectations", "assertions", "expected_output"}):
+        return Kind("columns", "rows with a reference column", f"{inp}, {ref}", ref, inp)
+    return None
+
+
+def rows_of(path: str, text: str) -> list[dict]:
+    """A dataset file's rows: JSON (a list, or a list under one key), JSONL or CSV."""
+    from .formats import parse_text
+
+    fmt = format_of(path)
+    if fmt == "csv":
+        try:
+            return [dict(r) for r in csv.DictReader(io.StringIO(text), strict=True)]
+        except csv.Error as e:
+            raise InputError(f"the CSV does not parse: {e}", path=path) from None
+    if fmt not in ("json", "jsonl"):
+        raise InputError(f"a dataset file is JSON, JSONL or CSV, not .{fmt}", path=path)
+    data = parse_text(text, fmt, path)
+    if isinstance(data, dict):  # {"examples": [...]}, {"goldens": [...]}, …
+        lists = [v for v in data.values() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)]
+        data = lists[0] if len(lists) == 1 else data
+    if not isinstance(data, list):
+        raise InputError("a dataset file is a list of rows (objects)", path=path)
+    return data
+
+
+def read_dataset(path: str, text: str) -> Imported:
+    """The rows of another tool's dataset as cases (see the module's table)."""
+    rows = rows_of(path, text)
+    kind = dataset_kind(rows)
+    if kind is None:
+        raise InputError(
+            "these rows are not a dataset abeq recognises: it looks for an input field beside a reference "
+            "answer (OpenAI evals input + ideal, Inspect AI input + target, DeepEval input + "
+            "expected_output, Ragas user_input + reference, LangSmith inputs + outputs, or columns such as "
+            "question + answer)",
+            path=path,
+            hint="Rename the columns to input and expected_output, or import abeq's own format "
+            "(docs/guides/transfer-sets.md).",
+        )
+    if len(rows) > MAX_CASES:
+        raise InputError(f"more than {MAX_CASES} rows", path=path)
+    if kind.name == "deepeval" and any("turns" in r or "scenario" in r for r in rows):
+        raise InputError(
+            "these are DeepEval conversational goldens (scenario, turns): a case input here is one message",
+            path=path,
+            hint="Export single-turn goldens (input, expected_output) and import those.",
+        )
+    cases, labels, taken = [], [], set()
+    kept: dict[str, int] = {}
+    for n, row in enumerate(rows, start=1):
+        label = f"row {n}"
+        inp = _input(kind, row, label, path)
+        if not inp.strip():
+            raise InputError(f"{label}: '{kind.input}' is empty; it is the case input", path=path)
+        checks = _checks(kind, row, label, path)
+        used = {kind.input, "id", "choices"} | ({kind.reference} if checks else set())
+        meta = {k: v for k, v in row.items() if k not in used and v not in (None, "", [], {})}
+        for k in meta:
+            kept[k] = kept.get(k, 0) + 1
+        rid = row.get("id")
+        want = slugify(str(rid)) if rid not in (None, "") else f"{kind.name}-{n}"
+        case: dict = {"id": unique_id(want or f"row-{n}", taken), "input": inp, "status": "user-added"}
+        if checks:
+            case["assertions"] = checks
+        if meta:
+            case["metadata"] = meta
+        nested = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
+        ctype = _declared_type(row, path, label) or _declared_type(nested, path, label)
+        if ctype:
+            case["type"] = ctype
+        cases.append(case)
+        labels.append(label)
+    warnings = [
+        f"read as {kind.title} ({kind.columns}): '{kind.input}' is the input, '{kind.reference}' a check "
+        "(never part of the input)"
+    ]
+    if kept:
+        warnings.append(
+            "fields kept in each case's metadata, not sent to the runner: "
+            + ", ".join(f"{k} ({v})" for k, v in kept.items())
+            + (
+                "; files, sandbox and setup are not provided to abeq's runner"
+                if kept.keys() & {"files", "sandbox", "setup"}
+                else ""
+            )
+        )
+    return Imported(path, "dataset", cases, labels, warnings)
+
+
+def _input(kind: Kind, row: dict, label: str, path: str) -> str:
+    v = row.get(kind.input)
+    if kind.name == "langsmith":
+        if not isinstance(v, dict) or not v:
+            raise InputError(f"{label}: 'inputs' must be a mapping of names to values", path=path)
+        if isinstance(v.get("messages"), list):
+            return _messages(v["messages"], label, path)
+        vals = {k: x if isinstance(x, str) else json.dumps(x, ensure_ascii=False) for k, x in v.items()}
+        return next(iter(vals.values())) if len(vals) == 1 else "\n".join(f"{k}: {x}" for k, x in vals.items())
+    if isinstance(v, list):
+        text = _messages(v, label, path)
+    elif isinstance(v, str):
+        text = v
+    else:
+        raise InputError(f"{label}: '{kind.input}' must be text or a list of messages", path=path)
+    choices = _choices(row.get("choices"))
+    if kind.name == "inspect" and choices:  # Inspect's multiple_choice shows them under the question
+        text += "\n\n" + "\n".join(f"{chr(65 + i)}) {c}" for i, c in enumerate(choices))
+    return text
+
+
+def _choices(v: Any) -> list[str]:
+    if isinstance(v, list):
+        return [str(x) for x in v]
+    if isinstance(v, str) and v.strip():
+        from .formats import _list_cell
+
+        return _list_cell(v, lambda s: s.split(","))
+    return []
+
+
+def _messages(msgs: list, label: str, path: str) -> str:
+    """A chat as the input: its one user message; system messages are the document's place."""
+    if not all(isinstance(m, dict) for m in msgs):
+        raise InputError(f"{label}: the input list must hold messages (role, content)", path=path)
+    users = [m for m in msgs if m.get("role") == "user"]
+    others = sorted({str(m.get("role")) for m in msgs} - {"user", "system"})
+    if len(users) != 1 or others or not isinstance(users[0].get("content"), str):
+        raise InputError(
+            f"{label}: the input is a chat of {len(msgs)} messages (roles: "
+            f"{', '.join(str(m.get('role')) for m in msgs)}); abeq's case input is one user message",
+            path=path,
+            hint="Keep rows whose input is one user message (system messages may stand beside it).",
+        )
+    return str(users[0]["content"])
+
+
+def _checks(kind: Kind, row: dict, label: str, path: str) -> list[dict]:
+    ref = row.get(kind.reference)
+    if ref in (None, "", [], {}):
+        return []
+    field = kind.reference
+    if kind.name == "langsmith":
+        if not isinstance(ref, dict):
+            return [_factuality(ref, field)]
+        return [_factuality(v, f"{field}.{k}") for k, v in ref.items() if v not in (None, "")]
+    if kind.name == "inspect" and _choices(row.get("choices")):
+        choices = _choices(row.get("choices"))
+        letters = ref if isinstance(ref, list) else [x.strip() for x in str(ref).split(",")]
+        picked = []
+        for letter in letters:
+            i = ord(letter.upper()) - 65 if len(letter) == 1 else -1
+            if not 0 <= i < len(choices):
+                raise InputError(f"{label}: target '{letter}' is not one of the choices' letters", path=path)
+            picked.append(f"{letter.upper()}) {choices[i]}")
+        return [
+            {
+                "type": "llm-rubric",
+                "value": "The answer chosen is " + " and ".join(picked),
+                "metric": field,
+                "options": {"reference_field": field},
+            }
+        ]
+    if isinstance(ref, list):
+        return [
+            {
+                "type": "llm-rubric",
+                "value": "The output agrees with one of these reference answers: "
+                + " | ".join(str(x) for x in ref),
+                "metric": field,
+                "options": {"reference_field": field},
+            }
+        ]
+    if field in _RUBRIC_COLUMNS:
+        return [{"type": "llm-rubric", "value": str(ref), "metric": field, "options": {"reference_field": field}}]
+    if field == "label":
+        value = f"The output gives the label: {ref}"
+        return [{"type": "llm-rubric", "value": value, "metric": field, "options": {"reference_field": field}}]
+    return [_factuality(ref, field)]
+
+
+def _factuality(ref: Any, field: str) -> dict:
+    value = ref if isinstance(ref, str) else json.dumps(ref, ensure_ascii=False)
+    return {"type": "factuality", "value": value, "metric": field, "options": {"reference_field": field}}
