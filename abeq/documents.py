@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import InputError
+from .rule_files import is_rule_file, rule_name, scope_note
 from .sections import PREAMBLE as PREAMBLE  # where sections are found lives in abeq.sections;
 from .sections import first_rule as first_rule  # these names stay importable from here
 from .sections import paragraph_name as paragraph_name
 from .sections import section_texts as section_texts
 from .sections import sections as sections
 from .sections import strip_front_matter
-from .skill_folder import is_skill_file, skill_files
+from .skill_folder import is_skill_file, left_out, skill_files
 from .vocab import Variant
 
 if TYPE_CHECKING:  # imported when first needed (it is slow, and found through litellm's copy)
@@ -49,7 +50,7 @@ class Document:
     name: str
     text: str
     read: tuple[str, ...] = ()  # the files read to make `text`, when there was more than one
-    notes: tuple[str, ...] = ()  # imports that were not read, and why
+    notes: tuple[str, ...] = ()  # what was not read and why (imports, a skill's evals/); a rule's scope
     files: tuple[tuple[str, str], ...] = ()  # a skill's other files (path in its folder, text): skill_folder
 
     @functools.cached_property  # asked on every runner call: hashed once (the instance is frozen)
@@ -151,15 +152,19 @@ def load_document(
     """Read a document under test. `follow_imports`: expand its `@path` imports (abeq.doc_imports);
     None follows them for agent instruction files (CLAUDE.md, AGENTS.md, …), by the file's name."""
     p = Path(path)
-    if p.is_dir():  # a skill given as its folder
-        p = next((c for c in sorted(p.iterdir()) if is_skill_file(c)), p / "SKILL.md")
+    if p.is_dir():  # a skill given as its folder (or a Cursor rule as its RULE.md folder)
+        found = [c for c in sorted(p.iterdir()) if is_skill_file(c) or c.name.lower() == "rule.md"]
+        p = next((c for c in found if is_skill_file(c)), found[0] if found else p / "SKILL.md")
     text = read_text_file(p, what=what, document=True)
+    name = rule_name(p) or p.name  # a rule file keeps its place under its tool's folder
     if follow_imports is None:
-        follow_imports = detect_variant(p.name) == "instruction-file"
+        follow_imports = detect_variant(name) == "instruction-file"
     if is_skill_file(p) and not follow_imports:  # a skill is a folder: its files travel with it
-        return Document(name=p.name, text=text, files=tuple(sorted(skill_files(p, text).items())))
+        files = tuple(sorted(skill_files(p, text).items()))
+        return Document(name=p.name, text=text, files=files, notes=tuple(left_out(p)))
+    scope = scope_note(name, text) if is_rule_file(name) else None
     if not follow_imports or "@" not in text:
-        return Document(name=p.name, text=text)
+        return Document(name=name, text=text, notes=(scope,) if scope else ())
     from .doc_imports import expand
 
     exp = expand(p, text, lambda f: read_text_file(f, what=f"{what}'s import", document=False))
@@ -170,15 +175,19 @@ def load_document(
             hint="Import fewer or smaller files.",
         )
     return Document(
-        name=p.name, text=exp.text, read=tuple(exp.read) if len(exp.read) > 1 else (), notes=tuple(exp.notes)
+        name=name,
+        text=exp.text,
+        read=tuple(exp.read) if len(exp.read) > 1 else (),
+        notes=tuple(exp.notes) + ((scope,) if scope else ()),
     )
 
 
 def detect_variant(name: str) -> Variant:
-    """Always-loaded agent instruction files get the instruction-file runner; anything else is a skill."""
+    """Always-loaded agent instruction files (CLAUDE.md, AGENTS.md, … and the rule files of
+    abeq.rule_files) get the instruction-file runner; anything else is a skill."""
     n = name.replace("\\", "/").lower()
     base = n.rsplit("/", 1)[-1]
-    if base in INSTRUCTION_FILE_NAMES or "/.cursor/rules/" in f"/{n}" or n.endswith(".mdc"):
+    if base in INSTRUCTION_FILE_NAMES or is_rule_file(n):
         return "instruction-file"
     return "skill"
 

@@ -4,6 +4,10 @@ What travels with a SKILL.md: every file in the skill folder's subfolders, and t
 that it names (`see forms.md`). Other files beside it (a candidate, a transfer set kept next to
 the skill) do not. They are text files within a workspace's bounds; a link, a binary or an
 oversized file is refused, naming it.
+
+Left out, as skill-creator's packaging (package_skill.py) leaves them out of a .skill file: the
+skill's own `evals/` folder at its root (its tests: expected behaviours the runner must not see),
+`__pycache__` and `node_modules` anywhere, and `*.pyc` files. `left_out` says which.
 """
 
 from __future__ import annotations
@@ -26,6 +30,30 @@ def is_skill_file(path: Path) -> bool:
     return path.name.lower() == "skill.md"
 
 
+ROOT_EXCLUDED_DIRS = ("evals",)
+EXCLUDED_DIRS = ("__pycache__", "node_modules")
+
+
+def left_out(skill_md: Path) -> list[str]:
+    """What of the skill's folder stays behind, as skill-creator packages a skill: a line each."""
+    folder = skill_md.parent
+    out = []
+    for name in ROOT_EXCLUDED_DIRS:
+        d = folder / name
+        if d.is_dir() and not d.is_symlink():
+            n = sum(len(files) for _, _, files in os.walk(d))
+            out.append(
+                f"left out the skill's {name}/ folder ({n} file{'s' if n != 1 else ''}): its evals test the "
+                "skill and are not part of it (skill-creator's packaging leaves them out too), so the runner "
+                "never sees the expected behaviours"
+            )
+    return out
+
+
+def _kept(name: str) -> bool:
+    return not name.startswith(".") and name not in EXCLUDED_DIRS and not name.endswith(".pyc")
+
+
 def skill_files(skill_md: Path, text: str) -> dict[str, str]:
     """The files that travel with this SKILL.md (relative POSIX path -> text)."""
     folder = skill_md.parent
@@ -34,9 +62,11 @@ def skill_files(skill_md: Path, text: str) -> dict[str, str]:
         if entry.name.startswith(".") or entry.name == skill_md.name:
             continue
         if entry.is_dir() and not entry.is_symlink():
+            if entry.name in ROOT_EXCLUDED_DIRS or entry.name in EXCLUDED_DIRS:
+                continue
             for dirpath, dirnames, filenames in os.walk(entry):
-                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-                found += [Path(dirpath) / n for n in sorted(filenames) if not n.startswith(".")]
+                dirnames[:] = sorted(d for d in dirnames if _kept(d))
+                found += [Path(dirpath) / n for n in sorted(filenames) if _kept(n)]
         elif entry.name in text:  # a file beside SKILL.md travels when SKILL.md names it
             found.append(entry)
     files: dict[str, str] = {}

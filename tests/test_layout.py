@@ -6,7 +6,7 @@ an import inside a function counts like one at the top of the file. The test rea
 | layer | folders and modules of abeq/ | what they hold |
 |---|---|---|
 | 0 | errors, vocab, timestamps, sections, schemas | words, errors, text and data shapes: no model, no store |
-| 0 | documents, doc_imports, prompts, examples | the documents under test, the prompts, the examples |
+| 0 | documents, doc_imports, rule_files, prompts, examples | the documents under test, prompts, examples |
 | 0 | skill_folder | a skill's folder: the files that travel with its SKILL.md |
 | 0 | untrusted | untrusted text made inert for a CSV cell, Markdown, a terminal |
 | 1 | models | the providers (the scripted test model is one), one call path |

@@ -54,6 +54,7 @@ PROMPTFOO_REFUSED = {
     "google-sheets": "a Google Sheet",
     "huggingface-dataset": "a Hugging Face dataset",
     "websockets-conversation": "red-team config",
+    "azure-openai-vision": "an image or video",  # image vars: the runner takes text only
 }
 SKILL_CREATOR_CASES = {
     "0xdeafcafe__tslsp-cli__evals.json": 4,

@@ -50,8 +50,11 @@ def front_matter_name(text: str) -> str:
 
 def placement(original: Document, variant: str) -> str:
     """Where the document under test goes in the workspace (relative path)."""
-    base = Path(original.name.replace("\\", "/")).name
+    name = original.name.replace("\\", "/")
+    base = Path(name).name
     if variant == "instruction-file":
+        if "/" in name and ".." not in name.split("/") and not name.startswith("/"):
+            return name  # a rule file where its tool looks for it (.kiro/steering/tech.md)
         if base.lower().endswith(".mdc"):
             return f".cursor/rules/{base}"
         if base.lower() == "copilot-instructions.md":

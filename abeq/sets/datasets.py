@@ -4,14 +4,18 @@ any rows with an input column beside a reference column) as abeq cases.
 The rule is the one every importer keeps: the runner gets only what the tool would send the model;
 a reference answer is never input, it becomes a check the judge grades on both arms.
 
-| tool | recognised by | input | check |
-|---|---|---|---|
-| OpenAI evals | `input` + `ideal` | `input` (text, or a chat's one user message) | `ideal` (factuality; a list: any of them) |
-| Inspect AI | `input` + `target` | `input`, with `choices` lettered A), B)… as Inspect shows them | `target` (factuality; with choices: the letter's choice) |
-| DeepEval goldens | `input` + `expected_output` / `actual_output` / `retrieval_context` | `input` | `expected_output` (factuality) |
-| Ragas | `user_input` + `reference`, or `question` + `ground_truth` | the question | the reference (factuality) |
-| LangSmith export | `inputs` + `outputs` (mappings) | `inputs` (one value, or `name: value` lines) | each `outputs` value (factuality) |
-| other rows | an input column (`input`, `question`, `query`, `text`, …) + a reference column | that column | the reference (`label`: the label; `grading_notes`/`rubric`: a rubric; else factuality) |
+- OpenAI evals (`input` + `ideal`): the input is `input` (text, or a chat's one user message); `ideal`
+  is a factuality check (a list: any one of them).
+- Inspect AI (`input` + `target`): `input`, with `choices` lettered A), B), … under it as Inspect's
+  multiple_choice shows them; `target` is a factuality check (with choices: the lettered choice).
+- DeepEval goldens (`input` + `expected_output`, `actual_output` or `retrieval_context`): `input`;
+  `expected_output` is a factuality check.
+- Ragas (`user_input` + `reference`, or `question` + `ground_truth`): the question; the reference.
+- LangSmith exports (`inputs` + `outputs`, mappings): `inputs` (one value, or `name: value` lines);
+  each `outputs` value is a factuality check.
+- Other rows with an input column (`input`, `question`, `query`, `text`, …) beside a reference column
+  (`expected_output`, `answer`, `label`, `grading_notes`, …): that column; the reference (`label`: the
+  label the output gives; `grading_notes`/`rubric`: a rubric; else factuality).
 
 Every other field goes to the case's metadata, named in a warning: recorded outputs (`actual_output`,
 `response`), retrieved contexts, Inspect's `files`/`sandbox`/`setup` (which abeq does not provide).
@@ -74,7 +78,8 @@ def dataset_kind(rows: Any) -> Kind | None:
         return None  # abeq's own cases
     if "input" in keys and "ideal" in keys:
         return Kind("openai-evals", "OpenAI evals samples", "input, ideal", "ideal", "input")
-    if "inputs" in keys and keys & {"outputs", "reference_outputs"} and isinstance(rows[0].get("inputs"), dict):
+    langsmith = isinstance(rows[0].get("inputs"), dict) and keys & {"outputs", "reference_outputs"}
+    if langsmith:
         return Kind("langsmith", "a LangSmith dataset export", "inputs, outputs", "outputs", "inputs")
     if {"user_input", "reference"} <= keys:
         return Kind("ragas", "a Ragas dataset", "user_input, reference", "reference", "user_input")
@@ -92,6 +97,10 @@ def dataset_kind(rows: Any) -> Kind | None:
     return None
 
 
+def _rows(v: Any) -> bool:
+    return isinstance(v, list) and bool(v) and all(isinstance(x, dict) for x in v)
+
+
 def rows_of(path: str, text: str) -> list[dict]:
     """A dataset file's rows: JSON (a list, or a list under one key), JSONL or CSV."""
     from .formats import parse_text
@@ -106,7 +115,7 @@ def rows_of(path: str, text: str) -> list[dict]:
         raise InputError(f"a dataset file is JSON, JSONL or CSV, not .{fmt}", path=path)
     data = parse_text(text, fmt, path)
     if isinstance(data, dict):  # {"examples": [...]}, {"goldens": [...]}, …
-        lists = [v for v in data.values() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)]
+        lists = [v for v in data.values() if _rows(v)]
         data = lists[0] if len(lists) == 1 else data
     if not isinstance(data, list):
         raise InputError("a dataset file is a list of rows (objects)", path=path)
@@ -135,7 +144,9 @@ def read_dataset(path: str, text: str) -> Imported:
             path=path,
             hint="Export single-turn goldens (input, expected_output) and import those.",
         )
-    cases, labels, taken = [], [], set()
+    cases: list[dict] = []
+    labels: list[str] = []
+    taken: set[str] = set()
     kept: dict[str, int] = {}
     for n, row in enumerate(rows, start=1):
         label = f"row {n}"
@@ -145,6 +156,9 @@ def read_dataset(path: str, text: str) -> Imported:
         checks = _checks(kind, row, label, path)
         used = {kind.input, "id", "choices"} | ({kind.reference} if checks else set())
         meta = {k: v for k, v in row.items() if k not in used and v not in (None, "", [], {})}
+        system = _system_messages(row.get(kind.input))
+        if system:  # the document under test is the runner's instructions; the file's stay beside
+            meta["system_messages"] = system
         for k in meta:
             kept[k] = kept.get(k, 0) + 1
         rid = row.get("id")
@@ -154,7 +168,7 @@ def read_dataset(path: str, text: str) -> Imported:
             case["assertions"] = checks
         if meta:
             case["metadata"] = meta
-        nested = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
+        nested: dict = row["metadata"] if isinstance(row.get("metadata"), dict) else {}
         ctype = _declared_type(row, path, label) or _declared_type(nested, path, label)
         if ctype:
             case["type"] = ctype
@@ -164,6 +178,12 @@ def read_dataset(path: str, text: str) -> Imported:
         f"read as {kind.title} ({kind.columns}): '{kind.input}' is the input, '{kind.reference}' a check "
         "(never part of the input)"
     ]
+    if "system_messages" in kept:
+        warnings.append(
+            f"{kept.pop('system_messages')} input(s) are chats with a system message: the user message is "
+            "the input, the system message is kept in metadata.system_messages — abeq's runner gets the "
+            "document under test as its instructions instead"
+        )
     if kept:
         warnings.append(
             "fields kept in each case's metadata, not sent to the runner: "
@@ -185,7 +205,9 @@ def _input(kind: Kind, row: dict, label: str, path: str) -> str:
         if isinstance(v.get("messages"), list):
             return _messages(v["messages"], label, path)
         vals = {k: x if isinstance(x, str) else json.dumps(x, ensure_ascii=False) for k, x in v.items()}
-        return next(iter(vals.values())) if len(vals) == 1 else "\n".join(f"{k}: {x}" for k, x in vals.items())
+        if len(vals) == 1:
+            return next(iter(vals.values()))
+        return "\n".join(f"{k}: {x}" for k, x in vals.items())
     if isinstance(v, list):
         text = _messages(v, label, path)
     elif isinstance(v, str):
@@ -206,6 +228,12 @@ def _choices(v: Any) -> list[str]:
 
         return _list_cell(v, lambda s: s.split(","))
     return []
+
+
+def _system_messages(v: Any) -> list[str]:
+    if not isinstance(v, list):
+        return []
+    return [str(m.get("content")) for m in v if isinstance(m, dict) and m.get("role") == "system"]
 
 
 def _messages(msgs: list, label: str, path: str) -> str:
@@ -242,30 +270,19 @@ def _checks(kind: Kind, row: dict, label: str, path: str) -> list[dict]:
             if not 0 <= i < len(choices):
                 raise InputError(f"{label}: target '{letter}' is not one of the choices' letters", path=path)
             picked.append(f"{letter.upper()}) {choices[i]}")
-        return [
-            {
-                "type": "llm-rubric",
-                "value": "The answer chosen is " + " and ".join(picked),
-                "metric": field,
-                "options": {"reference_field": field},
-            }
-        ]
+        return [_rubric("The answer chosen is " + " and ".join(picked), field)]
     if isinstance(ref, list):
-        return [
-            {
-                "type": "llm-rubric",
-                "value": "The output agrees with one of these reference answers: "
-                + " | ".join(str(x) for x in ref),
-                "metric": field,
-                "options": {"reference_field": field},
-            }
-        ]
+        listed = " | ".join(map(str, ref))
+        return [_rubric(f"The output agrees with one of these reference answers: {listed}", field)]
     if field in _RUBRIC_COLUMNS:
-        return [{"type": "llm-rubric", "value": str(ref), "metric": field, "options": {"reference_field": field}}]
+        return [_rubric(str(ref), field)]
     if field == "label":
-        value = f"The output gives the label: {ref}"
-        return [{"type": "llm-rubric", "value": value, "metric": field, "options": {"reference_field": field}}]
+        return [_rubric(f"The output gives the label: {ref}", field)]
     return [_factuality(ref, field)]
+
+
+def _rubric(value: str, field: str) -> dict:
+    return {"type": "llm-rubric", "value": value, "metric": field, "options": {"reference_field": field}}
 
 
 def _factuality(ref: Any, field: str) -> dict:

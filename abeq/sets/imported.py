@@ -135,7 +135,7 @@ def detect_format(name: str, text: str) -> str:
             return "skill-creator"
         if any(k in data for k in ("tests", "prompts", "providers", "defaultTest", "scenarios")):
             return "promptfoo"
-        lists = [v for v in data.values() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)]
+        lists = [v for v in data.values() if isinstance(v, list) and v and isinstance(v[0], dict)]
         if len(lists) == 1 and dataset_kind(lists[0]) is not None:
             return "dataset"  # {"examples": [...]}: another tool's rows under one key
     if trigger_items(data) is not None:

@@ -361,7 +361,8 @@ def _prompt_texts(prompts: Any, base: Path) -> Prompts:
             out.texts.append(p)
             continue
         f = base / ref
-        if any(ch in ref for ch in "*?[") or f.suffix.lower() in _CODE_SUFFIXES or ":" in ref or not f.is_file():
+        code = f.suffix.lower() in _CODE_SUFFIXES or ":" in ref  # file://prompt.py:fn
+        if any(ch in ref for ch in "*?[") or code or not f.is_file():
             out.unknown.append(p)
             continue
         text = read_referenced(f, what="promptfoo prompt file", max_bytes=MAX_SET_BYTES)

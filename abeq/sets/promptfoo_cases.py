@@ -38,7 +38,7 @@ from ._common import (
     unique_id,
 )
 from .promptfoo_asserts import read_script, to_assertions
-from .promptfoo_input import _VARREF, InputRule, Prompts, chat_input, check_names
+from .promptfoo_input import InputRule, Prompts, chain, chat_input, check_names, pointer
 from .yaml12 import plain, scalar_text
 
 _TEXT_SUFFIXES = {"", ".txt", ".md", ".markdown", ".json", ".yaml", ".yml", ".csv", ".html", ".xml", ".log"}
@@ -84,7 +84,10 @@ def build_cases(
         _need_mapping(val, "defaultTest", key, path)
     dextra = {k: v for k, v in default.items() if k not in _TEST_KEYS}
     turns = [_turn(t, default, dvars, dmeta, dextra, path, warnings, prompts) for t in tests]
-    _chain(turns, warnings)
+    chain(turns, warnings)
+    # a var any check of the config reads is check material: with no readable template to say which
+    # vars the prompt sends, it stays out of every input (a scenario's answers are read test by test)
+    checked = set().union(*(check_names(turn.raw_asserts) for turn, _ in turns)) if turns else set()
     groups: dict[str, list[_Turn]] = {}
     order: list[tuple[str, Any]] = []  # ("test", (_Turn, combos)) or ("conversation", id)
     for t, (turn, combos) in zip(tests, turns):
@@ -111,7 +114,7 @@ def build_cases(
     for kind, item in order:
         if kind == "conversation":
             turns_ = groups[item]
-            case = _conversation(item, turns_, taken, len(cases), rule, path)
+            case = _conversation(item, turns_, taken, len(cases), rule, path, checked)
             cases.append(case)
             labels.append(f"{turns_[0].label} … (conversation '{item}', {len(turns_)} turns)")
             if len(turns_) > 1 and not turns_[0].chain:
@@ -124,7 +127,6 @@ def build_cases(
         turn, combos = item
         if len(combos) > 1:
             warnings.append(f"{turn.label}: list-valued vars make {len(combos)} combinations; each is a case")
-        checked = check_names(turn.raw_asserts)
         for k, combo in enumerate(combos):
             inputs, kept_out = _inputs(turn, combo, checked, rule, prompts, path, warnings)
             asserts = [dict(a) for a in turn.assertions]
@@ -154,7 +156,7 @@ def build_cases(
 def _inputs(turn, combo, checked, rule: InputRule, prompts: Prompts, path, warnings) -> tuple[list, dict]:
     """The input(s) of one combination, and the vars kept out of it."""
     if _PROMPT in combo:  # no vars at all
-        return [_prompt_input(p, turn.label, path) for p in prompts.texts], {}
+        return [_prompt_input(p, turn.label, path, warnings) for p in prompts.texts], {}
     keep, out = rule.runner_vars(combo, checked, turn.label)
     if keep:
         inp = input_text(keep)
@@ -169,48 +171,18 @@ def _inputs(turn, combo, checked, rule: InputRule, prompts: Prompts, path, warni
         f"{turn.label}: the prompt names none of its vars; its input is the prompt as promptfoo renders it"
         + (f" (one case per prompt, {len(prompts.texts)})" if len(prompts.texts) > 1 else "")
     )
-    return [_prompt_input(p, turn.label, path) for p in prompts.texts], out
+    return [_prompt_input(p, turn.label, path, warnings) for p in prompts.texts], out
 
 
-def _prompt_input(prompt: str, label: str, path: str) -> str:
+def _prompt_input(prompt: str, label: str, path: str, warnings: list[str] | None = None) -> str:
     rendered = _render_empty(prompt)
     chat = chat_input(rendered, label, path)
-    return rendered if chat is None else chat
-
-
-def _chain(turns: list[tuple[_Turn, list[dict]]], warnings: list[str]) -> None:
-    """Tests linked by `options.storeOutputAs` (a later test's var names an earlier test's output)
-    are one conversation, as promptfoo runs them in order; each `{{name}}` becomes a pointer to the
-    reply of the turn that stored it."""
-    stored: dict[str, int] = {}  # output name -> index of the turn that stores it
-    group: dict[int, int] = {}  # turn index -> index of its chain's first turn
-    for i, (turn, combos) in enumerate(turns):
-        refs = {
-            n for v in combos[0].values() if isinstance(v, str) for n in _VARREF.findall(v)
-        } - set(combos[0])
-        for name in sorted(refs & stored.keys()):
-            root = group.get(stored[name], stored[name])
-            group[stored[name]] = root
-            group[i] = root
-        opts = turn.extra.get("options")
-        store = opts.get("storeOutputAs") if isinstance(opts, dict) else None
-        if isinstance(store, str) and store.strip():
-            stored[store] = i
-            turn.stores = store
-    roots = sorted(set(group.values()))
-    for root in roots:
-        members = [i for i in sorted(group) if group[i] == root]
-        conv = f"chain-{slugify(turns[root][0].stores or 'output') or 'output'}"
-        for i in members:
-            turns[i][0].meta.setdefault("conversationId", conv)
-            turns[i][0].chain = True
-        names = sorted({turns[i][0].stores for i in members if turns[i][0].stores})
+    if chat is not None and warnings is not None:
         warnings.append(
-            f"{', '.join(turns[i][0].label for i in members)} chain through storeOutputAs "
-            f"({', '.join(names)}): imported as one conversational case with the turns in order; "
-            "a later turn's {{name}} reads \"[your reply to turn k]\" (promptfoo feeds the reply in; "
-            "abeq's runner gets all the turns at once)"
+            f"{label}: the prompt is a chat; its user message is the input, and its system message is left "
+            "out (abeq's runner gets the document under test as its instructions)"
         )
+    return rendered if chat is None else chat
 
 
 def _turn(t: Test, default, dvars, dmeta, dextra, path, warnings, prompts) -> tuple[_Turn, list[dict]]:
@@ -292,17 +264,19 @@ def _case(cid: str, inp: str, asserts: list, meta: dict, extra: dict, ctype: str
     return plain(case)
 
 
-def _conversation(conv: str, turns: list[_Turn], taken: set, n_before: int, rule: InputRule, path: str) -> dict:
+def _conversation(
+    conv: str, turns: list[_Turn], taken: set, n_before: int, rule: InputRule, path: str, checked: set
+) -> dict:
     """One case for the turns of a conversation (or a storeOutputAs chain), in order."""
     stored_at = {t.stores: k for k, t in enumerate(turns, start=1) if t.stores}
     sent: list[dict] = []
     kept_out: dict = {}
     for t in turns:
-        keep, out = rule.runner_vars(t.vars, check_names(t.raw_asserts), t.label)
+        keep, out = rule.runner_vars(t.vars, checked, t.label)
         kept_out.update(out)
         if not keep and rule.prompts.texts:
             keep = {_PROMPT: _prompt_input(rule.prompts.texts[0], t.label, path)}
-        sent.append({k: _pointer(v, stored_at) for k, v in keep.items()})
+        sent.append({k: pointer(v, stored_at) for k, v in keep.items()})
     keys = list(dict.fromkeys(k for v in sent for k in v))
     shared = {k: sent[0][k] for k in keys if all(k in v and v[k] == sent[0][k] for v in sent)}
     if len(shared) == len(keys):
@@ -325,15 +299,6 @@ def _conversation(conv: str, turns: list[_Turn], taken: set, n_before: int, rule
         extra["vars_not_in_prompt"] = kept_out
     meta = {**turns[0].meta, "turns": len(turns)}
     return _case(cid, "\n\n".join(parts), asserts, meta, extra, turns[0].ctype)
-
-
-def _pointer(v: Any, stored_at: dict[str, int]) -> Any:
-    """`{{name}}` of an output stored earlier in the chain, as a pointer to that turn's reply."""
-    if not isinstance(v, str) or not stored_at:
-        return v
-    return _VARREF.sub(
-        lambda m: f"[your reply to turn {stored_at[m.group(1)]}]" if m.group(1) in stored_at else m.group(0), v
-    )
 
 
 def _combinations(merged: dict, label: str, path: str, warnings: list[str]) -> list[dict]:

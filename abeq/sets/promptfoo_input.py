@@ -4,14 +4,14 @@ promptfoo renders the prompt template with the test's vars; a var the template d
 reaches the model, however many checks read it (`equals: '{{category}}'`). So the case input is:
 
 - when every prompt of the config is readable here (inline, `raw`, or a local text, Markdown,
-  JSON or YAML file) and is a template: the vars the templates name, in the order written; the other vars stay with
-  the checks (rendered into their values) and in `metadata.promptfoo.vars_not_in_prompt`. A test
-  whose vars the prompt does not name at all gets the prompt itself, rendered as promptfoo renders
-  it (one case per prompt);
+  JSON or YAML file) and is a template: the vars the templates name, in the order written; the
+  other vars stay with the checks (rendered into their values) and in
+  `metadata.promptfoo.vars_not_in_prompt`. A test whose vars the prompt does not name at all
+  gets the prompt itself, rendered as promptfoo renders it (one case per prompt);
 - when a prompt is made by code, kept elsewhere or missing, or is static text naming no var (a
-  config whose prompt is the document under test itself): every var except those a check reads
-  (`{{name}}` in an assert, `vars.name` in its code); a test whose vars are all read by checks is
-  refused, since what the model would be sent cannot be told.
+  config whose prompt is the document under test itself): every var except those a check of the
+  config reads (`{{name}}` in an assert, `vars.name` in its code); a test whose vars are all read by
+  checks is refused, since what the model would be sent cannot be told.
 
 As promptfoo does before rendering: a var whose text names another var (`{{topic}}`) has it filled
 in, and one trailing newline is taken off every text var (a YAML block scalar ends in one).
@@ -29,14 +29,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InputError
+from ._common import slugify
 
 _BLOCK = re.compile(r"\{\{(.*?)\}\}|\{%(.*?)%\}", re.S)
 _STRING = re.compile(r"'[^']*'|\"[^\"]*\"")
 _NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)")
 _VARREF = re.compile(r"\{\{\s*(\w+)\s*\}\}")  # promptfoo's resolveVariables pattern
 _CODE_VARS = re.compile(r"vars(?:\.(\w+)|\[\s*['\"](\w+)['\"]\s*\]|\.get\(\s*['\"](\w+)['\"])")
-_MEDIA = (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".svg", ".mp4", ".webm", ".ogg", ".mov", ".avi")
-_MEDIA += (".wmv", ".mkv", ".m4v")
+_MEDIA = tuple(
+    ".jpg .jpeg .png .gif .bmp .webp .svg .mp4 .webm .ogg .mov .avi .wmv .mkv .m4v".split()
+)  # promptfoo's image and video files, sent as base64 pictures
 
 
 @dataclass
@@ -121,8 +123,9 @@ class InputRule:
             if vals and not keep:
                 raise InputError(
                     f"{label}: every var ({', '.join(vals)}) is read by a check, and the config's prompt "
-                    f"does not say which vars it sends ({self._why_unknown()}), so what promptfoo would send the model "
-                    "cannot be told; abeq never puts a value only a check reads into the input",
+                    f"does not say which vars it sends ({self._why_unknown()}), so what promptfoo would "
+                    "send the model cannot be told; abeq never puts a value only a check reads into the "
+                    "input",
                     path=self.path,
                     hint="Import the promptfoo config whose prompts: name the vars (with the prompt files "
                     "beside it), or write the prompt inline under prompts:.",
@@ -149,9 +152,10 @@ class InputRule:
             )
         if self.read_by_checks:
             out.append(
-                f"the config's prompt does not say which vars it sends ({self._why_unknown()}): the vars checks read "
-                f"({', '.join(sorted(self.read_by_checks))}) are left out of the input, and every other var "
-                "is sent; import the config with its prompt files to have exactly what the prompt names"
+                f"the config's prompt does not say which vars it sends ({self._why_unknown()}): the vars "
+                f"checks read ({', '.join(sorted(self.read_by_checks))}) are left out of the input, and "
+                "every other var is sent; import the config with its prompt files to have exactly what "
+                "the prompt names"
             )
         return out
 
@@ -196,3 +200,50 @@ def chat_input(prompt: str, label: str, path: str) -> str | None:
             "sharing metadata.conversationId (one conversational case).",
         )
     return str(users[0]["content"])
+
+
+def chain(turns: list, warnings: list[str]) -> None:
+    """Tests linked by `options.storeOutputAs` (a later test's var names an earlier test's output)
+    are one conversation, as promptfoo runs them in order; each `{{name}}` becomes a pointer to the
+    reply of the turn that stored it."""
+    stored: dict[str, int] = {}  # output name -> index of the turn that stores it
+    group: dict[int, int] = {}  # turn index -> index of its chain's first turn
+    for i, (turn, combos) in enumerate(turns):
+        refs = {n for v in combos[0].values() if isinstance(v, str) for n in _VARREF.findall(v)} - set(
+            combos[0]
+        )
+        for name in sorted(refs & stored.keys()):
+            root = group.get(stored[name], stored[name])
+            group[stored[name]] = root
+            group[i] = root
+        opts = turn.extra.get("options")
+        store = opts.get("storeOutputAs") if isinstance(opts, dict) else None
+        if isinstance(store, str) and store.strip():
+            stored[store] = i
+            turn.stores = store
+    roots = sorted(set(group.values()))
+    for root in roots:
+        members = [i for i in sorted(group) if group[i] == root]
+        conv = f"chain-{slugify(turns[root][0].stores or 'output') or 'output'}"
+        for i in members:
+            turns[i][0].meta.setdefault("conversationId", conv)
+            turns[i][0].chain = True
+        names = sorted({turns[i][0].stores for i in members if turns[i][0].stores})
+        warnings.append(
+            f"{', '.join(turns[i][0].label for i in members)} chain through storeOutputAs "
+            f"({', '.join(names)}): imported as one conversational case with the turns in order; "
+            'a later turn\'s {{name}} reads "[your reply to turn k]" (promptfoo feeds the reply in; '
+            "abeq's runner gets all the turns at once)"
+        )
+
+
+def pointer(v: Any, stored_at: dict[str, int]) -> Any:
+    """`{{name}}` of an output stored earlier in the chain, as a pointer to that turn's reply."""
+    if not isinstance(v, str) or not stored_at:
+        return v
+
+    def sub(m: re.Match) -> str:
+        k = stored_at.get(m.group(1))
+        return f"[your reply to turn {k}]" if k else m.group(0)
+
+    return _VARREF.sub(sub, v)
