@@ -177,3 +177,12 @@ def test_import_set_without_from_detects_the_format_and_says_it(tmp_path, capsys
         main(["import-set", "--from", fmt, str(path), "--default-type", "happy", "--out", str(explicit)]) == 0
     )
     assert detected.read_text() == explicit.read_text()
+
+
+def test_another_tools_dataset_uploads_with_its_reference_as_a_check():
+    path = REAL / "datasets" / "openai-evals" / "test_match__samples.jsonl"
+    got = editor.import_uploads(
+        {path.name: path.read_bytes()}, path.name, "detect", ORIGINAL, default_type="happy"
+    )
+    assert got.read_as == "dataset" and [c.input for c in got.ts.cases][0] == "Once upon a "
+    assert got.ts.cases[0].assertions[0].value == "time" and "dataset" in editor.IMPORT_FORMATS

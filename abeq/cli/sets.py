@@ -154,8 +154,8 @@ def register(sub) -> None:
     i = sub.add_parser(
         "import-set",
         help="read a transfer set from promptfoo, skill-creator, CSV, YAML, JSONL or JSON",
-        description="Exit 0 when written, 2 on bad input or when cases have no type. promptfoo tests "
-        "and skill-creator evals have no case type: the command names the cases that "
+        description="Exit 0 when written, 2 on bad input or when cases have no type. promptfoo tests, "
+        "skill-creator evals and other tools' datasets have no case type: the command names the cases that "
         "need one, unless --default-type is given. The output format follows --out.",
     )
     i.add_argument(
@@ -165,7 +165,11 @@ def register(sub) -> None:
         choices=("detect", *IMPORT_FORMATS),
         help="the format of FILE (default: detected from its name and content, and said)",
     )
-    i.add_argument("file", metavar="FILE", help="promptfooconfig.yaml or a tests file, evals.json, or a set")
+    i.add_argument(
+        "file",
+        metavar="FILE",
+        help="promptfooconfig.yaml or a tests file, evals.json, another tool's dataset, or a set",
+    )
     i.add_argument(
         "--out", required=True, help="where to write the set: .json (default shape), .yaml, .jsonl or .csv"
     )

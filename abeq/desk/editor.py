@@ -204,7 +204,9 @@ IMPORT_FORMATS = {
     "abeq": "abeq set (.json, .yaml, .csv, .jsonl)",
     "promptfoo": "promptfoo config or tests file",
     "skill-creator": "skill-creator evals.json or trigger eval",
+    "dataset": "OpenAI evals, Inspect AI, DeepEval, Ragas or LangSmith rows",
 }
+_IMPORTERS = ("promptfoo", "skill-creator", "dataset")  # the rest is abeq's own format
 TYPES_HINT = (
     "Choose a type for cases without one (they are marked user-modified: check each in the table before "
     "confirming), then import again."
@@ -215,7 +217,7 @@ TYPES_HINT = (
 class ImportResult:
     ts: TransferSet
     warnings: list[str]
-    read_as: str  # the importer used: promptfoo, skill-creator, or abeq's format (json, yaml, csv, jsonl)
+    read_as: str  # the importer used: promptfoo, skill-creator, dataset, or abeq's format (json, yaml, …)
 
 
 def import_uploads(
@@ -239,7 +241,7 @@ def import_uploads(
         ) from None
     check_document_text(text, name, what="transfer set", max_bytes=MAX_SET_BYTES, document=False)
     read_as = _format(fmt, name, text)
-    if read_as not in ("promptfoo", "skill-creator"):
+    if read_as not in _IMPORTERS:
         return ImportResult(import_text(text, name, original_hash), [], read_as)
     with tempfile.TemporaryDirectory(prefix="abeq-upload-") as d:
         for other, data in files.items():
@@ -263,7 +265,7 @@ def import_path(
     relative to it, as `abeq import-set` reads it."""
     text = read_text_file(path, what="transfer set", max_bytes=MAX_SET_BYTES)
     read_as = _format(fmt, path, text)
-    if read_as not in ("promptfoo", "skill-creator"):
+    if read_as not in _IMPORTERS:
         return ImportResult(_for_original(sets.load(path), original_hash), [], read_as)
     try:
         return _imported(read_as, path, text, default_type, trigger_queries, original_hash)

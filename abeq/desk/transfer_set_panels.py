@@ -43,8 +43,8 @@ CASE_COLUMNS = {
 
 
 def import_export(store, review: dict, original: dict, ts) -> None:
-    """Import a set (abeq's own, promptfoo configs and tests files, skill-creator evals: as
-    `abeq import-set` reads them), replacing the table; export the set as JSON."""
+    """Import a set (abeq's own, promptfoo configs and tests files, skill-creator evals, other tools'
+    datasets: as `abeq import-set` reads them), replacing the table; export the set as JSON."""
     src = st.radio("From", ["Upload", "Path"], horizontal=True, key="set_source")
     fmt = st.selectbox(
         "Format",
@@ -59,8 +59,8 @@ def import_export(store, review: dict, original: dict, ts) -> None:
         index=None,
         placeholder="none: name the cases that lack one",
         key="set_default_type",
-        help="promptfoo tests and skill-creator evals have no case type. The cases given this one are "
-        "marked user-modified: check each in the table before confirming.",
+        help="promptfoo tests, skill-creator evals and other tools' datasets have no case type. The cases "
+        "given this one are marked user-modified: check each in the table before confirming.",
     )
     trigger = c2.checkbox(
         "Trigger eval: import its should-trigger queries",
