@@ -310,3 +310,11 @@ def test_a_block_scalar_var_loses_the_one_newline_promptfoo_strips(tmp_path):
     got = [c["input"] for c in sets.read_source("promptfoo", cfg).cases]
     assert got == [c["input"] for c in sets.read_source("promptfoo", src).cases]
     assert not any(i.endswith("\n") for i in got)
+
+
+def test_a_yaml_chat_prompt_is_read_as_its_messages(tmp_path):
+    chat = "- role: system\n  content: Be brief.\n- role: user\n  content: Hi there\n"
+    (tmp_path / "prompt.yaml").write_text(chat)
+    cfg = tmp_path / "promptfooconfig.yaml"
+    cfg.write_text("prompts: [file://prompt.yaml]\ntests:\n  - assert: [{type: icontains, value: hello}]\n")
+    assert sets.read_source("promptfoo", cfg).cases[0]["input"] == "Hi there"

@@ -368,9 +368,24 @@ def _prompt_texts(prompts: Any, base: Path) -> Prompts:
         text = read_referenced(f, what="promptfoo prompt file", max_bytes=MAX_SET_BYTES)
         if f.suffix.lower() == ".txt":
             out.texts += [t.strip() for t in text.split("---") if t.strip()]
+        elif f.suffix.lower() in (".yaml", ".yml"):
+            out.texts.append(_yaml_prompt(text))
         else:
             out.texts.append(text)
     return out
+
+
+def _yaml_prompt(text: str) -> str:
+    """A YAML prompt file as promptfoo sends it: its messages as JSON (text that is not YAML as is)."""
+    import json
+
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    return json.dumps(data, ensure_ascii=False) if isinstance(data, (list, dict)) else text
 
 
 _TEXT_PROMPT = {".txt", ".md", ".json", ".yaml", ".yml", ".j2", ".jinja", ".jinja2", ".njk"}
