@@ -318,3 +318,13 @@ def test_a_yaml_chat_prompt_is_read_as_its_messages(tmp_path):
     cfg = tmp_path / "promptfooconfig.yaml"
     cfg.write_text("prompts: [file://prompt.yaml]\ntests:\n  - assert: [{type: icontains, value: hello}]\n")
     assert sets.read_source("promptfoo", cfg).cases[0]["input"] == "Hi there"
+
+
+def test_with_no_prompt_a_var_named_as_a_reference_answer_stays_out(tmp_path):
+    """Inspect's samples.csv rows written as promptfoo tests (vars), with no prompt to name them."""
+    (tmp_path / "tests.yaml").write_text(
+        "- vars: {input: \"Say 'Hello, World'\", target: 'Hello, World', extra: data}\n"
+    )
+    imp = sets.read_source("promptfoo", tmp_path / "tests.yaml")
+    assert imp.cases[0]["input"] == "input: Say 'Hello, World'\nextra: data"
+    assert any("reference answers (target)" in w for w in imp.warnings)

@@ -35,7 +35,7 @@ from ._common import MAX_CASES, Imported, _declared_type, slugify, unique_id
 from .parse import format_of
 
 _INPUT_COLUMNS = ("input", "user_input", "question", "query", "prompt", "text", "instruction")
-_REFERENCE_COLUMNS = (
+REFERENCE_NAMES = (
     "expected_output",
     "expected",
     "expected_answer",
@@ -91,7 +91,7 @@ def dataset_kind(rows: Any) -> Kind | None:
         cols = "input, target, choices" if "choices" in keys else "input, target"
         return Kind("inspect", "an Inspect AI dataset", cols, "target", "input")
     inp = next((c for c in _INPUT_COLUMNS if c in keys), None)
-    ref = next((c for c in _REFERENCE_COLUMNS if c in keys and c != inp), None)
+    ref = next((c for c in REFERENCE_NAMES if c in keys and c != inp), None)
     if inp and ref and not (inp == "prompt" and keys & {"expectations", "assertions", "expected_output"}):
         return Kind("columns", "rows with a reference column", f"{inp}, {ref}", ref, inp)
     return None

@@ -10,8 +10,9 @@ reaches the model, however many checks read it (`equals: '{{category}}'`). So th
   gets the prompt itself, rendered as promptfoo renders it (one case per prompt);
 - when a prompt is made by code, kept elsewhere or missing, or is static text naming no var (a
   config whose prompt is the document under test itself): every var except those a check of the
-  config reads (`{{name}}` in an assert, `vars.name` in its code); a test whose vars are all read by
-  checks is refused, since what the model would be sent cannot be told.
+  config reads (`{{name}}` in an assert, `vars.name` in its code) and those named as a reference
+  answer (`expected_output`, `ground_truth`, `ideal`, `target`, `label`, …: datasets.REFERENCE_NAMES);
+  a test whose vars are all kept out is refused, since what the model would be sent cannot be told.
 
 As promptfoo does before rendering: a var whose text names another var (`{{topic}}`) has it filled
 in, and one trailing newline is taken off every text var (a YAML block scalar ends in one).
@@ -30,6 +31,7 @@ from typing import Any
 
 from ..errors import InputError
 from ._common import slugify
+from .datasets import REFERENCE_NAMES
 
 _BLOCK = re.compile(r"\{\{(.*?)\}\}|\{%(.*?)%\}", re.S)
 _STRING = re.compile(r"'[^']*'|\"[^\"]*\"")
@@ -118,11 +120,13 @@ class InputRule:
             keep = {k: v for k, v in vals.items() if k in named}
             self.not_in_prompt |= set(vals) - set(keep)
         else:
-            keep = {k: v for k, v in vals.items() if k not in checked}
+            # with no template to say what is sent, a var named as a reference answer stays out too
+            keep = {k: v for k, v in vals.items() if k not in checked and k not in REFERENCE_NAMES}
             self.read_by_checks |= set(vals) - set(keep)
             if vals and not keep:
                 raise InputError(
-                    f"{label}: every var ({', '.join(vals)}) is read by a check, and the config's prompt "
+                    f"{label}: every var ({', '.join(vals)}) is read by a check or named as a reference "
+                    "answer, and the config's prompt "
                     f"does not say which vars it sends ({self._why_unknown()}), so what promptfoo would "
                     "send the model cannot be told; abeq never puts a value only a check reads into the "
                     "input",
@@ -153,7 +157,8 @@ class InputRule:
         if self.read_by_checks:
             out.append(
                 f"the config's prompt does not say which vars it sends ({self._why_unknown()}): the vars "
-                f"checks read ({', '.join(sorted(self.read_by_checks))}) are left out of the input, and "
+                f"checks read or named as reference answers ({', '.join(sorted(self.read_by_checks))}) "
+                "are left out of the input, and "
                 "every other var is sent; import the config with its prompt files to have exactly what "
                 "the prompt names"
             )
