@@ -328,3 +328,12 @@ def test_with_no_prompt_a_var_named_as_a_reference_answer_stays_out(tmp_path):
     imp = sets.read_source("promptfoo", tmp_path / "tests.yaml")
     assert imp.cases[0]["input"] == "input: Say 'Hello, World'\nextra: data"
     assert any("reference answers (target)" in w for w in imp.warnings)
+
+
+@pytest.mark.parametrize(
+    "name", ["diegomarino__tui-design__trigger-evals.json", "longwind48__cachewipe__trigger-eval.json"]
+)
+def test_a_json_trigger_eval_given_to_the_promptfoo_reader_is_refused_by_name(name):
+    with pytest.raises(InputError, match="skill trigger eval") as e:
+        sets.read_source("promptfoo", REAL / "skill-creator" / name)
+    assert "--trigger-queries" in e.value.hint

@@ -57,10 +57,10 @@ class PromptfooReader:
         data: Any = None
         if fmt in ("yaml", "json"):
             data = parse_text(text, fmt, self.path)
+            _not_promptfoo(data, self.path)
             if isinstance(data, dict) and not _looks_like_a_test(data):
                 self._config(data, base)
             else:
-                _not_promptfoo(data, self.path)
                 self._add_tests(data, base, "", depth=0, config=data if isinstance(data, dict) else {})
         elif fmt in ("jsonl", "csv"):
             if fmt == "csv":
@@ -297,7 +297,7 @@ def _not_promptfoo(data: Any, path: str) -> None:
     from .skill_creator import trigger_items
 
     rows = data if isinstance(data, list) else []
-    if trigger_items(rows) is not None or (
+    if trigger_items(data) is not None or (
         rows and isinstance(rows[0], dict) and ({"should_trigger", "expected_trigger"} & set(rows[0]))
     ):
         raise InputError(
