@@ -4,6 +4,7 @@ The public surface, importable from `abeq` directly (loaded on first use, so `im
 instant and never imports litellm):
 
     prepare_run, run, PreparedRun, run_problems   one review run, every check before a call (abeq.api)
+    RunSettings                                    a run's settings, as every entry point gives them
     load_document, Document                        a document under test (abeq.documents)
     load_set, import_set, check_set, confirm_set   transfer sets (abeq.sets)
     draft_set                                      cases drafted from the original by a model
@@ -27,6 +28,7 @@ _EXPORTS = {
     "run": "abeq.api",
     "PreparedRun": "abeq.api",
     "run_problems": "abeq.api",
+    "RunSettings": "abeq.execution.settings",
     "mutate": "abeq.mutation.run",
     "prepare_mutation": "abeq.mutation.run",
     "load_document": "abeq.documents",

@@ -1,40 +1,45 @@
 """The one entry point for running a review, used by the CLI and the desk alike.
 
     from abeq import prepare_run
-    prepared = prepare_run("SKILL.md", "SKILL.short.md", "cases.json", runner="openai/gpt-4o-mini",
+    prepared = prepare_run("SKILL.md", "SKILL.short.md", "cases.json", runner_model="openai/gpt-4o-mini",
                            confirm=True, review="my-skill")
     print(prepared.estimate())
     report = prepared.run()
     report.passed, report.report["summary"]
 
+A run's settings are one `RunSettings` (abeq.execution.settings): given as keywords named as the
+options of `abeq run` (`runner_model`, `judge_samples`, `runner_mode`, …), or whole as `settings=`.
 `run_problems` lists every refusal that comes before a model call (confirmation, thin set, model
-strings, review consistency) without writing anything; `prepare_run` raises the first of them, then
-stores the inputs and creates (or resumes) the run; `PreparedRun.run` makes the calls.
-`resume_run(run_id)` prepares an unfinished run again with its own stored settings.
+strings, review consistency) without writing anything; `prepare_run` runs those checks once
+(abeq.execution.preflight), raises the first refusal, then stores the inputs and creates (or
+resumes) the run; `PreparedRun.run` makes the calls. `resume_run(run_id)` prepares an unfinished run
+again with its own stored settings.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from typing_extensions import Unpack  # typing's own from Python 3.11
+
 from .documents import Document, detect_variant, load_document
-from .errors import AbeqError, InputError, ThinSetError
-from .execution.agent_cmd import command_notices
-from .execution.engine import Engine, RunConfig, Stop
+from .errors import AbeqError, InputError
+from .execution.config import RunConfig
+from .execution.engine import Engine, Stop
 from .execution.estimate import estimate
-from .execution.modes import as_mode
 from .execution.preflight import (
-    THIN_HINT,
-    check_refusal,
-    code_refusal,
+    CLI_LABELS,
+    DESK_LABELS,
+    Preflight,
     confirmation_refusal,
-    model_refusals,
+    preflight,
     review_refusal,
 )
+from .execution.settings import RunSettings, RunSettingsArgs, settings_of
 from .models.spec import ModelSpec
 from .results.liveness import ACTIVE
 from .results.report import RunReport, build_report
@@ -42,19 +47,14 @@ from .results.store import Store, open_store
 from .schemas import TransferSet
 from .sets.confirm import confirm as confirm_set
 from .sets.confirm import set_hash
-from .sets.coverage import CoverageReport, coverage
+from .sets.coverage import CoverageReport
 from .sets.parse import load as load_set
 from .skill_folder import differences
 
 DocumentLike = Document | str | Path
 SetLike = TransferSet | str | Path
 ModelLike = ModelSpec | str | None
-CLI_LABELS = ("--runner-model", "--judge-model")
-MODE_HINT = (
-    "Runner modes: chat; tools (a model that can call functions, e.g. openai/gpt-4o-mini or scripted/rules); "
-    "command (--runner-cmd CMD)."
-)
-DESK_LABELS = ("Runner model", "Judge model")
+__all__ = ["CLI_LABELS", "DESK_LABELS", "RunSettings", "prepare_run", "run", "resume_run", "run_problems"]
 
 
 def document(doc: DocumentLike, what: str = "document", follow_imports: bool | None = None) -> Document:
@@ -83,37 +83,12 @@ def run_problems(
 ) -> list[AbeqError]:
     """Every reason this run would be refused before its first model call; [] when it can start.
     Nothing is written. Review consistency is checked only when a store is given."""
-    out: list[AbeqError] = []
-    refused: AbeqError | None = confirmation_refusal(ts, original.hash, set_path)
-    if refused:
-        out.append(refused)
-    refused = check_refusal(ts, set_path) or code_refusal(ts, config.trust_code, set_path)
-    if refused:
-        out.append(refused)
-    cov = coverage(original.text, ts, allow_thin=config.allow_thin)
-    if not cov.runnable:
-        out.append(
-            ThinSetError(next(w for w in cov.warnings if w.startswith("thin")), path=set_path, hint=THIN_HINT)
-        )
-    out += [InputError(p, hint=MODE_HINT) for p in config.mode.problems()]
-    if config.mode.kind == "tools" and not config.runner.provider.tools:
-        out.append(InputError(f"{labels[0]} {config.runner.name} cannot call tools", hint=MODE_HINT))
-    # a runner command brings its own model: the runner model option is not used
-    specs = [] if config.mode.kind == "command" else [(config.runner, labels[0])]
-    if config.mode.kind == "command" or config.judge.name != config.runner.name:
-        specs.append((config.judge, labels[1]))
-    out += model_refusals(*specs)
+    out = preflight(original, ts, config, set_path=set_path, labels=labels).problems
     if store is not None and config.review:
         refused = review_refusal(store, config.review, original_hash=original.hash, ts_hash=set_hash(ts))
         if refused:
             out.append(refused)
     return out
-
-
-def cautions(config: RunConfig) -> list[str]:
-    """What a user should know about the models chosen (the embedded one is tiny)."""
-    specs = (config.judge,) if config.mode.kind == "command" else (config.runner, config.judge)
-    return list(dict.fromkeys(s.provider.caution for s in specs if s.provider.caution))
 
 
 @dataclass
@@ -124,6 +99,7 @@ class PreparedRun:
     coverage: CoverageReport
     warnings: list[str] = field(default_factory=list)  # coverage warnings, for the user to read
     cautions: list[str] = field(default_factory=list)  # about the models (the embedded one is tiny)
+    checked: Preflight | None = None  # the checks this run passed (its preflight)
 
     @property
     def run_id(self) -> int:
@@ -164,53 +140,59 @@ def prepare_run(
     candidate: DocumentLike,
     cases: SetLike,
     *,
-    runner: ModelLike = None,
-    judge: ModelLike = None,
-    api_base: str | None = None,
-    judge_api_base: str | None = None,
-    variant: str | None = None,
     store: Store | str | None = None,
     confirm: bool = False,
+    settings: RunSettings | None = None,
     labels: tuple[str, str] = CLI_LABELS,
-    **settings: Any,
+    **kwargs: Unpack[RunSettingsArgs],
 ) -> PreparedRun:
     """Check everything that comes before a model call, then store the inputs and create (or resume)
     the run. Raises the first refusal (an AbeqError naming the file and what to do); nothing is
     written when it does.
 
-    `confirm`: a person accepts the set for this run (as `abeq run --confirm`). `settings` are
-    RunConfig's: concurrency, judge_samples, aa, allow_thin, review, fresh, max_retries, …
+    The run's settings are `settings` (a RunSettings) with the keywords on top, named as the options
+    of `abeq run`: runner_model, judge_model, api_base, concurrency, judge_samples, aa, allow_thin,
+    review, fresh, runner_mode, runner_cmd, trust_code, … (see RunSettings). `confirm`: a person
+    accepts the set for this run (as `abeq run --confirm`).
     """
+    s = settings_of(settings, kwargs)
     set_path = None if isinstance(cases, TransferSet) else str(cases)
     orig = document(
-        original, "original", follow_imports=None if variant is None else variant == "instruction-file"
+        original, "original", follow_imports=None if s.variant is None else s.variant == "instruction-file"
     )
-    variant = variant or detect_variant(orig.name)
+    variant = s.variant or detect_variant(orig.name)
     # a candidate of an instruction file is one too, whatever its name (CLAUDE.short.md): its imports count
     cand, ts = document(candidate, "candidate", variant == "instruction-file"), transfer_set(cases)
-    cand, folder_notes = with_folder(orig, cand, variant)
-    runner_spec = model(runner, api_base=api_base)
-    judge_spec = model(judge if judge is not None else runner_spec.name, api_base=judge_api_base or api_base)
-    if "mode" in settings:  # the runner mode: a RunnerMode, its fields as a dict, or a mode name
-        settings["mode"] = as_mode(settings["mode"])
-    unknown = set(settings) - {f.name for f in fields(RunConfig)}
-    if unknown:
-        raise TypeError(f"prepare_run() got unknown settings: {', '.join(sorted(unknown))}")
-    cfg = RunConfig(runner=runner_spec, judge=judge_spec, variant=variant, **settings)
+    return _prepare(orig, cand, ts, s.config(variant), store, confirm, set_path, labels)
+
+
+def _prepare(
+    orig: Document,
+    cand: Document,
+    ts: TransferSet,
+    cfg: RunConfig,
+    store: Store | str | None,
+    confirm: bool,
+    set_path: str | None,
+    labels: tuple[str, str],
+) -> PreparedRun:
+    """The one way a run is prepared, from settings (prepare_run) or from a stored run (resume_run):
+    its preflight runs once, and the engine reads it."""
+    cand, folder_notes = with_folder(orig, cand, cfg.variant)
     if confirm and confirmation_refusal(ts, orig.hash):
         ts = confirm_set(ts, orig.hash, thin_accepted=cfg.allow_thin or None)
-    problems = run_problems(orig, ts, cfg, set_path=set_path, labels=labels)
-    if problems:
-        raise problems[0]
+    checked = preflight(orig, ts, cfg, set_path=set_path, labels=labels)
+    checked.raise_first()
     db = store if isinstance(store, Store) else open_store(store)
-    refused = review_refusal(db, cfg.review, original_hash=orig.hash, ts_hash=set_hash(ts))
-    if refused:
-        raise refused
     engine = Engine(db, orig, cand, ts, cfg)
-    engine.prepare()
-    cov = coverage(orig.text, ts, allow_thin=cfg.allow_thin)
-    notes = [*_read_notes(orig, cand), *folder_notes, *command_notices(cfg.mode), *cov.warnings]
-    return PreparedRun(engine, cov, notes, cautions(cfg))
+    try:
+        engine.prepare(checked)
+    except BaseException:
+        if db is not store:
+            db.close()
+        raise
+    notes = [*_read_notes(orig, cand), *folder_notes, *checked.warnings]
+    return PreparedRun(engine, checked.coverage, notes, checked.cautions, checked)
 
 
 def with_folder(original: Document, candidate: Document, variant: str) -> tuple[Document, list[str]]:
@@ -296,41 +278,27 @@ def resume_run(
         raise InputError(f"run {run_id} cannot be rebuilt from its stored settings", hint=hint_new)
     # every setting, the runner mode too (a tools or command run resumes as one); --fail-fast is
     # not stored, so a run it stopped runs the cases it did not start
-    return prepare_config(original, candidate, ts, cfg, store=db)
-
-
-def prepare_config(
-    original: Document,
-    candidate: Document,
-    ts: TransferSet,
-    cfg: RunConfig,
-    *,
-    store: Store,
-    labels: tuple[str, str] = CLI_LABELS,
-) -> PreparedRun:
-    """prepare_run for settings already gathered in a RunConfig (the desk's Run page, a resume)."""
-    settings = {f.name: getattr(cfg, f.name) for f in fields(RunConfig)}
-    runner, judge, variant = settings.pop("runner"), settings.pop("judge"), settings.pop("variant")
-    return prepare_run(
-        original,
-        candidate,
-        ts,
-        runner=runner,
-        judge=judge,
-        variant=variant,
-        store=store,
-        labels=labels,
-        **settings,
-    )
+    return _prepare(original, candidate, ts, cfg, db, False, None, CLI_LABELS)
 
 
 def estimate_run(
-    store: Store, original: Document, candidate: Document, ts: TransferSet, config: RunConfig
+    store: Store, original: Document, candidate: Document, ts: TransferSet, config: RunConfig | RunSettings
 ) -> dict:
     """The estimate prepare_run's run would print, without creating the run (the cache is consulted)."""
     return estimate(Engine(store, original, candidate, ts, config))
 
 
-def run(original: DocumentLike, candidate: DocumentLike, cases: SetLike, **kw: Any) -> RunReport:
+def run(
+    original: DocumentLike,
+    candidate: DocumentLike,
+    cases: SetLike,
+    *,
+    store: Store | str | None = None,
+    confirm: bool = False,
+    settings: RunSettings | None = None,
+    **kwargs: Unpack[RunSettingsArgs],
+) -> RunReport:
     """prepare_run(...).run(): one call from files (or objects) to the report."""
-    return prepare_run(original, candidate, cases, **kw).run()
+    return prepare_run(
+        original, candidate, cases, store=store, confirm=confirm, settings=settings, **kwargs
+    ).run()

@@ -43,7 +43,7 @@ def main() -> int:
     def mutate(label: str, db: Path, **kw) -> None:
         store = Store(str(db))
         before = len(scripted.HISTORY)
-        prep = prepare_mutation(original, ts, runner=MODEL, store=store, concurrency=1, **kw)
+        prep = prepare_mutation(original, ts, runner_model=MODEL, store=store, concurrency=1, **kw)
         est = prep.estimate()
         rep = prep.run().report
         # a test read back reports the calls it made when it ran; this one made none
@@ -64,7 +64,7 @@ def main() -> int:
     db = work / "after-run.db"
     store = Store(str(db))
     before = len(scripted.HISTORY)
-    rr = run(original, faithful, ts, runner=MODEL, store=store, concurrency=1)
+    rr = run(original, faithful, ts, runner_model=MODEL, store=store, concurrency=1)
     st = store.call_stats(rr.run["id"])
     rows["full run"] = {
         "model_calls": len(scripted.HISTORY) - before,

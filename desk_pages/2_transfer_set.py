@@ -62,7 +62,7 @@ if buttons.button(
     help="Freeze and hash this set; runs use exactly this version.",
 ):
     try:
-        confirmed = e.to_confirm(original["hash"], allow_thin, trust_code)
+        confirmed = e.to_confirm(original, allow_thin, trust_code)
         session.set_transfer_set(store, review, confirmed, session.who(st.session_state))
         st.rerun()
     except AbeqError as err:

@@ -29,12 +29,13 @@ st.caption(md(f"Original {original['name']} → candidate {candidate['name']} ·
 run_vm.restore_settings(st.session_state)
 settings_form(original["name"])
 run_vm.keep_settings(st.session_state)
-cfg = run_vm.run_config(st.session_state, ts, review["name"])
+settings = run_vm.run_settings(st.session_state, ts, review["name"])
 # the same estimate the CLI prints: the cache is consulted for the teacher's transcripts
-for line in run_vm.estimate_lines(store, original, candidate, ts, cfg):
+for line in run_vm.estimate_lines(store, original, candidate, ts, settings):
     st.caption(line)
-judge_warning(store, cfg, st.session_state["min_judge_recall"])
-gate = run_vm.start_gate(original, ts)
+judge_warning(store, settings)
+# the box below is in `settings` (trust_code)
+gate = run_vm.start_gate(run_vm.stored_document(store, original), ts, settings)
 if gate.code:  # the set's own scripts: they run on this machine only when a person says so
     with st.container(border=True):
         st.markdown(f"**This set's checks run code on this machine** ({len(gate.code)} script(s))")
@@ -48,7 +49,6 @@ if gate.code:  # the set's own scripts: they run on this machine only when a per
                 key=run_vm.TRUST_KEY,
                 help="Read each script first: a set from someone else can run anything you can.",
             )
-            gate = run_vm.start_gate(original, ts, bool(st.session_state.get(run_vm.TRUST_KEY)))
 for why in gate.errors():
     st.error(why, icon=":material/block:")
 run_key = f"run:{review['id']}"
@@ -56,7 +56,7 @@ if st.button("Start run", type="primary", key="start", disabled=gate.refused):
     # every check before a model call (model strings included) is the library's: a refusal means no run exists
     try:
         st.session_state[run_key] = worker.start(
-            db_path(), *run_vm.documents(store, original, candidate), ts, cfg
+            db_path(), *run_vm.documents(store, original, candidate), ts, settings
         )
     except AbeqError as e:
         st.error(md(e.render()), icon=":material/block:")

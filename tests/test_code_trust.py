@@ -199,12 +199,12 @@ def test_the_desk_refuses_start_until_the_code_is_trusted_and_lists_each_script(
     from abeq import sets
     from abeq.desk import run_vm
     from abeq.documents import load_document
+    from abeq.execution.settings import RunSettings
 
     original = load_document(EXAMPLE / "SKILL.md")
     ts = sets.confirm(load(code_set[0]), original.hash)
-    row = {"hash": original.hash, "content": original.text}
-    gate = run_vm.start_gate(row, ts)
+    gate = run_vm.start_gate(original, ts)
     assert gate.refused and any("have not trusted" in e for e in gate.errors())
     [line] = run_vm.code_lines(gate.code)  # escaped for Markdown: a stranger wrote the case id
     assert line.replace("\\", "") == "the set: case happy-1, check 2: python assert"
-    assert not run_vm.start_gate(row, ts, trust_code=True).refused
+    assert not run_vm.start_gate(original, ts, RunSettings(trust_code=True)).refused

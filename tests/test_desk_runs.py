@@ -43,7 +43,7 @@ def interrupted_run(db: str, judged: int = 2) -> int:
         EXAMPLE / "SKILL.md",
         EXAMPLE / "candidate-lossy.md",
         EXAMPLE / "transfer-set.json",
-        runner="scripted/rules",
+        runner_model="scripted/rules",
         store=store,
         confirm=True,
         review="example",
@@ -149,7 +149,7 @@ def test_a_tools_run_resumes_as_a_tools_run(db):
     mode (it once came back as a new chat run)."""
     store = Store(db)
     docs = (EXAMPLE / "SKILL.md", EXAMPLE / "candidate-lossy.md", EXAMPLE / "transfer-set.json")
-    first = prepare_run(*docs, runner="scripted/rules", store=store, confirm=True, mode="tools")
+    first = prepare_run(*docs, runner_model="scripted/rules", store=store, confirm=True, runner_mode="tools")
     store.update_run(first.run_id, status="cancelled")
     again = resume_run(first.run_id, store)
     assert again.run_id == first.run_id and again.engine.cfg.mode.kind == "tools"

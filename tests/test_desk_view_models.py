@@ -25,8 +25,8 @@ def test_the_run_page_and_the_cli_say_the_same_estimate(example, store, scripted
     )
     assert said[0].startswith("This run: at most 42 model calls (21 runner, 21 judge, A/A replays included; ")
     prepared = prepare_run(
-        example["original"], example["lossy"], example["ts"], runner="scripted/rules", store=store, aa=True,
-        judge_samples=2,
+        example["original"], example["lossy"], example["ts"], runner_model="scripted/rules", store=store,
+        aa=True, judge_samples=2,
     )  # fmt: skip
     print_estimate(prepared)
     assert said[0] in capsys.readouterr().err
@@ -37,38 +37,39 @@ def test_an_unconfirmed_set_is_estimated_in_calls_and_refused(example):
     state: dict = {}
     run_vm.restore_settings(state)
     state["variant"] = "skill"
-    cfg = run_vm.run_config(state, ts, "example")
-    lines = run_vm.estimate_lines(None, doc_row(example["original"]), doc_row(example["lossy"]), ts, cfg)
+    settings = run_vm.run_settings(state, ts, "example")
+    lines = run_vm.estimate_lines(None, doc_row(example["original"]), doc_row(example["lossy"]), ts, settings)
     assert lines == [
         "At most 21 model calls (14 runner, 7 judge); the original's cached transcripts are reused, so "
         "later rounds make fewer."
     ]
-    gate = run_vm.start_gate(doc_row(example["original"]), ts)
+    gate = run_vm.start_gate(example["original"], ts, settings)
     assert gate.refused and not gate.thin and "press **Confirm**" in gate.errors()[0]
 
 
 def test_a_thin_confirmed_set_is_refused_and_a_full_one_is_not(example):
-    original = doc_row(example["original"])
+    original = example["original"]
     assert run_vm.start_gate(original, example["ts"]).errors() == []
-    thin = sets.confirm(example["ts"].model_copy(update={"cases": example["ts"].cases[:2]}), original["hash"])
+    thin = sets.confirm(example["ts"].model_copy(update={"cases": example["ts"].cases[:2]}), original.hash)
     gate = run_vm.start_gate(original, thin)
     assert gate.refused and gate.errors() == [run_vm.THIN]
 
 
-def test_the_settings_outlive_the_page_and_make_the_run_config(example):
+def test_the_settings_outlive_the_page_and_make_the_run_settings(example):
     state: dict = {}
     run_vm.restore_settings(state)
     state.update(runner_mode="command", runner_cmd="agent -p", runner_cmd_version="v1", concurrency=2.0)
     state["variant"] = "skill"
     run_vm.keep_settings(state)
-    cfg = run_vm.run_config(state, example["ts"], "example")
-    assert (cfg.mode.kind, cfg.mode.command, cfg.mode.command_version) == ("command", "agent -p", "v1")
-    assert cfg.concurrency == 2 and cfg.review == "example" and cfg.judge_samples == 1
+    settings = run_vm.run_settings(state, example["ts"], "example")
+    mode = settings.mode()
+    assert (mode.kind, mode.command, mode.command_version) == ("command", "agent -p", "v1")
+    assert settings.concurrency == 2 and settings.review == "example" and settings.judge_samples == 1
     fresh = {k: v for k, v in state.items() if k.startswith("keep:")}  # the page was left: widgets gone
     run_vm.restore_settings(fresh)
     assert fresh["runner_cmd"] == "agent -p" and fresh["concurrency"] == 2.0
     state["runner_mode"] = "chat"  # a command typed, then another mode picked: the command is not used
-    assert run_vm.run_config(state, example["ts"], "example").mode.command == ""
+    assert run_vm.run_settings(state, example["ts"], "example").mode().command == ""
 
 
 def progress(**kw) -> Progress:

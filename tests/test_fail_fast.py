@@ -91,7 +91,7 @@ def test_resuming_a_stopped_run_with_its_own_settings_runs_what_it_did_not_start
         example["original"],
         example["lossy"],
         example["ts"],
-        runner="scripted/rules",
+        runner_model="scripted/rules",
         store=store,
         concurrency=1,
         fail_fast=True,

@@ -159,6 +159,7 @@ PUBLIC = {
     "run": "abeq.api:run",
     "PreparedRun": "abeq.api:PreparedRun",
     "run_problems": "abeq.api:run_problems",
+    "RunSettings": "abeq.execution.settings:RunSettings",
     "mutate": "abeq.mutation.run:mutate",
     "prepare_mutation": "abeq.mutation.run:prepare_mutation",
     "load_document": "abeq.documents:load_document",

@@ -80,7 +80,7 @@ def known_set(tmp_path):
 
 def prepared(doc, ts, tmp_path, **kw):
     return prepare_mutation(
-        doc, ts, runner="scripted/rules", store=str(tmp_path / "abeq.db"), concurrency=1, **kw
+        doc, ts, runner_model="scripted/rules", store=str(tmp_path / "abeq.db"), concurrency=1, **kw
     )
 
 
@@ -155,7 +155,7 @@ def test_cached_teacher_one_case_per_kill_and_a_repeat_makes_no_call(known):
 
     doc, ts, tmp = known
     db = str(tmp / "abeq.db")
-    run(doc, section_mutants(doc)[-1].document, ts, runner="scripted/rules", store=db, allow_thin=True)
+    run(doc, section_mutants(doc)[-1].document, ts, runner_model="scripted/rules", store=db, allow_thin=True)
     prep = prepared(doc, ts, tmp)
     est = prep.estimate()
     assert est["teacher_calls"] == 0 and est["teacher_cached"] == 5

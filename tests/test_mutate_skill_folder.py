@@ -36,9 +36,9 @@ def test_each_mutant_runs_with_the_originals_folder_beside_its_skill_md(tmp_path
     (tmp_path / "cases.json").write_text(json.dumps(cases))
     # the agent prints what it finds beside the placed SKILL.md: the reference and the script
     cmd = 'd="$(dirname "$ABEQ_DOCUMENT")"; cat "$d/references/conversion-rules.md" "$d/scripts/convert.py"'
-    prep = prepare_mutation(root / "SKILL.md", tmp_path / "cases.json", judge="scripted/rules",
+    prep = prepare_mutation(root / "SKILL.md", tmp_path / "cases.json", judge_model="scripted/rules",
                             store=str(tmp_path / "abeq.db"), confirm=True, allow_thin=True, concurrency=1,
-                            mode={"kind": "command", "command": cmd, "command_version": "cat"})  # fmt: skip
+                            runner_mode="command", runner_cmd=cmd, runner_cmd_version="cat")  # fmt: skip
     rep = prep.run()
     assert rep.report["count"] == 2 and not rep.incomplete
     rows = prep.store.db.query("select doc_hash, transcript from runner_results")

@@ -325,10 +325,10 @@ def test_a_command_runs_estimate_says_its_spend_comes_later_and_progress_project
 
     result = {"type": "result", "subtype": "success", "result": "done", "total_cost_usd": 0.01,
               "usage": {"input_tokens": 100, "output_tokens": 10}}  # fmt: skip
-    mode = {"kind": "command", "command": f"echo {shlex.quote(json.dumps(result))}", "command_version": "v1"}
+    cmd = f"echo {shlex.quote(json.dumps(result))}"
     docs = (EXAMPLE / "SKILL.md", EXAMPLE / "candidate-lossy.md", EXAMPLE / "transfer-set.json")
-    prepared = prepare_run(*docs, judge="scripted/rules", store=str(tmp_path / "abeq.db"), confirm=True,
-                           mode=mode, concurrency=1)  # fmt: skip
+    prepared = prepare_run(*docs, judge_model="scripted/rules", store=str(tmp_path / "abeq.db"), confirm=True,
+                           runner_cmd=cmd, runner_cmd_version="v1", concurrency=1)  # fmt: skip
     said = describe_estimate(prepared.estimate(), 7)
     assert len(said) == 1 and "14 runs of the runner command" in said[0]
     assert "known only once it has run" in said[0] and "unknown" not in said[0]

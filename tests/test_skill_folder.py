@@ -57,9 +57,9 @@ def cases(tmp_path, original):
 def run(tmp_path, original, candidate):
     # the agent prints the reference it finds beside the placed SKILL.md
     cmd = 'cat "$(dirname "$ABEQ_DOCUMENT")/references/conversion-rules.md"'
-    prepared = prepare_run(original, candidate, cases(tmp_path, original), judge="scripted/rules",
+    prepared = prepare_run(original, candidate, cases(tmp_path, original), judge_model="scripted/rules",
                            store=str(tmp_path / "abeq.db"), confirm=True, allow_thin=True,
-                           mode={"kind": "command", "command": cmd, "command_version": "cat"})  # fmt: skip
+                           runner_mode="command", runner_cmd=cmd, runner_cmd_version="cat")  # fmt: skip
     rr = prepared.run()
     transcripts = {
         r["doc_hash"]: r["transcript"] for r in prepared.store.db.query("select * from runner_results")

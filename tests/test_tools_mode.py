@@ -98,8 +98,8 @@ def test_the_embedded_model_is_refused_for_tools_mode(example):
     from abeq.api import prepare_run
 
     with pytest.raises(InputError, match="cannot call tools"):
-        prepare_run(example["original"], example["lossy"], example["ts"], runner="local/smollm2",
-                    judge="scripted/rules", mode=TOOLS, store=":memory:")  # fmt: skip
+        prepare_run(example["original"], example["lossy"], example["ts"], runner_model="local/smollm2",
+                    judge_model="scripted/rules", runner_mode="tools", store=":memory:")  # fmt: skip
 
 
 @pytest.mark.parametrize("transport", ["fast", "litellm"])
@@ -153,9 +153,9 @@ def test_the_estimate_of_a_tools_run_says_its_ceiling(example, monkeypatch, caps
     from abeq.models import price
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
-    kw = dict(runner="openai/gpt-4o-mini", store=":memory:", confirm=True)
+    kw = dict(runner_model="openai/gpt-4o-mini", store=":memory:", confirm=True)
     docs = (example["original"], example["lossy"], example["ts"])
-    tools = prepare_run(*docs, mode=TOOLS, **kw)
+    tools = prepare_run(*docs, runner_mode="tools", **kw)
     est = tools.estimate()
     assert est["tools_max_turns"] == 14 * (TOOLS.max_steps + 1)
     assert est["tools_max_tokens"] == 14 * TOOLS.max_tokens

@@ -45,31 +45,6 @@ def bounded(kind, lo=None, hi=None, *, above=None):
     return parse
 
 
-def code_args(p: argparse.ArgumentParser) -> None:
-    """--trust-code and --check-env: whether a set's own code (promptfoo python/javascript checks and
-    transforms) runs, and what of the environment it sees."""
-    p.add_argument(
-        "--trust-code",
-        action="store_true",
-        help="run the code the transfer set's checks carry (promptfoo python/javascript asserts and "
-        "transforms) on this machine; without it a set with code is refused, naming each script "
-        "(`abeq check-set` lists them). Trusted code runs with a reduced environment and limits",
-    )
-    p.add_argument(
-        "--check-env",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="an environment variable the set's code may read (repeatable); it sees no other of yours "
-        "but PATH and the locale",
-    )
-
-
-def code_settings(args) -> dict:
-    """The run settings of code_args' options."""
-    return {"trust_code": args.trust_code, "check_env": tuple(args.check_env)}
-
-
 def model_args(p: argparse.ArgumentParser, *, runner: bool = True) -> None:
     if runner:
         p.add_argument(
@@ -122,16 +97,6 @@ def model_spec(name, args, purpose: str = "run", api_base=None):
     return ModelSpec.for_purpose(
         name, purpose, api_base=api_base, timeout=args.timeout, max_tokens=getattr(args, "max_tokens", None)
     )
-
-
-def run_models(args):
-    """The runner's and the judge's ModelSpec of a run-like command (run, resume, mutate): the judge is
-    the runner model unless --judge-model, served from --judge-api-base, else --api-base."""
-    runner = model_spec(args.runner_model, args, api_base=args.api_base)
-    judge = model_spec(
-        args.judge_model or args.runner_model, args, api_base=args.judge_api_base or args.api_base
-    )
-    return runner, judge
 
 
 def check_model(name: str, option: str, api_base: str | None = None) -> None:

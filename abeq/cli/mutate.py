@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 
-from ..vocab import VARIANTS
 from ._common import (
     EXIT_BAD_INPUT,
     EXIT_INCOMPLETE,
@@ -14,14 +13,18 @@ from ._common import (
     EXIT_REGRESSED,
     bounded,
     caution,
-    code_args,
-    code_settings,
-    model_args,
-    model_spec,
-    run_models,
+    db_arg,
     write_output,
 )
-from ._runner import runner_mode, runner_mode_args
+from ._settings import MUTATE, add_settings, run_settings
+
+# where a setting means more for a mutation test than for a run
+HELP = {
+    "concurrency": "model calls in flight; a mutant starts this many cases at once, so at 1 a killed mutant "
+    "costs about one case's calls",
+    "aa": "replay the original once: mark kills within the judge's noise",
+    "judge_samples": "judge each case K times (1-9)",
+}
 
 
 def register(sub) -> None:
@@ -35,22 +38,9 @@ def register(sub) -> None:
     )
     r.add_argument("--original", required=True, help="the document whose sections are deleted")
     r.add_argument("--transfer-set", required=True, help="cases: .json, .yaml, .csv or .jsonl")
-    model_args(r)
-    r.add_argument("--variant", choices=VARIANTS, default=None, help="runner variant (default: detected)")
-    r.add_argument(
-        "--concurrency",
-        type=bounded(int, 1),
-        default=8,
-        help="model calls in flight; a mutant starts this many cases at once, so at 1 a killed mutant "
-        "costs about one case's calls",
-    )
+    add_settings(r, MUTATE, help=HELP)  # a run's settings, from the one table (abeq.execution.options)
+    db_arg(r)
     r.add_argument("--confirm", action="store_true", help="accept the transfer set (as for run)")
-    r.add_argument("--allow-thin", action="store_true", help="accept a set below 5 cases or missing a type")
-    r.add_argument("--fresh", action="store_true", help="ignore cached results (they are still written)")
-    r.add_argument("--judge-samples", type=bounded(int, 1, 9), default=1, help="judge each case K times")
-    r.add_argument(
-        "--aa", action="store_true", help="replay the original once: mark kills within the judge's noise"
-    )
     r.add_argument("--all-cases", action="store_true", help="run every case on every mutant (the full map)")
     r.add_argument(
         "--max-mutants", type=bounded(int, 1), default=None, help="test only the first N section mutants"
@@ -77,8 +67,6 @@ def register(sub) -> None:
     r.add_argument("--out", default=None, help="write the report (JSON) here (default: stdout)")
     r.add_argument("--markdown", default=None, help="write a Markdown report here")
     r.add_argument("--quiet", action="store_true", help="no progress or table on stderr")
-    runner_mode_args(r)
-    code_args(r)
     r.set_defaults(fn=cmd_mutate)
 
 
@@ -94,30 +82,20 @@ def _mutate(args, stop) -> int:
     from ..mutation.run import prepare_mutation
     from ._common import Bar
 
-    runner, judge = run_models(args)
+    settings = run_settings(args, MUTATE)
     writer = (
-        model_spec(args.mutant_model, args, "draft", api_base=args.api_base) if args.mutant_model else None
+        settings.model(args.mutant_model, "draft", api_base=settings.api_base) if args.mutant_model else None
     )
     prep = prepare_mutation(
         args.original,
         args.transfer_set,
-        runner=runner,
-        judge=judge,
-        variant=args.variant,
         store=args.db,
         confirm=args.confirm,
         all_cases=args.all_cases,
         max_mutants=args.max_mutants,
         model_mutants=args.model_mutants,
         mutant_model=writer,
-        concurrency=args.concurrency,
-        fresh=args.fresh,
-        judge_samples=args.judge_samples,
-        aa=args.aa,
-        allow_thin=args.allow_thin,
-        max_retries=args.max_retries,
-        mode=runner_mode(args),
-        **code_settings(args),
+        settings=settings,
     )
     try:
         for w in prep.warnings:

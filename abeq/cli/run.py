@@ -6,24 +6,18 @@ import json
 import sys
 from contextlib import contextmanager
 
-from ..vocab import GATES, VARIANTS
 from ._common import (
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
     OUTPUT_OPTIONS,
     Bar,
-    bounded,
     caution,
     check_outputs,
-    code_args,
-    code_settings,
     db_arg,
     existing_store,
-    model_args,
-    run_models,
     write_output,
 )
-from ._runner import runner_mode, runner_mode_args
+from ._settings import CODE, RESUME, RUN, add_settings, run_settings, settings_given
 
 
 def register(sub) -> None:
@@ -35,67 +29,20 @@ def register(sub) -> None:
     r.add_argument("--original", required=True, help="the teacher document")
     r.add_argument("--candidate", required=True, help="the rewritten document under test")
     r.add_argument("--transfer-set", required=True, help="cases: .json, .yaml, .csv or .jsonl")
-    model_args(r)
-    r.add_argument(
-        "--variant",
-        choices=VARIANTS,
-        default=None,
-        help="runner variant (default: detected from the original's file name)",
-    )
-    r.add_argument(
-        "--concurrency",
-        type=bounded(int, 1),
-        default=8,
-        help="model calls in flight (1 = one case after another)",
-    )
-    r.add_argument("--out", default=None, help="write the report here (default: stdout)")
-    r.add_argument("--record", default=None, help="write the full run record (JSON) here")
+    add_settings(r, RUN)  # every run setting, from the one table (abeq.execution.options)
+    db_arg(r)
     r.add_argument(
         "--confirm",
         action="store_true",
         help="accept the transfer set for this run (recorded with its time; the file is not changed: "
         "`abeq check-set --confirm` writes the confirmation into it)",
     )
-    r.add_argument(
-        "--allow-thin", action="store_true", help="accept a set below 5 cases or missing a case type"
-    )
-    r.add_argument("--fresh", action="store_true", help="ignore cached results (they are still written)")
-    r.add_argument(
-        "--judge-samples",
-        type=bounded(int, 1, 9),
-        default=1,
-        help="judge each case K times (1-9); majority verdict",
-    )
-    r.add_argument(
-        "--aa", action="store_true", help="also replay the teacher and judge it against itself (noise floor)"
-    )
-    r.add_argument(
-        "--fail-fast",
-        action="store_true",
-        help="stop starting cases once one is judged regressed (the gate has failed); the rest are "
-        "reported not run, and the same command without --fail-fast runs them",
-    )
-    r.add_argument("--review", default=None, help="name of a review to create or continue (rounds)")
-    r.add_argument(
-        "--min-judge-recall",
-        type=bounded(float, 0, 1),
-        default=None,
-        metavar="R",
-        help="warn before the run when the judge's regression recall measured by `abeq calibrate` is "
-        "below R (0-1), or was never measured",
-    )
-    r.add_argument(
-        "--gate",
-        choices=GATES,
-        default="compress",
-        help="compress: no regression; directive-clarity: no regression and a measured directness gain",
-    )
+    r.add_argument("--out", default=None, help="write the report here (default: stdout)")
+    r.add_argument("--record", default=None, help="write the full run record (JSON) here")
     r.add_argument("--markdown", default=None, help="write a Markdown review report here")
     r.add_argument("--csv", default=None, help="write one CSV row per case here")
     r.add_argument("--junit", default=None, help="write JUnit XML (one testcase per case) here")
     r.add_argument("--quiet", action="store_true", help="no progress or summary on stderr (errors still are)")
-    runner_mode_args(r)
-    code_args(r)
     r.set_defaults(fn=cmd_run)
 
     rs = sub.add_parser(
@@ -108,13 +55,11 @@ def register(sub) -> None:
         "run_id", type=int, help="the run's id (the desk's Run page and `abeq history` list them)"
     )
     db_arg(rs)
-    rs.add_argument(
-        "--gate", choices=GATES, default="compress", help="the gate profile the exit code and exports apply"
-    )
+    # the gate, and the set's code: never stored with a run (a database handed over must not grant it)
+    add_settings(rs, RESUME, help={"gate": "the gate profile the exit code and exports apply"})
     for flag in OUTPUT_OPTIONS:
         rs.add_argument(flag, default=None, help=f"as for `abeq run {flag}`")
     rs.add_argument("--quiet", action="store_true", help="no progress or summary on stderr")
-    code_args(rs)  # never stored with a run: a database handed over must not grant them
     rs.set_defaults(fn=cmd_resume)
 
 
@@ -137,33 +82,21 @@ def _run(args, stop) -> int:
 
     # Everything that would fail after the model calls is refused now, with nothing stored.
     check_outputs(args)
-    runner, judge = run_models(args)
+    settings = run_settings(args, RUN)
     prepared = prepare_run(
         args.original,
         args.candidate,
         args.transfer_set,
-        runner=runner,
-        judge=judge,
-        variant=args.variant,
         store=args.db,
         confirm=args.confirm,
-        concurrency=args.concurrency,
-        fresh=args.fresh,
-        judge_samples=args.judge_samples,
-        aa=args.aa,
-        allow_thin=args.allow_thin,
-        review=args.review,
-        max_retries=args.max_retries,
-        mode=runner_mode(args),
-        fail_fast=args.fail_fast,
-        **code_settings(args),
+        settings=settings,
     )
     for w in prepared.warnings:
         print(f"warning: {w}", file=sys.stderr)
-    if args.min_judge_recall is not None:
+    if settings.min_judge_recall is not None:
         from ..results.agreement import recall_warning
 
-        low = recall_warning(prepared.store, prepared.engine.cfg.judge.name, args.min_judge_recall)
+        low = recall_warning(prepared.store, prepared.engine.cfg.judge.name, settings.min_judge_recall)
         if low:
             print(f"warning: {low}", file=sys.stderr)
     runner_caution(prepared, args.quiet)
@@ -182,7 +115,7 @@ def cmd_resume(args) -> int:
     with on_signals(stop, args.quiet):
         store = existing_store(args.db)
         try:
-            prepared = resume_run(args.run_id, store, **code_settings(args))
+            prepared = resume_run(args.run_id, store, **settings_given(args, CODE))
             runner_caution(prepared, args.quiet)
             return execute(prepared, args, stop, f"`abeq resume {args.run_id}` resumes it again.")
         finally:

@@ -19,11 +19,11 @@ from ._common import (
     caution,
     check_model,
     check_outputs,
-    code_args,
     db_arg,
     open_store,
     write_output,
 )
+from ._settings import CHECK_SET, add_settings
 
 IMPORT_FORMATS = ("promptfoo", "skill-creator", "dataset", "csv", "yaml", "jsonl", "json")
 OUT_FORMATS = ("json", "yaml", "jsonl", "csv")
@@ -137,9 +137,6 @@ def register(sub) -> None:
     )
     c.add_argument("--original", required=True, help="the document the cases test")
     c.add_argument("--transfer-set", required=True, help="the cases: .json, .yaml, .csv or .jsonl")
-    c.add_argument(
-        "--allow-thin", action="store_true", help="accept a set below 5 cases or missing a case type"
-    )
     c.add_argument("--json", action="store_true", help="machine-readable output")
     c.add_argument(
         "--confirm",
@@ -148,7 +145,8 @@ def register(sub) -> None:
         "runs need no --confirm; a runnable set only (.json or .yaml)",
     )
     db_arg(c)  # where the original's transcripts are, to try each check on them (read, never created)
-    code_args(c)  # with --confirm, --trust-code remembers the trust for exactly this code
+    # --allow-thin; with --confirm, --trust-code remembers the trust for exactly this code
+    add_settings(c, CHECK_SET)
     c.set_defaults(fn=cmd_check_set)
 
     i = sub.add_parser(
@@ -322,20 +320,18 @@ def cmd_check_set(args) -> int:
         )
     if args.confirm:
         from ..errors import InputError
+        from ..execution.preflight import confirm_for_runs
 
-        if not cov.runnable:
-            raise InputError(
-                "not confirmed: a run would refuse this set",
-                path=args.transfer_set,
-                hint="Add cases, or accept a thin set explicitly with --allow-thin.",
-            )
+        # what the desk's Confirm accepts, the same function: refused when a run would refuse the set
+        done = confirm_for_runs(
+            ts, original.text, original.hash, allow_thin=args.allow_thin, path=args.transfer_set
+        )
         if sets.format_of(args.transfer_set) not in ("json", "yaml"):
             raise InputError(
                 "a confirmation cannot be written into this format (it keeps only the cases)",
                 path=args.transfer_set,
                 hint="Convert it with `abeq import-set … --out set.json` first.",
             )
-        done = sets.confirm(ts, original.hash, thin_accepted=(args.allow_thin and cov.thin) or None)
         write_output(args.transfer_set, sets.export_text(done, sets.format_of(args.transfer_set)))
         if said := trust_on_confirm(ts, args.transfer_set, args.trust_code):
             print(said, file=sys.stderr)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ..api import DESK_LABELS
 from ..documents import detect_variant
 from ..execution.engine import Stop
-from ..execution.modes import RunnerMode
+from ..execution.settings import RunSettings
 from ..mutation.estimate import describe_mutation_estimate
 from ..mutation.mutants import section_spans
 from ..mutation.render import kind
@@ -24,7 +24,6 @@ from ..mutation.run import PreparedMutation, prepare_mutation
 from ..results.store import Store
 from ..schemas import TransferSet
 from ..sets.confirm import set_hash
-from . import session
 from .run_vm import STICKY, stored_document
 
 # state -> (background, edge): green keep, red blind, amber claimed but unnoticed, grey otherwise
@@ -62,21 +61,19 @@ def prepare(store: Store, original: dict, ts: TransferSet, state: Mapping) -> Pr
     """The mutation test of this set with the Run page's models (an AbeqError says why not)."""
     doc = stored_document(store, original)  # a skill with its folder: each mutant carries it
     kind = setting(state, "runner_mode")
-    mode = RunnerMode(kind=kind, command=setting(state, "runner_cmd") if kind == "command" else "")
-    return prepare_mutation(
-        doc,
-        ts,
-        runner=session.model_spec(setting(state, "runner_model"), setting(state, "api_base")),
-        judge=session.model_spec(setting(state, "judge_model"), setting(state, "api_base")),
+    settings = RunSettings(
+        runner_model=setting(state, "runner_model"),
+        judge_model=setting(state, "judge_model"),
+        api_base=setting(state, "api_base") or None,
         variant=detect_variant(doc.name),
-        store=store,
         concurrency=int(setting(state, "concurrency")),
         judge_samples=int(setting(state, "judge_samples")),
         aa=bool(setting(state, "aa")),
         allow_thin=ts.thin_accepted,
-        mode=mode,
-        labels=DESK_LABELS,
+        runner_mode=kind,
+        runner_cmd=setting(state, "runner_cmd") if kind == "command" else None,
     )
+    return prepare_mutation(doc, ts, store=store, settings=settings, labels=DESK_LABELS)
 
 
 def estimate_text(prep: PreparedMutation) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ..errors import AbeqError
-from ..execution.engine import RunConfig
+from ..execution.settings import RunSettings
 from ..results.store import Store, db_path
 from ..vocab import VARIANTS
 from . import links, queries, runs, session, worker
@@ -87,9 +87,9 @@ def settings_form(original_name: str) -> None:
     )
 
 
-def judge_warning(store: Store, cfg: RunConfig, min_recall: float) -> None:
+def judge_warning(store: Store, settings: RunSettings) -> None:
     """The warning `abeq run --min-judge-recall` prints, before the run starts."""
-    if low := judge_recall_warning(store, cfg, min_recall):
+    if low := judge_recall_warning(store, settings):
         st.warning(md(low), icon=":material/gavel:")
 
 

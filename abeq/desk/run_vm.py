@@ -1,28 +1,27 @@
-"""What the Run page shows, computed without Streamlit: the run settings kept per session, the run
-configuration the form's choices make, the estimate, why a start is refused, and a run's progress
-as metrics. The page (and `run_panels`) only draw these."""
+"""What the Run page shows, computed without Streamlit: the run settings kept per session, the
+RunSettings the form's choices make (as the CLI's options make one), the estimate, why a start is
+refused (the run's own preflight), and a run's progress as metrics. The page (and `run_panels`) only
+draw these."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 
-from ..api import estimate_run
+from ..api import DESK_LABELS, estimate_run
 from ..documents import Document, detect_variant
 from ..execution.checks import model_checks
-from ..execution.code_trust import CodeItem, trust_state
-from ..execution.engine import RunConfig
+from ..execution.code_trust import CodeItem
 from ..execution.estimate import describe_estimate, estimate_calls
-from ..execution.modes import RunnerMode
+from ..execution.preflight import Preflight, preflight
+from ..execution.settings import RunSettings
 from ..models import DEFAULT_MODEL
 from ..results.agreement import recall_warning
 from ..results.store import Store
 from ..schemas import TransferSet
 from ..sets import confirmation_problem
-from ..sets import coverage as set_coverage
 from ..timestamps import ago, local
 from ..vocab import VARIANTS
-from . import session
 from .metric import Metric
 from .queries import Progress
 from .render import md
@@ -73,35 +72,35 @@ def variant_index(original_name: str) -> int:
     return list(VARIANTS).index(detect_variant(original_name))
 
 
-def run_config(state: Mapping, ts: TransferSet, review_name: str) -> RunConfig:
+def run_settings(state: Mapping, ts: TransferSet, review_name: str) -> RunSettings:
     """The run the form's choices describe (read from the widgets' session-state keys)."""
-    kind = state["runner_mode"]
-    mode = RunnerMode(
-        kind=kind,
-        command=state["runner_cmd"] if kind == "command" else "",
-        command_version=state["runner_cmd_version"] if kind == "command" else "",
-    )
-    return RunConfig(
-        runner=session.model_spec(state["runner_model"], state["api_base"]),
-        judge=session.model_spec(state["judge_model"], state["api_base"]),
+    command = state["runner_mode"] == "command"  # a command typed, then another mode picked: not used
+    return RunSettings(
+        runner_model=state["runner_model"],
+        judge_model=state["judge_model"],
+        api_base=state["api_base"] or None,
         variant=state["variant"],
         concurrency=int(state["concurrency"]),
         judge_samples=int(state["judge_samples"]),
         aa=bool(state["aa"]),
         allow_thin=ts.thin_accepted,
         review=review_name,
-        mode=mode,
+        runner_mode=state["runner_mode"],
+        runner_cmd=state["runner_cmd"] if command else None,
+        runner_cmd_version=state["runner_cmd_version"] if command else "",
         fail_fast=bool(state["fail_fast"]),
         trust_code=bool(state.get(TRUST_KEY)),
+        min_judge_recall=float(state.get("min_judge_recall") or 0) or None,  # 0: no minimum
     )
 
 
-def judge_recall_warning(store: Store, cfg: RunConfig, min_recall: float) -> str | None:
+def judge_recall_warning(store: Store, settings: RunSettings) -> str | None:
     """What `abeq run --min-judge-recall` warns before a run, for the judge the form names (None when
     no minimum is set or the judge's measured regression recall reaches it)."""
-    if not min_recall:
+    if not settings.min_judge_recall:
         return None
-    return recall_warning(store, cfg.judge.name, min_recall, asked=MIN_RECALL_LABEL.lower())
+    judge = settings.config(settings.variant or "skill").judge.name
+    return recall_warning(store, judge, settings.min_judge_recall, asked=MIN_RECALL_LABEL.lower())
 
 
 TRUST_KEY = "trust_code"  # the Run page's box: run the set's code in this run
@@ -136,10 +135,18 @@ class Gate:
         return out
 
 
-def start_gate(original: dict, ts: TransferSet, trust_code: bool = False) -> Gate:
-    why = confirmation_problem(ts, original["hash"])
-    items, trusted = trust_state(ts, trust_code)
-    return Gate(why, not why and not set_coverage(original["content"], ts).runnable, items, trusted)
+def start_gate(original: Document, ts: TransferSet, settings: RunSettings | None = None) -> Gate:
+    """Whether Start is refused, read from the run's preflight (the one the library runs)."""
+    settings = settings or RunSettings()
+    cfg = settings.config(settings.variant or "skill")
+    return gate_of(preflight(original, ts, cfg, labels=DESK_LABELS, models=False))
+
+
+def gate_of(checked: Preflight) -> Gate:
+    """The Run page's words for a preflight: the set's confirmation, thinness and code (a refusal
+    of the models reaches the page when Start is pressed)."""
+    thin = not checked.unconfirmed and not checked.coverage.runnable
+    return Gate(checked.unconfirmed, thin, checked.code, checked.code_trusted)
 
 
 def code_lines(items: list[CodeItem]) -> list[str]:
@@ -158,7 +165,7 @@ def documents(store: Store, original: dict, candidate: dict) -> tuple[Document, 
 
 
 def estimate_lines(
-    store: Store, original: dict, candidate: dict, ts: TransferSet, cfg: RunConfig
+    store: Store, original: dict, candidate: dict, ts: TransferSet, cfg: RunSettings
 ) -> list[str]:
     """The estimate in sentences: the CLI's own (the cache consulted) once the set is confirmed;
     before that, the calls only."""

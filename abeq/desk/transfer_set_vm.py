@@ -4,6 +4,7 @@ and what the set's checks say. The page (and `transfer_set_panels`) only draw th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -11,6 +12,7 @@ import pandas as pd
 from .. import sets
 from ..errors import AbeqError
 from ..execution import check_audit
+from ..execution.preflight import confirm_for_runs
 from ..results.store import Store
 from ..schemas import CASE_TYPES, Case, TransferSet
 from ..sets.coverage import CoverageReport
@@ -150,16 +152,20 @@ class Edits:
         assert self.cases is not None  # Save is disabled until the table has changed the set
         return sets.edit(self.s.ts, self.cases)
 
-    def to_confirm(self, original_hash: str, allow_thin: bool, trust_code: bool = False) -> TransferSet:
-        """The set as confirmed; with `trust_code`, its code is remembered as trusted by this user
-        (as `abeq check-set --confirm --trust-code`)."""
+    def to_confirm(self, original: Mapping, allow_thin: bool, trust_code: bool = False) -> TransferSet:
+        """The set as confirmed for the stored `original` (its hash and content), refused as `abeq
+        check-set --confirm` refuses it (the same function: a set a run would refuse); with
+        `trust_code`, its code is remembered as trusted by this user (as `--trust-code` there)."""
         # dirty: the table (cases) changed the set
         base = sets.edit(self.s.ts, self.cases) if self.dirty and self.cases is not None else self.s.ts
+        # the box says whether a thin set is accepted, whatever the stored set said
+        base = base.model_copy(update={"thin_accepted": allow_thin})
+        done = confirm_for_runs(base, original["content"], original["hash"], allow_thin=allow_thin)
         if trust_code:
             from ..execution.code_trust import code_items, remember_trust
 
             remember_trust(code_items(base))
-        return sets.confirm(base, original_hash, thin_accepted=allow_thin)
+        return done
 
 
 def edits(s: SetState, edited: pd.DataFrame, sections: list[str]) -> Edits:

@@ -10,9 +10,10 @@ import atexit
 import threading
 from dataclasses import dataclass, field
 
-from ..api import DESK_LABELS, PreparedRun, prepare_config, resume_run
+from ..api import DESK_LABELS, PreparedRun, prepare_run, resume_run
 from ..documents import Document
-from ..execution.engine import RunConfig, Stop
+from ..execution.engine import Stop
+from ..execution.settings import RunSettings
 from ..results.store import Store
 from ..schemas import TransferSet
 from ..timestamps import now
@@ -31,12 +32,12 @@ _jobs: dict[int, Job] = {}
 _lock = threading.Lock()
 
 
-def start(db: str, original: Document, candidate: Document, ts: TransferSet, cfg: RunConfig) -> int:
+def start(db: str, original: Document, candidate: Document, ts: TransferSet, settings: RunSettings) -> int:
     """Check the gates and create (or resume) the run here, so a refusal reaches the caller; then
     run it in a background thread. Starting a run that is already running returns its id."""
     store = Store(db)
     try:
-        prepared = prepare_config(original, candidate, ts, cfg, store=store, labels=DESK_LABELS)
+        prepared = prepare_run(original, candidate, ts, store=store, settings=settings, labels=DESK_LABELS)
     finally:
         store.close()
     return _launch(db, prepared)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, cast
 
-from ..documents import Document
+from ..documents import Document, detect_variant
 from ..errors import InputError, ModelCallError
 from ..models.call import CallPolicy, Cancelled
 from ..models.http import close_sessions, open_session, redact, strip_credentials
@@ -25,7 +25,6 @@ from ..results.report import build_report
 from ..results.store import Store, dumps
 from ..schemas import Case, TransferSet
 from ..sets.confirm import set_hash
-from ..sets.coverage import require_runnable
 from ..timestamps import now
 from ..vocab import REGRESSED
 from .calls import Calls
@@ -35,15 +34,17 @@ from .estimate import estimate_calls
 from .failfast import NOT_RUN_STAGE, NOT_RUN_STATUS, FailFast, not_run_error
 from .judge import majority
 from .keys import cache_key
-from .preflight import check_refusal, code_refusal, confirmation_refusal, review_refusal
+from .preflight import Preflight, preflight, review_refusal
 from .progress import Progress, Stop, stop
 from .runner import gate_state
+from .settings import RunSettings
 
 AA_SAMPLE = 1  # the teacher replay of an A/A check is sample 1 of the original (sample 0 is cached)
 
 
 class Engine:
-    """One run of a transfer set on an original and a candidate, recorded in `store`. Its model
+    """One run of a transfer set on an original and a candidate, recorded in `store`, with its settings
+    (a RunSettings, or the RunConfig resolved from one or from a stored run). Its model
     results are cached in `cache` (default: the store's own; the report reads results from the store,
     so another cache must write through to it); the calls go through a `Calls` the engine holds."""
 
@@ -53,13 +54,16 @@ class Engine:
         original: Document,
         candidate: Document,
         ts: TransferSet,
-        config: RunConfig,
+        config: RunConfig | RunSettings,
         on_progress: Callable[[dict], None] | None = None,
         cancel: threading.Event | None = None,
         cache: ResultCache | None = None,
         order: Sequence[str] = (),
     ):
-        self.store, self.original, self.candidate, self.ts, self.cfg = store, original, candidate, ts, config
+        if isinstance(config, RunSettings):  # resolved here: the variant the original's name suggests
+            config = config.config(detect_variant(original.name))
+        self.store, self.original, self.candidate, self.ts = store, original, candidate, ts
+        self.cfg: RunConfig = config
         self.order = tuple(order)  # case ids to run first (a mutant tries the cases that claim its section)
         self.ts_hash = set_hash(ts)
         self.on_progress = on_progress
@@ -108,19 +112,18 @@ class Engine:
         )
 
     # -------------------------------------------------------- setup
-    def prepare(self) -> int:
-        """Check the gates that come before any model call, store inputs, create or resume the run."""
-        refused = (
-            confirmation_refusal(self.ts, self.original.hash)
-            or check_refusal(self.ts)
-            or code_refusal(self.ts, self.cfg.trust_code)
-            or review_refusal(
-                self.store, self.cfg.review, original_hash=self.original.hash, ts_hash=self.ts_hash
-            )
+    def prepare(self, checked: Preflight | None = None) -> int:
+        """Refuse what must not run, store the inputs, create or resume the run. `checked`: this run's
+        preflight, when its caller ran it (prepare_run, a mutation test); otherwise it runs here."""
+        if checked is None:
+            checked = preflight(self.original, self.ts, self.cfg)
+        checked.raise_first()
+        refused = review_refusal(
+            self.store, self.cfg.review, original_hash=self.original.hash, ts_hash=self.ts_hash
         )
         if refused:
             raise refused
-        cov = require_runnable(self.original.text, self.ts, self.cfg.allow_thin)
+        cov = checked.coverage
         s = self.store
         config_key = self.config_key()
         existing = s.unfinished_run(config_key)

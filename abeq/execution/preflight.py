@@ -1,19 +1,130 @@
-"""Every check that comes before a run's first model call, in one place: the CLI, the desk and the
-engine all ask these, so a refusal reads the same wherever it happens."""
+"""Every check that comes before a run's first model call, in one place.
+
+`preflight` runs them all once for a run (a mutation test: once for all its mutants) and returns
+one `Preflight` every caller reads: the refusals, the coverage, the warnings and cautions. The
+engine reads the same result before it creates the run; a person's confirmation (`abeq check-set
+--confirm`, the desk's Confirm) refuses what a run would refuse of the set (`confirm_for_runs`).
+"""
 
 from __future__ import annotations
 
-from ..errors import InputError, NotConfirmedError
+from dataclasses import dataclass, field
+
+from ..documents import Document
+from ..errors import AbeqError, InputError, NotConfirmedError
 from ..models.check import model_refusal
 from ..results.store import Store
 from ..schemas import TransferSet
-from ..sets.confirm import confirmation_problem
+from ..sets.confirm import confirm, confirmation_problem
+from ..sets.coverage import THIN_HINT, CoverageReport, coverage, thin_refusal
+from .agent_cmd import command_notices
 from .checks import problems
+from .code_trust import CodeItem, trust_state
+from .config import RunConfig
 
 NOT_CONFIRMED_HINT = (
     "Review the cases (abeq check-set), then confirm them (--confirm, or Confirm in the desk)."
 )
-THIN_HINT = "Add cases, or accept a thin set explicitly (--allow-thin; the report records it)."
+CLI_LABELS = ("--runner-model", "--judge-model")
+DESK_LABELS = ("Runner model", "Judge model")
+MODE_HINT = (
+    "Runner modes: chat; tools (a model that can call functions, e.g. openai/gpt-4o-mini or scripted/rules); "
+    "command (--runner-cmd CMD)."
+)
+__all__ = ["THIN_HINT", "Preflight", "preflight", "confirm_for_runs"]
+
+
+@dataclass
+class Preflight:
+    """What the checks before a run found: every refusal (none: the run may start), the set's
+    coverage, the warnings a user should read and the cautions about the models."""
+
+    problems: list[AbeqError]
+    coverage: CoverageReport
+    unconfirmed: str = ""  # why the set does not count as confirmed for this original ("" when it does)
+    code: list[CodeItem] = field(default_factory=list)  # the scripts the set's checks run
+    code_trusted: bool = True
+    warnings: list[str] = field(default_factory=list)
+    cautions: list[str] = field(default_factory=list)
+
+    def raise_first(self) -> None:
+        """Raise the first refusal, if any."""
+        if self.problems:
+            raise self.problems[0]
+
+
+def preflight(
+    original: Document,
+    ts: TransferSet,
+    config: RunConfig,
+    *,
+    set_path: str | None = None,
+    labels: tuple[str, str] = CLI_LABELS,
+    models: bool = True,
+) -> Preflight:
+    """Every reason this run would be refused before its first model call, with the coverage and
+    warnings; nothing is written. (Review consistency needs the store: the engine checks it.)
+    `models=False` leaves out asking whether each model string can be served (for a page that
+    redraws: a hosted model's check imports litellm, seconds)."""
+    out: list[AbeqError] = []
+    unconfirmed = confirmation_problem(ts, original.hash)
+    if unconfirmed:
+        out.append(_not_confirmed(unconfirmed, set_path))
+    items, trusted = trust_state(ts, config.trust_code, set_path)
+    refused: AbeqError | None = check_refusal(ts, set_path) or _code_refusal(items, trusted, set_path)
+    if refused:
+        out.append(refused)
+    cov = coverage(original.text, ts, allow_thin=config.allow_thin)
+    refused = thin_refusal(cov, set_path)
+    if refused:
+        out.append(refused)
+    out += [InputError(p, hint=MODE_HINT) for p in config.mode.problems()]
+    if config.mode.kind == "tools" and not config.runner.provider.tools:
+        out.append(InputError(f"{labels[0]} {config.runner.name} cannot call tools", hint=MODE_HINT))
+    # a runner command brings its own model: the runner model option is not used
+    specs = [] if config.mode.kind == "command" else [(config.runner, labels[0])]
+    if config.mode.kind == "command" or config.judge.name != config.runner.name:
+        specs.append((config.judge, labels[1]))
+    if models:
+        out += model_refusals(*specs)
+    return Preflight(
+        out,
+        cov,
+        unconfirmed,
+        items,
+        trusted,
+        warnings=[*command_notices(config.mode), *cov.warnings],
+        cautions=cautions(config),
+    )
+
+
+def cautions(config: RunConfig) -> list[str]:
+    """What a user should know about the models chosen (the embedded one is tiny)."""
+    specs = (config.judge,) if config.mode.kind == "command" else (config.runner, config.judge)
+    return list(dict.fromkeys(s.provider.caution for s in specs if s.provider.caution))
+
+
+def confirm_for_runs(
+    ts: TransferSet, original_text: str, original_hash: str, *, allow_thin: bool, path: str | None = None
+) -> TransferSet:
+    """A person accepts the set (`abeq check-set --confirm`, the desk's Confirm): refused, as a run
+    would refuse the set, when a check cannot be evaluated or the set is thin and not accepted as
+    thin; otherwise the set frozen, hashed and stamped for this original."""
+    cov = coverage(original_text, ts, allow_thin=allow_thin)
+    refused = check_refusal(ts, path) or thin_refusal(cov, path)
+    if refused:
+        raise InputError(
+            f"not confirmed: a run would refuse this set ({refused.message})",
+            path=path,
+            hint=refused.hint,
+        )
+    return confirm(ts, original_hash, thin_accepted=(allow_thin and cov.thin) or None)
+
+
+def _not_confirmed(problem: str, path: str | None, hint: str = NOT_CONFIRMED_HINT) -> NotConfirmedError:
+    return NotConfirmedError(
+        f"{problem}: no runner call happens before a person accepts it", path=path, hint=hint
+    )
 
 
 def confirmation_refusal(
@@ -21,11 +132,7 @@ def confirmation_refusal(
 ) -> NotConfirmedError | None:
     """The refusal for a set that does not count as confirmed for this original (None when it does)."""
     problem = confirmation_problem(ts, original_hash)
-    if not problem:
-        return None
-    return NotConfirmedError(
-        f"{problem}: no runner call happens before a person accepts it", path=path, hint=hint
-    )
+    return _not_confirmed(problem, path, hint) if problem else None
 
 
 def review_refusal(
@@ -87,12 +194,7 @@ TRUST_HINT = (
 )
 
 
-def code_refusal(ts: TransferSet, trust_code: bool, path: str | None = None) -> InputError | None:
-    """A set whose checks run code (promptfoo python/javascript asserts and transforms) that nobody
-    trusted is refused before any model call, naming every script: never run, never silently skipped."""
-    from .code_trust import trust_state
-
-    items, trusted = trust_state(ts, trust_code, path)
+def _code_refusal(items: list[CodeItem], trusted: bool, path: str | None = None) -> InputError | None:
     if trusted:
         return None
     shown = [i.where(path) for i in items[:8]]

@@ -1,7 +1,7 @@
 """Running a mutation test: every mutant through the run engine as a candidate of the original.
 
     from abeq import mutate
-    rep = mutate("SKILL.md", "cases.json", runner="openai/gpt-4o-mini", confirm=True)
+    rep = mutate("SKILL.md", "cases.json", runner_model="openai/gpt-4o-mini", confirm=True)
     rep.score, rep.report["mutants"]
 
 Each mutant is one run of the engine (abeq.execution.engine): the teacher's transcripts come from the
@@ -18,16 +18,18 @@ import asyncio
 import json
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 
-from ..api import CLI_LABELS, DocumentLike, ModelLike, SetLike, document, model, run_problems, transfer_set
+from typing_extensions import Unpack  # typing's own from Python 3.11
+
+from ..api import CLI_LABELS, DocumentLike, ModelLike, SetLike, document, model, transfer_set
 from ..documents import Document, detect_variant
 from ..errors import InputError
 from ..execution.config import RunConfig
 from ..execution.engine import Engine, Stop
 from ..execution.keys import cache_key
-from ..execution.modes import as_mode
-from ..execution.preflight import confirmation_refusal
+from ..execution.preflight import Preflight, confirmation_refusal, preflight
+from ..execution.settings import RunSettings, RunSettingsArgs, settings_of
 from ..models.call import CallPolicy
 from ..results.store import Store, dumps, open_store
 from ..schemas import TransferSet
@@ -39,9 +41,6 @@ from .estimate import mutation_estimate
 from .mutants import Mutant, section_mutants
 from .report import MutationReport, build_mutation_report
 from .written import write_mutants
-
-# settings of RunConfig a mutation test takes (a review is a person's rounds: mutants have none)
-_SETTINGS = {f.name for f in fields(RunConfig)} - {"runner", "judge", "variant", "review", "fail_fast"}
 
 
 def claimed_by(original: Document, ts: TransferSet) -> dict[str, list[str]]:
@@ -69,6 +68,7 @@ class PreparedMutation:
     warnings: list[str] = field(default_factory=list)
     claims: dict[str, list[str]] = field(default_factory=dict)
     written: dict | None = None  # what the report says of the model-written mutants (--model-mutants)
+    checked: Preflight | None = None  # the checks the test passed, run once for every mutant
 
     @property
     def key(self) -> str:
@@ -130,7 +130,7 @@ class PreparedMutation:
             if cancel.is_set() or (db.mutations.get(mid) or {}).get("status") == "cancelling":
                 break
             eng = self.engine(m, db, cancel=cancel, on_progress=_labelled(on_progress, i, m, self))
-            eng.prepare()
+            eng.prepare(self.checked)
             run_ids.append(eng.run_id)
             db.mutations.update(mid, run_ids=json.dumps(run_ids))
             asyncio.run(eng.run_async())
@@ -167,49 +167,45 @@ def prepare_mutation(
     original: DocumentLike,
     cases: SetLike,
     *,
-    runner: ModelLike = None,
-    judge: ModelLike = None,
-    api_base: str | None = None,
-    judge_api_base: str | None = None,
-    variant: str | None = None,
     store: Store | str | None = None,
     confirm: bool = False,
     all_cases: bool = False,
     max_mutants: int | None = None,
     model_mutants: int = 0,
     mutant_model: ModelLike = None,
+    settings: RunSettings | None = None,
     labels: tuple[str, str] = CLI_LABELS,
-    **settings,
+    **kwargs: Unpack[RunSettingsArgs],
 ) -> PreparedMutation:
     """Check everything that comes before a model call (the set's confirmation gate, as for a run)
     and make the mutants. Raises the first refusal; nothing is written when it does.
 
-    `settings` are RunConfig's (concurrency, judge_samples, aa, allow_thin, fresh, max_retries, mode).
+    The settings are a run's (`settings` and keywords, as for prepare_run), but for a review and
+    fail_fast: a review is a person's rounds, and a mutant stops at its first kill unless `all_cases`.
     `model_mutants`: that many more mutants written by `mutant_model` (default: the runner model),
     after every check has passed; `max_mutants` limits the section mutants."""
+    s = settings_of(settings, kwargs)
+    given = [k for k in ("review", "fail_fast") if getattr(s, k)]
+    if given:
+        raise InputError(
+            f"a mutation test takes no {' or '.join(given)}",
+            hint="A mutant stops at its first kill unless all_cases (--all-cases); a review is a "
+            "person's rounds.",
+        )
     set_path = None if isinstance(cases, TransferSet) else str(cases)
     orig = document(
-        original, "original", follow_imports=None if variant is None else variant == "instruction-file"
+        original, "original", follow_imports=None if s.variant is None else s.variant == "instruction-file"
     )
-    variant = variant or detect_variant(orig.name)
     ts = transfer_set(cases)
-    runner_spec = model(runner, api_base=api_base)
-    judge_spec = model(judge if judge is not None else runner_spec.name, api_base=judge_api_base or api_base)
-    if "mode" in settings:
-        settings["mode"] = as_mode(settings["mode"])
-    unknown = set(settings) - _SETTINGS
-    if unknown:
-        raise TypeError(f"prepare_mutation() got unknown settings: {', '.join(sorted(unknown))}")
     if max_mutants is not None and max_mutants < 1:
         raise InputError(f"--max-mutants must be 1 or more (got {max_mutants})")
     if model_mutants < 0:
         raise InputError(f"--model-mutants must be 0 or more (got {model_mutants})")
-    cfg = RunConfig(runner=runner_spec, judge=judge_spec, variant=variant, **settings)
+    cfg = s.config(detect_variant(orig.name))
     if confirm and confirmation_refusal(ts, orig.hash):
         ts = confirm_set(ts, orig.hash, thin_accepted=cfg.allow_thin or None)
-    problems = run_problems(orig, ts, cfg, set_path=set_path, labels=labels)
-    if problems:
-        raise problems[0]
+    checked = preflight(orig, ts, cfg, set_path=set_path, labels=labels)
+    checked.raise_first()
     mutants = section_mutants(orig)
     if not mutants:
         raise InputError(
@@ -222,7 +218,7 @@ def prepare_mutation(
     db = store if isinstance(store, Store) else open_store(store)
     written = None
     if model_mutants:
-        writer = runner_spec if mutant_model is None else model(mutant_model, api_base=api_base)
+        writer = cfg.runner if mutant_model is None else model(mutant_model, api_base=s.api_base)
         try:
             got = write_mutants(db, orig, model_mutants, writer, taken={m.hash for m in mutants},
                                 fresh=cfg.fresh, policy=CallPolicy(max_retries=cfg.max_retries))  # fmt: skip
@@ -232,9 +228,12 @@ def prepare_mutation(
             raise
         mutants, written = mutants + got.mutants, got.info
         warnings += got.warnings
-    return PreparedMutation(db, orig, ts, cfg, mutants, all_cases, warnings, claimed_by(orig, ts), written)
+    return PreparedMutation(
+        db, orig, ts, cfg, mutants, all_cases, warnings, claimed_by(orig, ts), written, checked
+    )
 
 
 def mutate(original: DocumentLike, cases: SetLike, **kw) -> MutationReport:
-    """prepare_mutation(...).run(): would this set notice a loss? One call from files to the report."""
+    """prepare_mutation(...).run(): would this set notice a loss? One call from files to the report
+    (the keywords are prepare_mutation's)."""
     return prepare_mutation(original, cases, **kw).run()

@@ -185,16 +185,24 @@ def _why(given: str, m: Match, index: SectionIndex) -> str:
     )
 
 
+THIN_HINT = "Add cases, or accept a thin set explicitly (--allow-thin; the report records it)."
+
+
+def thin_refusal(cov: CoverageReport, path: str | None = "<transfer set>") -> ThinSetError | None:
+    """The refusal of a thin set nobody accepted as thin (None when the set is runnable): the one
+    wording a run, a mutation test and a confirmation give."""
+    if cov.runnable:
+        return None
+    return ThinSetError(next(w for w in cov.warnings if w.startswith("thin")), path=path, hint=THIN_HINT)
+
+
 def require_runnable(
     document_text: str, ts: TransferSet, allow_thin: bool, path: str = "<transfer set>"
 ) -> CoverageReport:
     cov = coverage(document_text, ts, allow_thin=allow_thin)
-    if not cov.runnable:
-        raise ThinSetError(
-            next(w for w in cov.warnings if w.startswith("thin")),
-            path=path,
-            hint="Add cases, or accept a thin set explicitly (--allow-thin; the report records it).",
-        )
+    refused = thin_refusal(cov, path)
+    if refused:
+        raise refused
     return cov
 
 
