@@ -4,6 +4,7 @@ A page asks for a part with a marker comment on its own line:
   <!-- generated: cli -->            the CLI reference (docs/gen_cli.py, from each --help)
   <!-- generated: schema NAME -->    the JSON Schema of abeq.schemas.NAME (model_json_schema)
   <!-- generated: layers -->         the layer table, read from tests/test_layout.py's docstring
+  <!-- generated: settings -->       the run settings: abeq.RunSettings' fields and their CLI options
 """
 
 from __future__ import annotations
@@ -41,6 +42,23 @@ def _layers() -> str:
     return "\n".join(rows)
 
 
+def _settings() -> str:
+    from abeq.execution.options import OPTIONS
+    from abeq.execution.settings import RunSettings
+
+    rows = ["| setting | CLI option | kind | default | what it does |", "|---|---|---|---|---|"]
+    for o in OPTIONS:
+        assert o.name in RunSettings.model_fields, o.name  # the table is the model's
+        if o.choices:
+            kind = " or ".join(f"`{c}`" for c in o.choices)
+        else:
+            kind = "names" if o.kind == "names" else o.kind.__name__
+        option = (f"`{o.flag}`" + (" (repeatable)" if o.kind == "names" else "")) if o.cli else "—"
+        default = "—" if o.default in (None, (), "") else f"`{o.default!r}`"
+        rows.append(f"| `{o.name}` | {option} | {kind} | {default} | {o.help.replace('|', '/')} |")
+    return "\n".join(rows)
+
+
 def _fill(match: re.Match) -> str:
     kind, arg = match.group(1), match.group(2)
     if kind == "cli":
@@ -49,6 +67,8 @@ def _fill(match: re.Match) -> str:
         return _schema(arg)
     if kind == "layers":
         return _layers()
+    if kind == "settings":
+        return _settings()
     raise ValueError(f"unknown generated part: {match.group(0)}")
 
 

@@ -256,7 +256,12 @@ def test_the_runner_and_the_drafting_model_see_the_imported_file(tmp_path, capsy
     short.write_text("@AGENTS.md\n")
     shutil.copy(DIVERSIO / "AGENTS.md", tmp_path / "AGENTS.md")
     prepared = prepare_run(
-        DIVERSIO / "CLAUDE.md", short, ts, runner_model="scripted/rules", confirm=True, store=str(tmp_path / "a.db")
+        DIVERSIO / "CLAUDE.md",
+        short,
+        ts,
+        runner_model="scripted/rules",
+        confirm=True,
+        store=str(tmp_path / "a.db"),
     )
     assert any("imports AGENTS.md" in w for w in prepared.warnings)
     assert prepared.engine.candidate.read == ("CLAUDE.short.md", "AGENTS.md")
