@@ -139,7 +139,10 @@ def test_a_mutation_test_checks_once_for_all_its_mutants(example, store, counted
 def confirmed_by_cli(original, tmp_path, ts, *extra) -> bool:
     path = tmp_path / "set.json"
     path.write_text(ts.model_dump_json())
-    return main(["check-set", "--original", str(original), "--transfer-set", str(path), "--confirm", *extra]) == 0
+    return (
+        main(["check-set", "--original", str(original), "--transfer-set", str(path), "--confirm", *extra])
+        == 0
+    )
 
 
 def confirmed_by_desk(original, ts, allow_thin: bool) -> bool:
@@ -159,7 +162,9 @@ def test_check_set_and_the_desk_confirm_accept_the_same_sets(example, tmp_path, 
     full = sets.load(example["dir"] / "transfer-set.json")
     thin = full.model_copy(update={"cases": full.cases[:2]})
     bad = next(c for c in full.cases if c.id == "edge-2")
-    bad = type(bad).model_validate({**bad.model_dump(), "assertions": [{"type": "regex", "value": "[unclosed"}]})
+    bad = type(bad).model_validate(
+        {**bad.model_dump(), "assertions": [{"type": "regex", "value": "[unclosed"}]}
+    )
     broken = full.model_copy(update={"cases": [bad if c.id == "edge-2" else c for c in full.cases]})
     for ts, allow_thin, accepted in [
         (full, False, True),

@@ -20,7 +20,6 @@ from ..documents import (
 from ..errors import InputError
 from ..execution.preflight import review_refusal
 from ..models.registry import PROVIDERS
-from ..models.spec import ModelSpec
 from ..results.liveness import ACTIVE, live_status
 from ..results.rows import DocumentRow, ReviewRow
 from ..results.store import Store, db_path
@@ -181,11 +180,6 @@ def set_transfer_set(store: Store, review: dict, ts, by: str | None = None) -> s
 
 
 # ---------------------------------------------------------------- models
-def model_spec(name: str, api_base: str = "", purpose: str = "run") -> ModelSpec:
-    """The desk's model settings, with the same reply limits the CLI uses."""
-    return ModelSpec.for_purpose(name, purpose, api_base=api_base)
-
-
 def next_step(store: Store, review: ReviewRow | None, state: MutableMapping) -> str:
     """One line telling the reviewer what to do next on this review, from where it stands: nothing
     loaded, set not confirmed, no run, a run going or stopped, cases left to review, all reviewed."""

@@ -113,10 +113,11 @@ def confirm_for_runs(
     cov = coverage(original_text, ts, allow_thin=allow_thin)
     refused = check_refusal(ts, path) or thin_refusal(cov, path)
     if refused:
+        thin = "Add cases, or accept a thin set (--allow-thin; on the desk, tick “Accept a thin set”)."
         raise InputError(
             f"not confirmed: a run would refuse this set ({refused.message})",
             path=path,
-            hint=refused.hint,
+            hint=thin if refused.message.startswith("thin") else refused.hint,
         )
     return confirm(ts, original_hash, thin_accepted=(allow_thin and cov.thin) or None)
 
