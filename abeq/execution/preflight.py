@@ -110,6 +110,8 @@ def confirm_for_runs(
     """A person accepts the set (`abeq check-set --confirm`, the desk's Confirm): refused, as a run
     would refuse the set, when a check cannot be evaluated or the set is thin and not accepted as
     thin; otherwise the set frozen, hashed and stamped for this original."""
+    if not ts.cases:
+        raise InputError("not confirmed: the transfer set has no cases", path=path, hint="Add cases first.")
     cov = coverage(original_text, ts, allow_thin=allow_thin)
     refused = check_refusal(ts, path) or thin_refusal(cov, path)
     if refused:

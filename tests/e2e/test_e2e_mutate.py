@@ -30,7 +30,7 @@ def cached_calls(db: Path) -> None:
     original = store.document(review["original_hash"])
     ts = sets.confirm(store.transfer_set(review["transfer_set_hash"]), original["hash"])
     doc = Document(original["name"], original["content"])
-    mutate(doc, ts, runner="scripted/rules", store=store, all_cases=True)
+    mutate(doc, ts, runner_model="scripted/rules", store=store, all_cases=True)
     store.sql.tx(store.db.conn.execute, "delete from mutations")
     store.close()
 
