@@ -45,42 +45,20 @@ def bounded(kind, lo=None, hi=None, *, above=None):
     return parse
 
 
-def model_args(p: argparse.ArgumentParser, *, runner: bool = True) -> None:
-    if runner:
-        p.add_argument(
-            "--runner-model",
-            default=None,
-            help="litellm model string for the runner (default: local/smollm2)",
-        )
-    p.add_argument(
-        "--judge-model", default=None, help="litellm model string for the judge (default: the runner model)"
-    )
-    p.add_argument(
-        "--api-base",
-        default=None,
-        help="base URL of an OpenAI-compatible or other server"
-        + (" (the runner's; the judge's too unless --judge-api-base)" if runner else ""),
-    )
-    if runner:
-        p.add_argument(
-            "--judge-api-base",
-            default=None,
-            help="the judge's server when it differs from the runner's (e.g. a hosted runner, a local judge)",
-        )
-    p.add_argument(
-        "--timeout",
-        type=bounded(float, above=0),
-        default=120.0,
-        help="seconds before a model call is cut off and retried",
-    )
-    p.add_argument(
-        "--max-retries",
-        type=bounded(int, 0),
-        default=4,
-        help="retries of a call after a rate limit, server error or timeout (default 4)",
-    )
-    p.add_argument("--max-tokens", type=bounded(int, 1), default=None, help="reply length limit per call")
+def model_args(p: argparse.ArgumentParser) -> None:
+    """The judge model's options of a command that is not a run (calibrate), from the run settings'
+    one table, and --db."""
+    from ._settings import add_settings
+
+    names = ("judge_model", "api_base", "timeout", "max_retries", "max_tokens")
+    add_settings(p, names, help=JUDGE_ONLY)
     db_arg(p)
+
+
+JUDGE_ONLY = {
+    "judge_model": "litellm model string for the judge (default: local/smollm2)",
+    "api_base": "base URL of an OpenAI-compatible or other server",
+}
 
 
 DB_HELP = "sqlite file (default: $ABEQ_DB or ./abeq.db)"

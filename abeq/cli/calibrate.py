@@ -14,7 +14,7 @@ def register(sub) -> None:
         "calibrate",
         help="measure a judge model on a labelled suite: accuracy, regression recall, false regressions",
     )
-    model_args(c, runner=False)
+    model_args(c)
     c.add_argument(
         "--judge-samples", type=bounded(int, 1, 15), default=1, help="judge samples per pair (majority)"
     )

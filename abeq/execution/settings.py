@@ -1,17 +1,18 @@
 """A run's settings as one typed thing: what every way of starting a run produces.
 
 `RunSettings` holds what a person chooses for a run: the models, the runner mode, sampling,
-concurrency, the gate. The CLI makes one from its options (one table: `abeq.cli._settings`), the
-desk from its form, the API from keywords (`prepare_run(..., runner_model="…", aa=True)`, typed by
-`RunSettingsArgs`), a project file or a tool call from a mapping (`RunSettings.load`, which names a
-key it does not know). A field's name is the CLI option's without the dashes: `--runner-model` is
-`runner_model`.
+concurrency, the gate. Each field's default, bounds and description come from one table
+(`abeq.execution.options`), which the CLI's options are made from too (`abeq.cli._settings`). The
+CLI makes a RunSettings from its options, the desk from its form, the API from keywords
+(`prepare_run(..., runner_model="…", aa=True)`, typed by `RunSettingsArgs`), a project file or a
+tool call from a mapping (`RunSettings.load`, which names a key it does not know). A field's name
+is the CLI option's without the dashes: `--runner-model` is `runner_model`.
 
-The engine takes the settings whole: `RunSettings.config(variant)` resolves the model strings to
-their specs (each provider's reply limit) and the runner mode, the one way from settings to the
-`RunConfig` a run is stored and keyed by. A run's stored settings are `RunConfig.settings()`, as
-before; `trust_code` and `check_env` are never among them (a database handed over must not grant
-them).
+The engine takes the settings whole (`Engine(..., settings)`): `RunSettings.config(variant)`
+resolves the model strings to their specs (each provider's reply limit) and the runner mode, the
+one way from settings to the `RunConfig` a run is stored and keyed by. A run's stored settings are
+`RunConfig.settings()`, as before; `trust_code` and `check_env` are never among them (a database
+handed over must not grant them).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing_extensions import Self  # typing's own from Python 3.11
 
 from ..errors import InputError
 from ..models.spec import ModelSpec
@@ -73,9 +75,10 @@ class RunSettings(BaseModel):
     backoff_base: float = _field("backoff_base")
 
     @classmethod
-    def load(cls, data: Mapping[str, Any], where: str = "settings") -> RunSettings:
+    def load(cls, data: Mapping[str, Any], where: str = "settings") -> Self:
         """Settings from a mapping (a project file's table, a tool call's arguments); a key it does not
-        know, or a value of the wrong kind, is an InputError naming the key and `where`."""
+        know, or a value of the wrong kind, is an InputError naming the key and `where`. (A subclass
+        that adds fields, such as a project file's document table with its paths, loads the same way.)"""
         try:
             return cls.model_validate(dict(data))
         except ValidationError as e:
@@ -91,7 +94,7 @@ class RunSettings(BaseModel):
                 "(docs/reference/settings.md lists them).",
             ) from None
 
-    def with_args(self, **kwargs: Any) -> RunSettings:
+    def with_args(self, **kwargs: Any) -> Self:
         """These settings with some changed, checked like the rest."""
         return self.load({**self.model_dump(exclude_unset=True), **kwargs}) if kwargs else self
 
