@@ -16,7 +16,7 @@ from ..models.check import model_refusal
 from ..results.store import Store
 from ..schemas import TransferSet
 from ..sets.confirm import confirm, confirmation_problem
-from ..sets.coverage import THIN_HINT, CoverageReport, coverage, thin_refusal
+from ..sets.coverage import CoverageReport, coverage, thin_refusal
 from .agent_cmd import command_notices
 from .checks import problems
 from .code_trust import CodeItem, trust_state
@@ -31,7 +31,6 @@ MODE_HINT = (
     "Runner modes: chat; tools (a model that can call functions, e.g. openai/gpt-4o-mini or scripted/rules); "
     "command (--runner-cmd CMD)."
 )
-__all__ = ["THIN_HINT", "Preflight", "preflight", "confirm_for_runs"]
 
 
 @dataclass
@@ -198,6 +197,8 @@ TRUST_HINT = (
 
 
 def _code_refusal(items: list[CodeItem], trusted: bool, path: str | None = None) -> InputError | None:
+    """A set whose checks run code (promptfoo python/javascript asserts and transforms) that nobody
+    trusted is refused before any model call, naming every script: never run, never silently skipped."""
     if trusted:
         return None
     shown = [i.where(path) for i in items[:8]]
