@@ -336,6 +336,26 @@ def test_a_thin_set_is_refused_on_the_run_page_in_the_desks_words(app, db):
     assert not app.exception
 
 
+def test_confirm_refuses_a_thin_set_until_it_is_accepted_as_thin_as_check_set_does(app, db):
+    store = Store(db)
+    review = store.reviews()[0]
+    ts = store.transfer_set(review["transfer_set_hash"])
+    thin = ts.model_copy(update={"cases": ts.cases[:3]})
+    store.upsert_review(
+        review["name"], review["original_hash"], store.put_transfer_set(thin), review["variant"]
+    )
+    app.switch_page("desk_pages/2_transfer_set.py").run()
+    app.button(key="confirm").click().run()
+    assert any("a run would refuse this set" in e.value for e in app.error), [e.value for e in app.error]
+    stored = Store(db).review(review["name"])
+    assert not Store(db).transfer_set(stored["transfer_set_hash"]).user_confirmed
+    next(c for c in app.checkbox if c.label.startswith("Accept a thin set")).check().run()
+    app.button(key="confirm").click().run()
+    stored = Store(db).review(review["name"])
+    done = Store(db).transfer_set(stored["transfer_set_hash"])
+    assert done.user_confirmed and done.thin_accepted and not app.exception
+
+
 def test_fail_fast_from_the_run_page_stops_and_says_so_then_runs_the_rest(app, db):
     confirm_and_open_run(app)
     app.checkbox(key="fail_fast").check().run()
