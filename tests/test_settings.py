@@ -134,6 +134,8 @@ def test_a_mutation_test_checks_once_for_all_its_mutants(example, store, counted
     )
     prep.run()
     assert counted == {"preflight": 1, "coverage": 1}
+    with pytest.raises(InputError, match="a mutation test takes no review"):  # a person's rounds
+        prepare_mutation(example["original"], example["ts"], store=store, review="mine")
 
 
 def confirmed_by_cli(original, tmp_path, ts, *extra) -> bool:
