@@ -89,8 +89,8 @@ def test_every_option_of_run_and_mutate_sets_its_field(command, names):
 
 
 def test_a_project_file_table_is_checked_naming_the_key():
-    ok = RunSettings.load({"runner_model": "openai/gpt-4o-mini", "judge_samples": 3, "check_env": ["X"]})
-    assert ok.judge_samples == 3 and ok.check_env == ("X",)
+    ok = RunSettings.load({"runner_model": "openai/gpt-4o-mini", "judge_samples": 3, "runner_env": ["X"]})
+    assert ok.judge_samples == 3 and ok.runner_env == ("X",)
     with pytest.raises(InputError) as e:
         RunSettings.load({"runner_model": "x", "judge_sampels": 3, "concurrency": "many"}, "abeq.toml")
     said = e.value.render()
@@ -98,6 +98,11 @@ def test_a_project_file_table_is_checked_naming_the_key():
     assert "'concurrency'" in said and "runner_model" not in said.split("\n")[0]
     with pytest.raises(InputError, match="'judge_samples'"):
         RunSettings(runner_model="x").with_args(judge_samples=10)
+    # a file someone else wrote does not grant the set's code the right to run (nor does a database)
+    with pytest.raises(InputError, match="'trust_code' cannot be set here"):
+        RunSettings.load({"runner_model": "x", "trust_code": True}, "abeq.toml")
+    assert RunSettings.load({"trust_code": True}, grants=True).trust_code
+    assert RunSettings().with_args(trust_code=True, check_env=("K",)).trust_code  # the program's own
 
 
 @pytest.fixture

@@ -38,6 +38,9 @@ class Option:
     metavar: str | None = None
     group: str = ""  # the CLI's argument group
     cli: bool = True  # False: a setting with no option (an API and project-file setting only)
+    # lets the set's own code run: given by the person running abeq (an option, their own program),
+    # never read from data someone else may have written (a database, a project file, a tool call)
+    grants: bool = False
 
     @property
     def flag(self) -> str:
@@ -180,6 +183,7 @@ OPTIONS: tuple[Option, ...] = (
         "run the code the transfer set's checks carry (promptfoo python/javascript asserts and "
         "transforms) on this machine; without it a set with code is refused, naming each script "
         "(`abeq check-set` lists them). Trusted code runs with a reduced environment and limits",
+        grants=True,
     ),
     Option(
         "check_env",
@@ -188,6 +192,7 @@ OPTIONS: tuple[Option, ...] = (
         "an environment variable the set's code may read (repeatable); it sees no other of yours but "
         "PATH and the locale",
         metavar="NAME",
+        grants=True,
     ),
     Option(
         "backoff_base",
@@ -199,3 +204,4 @@ OPTIONS: tuple[Option, ...] = (
     ),
 )
 BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
+GRANTS: tuple[str, ...] = tuple(o.name for o in OPTIONS if o.grants)

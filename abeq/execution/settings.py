@@ -28,7 +28,7 @@ from ..models.spec import ModelSpec
 from ..vocab import Gate, RunnerModeName, Variant
 from .config import RunConfig
 from .modes import RunnerMode
-from .options import BY_NAME
+from .options import BY_NAME, GRANTS
 
 Names = tuple[str, ...]
 
@@ -75,10 +75,23 @@ class RunSettings(BaseModel):
     backoff_base: float = _field("backoff_base")
 
     @classmethod
-    def load(cls, data: Mapping[str, Any], where: str = "settings") -> Self:
+    def load(cls, data: Mapping[str, Any], where: str = "settings", *, grants: bool = False) -> Self:
         """Settings from a mapping (a project file's table, a tool call's arguments); a key it does not
         know, or a value of the wrong kind, is an InputError naming the key and `where`. (A subclass
-        that adds fields, such as a project file's document table with its paths, loads the same way.)"""
+        that adds fields, such as a project file's document table with its paths, loads the same way.)
+
+        `trust_code` and `check_env` let the set's own code run: like a database handed over, data
+        that someone else may have written does not grant them, so they are refused unless `grants`
+        (the person's own command line or program gives them)."""
+        given = [k for k in GRANTS if k in data and not grants]
+        if given:
+            raise InputError(
+                f"{' and '.join(repr(k) for k in given)} cannot be set here: a file or a tool call does "
+                "not grant the set's code the right to run",
+                path=where,
+                hint="Give --trust-code (and --check-env) when you run abeq, or trust exactly this code "
+                "with `abeq check-set --confirm --trust-code`.",
+            )
         try:
             return cls.model_validate(dict(data))
         except ValidationError as e:
@@ -96,7 +109,8 @@ class RunSettings(BaseModel):
 
     def with_args(self, **kwargs: Any) -> Self:
         """These settings with some changed, checked like the rest."""
-        return self.load({**self.model_dump(exclude_unset=True), **kwargs}) if kwargs else self
+        # the caller's own keywords: a program may grant what its user asked for
+        return self.load({**self.model_dump(exclude_unset=True), **kwargs}, grants=True) if kwargs else self
 
     def mode(self) -> RunnerMode:
         """The runner mode: chat unless one is named (command when a runner command is given)."""
