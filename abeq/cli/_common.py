@@ -45,22 +45,6 @@ def bounded(kind, lo=None, hi=None, *, above=None):
     return parse
 
 
-def model_args(p: argparse.ArgumentParser) -> None:
-    """The judge model's options of a command that is not a run (calibrate), from the run settings'
-    one table, and --db."""
-    from ._settings import add_settings
-
-    names = ("judge_model", "api_base", "timeout", "max_retries", "max_tokens")
-    add_settings(p, names, help=JUDGE_ONLY)
-    db_arg(p)
-
-
-JUDGE_ONLY = {
-    "judge_model": "litellm model string for the judge (default: local/smollm2)",
-    "api_base": "base URL of an OpenAI-compatible or other server",
-}
-
-
 DB_HELP = "sqlite file (default: $ABEQ_DB or ./abeq.db)"
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..execution.options import BY_NAME, OPTIONS, RUNNER_GROUP, RUNNER_GROUP_HELP
-from ._common import bounded
+from ._common import bounded, db_arg
 
 MODELS = ("runner_model", "judge_model", "api_base", "judge_api_base", "timeout", "max_retries", "max_tokens")
 RUNNER_MODE = tuple(o.name for o in OPTIONS if o.group == RUNNER_GROUP)
@@ -72,3 +72,16 @@ def run_settings(args: argparse.Namespace, names: Iterable[str]):
     from ..execution.settings import RunSettings
 
     return RunSettings(**settings_given(args, names))
+
+
+JUDGE_ONLY = {
+    "judge_model": "litellm model string for the judge (default: local/smollm2)",
+    "api_base": "base URL of an OpenAI-compatible or other server",
+}
+
+
+def model_args(p: argparse.ArgumentParser) -> None:
+    """The judge model's options of a command that is not a run (calibrate), from the same table,
+    and --db."""
+    add_settings(p, ("judge_model", "api_base", "timeout", "max_retries", "max_tokens"), help=JUDGE_ONLY)
+    db_arg(p)

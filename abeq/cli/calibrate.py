@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import sys
 
-from ._common import EXIT_PASS, bounded, existing_store, model_args, model_spec, open_store, write_output
+from ._common import EXIT_PASS, bounded, existing_store, model_spec, open_store, write_output
+from ._settings import model_args
 
 
 def register(sub) -> None:
