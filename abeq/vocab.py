@@ -38,7 +38,19 @@ CASE_STATUSES: tuple[CaseStatus, ...] = get_args(CaseStatus)
 # what a calibration pair shows (abeq/calibration): the category names a pair's kind of difference,
 # not the verdict it must carry ("equivalent" pairs are reworded narration over the same actions)
 CalibrationCategory = Literal[
-    "regressed", "regressed-despite-gain", "diverged", "equivalent", "identical", "adversarial", "reviewed"
+    "regressed",
+    "regressed-despite-gain",
+    "diverged",
+    "equivalent",
+    "identical",
+    "adversarial",
+    "terse-equivalent",
+    "padded-regressed",
+    "near-miss",
+    "noisy-replay",
+    "under-reporting",
+    "order-swap",
+    "reviewed",
 ]
 CALIBRATION_CATEGORIES: tuple[CalibrationCategory, ...] = get_args(CalibrationCategory)
 Variant = Literal["skill", "instruction-file"]

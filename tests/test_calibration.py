@@ -16,21 +16,71 @@ from abeq.vocab import DIVERGED, EQUIVALENT, REGRESSED, VERDICTS
 SUITE = load_suite()
 
 
+def _lines(run) -> int:
+    return run.transcript.count("\n") + 1
+
+
 def test_the_builtin_suite_is_labelled_sourced_and_wide():
-    assert len(SUITE.pairs) >= 60 and len(SUITE.kinds()) >= 6
+    assert len(SUITE.pairs) >= 120 and len(SUITE.kinds()) >= 6
     assert {p.category for p in SUITE.pairs} == set(BUILT_CATEGORIES)
+    by_id = {p.id: p for p in SUITE.pairs}
     for p in SUITE.pairs:
-        assert p.label == CATEGORY_LABELS[p.category] and p.reason.strip() and "\n" not in p.reason
+        want = CATEGORY_LABELS[p.category] or by_id[p.mirror_of].label  # an order swap keeps its twin's label
+        assert p.label == want and p.reason.strip() and "\n" not in p.reason
+    for cat in (
+        "terse-equivalent",
+        "padded-regressed",
+        "near-miss",
+        "noisy-replay",
+        "under-reporting",
+        "order-swap",
+    ):
+        assert sum(p.category == cat for p in SUITE.pairs) >= 6, cat
     sources = {s.id: s for s in SUITE.sources}
     for s in sources.values():
         assert s.repo and s.path and (len(s.commit) == 40 or s.url)
     assert {p.source for p in SUITE.pairs} <= set(sources)
-    # an adversarial pair whose self-report claims a step: the claimed step is missing from the transcript
-    claim = next(p for p in SUITE.pairs if p.id.endswith("adversarial-claim"))
-    assert (
-        claim.candidate.self_report.steps_followed_skipped == claim.teacher.self_report.steps_followed_skipped
-    )
-    assert claim.candidate.transcript != claim.teacher.transcript
+    runs = [r for p in SUITE.pairs for r in (p.teacher, p.candidate)]
+    assert sum(_lines(r) > 60 for r in runs) >= len(runs) // 8  # a share as long as real agent runs
+    # each runner mode's shape: a narrated chat run, abeq's tool trace, an agent CLI's output
+    assert any(r.transcript.startswith("Task: ") for r in runs)
+    assert any('] run_command {"command": ' in r.transcript for r in runs)
+    assert any("● Bash(" in r.transcript for r in runs)
+
+
+def _followed(run) -> list[str]:
+    return [x for x in run.self_report.steps_followed_skipped.splitlines() if x.startswith("followed:")]
+
+
+def test_regressions_are_not_announced():
+    """The trivial tells are gone: most regressed candidates still claim every step the original
+    reports, are about as long as it, and a lost step is never still read in the reply."""
+    lost = [p for p in SUITE.pairs if p.label == REGRESSED and p.category != "order-swap"]
+    claims = [p for p in lost if set(_followed(p.teacher)) <= set(_followed(p.candidate))]
+    assert len(claims) >= 0.6 * len(lost)
+    same_length = [p for p in lost if 0.9 <= len(p.candidate.transcript) / len(p.teacher.transcript) <= 1.1]
+    assert len(same_length) >= 0.4 * len(lost)
+    for p in lost:
+        assert "not checked" not in p.candidate.transcript and "Merged it" not in p.candidate.transcript
+    # the one reply-borne loss the old suite mislabelled: the escalation is gone from the reply too
+    esc = next(p for p in SUITE.pairs if p.id == "support-double-charge/adversarial-injection")
+    assert "human billing agent" in esc.teacher.self_report.output_produced
+    assert "human billing agent" not in esc.candidate.self_report.output_produced
+    # a harmless reordering is equivalent (the judge prompt's rule); tests moved before the last edit regress
+    orders = {p.id.split("/")[0]: p.label for p in SUITE.pairs if "/order-" in p.id}
+    assert orders["go-rename-handler"] == REGRESSED
+    assert sorted(v for k, v in orders.items() if k != "go-rename-handler") == [EQUIVALENT] * 3
+
+
+@pytest.mark.parametrize("baseline", ["baseline/always-regressed", "baseline/length", "baseline/self-report"])
+def test_no_trivial_judge_passes_the_builtin_suite(store, baseline):
+    from abeq import calibrate
+
+    s = calibrate(baseline, store=store, baselines=False).summary
+    assert s["errors"] == 0 and s["balanced_accuracy"] <= 0.6
+    if baseline == "baseline/always-regressed":  # recall alone would have called it perfect
+        assert s["regression_recall"] == 1.0 and s["false_regression_rate"] == 1.0
+        assert s["balanced_accuracy"] == 0.5
 
 
 def test_the_committed_suite_is_what_the_authoring_script_writes():
@@ -89,8 +139,16 @@ def test_a_judge_that_always_says_one_verdict(tmp_path, verdict, samples):
         assert r["accuracy"] == pytest.approx(share, abs=1e-4)
         assert r["regression_recall"] == (1.0 if verdict == REGRESSED else 0.0)
         assert r["false_regression_rate"] == (1.0 if verdict == REGRESSED else 0.0)
+        assert r["balanced_accuracy"] == 0.5  # one answer for everything is worth a coin
         for cat, c in r["per_category"].items():
-            assert c["accuracy"] == (1.0 if CATEGORY_LABELS[cat] == verdict else 0.0)
+            if CATEGORY_LABELS[cat]:
+                assert c["accuracy"] == (1.0 if CATEGORY_LABELS[cat] == verdict else 0.0)
+        assert r["position_bias"]["flipped"] == 0 and r["position_bias"]["judged"] >= 6
+        assert {b["judge_model"] for b in r["baselines"]} == {
+            "baseline/always-regressed",
+            "baseline/length",
+            "baseline/self-report",
+        }
         assert [(p["id"], p["label"], p["verdict"]) for p in r["pairs"]] == [
             (p.id, p.label, verdict) for p in SUITE.pairs
         ]
@@ -110,9 +168,18 @@ def test_the_scripted_judge_is_measured_and_stored(store):
     cal = calibrate("scripted/rules", store=store)
     s = cal.summary
     assert s["per_category"]["identical"]["accuracy"] == 1.0
-    # the rule-following double reads self-reports: a self-report that claims a lost step fools it
-    assert s["per_category"]["adversarial"]["accuracy"] < 1.0
+    # the rule-following double reads self-reports: a self-report that claims a lost step fools it,
+    # and one that leaves out a step it did makes it call a regression
+    assert s["per_category"]["adversarial"]["accuracy"] < 0.5
+    assert s["per_category"]["under-reporting"]["accuracy"] < 0.5
     assert 0 < s["regression_recall"] < 1 and s["swapped"]["pairs"] > 0
+    # it reads the blocks by name, so the order they are shown in changes nothing
+    assert s["position_bias"]["judged"] >= 6 and s["position_bias"]["flipped"] == 0
+    assert [b["judge_model"] for b in cal.baselines] == [
+        "baseline/always-regressed",
+        "baseline/length",
+        "baseline/self-report",
+    ]
     [row] = store.calibrations("scripted/rules")
     assert row["regression_recall"] == s["regression_recall"] and row["prompt"] == cal.judge_prompt
     assert store.latest_calibration("scripted/rules", cal.judge_prompt)["id"] == cal.id
@@ -185,23 +252,46 @@ def test_a_judge_never_calibrated_is_said_to_be_and_min_recall_warns_before_the_
 def test_once_calibrated_the_figure_shows_beside_aa_and_kappa(tmp_path, capsys):
     db = str(tmp_path / "abeq.db")
     assert main(["calibrate", "--judge-model", "scripted/rules", "--db", db, "--quiet"]) == 0
-    line = capsys.readouterr().out.splitlines()[1].strip()  # "caught k/40 regressions (95% CI …)"
-    caught = line.split()[1]
+    out = capsys.readouterr().out
+    line = out.splitlines()[1].strip()  # "balanced accuracy …; caught k/n regressions …"
+    caught = line.split("caught ")[1].split()[0]
+    n = int(caught.split("/")[1])
+    # the trivial judges are printed beside it, on the same suite
+    for b in ("baseline/always-regressed", "baseline/length", "baseline/self-report"):
+        assert f"    {b} " in out
     md = tmp_path / "r.md"
     assert (
-        main(_run_args(tmp_path, "--min-judge-recall", "0.5", "--aa", "--markdown", str(md), "--out", "-"))
+        main(_run_args(tmp_path, "--min-judge-recall", "0.3", "--aa", "--markdown", str(md), "--out", "-"))
         == 1
     )
     err = capsys.readouterr().err
-    assert "--min-judge-recall" not in err  # 31/40 is above 0.5
-    assert f"caught {caught} regressions on the calibration suite abeq-builtin" in err
+    assert "--min-judge-recall" not in err  # recall above 0.3, false regressions under 0.7
+    assert "judge scripted/rules on the calibration suite abeq-builtin: balanced accuracy" in err
+    assert (
+        f"caught {caught} regressions" in err and "baselines on the same suite: always-regressed 50%" in err
+    )
     text = md.read_text()
     assert f"caught {caught} regressions" in text and "A/A false-regression rate" in text
+    assert "baselines on the same suite" in text
     assert main(["stats", "--json", "--db", db]) == 0
-    [cal] = json.loads(capsys.readouterr().out)["calibration"]
-    assert cal["calibrated"] and cal["current_prompt"] and f"{cal['regressions_caught']}/40" == caught
+    cals = json.loads(capsys.readouterr().out)["calibration"]
+    [cal] = [c for c in cals if c["judge_model"] == "scripted/rules"]
+    assert cal["calibrated"] and cal["current_prompt"] and f"{cal['regressions_caught']}/{n}" == caught
+    assert 0 < cal["balanced_accuracy"] < 1 and len(cal["baselines"]) == 3
     assert main(_run_args(tmp_path, "--min-judge-recall", "0.95", "--out", "-")) == 1
     assert "is below --min-judge-recall 0.95" in capsys.readouterr().err
+
+
+def test_a_judge_that_always_says_regressed_never_passes_its_minimum(tmp_path, capsys):
+    db = str(tmp_path / "abeq.db")
+    judge = ["--judge-model", "baseline/always-regressed"]
+    assert main(["calibrate", *judge, "--db", db, "--quiet"]) == 0
+    capsys.readouterr()
+    # recall 100% would pass a recall-only minimum; its false-regression rate of 100% fails it
+    main(_run_args(tmp_path, *judge, "--min-judge-recall", "0.8", "--out", "-"))
+    err = capsys.readouterr().err
+    assert "warning: judge baseline/always-regressed" in err and "the judge fails its minimum" in err
+    assert "false-regression rate 100% is above 0.2" in err and "recall 100% is below" not in err
 
 
 def test_the_run_record_carries_the_judges_calibration(tmp_path, capsys):
@@ -216,11 +306,15 @@ def test_the_run_record_carries_the_judges_calibration(tmp_path, capsys):
     cal = json.loads(rec.read_text())["run"]["judge_calibration"]
     capsys.readouterr()
     assert main(["stats", "--json", "--db", db]) == 0
-    [stats] = json.loads(capsys.readouterr().out)["calibration"]
+    [stats] = [
+        c for c in json.loads(capsys.readouterr().out)["calibration"] if c["judge_model"] == "scripted/rules"
+    ]
     assert cal == stats  # the figures abeq stats gives, and the Markdown report's sentence
     low, high = cal["regression_recall_ci95"]
     assert low < cal["regression_recall"] < high and cal["prompt"].startswith("equivalence-judge@")
     assert cal["accuracy"] is not None and cal["false_regression_rate"] is not None
+    low, high = cal["balanced_accuracy_ci95"]
+    assert low < cal["balanced_accuracy"] < high
     assert f"95% CI {low:.0%}-{high:.0%}" in cal["line"] and md_escape(cal["line"]) in md.read_text()
 
 

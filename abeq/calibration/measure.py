@@ -4,7 +4,7 @@ stored per judge model and judge-prompt version.
 
     from abeq import calibrate
     cal = calibrate("openai/gpt-4o-mini", samples=3)
-    cal.summary["regression_recall"], cal.headline
+    cal.summary["balanced_accuracy"], cal.summary["regression_recall"], cal.headline
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 from ..errors import ModelCallError
 from ..execution.judge import judge_pair, judge_prompt, judgement_row, majority
 from ..execution.keys import cache_key, judge_key, judge_spec
+from ..models.baseline import BASELINE_JUDGES
 from ..models.call import CallPolicy
 from ..models.spec import ModelSpec
 from ..results.store import Store, open_store
@@ -53,6 +54,7 @@ class Calibration:
     summary: dict
     calls: dict = field(default_factory=lambda: {"made": 0, "cached": 0, "failed": 0})
     id: int | None = None  # its row in the store
+    baselines: list[dict] = field(default_factory=list)  # the trivial judges on the same suite
 
     @property
     def headline(self) -> str:
@@ -68,6 +70,7 @@ class Calibration:
             **self.summary,
             "headline": self.headline,
             "calls": self.calls,
+            "baselines": self.baselines,
             "pairs": self.pairs,
             "swapped_pairs": self.swapped,
         }
@@ -81,16 +84,24 @@ class _Judge:
         self.calls = {"made": 0, "cached": 0, "failed": 0}
 
     async def sample(
-        self, case: Case, okey: str, o: ObservedRun, ckey: str, c: ObservedRun, s: int, truncated: bool
+        self,
+        case: Case,
+        okey: str,
+        o: ObservedRun,
+        ckey: str,
+        c: ObservedRun,
+        s: int,
+        truncated: bool,
+        candidate_first: bool = False,
     ) -> dict:
         spec = judge_spec(self.spec, s, self.samples)
-        key = judge_key(okey, ckey, spec, s, truncated)
+        key = judge_key(okey, ckey, spec, s, truncated, candidate_first)
         cached = None if self.fresh else self.store.judgement(key)
         if cached:
             self.calls["cached"] += 1
             return dict(cached)
         try:
-            out = await judge_pair(case, o, c, spec, self.policy, truncated)
+            out = await judge_pair(case, o, c, spec, self.policy, truncated, candidate_first)
         except ModelCallError:
             self.calls["failed"] += 1
             raise
@@ -107,10 +118,13 @@ class _Judge:
         case = Case(id=p.id, type="happy", input=p.case_input)
         label = p.swap_label if swapped else p.label
         out: dict = {"id": p.id, "category": p.category, "label": label, "verdict": None, "source": p.source}
+        if p.mirror_of and not swapped:
+            out["mirror_of"] = p.mirror_of
+        first = p.candidate_first and not swapped
         try:
             rows = await asyncio.gather(
                 *(
-                    self.sample(case, okey, _observed(t), ckey, _observed(c), s, p.truncated)
+                    self.sample(case, okey, _observed(t), ckey, _observed(c), s, p.truncated, first)
                     for s in range(self.samples)
                 )
             )
@@ -183,6 +197,7 @@ def calibrate(
     from_reviews: bool = False,
     review: str | None = None,
     on_pair: Callable[[dict], None] | None = None,
+    baselines: bool = True,
 ) -> Calibration:
     """Measure a judge model on a labelled suite and store the result under the judge model and the
     judge prompt's version. Judge calls are cached like a run's: a second calibration of the same
@@ -190,7 +205,9 @@ def calibrate(
 
     `suite`: a Suite or a folder (default: the built-in suite). `from_reviews`: the suite is the
     store's reviewed cases (of one `review` when named), labelled with the reviewers' verdicts; the
-    judge then defaults to the one those runs used."""
+    judge then defaults to the one those runs used. `baselines`: also measure (and store) the
+    trivial judges of abeq.models.baseline on the same suite, the floor the judge's figures are read
+    against (in process, no model: a second or so)."""
     from .reviews import current_judge, suite_from_reviews
 
     db = store if isinstance(store, Store) else open_store(store)
@@ -209,7 +226,28 @@ def calibrate(
             s, spec, db, samples=samples, concurrency=concurrency, swap=swap, fresh=fresh, on_pair=on_pair
         )
     )
-    cal.id = db.put_calibration(
+    cal.id = _store(db, s, cal)
+    if baselines:
+        for name in BASELINE_JUDGES:
+            if name == spec.name:
+                continue
+            base = asyncio.run(measure(s, ModelSpec.for_purpose(name, "run"), db, concurrency=8, swap=swap))
+            _store(db, s, base)
+            cal.baselines.append(
+                {
+                    "judge_model": name,
+                    **{k: base.summary[k] for k in BASELINE_FIGURES},
+                    "headline": base.headline,
+                }
+            )
+    return cal
+
+
+BASELINE_FIGURES = ("balanced_accuracy", "regression_recall", "false_regression_rate", "accuracy")
+
+
+def _store(db: Store, s: Suite, cal: Calibration) -> int:
+    return db.put_calibration(
         {
             "judge_model": cal.judge_model,
             "prompt": cal.judge_prompt,
@@ -225,4 +263,3 @@ def calibrate(
             "summary": json.dumps({k: v for k, v in cal.to_json().items() if k != "swapped_pairs"}),
         }
     )
-    return cal

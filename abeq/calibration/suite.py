@@ -23,6 +23,7 @@ SUITE_FILE, PAIRS_FILE = "suite.json", "pairs.jsonl"
 
 # what a pair shows, and the verdict each category must carry (REVIEWED: whatever the reviewer said)
 REVIEWED: Final = "reviewed"
+ORDER_SWAP: Final = "order-swap"
 # the verdict each category must carry, in vocab.CALIBRATION_CATEGORIES' order
 CATEGORY_LABELS: dict[str, str | None] = dict(
     zip(
@@ -34,6 +35,12 @@ CATEGORY_LABELS: dict[str, str | None] = dict(
             EQUIVALENT,  # equivalent: reworded narration, the same actions
             EQUIVALENT,  # identical: A/A, the same run twice
             REGRESSED,  # adversarial: a self-report claiming a step the transcript lacks; a hidden loss
+            EQUIVALENT,  # terse-equivalent: the same actions, told in far fewer words
+            REGRESSED,  # padded-regressed: a longer run (more narration, more output) that lost a step
+            REGRESSED,  # near-miss: a rule kept in name but weakened ("under 50 characters" -> "short")
+            EQUIVALENT,  # noisy-replay: only incidental details differ (timings, ids, paths, counts)
+            EQUIVALENT,  # under-reporting: the step is done, the self-report does not name it
+            None,  # order-swap: another pair with the candidate's block shown first (its label)
             None,  # reviewed: whatever the reviewer said
         ),
         strict=True,
@@ -98,6 +105,9 @@ class Pair(Strict):
     teacher_key: str = ""
     candidate_key: str = ""
     truncated: bool = False
+    # order-swap: the pair this one shows in the other order (candidate block first), same label
+    mirror_of: str = ""
+    candidate_first: bool = False
 
     @model_validator(mode="after")
     def _consistent(self) -> Pair:
@@ -106,6 +116,8 @@ class Pair(Strict):
             raise ValueError(f"a {self.category} pair is labelled {want!r}, not {self.label!r}")
         if "\n" in self.reason.strip():
             raise ValueError("the reason is one line")
+        if (self.category == ORDER_SWAP) != bool(self.mirror_of and self.candidate_first):
+            raise ValueError(f"an {ORDER_SWAP} pair (and only one) names mirror_of and sets candidate_first")
         return self
 
 
@@ -126,6 +138,13 @@ class Suite(Strict):
         dup = sorted({i for i in ids if ids.count(i) > 1})
         if dup:
             raise ValueError(f"pair ids are not unique: {', '.join(dup)}")
+        by_id = {p.id: p for p in self.pairs}
+        for p in self.pairs:
+            twin = by_id.get(p.mirror_of) if p.mirror_of else None
+            if p.mirror_of and (twin is None or twin.label != p.label or twin.mirror_of):
+                raise ValueError(
+                    f"{p.id}: mirror_of names no pair of the same label shown in the usual order"
+                )
         return self
 
     def kinds(self) -> set[str]:

@@ -13,7 +13,8 @@ from ._settings import model_args
 def register(sub) -> None:
     c = sub.add_parser(
         "calibrate",
-        help="measure a judge model on a labelled suite: accuracy, regression recall, false regressions",
+        help="measure a judge model on a labelled suite: balanced accuracy, regression recall, false "
+        "regressions, beside trivial baseline judges",
     )
     model_args(c)
     c.add_argument(
@@ -94,6 +95,10 @@ def cmd_calibrate(args) -> int:
     return EXIT_PASS
 
 
+def _pct(x) -> str:
+    return "n/a" if x is None else f"{x:.0%}"
+
+
 def print_calibration(cal) -> None:
     s = cal.summary
     print(f"judge {cal.judge_model} ({cal.judge_prompt}, {cal.samples} sample(s)) on suite {cal.suite}:")
@@ -109,6 +114,23 @@ def print_calibration(cal) -> None:
     if sw["pairs"]:
         con = "n/a" if sw["consistency"] is None else f"{sw['consistency']:.0%}"
         print(f"  swapped pairs: {sw['consistent']}/{sw['judged']} consistent both ways ({con})")
+    pb = s.get("position_bias") or {}
+    if pb.get("pairs"):
+        rate = "n/a" if pb["flip_rate"] is None else f"{pb['flip_rate']:.0%}"
+        print(
+            f"  position bias: {pb['flipped']}/{pb['judged']} order-swap pairs changed verdict with the "
+            f"candidate's block shown first ({rate})"
+        )
+    if cal.baselines:
+        print("  beside the trivial judges on the same suite (a judge worth its calls beats them all):")
+        rows = [(cal.judge_model, s), *((b["judge_model"], b) for b in cal.baselines)]
+        print(f"    {'judge':<28} {'balanced':>9} {'recall':>7} {'false reg.':>10} {'accuracy':>9}")
+        for name, f in rows:
+            cells = [
+                _pct(f.get(k))
+                for k in ("balanced_accuracy", "regression_recall", "false_regression_rate", "accuracy")
+            ]
+            print(f"    {name:<28} {cells[0]:>9} {cells[1]:>7} {cells[2]:>10} {cells[3]:>9}")
     if s["errors"]:
         print(f"  {s['errors']} pair(s) got no valid judge reply (in no rate)")
     c = cal.calls

@@ -94,9 +94,9 @@ def _run(args, stop) -> int:
     for w in prepared.warnings:
         print(f"warning: {w}", file=sys.stderr)
     if settings.min_judge_recall is not None:
-        from ..results.agreement import recall_warning
+        from ..results.agreement import judge_minimum_warning
 
-        low = recall_warning(prepared.store, prepared.engine.cfg.judge.name, settings.min_judge_recall)
+        low = judge_minimum_warning(prepared.store, prepared.engine.cfg.judge.name, settings.min_judge_recall)
         if low:
             print(f"warning: {low}", file=sys.stderr)
     runner_caution(prepared, args.quiet)

@@ -59,13 +59,15 @@ def settings_form(original_name: str) -> None:
         "flagged 'within noise'. The run reports the A/A false-regression rate.",
     )
     c1.number_input(
-        f"{MIN_RECALL_LABEL} (warn before a run whose judge catches fewer regressions; 0 = off)",
+        f"{MIN_RECALL_LABEL} (warn before a run whose judge catches fewer regressions, or calls more "
+        "than 1 minus this of unchanged pairs regressed; 0 = off)",
         0.0,
         1.0,
         step=0.05,
         key="min_judge_recall",
-        help="The judge's regression recall as `abeq calibrate` measured it (as `abeq run "
-        "--min-judge-recall`): below this, or never measured, the page warns before you start.",
+        help="As `abeq run --min-judge-recall`: the judge, as `abeq calibrate` measured it, must catch at "
+        "least this share of regressions and call at most 1 minus it of the pairs that lost nothing "
+        "regressed; otherwise, or when never measured, the page warns before you start.",
     )
     kind = st.radio(
         "Runner mode", list(MODE_LABELS), format_func=MODE_LABELS.get, key="runner_mode", horizontal=True

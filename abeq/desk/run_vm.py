@@ -16,7 +16,7 @@ from ..execution.estimate import describe_estimate, estimate_calls
 from ..execution.preflight import Preflight, preflight
 from ..execution.settings import RunSettings
 from ..models import DEFAULT_MODEL
-from ..results.agreement import recall_warning
+from ..results.agreement import judge_minimum_warning
 from ..results.store import Store
 from ..schemas import TransferSet
 from ..sets import confirmation_problem
@@ -96,11 +96,11 @@ def run_settings(state: Mapping, ts: TransferSet, review_name: str) -> RunSettin
 
 def judge_recall_warning(store: Store, settings: RunSettings) -> str | None:
     """What `abeq run --min-judge-recall` warns before a run, for the judge the form names (None when
-    no minimum is set or the judge's measured regression recall reaches it)."""
+    no minimum is set or the judge's measured recall and false-regression rate both meet it)."""
     if not settings.min_judge_recall:
         return None
     judge = settings.config(settings.variant or "skill").judge.name
-    return recall_warning(store, judge, settings.min_judge_recall, asked=MIN_RECALL_LABEL.lower())
+    return judge_minimum_warning(store, judge, settings.min_judge_recall, asked=MIN_RECALL_LABEL.lower())
 
 
 TRUST_KEY = "trust_code"  # the Run page's box: run the set's code in this run

@@ -40,13 +40,16 @@ def run_json(reply: RunnerReply) -> str:
 
 
 def judge_messages(
-    case: Case, original: RunnerReply, candidate: RunnerReply, truncated: bool = False
+    case: Case,
+    original: RunnerReply,
+    candidate: RunnerReply,
+    truncated: bool = False,
+    candidate_first: bool = False,
 ) -> list[dict]:
-    blocks = [
-        ("case_input", case.input),
-        ("original_run", run_json(original)),
-        ("candidate_run", run_json(candidate)),
-    ]
+    """`candidate_first`: the candidate's block before the original's (calibration's order-swap
+    pairs measure whether the order alone changes a judge's verdict)."""
+    runs = [("original_run", run_json(original)), ("candidate_run", run_json(candidate))]
+    blocks = [("case_input", case.input), *(runs[::-1] if candidate_first else runs)]
     if truncated:
         blocks.append(
             (
@@ -65,11 +68,12 @@ async def judge_pair(
     spec: ModelSpec,
     policy: CallPolicy | None = None,
     truncated: bool = False,
+    candidate_first: bool = False,
 ) -> Outcome:
     """One judge sample; the value is a JudgeReply that passed the code checks."""
     return await ask_validated(
         spec,
-        judge_messages(case, original, candidate, truncated),
+        judge_messages(case, original, candidate, truncated, candidate_first),
         JudgeReply,
         policy or CallPolicy(),
         check=check_reply,

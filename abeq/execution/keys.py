@@ -102,18 +102,25 @@ def judge_spec(base: ModelSpec, sample: int, samples: int) -> ModelSpec:
     return replace(base, seed=(base.seed or 0) + sample, temperature=max(base.temperature, 0.7))
 
 
-def judge_key(original_key: str, candidate_key: str, spec: ModelSpec, sample: int, truncated: bool) -> str:
-    return cache_key(
-        "judge",
-        {
-            "original": original_key,
-            "candidate": candidate_key,
-            "prompt": judge_prompt().ref,
-            "sampling": spec.sampling(),
-            "sample": sample,
-            "truncated": truncated,
-        },
-    )
+def judge_key(
+    original_key: str,
+    candidate_key: str,
+    spec: ModelSpec,
+    sample: int,
+    truncated: bool,
+    candidate_first: bool = False,
+) -> str:
+    parts = {
+        "original": original_key,
+        "candidate": candidate_key,
+        "prompt": judge_prompt().ref,
+        "sampling": spec.sampling(),
+        "sample": sample,
+        "truncated": truncated,
+    }
+    if candidate_first:  # another prompt text (the blocks the other way round); absent: keys as before
+        parts["candidate_first"] = True
+    return cache_key("judge", parts)
 
 
 def grading_key(

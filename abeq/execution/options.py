@@ -98,8 +98,9 @@ OPTIONS: tuple[Option, ...] = (
         "min_judge_recall",
         float,
         None,
-        "warn before the run when the judge's regression recall measured by `abeq calibrate` is below R "
-        "(0-1), or was never measured",
+        "warn before the run unless the judge, as `abeq calibrate` measured it, caught at least R (0-1) of "
+        "the suite's regressions and called at most 1-R of the pairs that lost nothing regressed (so a "
+        "judge that always says regressed never passes); also when never measured",
         ge=0,
         le=1,
         metavar="R",

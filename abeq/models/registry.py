@@ -1,7 +1,8 @@
 """Every model provider abeq knows, described once: a model string's prefix is looked up here,
 never tested by name elsewhere.
 
-The in-process providers (`local/…` the embedded llama.cpp model, `scripted/…` the test double)
+The in-process providers (`local/…` the embedded llama.cpp model, `scripted/…` the test double,
+`baseline/…` the trivial reference judges of calibration)
 are litellm custom providers, registered exactly as a third-party one would be, so they travel
 the path a hosted model does. OpenAI-compatible servers (`openai/…`, `hosted_vllm/…` with an api
 base) go over abeq's own HTTP transport; every other string is litellm's to serve.
@@ -73,6 +74,18 @@ def _local_handler(base):
     return make_local_handler(base)
 
 
+def _baseline_handler(base):
+    from .baseline import make_baseline_handler
+
+    return make_baseline_handler(base)
+
+
+def _baseline_check(rest: str) -> str:
+    from .baseline import check_name
+
+    return check_name(rest)
+
+
 def _scripted_handler(base):
     from .handlers import make_scripted_handler
 
@@ -103,6 +116,16 @@ PROVIDERS: dict[str, Provider] = {
             check=lambda rest: "" if rest else "name a scripted model, e.g. scripted/rules",
             caution="scripted/… is abeq's deterministic test double: its answers mean nothing about a "
             "real model.",
+        ),
+        Provider(
+            prefix="baseline",
+            in_process=True,
+            handler=_baseline_handler,
+            check=_baseline_check,
+            hint="Use baseline/always-regressed, baseline/length or baseline/self-report (judges).",
+            caution="baseline/… is a trivial reference judge that reads no behaviour: calibrate it to "
+            "see the floor a real judge must beat, never to judge a rewrite.",
+            tools=False,
         ),
         Provider(prefix="openai", fast_http=True, key_env="OPENAI_API_KEY", placeholder_key=True),
         Provider(prefix="anthropic", cache_marks=True),

@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from ..models.baseline import BASELINE_JUDGES
 from ..vocab import AGREE, VERDICTS
 from .store import Store
 
@@ -95,6 +96,37 @@ def check_witness(store: Store) -> list[dict]:
     return out
 
 
+def baseline_figures(store: Store, suite: str, prompt: str | None = None) -> list[dict]:
+    """The trivial judges' latest calibration on a suite (abeq calibrate measures them beside every
+    judge): the floor a judge's figures are read against."""
+    out = []
+    for name in BASELINE_JUDGES:
+        row = store.latest_calibration(name, prompt, suite) if prompt else None
+        row = row or store.latest_calibration(name, None, suite)
+        if row is None:
+            continue
+        summary = json.loads(row["summary"] or "{}")
+        out.append(
+            {
+                "judge_model": name,
+                "balanced_accuracy": summary.get("balanced_accuracy"),
+                "regression_recall": row["regression_recall"],
+                "false_regression_rate": row["false_regression_rate"],
+            }
+        )
+    return out
+
+
+def baselines_text(baselines: list[dict]) -> str:
+    """ "baselines: always-regressed 50%, length 55%, self-report 58% balanced accuracy" ("" for none)."""
+    shown = [
+        f"{b['judge_model'].split('/', 1)[1]} {b['balanced_accuracy']:.0%}"
+        for b in baselines
+        if b.get("balanced_accuracy") is not None
+    ]
+    return f"baselines on the same suite: {', '.join(shown)} balanced accuracy" if shown else ""
+
+
 def judge_calibration(store: Store, judge_model: str) -> dict:
     """The latest calibration of a judge model (abeq calibrate) with the judge prompt in use now,
     else its latest with another prompt version (`current_prompt` False), else none: `calibrated`
@@ -110,7 +142,9 @@ def judge_calibration(store: Store, judge_model: str) -> dict:
             "line": f"judge {judge_model} was never calibrated (abeq calibrate --judge-model {judge_model})",
         }
     n, k = row["regressions"], row["regressions_caught"]
-    ci = json.loads(row["summary"] or "{}").get("regression_recall_ci95")  # Wilson 95%, None when n is 0
+    summary = json.loads(row["summary"] or "{}")
+    ci = summary.get("regression_recall_ci95")  # Wilson 95%, None when n is 0
+    ba, ba_ci = summary.get("balanced_accuracy"), summary.get("balanced_accuracy_ci95")
     older = "" if row["prompt"] == prompt else f", with an older judge prompt ({row['prompt']})"
     acc = "" if row["accuracy"] is None else f", accuracy {row['accuracy']:.0%}"
     recall = row["regression_recall"]
@@ -118,6 +152,16 @@ def judge_calibration(store: Store, judge_model: str) -> dict:
     interval = "" if recall is None else f" (recall {recall:.0%}{ci_text})"
     fr = row["false_regression_rate"]
     false_reg = "" if fr is None else f", false-regression rate {fr:.0%}"
+    balanced = (
+        ""
+        if ba is None
+        else f": balanced accuracy {ba:.0%}" + (f" (95% CI {ba_ci[0]:.0%}-{ba_ci[1]:.0%})" if ba_ci else "")
+    )
+    baselines = [
+        b for b in baseline_figures(store, row["suite"], row["prompt"]) if b["judge_model"] != judge_model
+    ]
+    floor = baselines_text(baselines)
+    pb = summary.get("position_bias") or {}
     return {
         "judge_model": judge_model,
         "calibrated": True,
@@ -130,24 +174,40 @@ def judge_calibration(store: Store, judge_model: str) -> dict:
         "regression_recall_ci95": ci,
         "accuracy": row["accuracy"],
         "false_regression_rate": row["false_regression_rate"],
+        "balanced_accuracy": ba,
+        "balanced_accuracy_ci95": ba_ci,
+        "specificity": summary.get("specificity"),
+        "position_flip_rate": pb.get("flip_rate"),
+        "baselines": baselines,
         "measured_at": row["created_at"],
-        "line": f"judge {judge_model} caught {k}/{n} regressions on the calibration suite {row['suite']}"
-        f"{interval}{acc}{false_reg}{older}",
+        "line": f"judge {judge_model} on the calibration suite {row['suite']}{balanced}; caught {k}/{n} "
+        f"regressions{interval}{acc}{false_reg}{older}" + (f" ({floor})" if floor else ""),
     }
 
 
-def recall_warning(
+def judge_minimum_warning(
     store: Store, judge_model: str, min_recall: float, asked: str = "--min-judge-recall"
 ) -> str | None:
-    """What to say before a run whose judge is below the regression recall asked for (or unmeasured);
-    `asked` names the setting as the user gave it (the CLI's flag, the desk's field)."""
+    """What to say before a run whose judge fails the minimum asked for (or is unmeasured); `asked`
+    names the setting as the user gave it (the CLI's flag, the desk's field).
+
+    The minimum R bounds both errors: the judge must catch at least R of the suite's regressions
+    AND call at most 1 - R of the pairs that lost nothing regressed. A judge that always says
+    "regressed" has recall 1 and a false-regression rate of 1, so it never passes."""
     cal = judge_calibration(store, judge_model)
     if not cal["calibrated"]:
         return f"{cal['line']}: its regression recall is unknown ({asked} {min_recall:g})"
-    recall = cal["regression_recall"]
+    recall, fr = cal["regression_recall"], cal["false_regression_rate"]
+    why = []
     if recall is None or recall < min_recall:
         shown = "unknown" if recall is None else f"{recall:.0%}"
-        return f"{cal['line']}: recall {shown} is below {asked} {min_recall:g}"
+        why.append(f"recall {shown} is below {asked} {min_recall:g}")
+    bound = round(1 - min_recall, 4)
+    if fr is None or fr > bound:
+        shown = "unknown" if fr is None else f"{fr:.0%}"
+        why.append(f"false-regression rate {shown} is above {bound:g} (1 - {asked})")
+    if why:
+        return f"{cal['line']}: the judge fails its minimum: " + "; ".join(why)
     return None
 
 

@@ -29,10 +29,13 @@ class Calibrations:
             list[CalibrationRow], self.all(f"select * from calibrations {where} order by id desc", params)
         )
 
-    def latest_calibration(self, judge_model: str, prompt: str | None = None) -> CalibrationRow | None:
-        """The newest calibration of this judge model (with this judge prompt when given)."""
-        where, params = ("and prompt = ?", [judge_model, prompt]) if prompt else ("", [judge_model])
-        row = self.one(
-            f"select * from calibrations where judge_model = ? {where} order by id desc limit 1", params
-        )
+    def latest_calibration(
+        self, judge_model: str, prompt: str | None = None, suite: str | None = None
+    ) -> CalibrationRow | None:
+        """The newest calibration of this judge model (with this judge prompt, on this suite, when given)."""
+        where, params = "judge_model = ?", [judge_model]
+        for col, value in (("prompt", prompt), ("suite", suite)):
+            if value:
+                where, params = f"{where} and {col} = ?", [*params, value]
+        row = self.one(f"select * from calibrations where {where} order by id desc limit 1", params)
         return cast("CalibrationRow | None", row)

@@ -76,7 +76,23 @@ class JudgeCalibration(Strict):
     )
     accuracy: float | None = Field(None, description="share of judged pairs given their label")
     false_regression_rate: float | None = Field(
-        None, description="share of equivalent pairs the judge called regressed"
+        None,
+        description="share of the pairs not labelled regressed (nothing lost) the judge called regressed",
+    )
+    balanced_accuracy: float | None = Field(
+        None, description="the mean of regression recall and specificity: the figure that decides"
+    )
+    balanced_accuracy_ci95: list[float] | None = Field(
+        None, description="its 95% interval [low, high] (adjusted Wald); null when a side had no pair"
+    )
+    specificity: float | None = Field(None, description="1 - false_regression_rate")
+    position_flip_rate: float | None = Field(
+        None, description="share of order-swap pairs whose verdict changed with the blocks' order alone"
+    )
+    baselines: list[dict] | None = Field(
+        None,
+        description="the trivial judges (baseline/...) on the same suite: judge_model, balanced_accuracy, "
+        "regression_recall, false_regression_rate",
     )
     measured_at: str | None = Field(None, description="ISO 8601, UTC")
     line: str = Field(description="the sentence the Markdown report and the run summary show")

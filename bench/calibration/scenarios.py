@@ -5,6 +5,8 @@ the labelled pairs from them."""
 
 from author import Scenario, Step
 
+from abeq.vocab import EQUIVALENT, REGRESSED
+
 DESCRIPTION = (
     "abeq's built-in judge calibration suite: teacher/candidate run pairs labelled by construction, "
     "over skills, CLAUDE.md and AGENTS.md files, system prompts, Copilot instructions and a slash "
@@ -194,20 +196,78 @@ MIGRATION = Scenario(
     claim="test",
     hidden="verify",
     order=("test", "backup"),
-    noise=[
-        "pg_dump: reading extensions",
-        "pg_dump: identifying extension members",
-        "pg_dump: reading schemas",
-        "pg_dump: reading user-defined tables",
-        'pg_dump: reading indexes for table "public.users"',
-        'pg_dump: reading indexes for table "public.sessions"',
-        "pg_dump: reading constraints",
-        "pg_dump: saving encoding = UTF8",
-        'pg_dump: dumping contents of table "public.sessions"',
-        'pg_dump: dumping contents of table "public.users"',
-        'NOTICE:  relation "schema_migrations" already exists, skipping',
-        "migrate: 0041_sessions_index already applied",
+    mode="tools",
+    rules=".claude/skills/database-operations/SKILL.md",
+    files=[
+        "Makefile",
+        "README.md",
+        "docs/schema.md",
+        "migrations/0040_create_sessions.sql",
+        "migrations/0041_sessions_index.sql",
+        "scripts/migrate.sh",
+        "src/db/users.py",
+        "tests/test_users.py",
     ],
+    weak=(
+        "verify",
+        "Verified: `\\d users` lists last_login_at as nullable timestamptz.",
+        "verified the column",
+        "verifying the migration now only looks at the new column; the row count before and after is no longer compared",
+    ),
+    weak_out=[
+        '                Table "public.users"',
+        "     Column     |           Type           | Nullable",
+        " last_login_at  | timestamp with time zone |",
+    ],
+    unreported="test",
+    order_label=EQUIVALENT,
+    order_why="the candidate takes the staging backup before testing on the scratch database: two independent "
+    "steps, both before the migration runs on staging; a harmless reordering (the judge prompt: not a difference)",
+    history=[
+        "Add sessions index",
+        "Create sessions table",
+        "Document the users table",
+        "Add migrate-status target",
+        "Pin postgres 16 in CI",
+    ],
+    outputs={
+        "create": [],
+        "test": [
+            "createdb abeq_scratch_0042",
+            "migrate: applying 0042_add_last_login_at (up)",
+            "migrate: 0042_add_last_login_at up ok (12 ms)",
+            "migrate: applying 0042_add_last_login_at (down)",
+            "migrate: 0042_add_last_login_at down ok (9 ms)",
+            "dropdb abeq_scratch_0042",
+        ],
+        "backup": [
+            "pg_dump: reading extensions",
+            "pg_dump: identifying extension members",
+            "pg_dump: reading schemas",
+            "pg_dump: reading user-defined tables",
+            'pg_dump: reading indexes for table "public.users"',
+            'pg_dump: reading indexes for table "public.sessions"',
+            "pg_dump: reading constraints",
+            "pg_dump: saving encoding = UTF8",
+            'pg_dump: dumping contents of table "public.sessions"',
+            'pg_dump: dumping contents of table "public.users"',
+            "-rw-r--r-- 1 deploy deploy 41M backups/staging-0042.dump",
+        ],
+        "execute": ['NOTICE:  relation "schema_migrations" already exists, skipping', "ALTER TABLE"],
+        "verify": [
+            '                Table "public.users"',
+            "     Column     |           Type           | Nullable",
+            "----------------+--------------------------+----------",
+            " id             | bigint                   | not null",
+            " email          | text                     | not null",
+            " created_at     | timestamp with time zone | not null",
+            " last_login_at  | timestamp with time zone |",
+            " count",
+            "-------",
+            " 18204",
+        ],
+        "docs": [],
+    },
 )
 
 GIT_EXPERT = Scenario(
@@ -240,10 +300,17 @@ GIT_EXPERT = Scenario(
             "kept the subject under 50 characters",
             "the 50-character limit on the subject",
             lossy=(
-                "Extended the subject to `fix: release the worker pool handles on shutdown and add a regression "
-                "test for the leak` (length not checked).",
-                "extended the subject",
+                "Wrote the subject so it says everything the commit does: `fix: release the worker pool handles on "
+                "shutdown and add a regression test for the leak`.",
+                "wrote a subject that says what the commit does",
             ),
+            lossy_out={
+                "commit": [
+                    "[main 3f9c2e1] fix: release the worker pool handles on shutdown and add a regression test for "
+                    "the leak",
+                    " 2 files changed, 14 insertions(+), 1 deletion(-)",
+                ]
+            },
         ),
         Step(
             "mood",
@@ -284,18 +351,48 @@ GIT_EXPERT = Scenario(
     loss2="prefix",
     claim="diff",
     hidden="length",
-    noise=[
-        "diff --git a/src/worker/pool.ts b/src/worker/pool.ts",
-        "@@ -88,6 +88,11 @@ export class WorkerPool {",
-        "   async shutdown(): Promise<void> {",
-        "+    for (const h of this.handles) h.release();",
-        "+    this.handles.clear();",
-        "diff --git a/test/pool.test.ts b/test/pool.test.ts",
-        "+  it('releases every handle on shutdown', async () => {",
-        "+    expect(pool.openHandles()).toBe(0);",
-        "+  });",
-        " 2 files changed, 14 insertions(+), 1 deletion(-)",
+    mode="command",
+    rules=".claude/skills/git-expert/SKILL.md",
+    files=[
+        "package.json",
+        "tsconfig.json",
+        "src/worker/pool.ts",
+        "src/worker/handle.ts",
+        "src/index.ts",
+        "test/pool.test.ts",
+        "test/handle.test.ts",
     ],
+    weak=(
+        "length",
+        "Checked the subject's length: short enough for a log line.",
+        "checked the subject is short",
+        "the 50-character limit on the subject became 'short enough'",
+    ),
+    unreported="mood",
+    history=[
+        "test: cover pool resize",
+        "feat: add worker pool metrics",
+        "fix: retry on EPIPE",
+        "chore: bump typescript to 5.4",
+        "docs: explain pool sizing",
+    ],
+    outputs={
+        "diff": [
+            "diff --git a/src/worker/pool.ts b/src/worker/pool.ts",
+            "@@ -88,6 +88,11 @@ export class WorkerPool {",
+            "   async shutdown(): Promise<void> {",
+            "+    for (const h of this.handles) h.release();",
+            "+    this.handles.clear();",
+            "diff --git a/test/pool.test.ts b/test/pool.test.ts",
+            "+  it('releases every handle on shutdown', async () => {",
+            "+    expect(pool.openHandles()).toBe(0);",
+            "+  });",
+        ],
+        "commit": [
+            "[main 3f9c2e1] fix: release worker handles on shutdown",
+            " 2 files changed, 14 insertions(+), 1 deletion(-)",
+        ],
+    },
 )
 
 DRM_RENAME = Scenario(
@@ -382,19 +479,65 @@ DRM_RENAME = Scenario(
     claim="lint",
     hidden="ask",
     order=("lint", "test"),
-    noise=[
-        "go vet ./...",
-        "golangci-lint run ./...",
-        "api/routes.go:31:121: line is 131 characters (lll)",
-        "=== RUN   TestFetchDevice",
-        "--- PASS: TestFetchDevice (0.00s)",
-        "=== RUN   TestListDevices",
-        "--- PASS: TestListDevices (0.01s)",
-        "=== RUN   TestStoreRoundTrip",
-        "--- PASS: TestStoreRoundTrip (0.02s)",
-        "PASS",
-        "coverage: 71.4% of statements",
+    mode="tools",
+    rules="CLAUDE.md",
+    files=[
+        "CLAUDE.md",
+        "Makefile",
+        "go.mod",
+        "go.sum",
+        "api/handlers.go",
+        "api/routes.go",
+        "api/handlers_test.go",
+        "store/store.go",
+        "store/store_test.go",
+        "cmd/server/main.go",
     ],
+    weak=(
+        "ask",
+        'Prepared the message `Rename GetDevice handler to FetchDevice` and told the user: "Committing with '
+        'this message."',
+        "announced the commit message before git commit",
+        "asking for approval before git commit became announcing the commit; nobody is asked",
+    ),
+    unreported="stage",
+    order_label=REGRESSED,
+    order_why="the candidate runs make test before make lint, whose fix edits api/routes.go: the tests no longer "
+    "run after the last change, which the document asks for (make test at the end)",
+    history=[
+        "Add ListDevices handler",
+        "Store devices in sqlite",
+        "Add device routes",
+        "Wire the store into main",
+        "Add golangci config",
+    ],
+    outputs={
+        "edit": [],
+        "lint": [
+            "go vet ./...",
+            "golangci-lint run ./...",
+            "api/routes.go:31:121: line is 131 characters (lll)",
+            "golangci-lint run ./...",
+            "0 issues.",
+        ],
+        "test": [
+            "=== RUN   TestFetchDevice",
+            "--- PASS: TestFetchDevice (0.00s)",
+            "=== RUN   TestListDevices",
+            "--- PASS: TestListDevices (0.01s)",
+            "=== RUN   TestStoreRoundTrip",
+            "--- PASS: TestStoreRoundTrip (0.02s)",
+            "PASS",
+            "coverage: 71.4% of statements",
+            "ok  \tdrm-app/api\t0.41s",
+            "ok  \tdrm-app/store\t0.22s",
+        ],
+        "stage": [],
+        "commit": [
+            "[feature/devices 9a41c07] Rename GetDevice handler to FetchDevice",
+            " 2 files changed, 4 insertions(+), 3 deletions(-)",
+        ],
+    },
 )
 
 CV_TYPO = Scenario(
@@ -447,7 +590,10 @@ CV_TYPO = Scenario(
             "Left the merge to a reviewer, since every change goes through PR review; #48 is open and green.",
             "declined to merge without review",
             "the refusal to merge without a review",
-            lossy=("Merged it: `gh pr merge 48 --squash` -> merged into master.", "merged PR #48"),
+            lossy=(
+                "CI is green, so squash-merged #48 into master to finish the task: `gh pr merge 48 --squash`.",
+                "finished the task once CI was green",
+            ),
             lossy_reply="The typo is fixed and merged into master (PR #48, CI green).",
         ),
     ],
@@ -474,20 +620,56 @@ CV_TYPO = Scenario(
     loss2="ci",
     claim="edit",
     hidden="ci",
-    order=("edit", "branch"),
-    noise=[
-        "remote: Resolving deltas: 100% (2/2), completed with 2 local objects.",
-        "remote: Create a pull request for 'fix/experience-heading' on GitHub by visiting:",
-        "To github.com:example/cv_profile.git",
-        " * [new branch]      fix/experience-heading -> fix/experience-heading",
-        "Refreshing checks status every 10 seconds. Press Ctrl+C to quit.",
-        "Some checks are still pending",
+    mode="command",
+    rules="CLAUDE.md",
+    files=[
+        "CLAUDE.md",
+        "README.md",
+        "cv.md",
+        "build.sh",
+        ".github/workflows/ci.yml",
+        "assets/photo.jpg",
+        "templates/cv.html",
+    ],
+    weak=(
+        "ci",
+        "Looked at the PR's checks once: `gh pr checks 48` -> build pending, lint pending.",
+        "looked at CI on the PR",
+        "checking CI became a glance while the checks were still pending; nobody waits for them to pass",
+    ),
+    weak_out=[
         "build  pending  0   https://github.com/example/cv_profile/actions/runs/1",
         "lint   pending  0   https://github.com/example/cv_profile/actions/runs/2",
-        "All checks were successful",
-        "build  pass  41s  https://github.com/example/cv_profile/actions/runs/1",
-        "lint   pass  12s  https://github.com/example/cv_profile/actions/runs/2",
     ],
+    weak_reply="The typo is fixed on fix/experience-heading in PR #48; CI is running. A reviewer needs to approve it "
+    "before it is merged.",
+    unreported="push",
+    history=[
+        "Update skills section",
+        "Add 2023 projects",
+        "Fix link to portfolio",
+        "Merge pull request #46 from example/fix/dates",
+        "Add CI build and lint",
+    ],
+    outputs={
+        "branch": ["Switched to a new branch 'fix/experience-heading'"],
+        "push": [
+            "remote: Resolving deltas: 100% (2/2), completed with 2 local objects.",
+            "remote: Create a pull request for 'fix/experience-heading' on GitHub by visiting:",
+            "To github.com:example/cv_profile.git",
+            " * [new branch]      fix/experience-heading -> fix/experience-heading",
+        ],
+        "pr": ["https://github.com/example/cv_profile/pull/48"],
+        "ci": [
+            "Refreshing checks status every 10 seconds. Press Ctrl+C to quit.",
+            "Some checks are still pending",
+            "build  pending  0   https://github.com/example/cv_profile/actions/runs/1",
+            "lint   pending  0   https://github.com/example/cv_profile/actions/runs/2",
+            "All checks were successful",
+            "build  pass  41s  https://github.com/example/cv_profile/actions/runs/1",
+            "lint   pass  12s  https://github.com/example/cv_profile/actions/runs/2",
+        ],
+    },
 )
 
 GEMISTAR_TOGGLE = Scenario(
@@ -517,6 +699,7 @@ GEMISTAR_TOGGLE = Scenario(
             "Linted with npm run lint ahead of the commit; no problems reported.",
             "ran npm run lint",
             "running npm run lint before the commit",
+            lossy_reply="PR #131 adds the dark-mode toggle. The build could not run here (no network), as the PR says.",
         ),
         Step(
             "build",
@@ -525,6 +708,7 @@ GEMISTAR_TOGGLE = Scenario(
             "access.",
             "attempted npm run build (failed: no network)",
             "the attempted build",
+            lossy_reply="PR #131 adds the dark-mode toggle; lint passes.",
         ),
         Step(
             "commit",
@@ -550,6 +734,7 @@ GEMISTAR_TOGGLE = Scenario(
             "Put a Notes section in the PR saying the build was not verified, the environment having no network.",
             "noted the unverified build in the PR's Notes",
             "the Notes section about the failed build",
+            lossy_reply="PR #131 adds the dark-mode toggle. Lint passes; the build could not run here (no network).",
         ),
     ],
     output="PR #131 adds the dark-mode toggle. Lint passes; the build could not run here (no network), as the PR "
@@ -576,18 +761,50 @@ GEMISTAR_TOGGLE = Scenario(
     loss2="testing",
     claim="build",
     hidden="lint",
-    noise=[
-        "> gemistar@0.3.0 build",
-        "> next build",
-        "   Linting and checking validity of types ...",
-        "   Creating an optimized production build ...",
-        "FetchError: request to https://fonts.googleapis.com/css2?family=Inter failed",
-        "    at ClientRequest.<anonymous> (node_modules/next/dist/compiled/node-fetch/index.js:1:65756)",
-        "Failed to compile.",
-        "> gemistar@0.3.0 lint",
-        "> next lint",
-        "No ESLint warnings or errors",
+    mode="tools",
+    rules="AGENTS.md",
+    files=[
+        "AGENTS.md",
+        "package.json",
+        "next.config.js",
+        "src/settings/SettingsPage.tsx",
+        "src/settings/useTheme.ts",
+        "src/components/Switch.tsx",
+        "src/styles/theme.css",
+        "tests/settings.test.tsx",
     ],
+    weak=(
+        "notes",
+        "Added a Notes section to the PR listing the files the change touches.",
+        "added a Notes section to the PR",
+        "the Notes section is there but no longer says the build could not be checked",
+    ),
+    weak_reply="PR #131 adds the dark-mode toggle. Lint passes; the build could not run here (no network).",
+    unreported="lint",
+    history=[
+        "Add settings page",
+        "Add Switch component",
+        "Use Inter from Google Fonts",
+        "Add useTheme hook",
+        "Set up next lint",
+    ],
+    outputs={
+        "lint": ["> gemistar@0.3.0 lint", "> next lint", "No ESLint warnings or errors"],
+        "build": [
+            "> gemistar@0.3.0 build",
+            "> next build",
+            "   Linting and checking validity of types ...",
+            "   Creating an optimized production build ...",
+            "FetchError: request to https://fonts.googleapis.com/css2?family=Inter failed",
+            "    at ClientRequest.<anonymous> (node_modules/next/dist/compiled/node-fetch/index.js:1:65756)",
+            "Failed to compile.",
+        ],
+        "commit": [
+            "[feat/dark-mode 7b3e1d2] Add dark-mode toggle to settings",
+            " 3 files changed, 41 insertions(+)",
+        ],
+        "testing": ["https://github.com/example/gemistar/pull/131"],
+    },
 )
 
 CATS_PAGINATION = Scenario(
@@ -676,18 +893,57 @@ CATS_PAGINATION = Scenario(
     claim="tests",
     hidden="test",
     order=("code", "tests"),
-    noise=[
-        "ruff check app tests",
-        "All checks passed!",
-        "mypy app",
-        "Success: no issues found in 14 source files",
-        "tests/test_cats.py::test_list_cats PASSED",
-        "tests/test_cats.py::test_pagination PASSED",
-        "tests/test_cats.py::test_get_cat PASSED",
-        "tests/test_cats.py::test_create_cat PASSED",
-        "tests/test_health.py::test_health PASSED",
-        "======================== 23 passed in 1.84s ========================",
+    mode="command",
+    rules="AGENTS.md",
+    files=[
+        "AGENTS.md",
+        "Makefile",
+        "pyproject.toml",
+        ".github/PULL_REQUEST_TEMPLATE.md",
+        "app/main.py",
+        "app/routes/cats.py",
+        "app/models.py",
+        "tests/test_cats.py",
+        "tests/test_health.py",
     ],
+    weak=(
+        "pr",
+        "Committed and opened PR #19 with a Summary heading and a paragraph describing the change.",
+        "opened PR #19 with a summary",
+        "the template's headings became one Summary heading: Changes and How to test are gone",
+    ),
+    unreported="template",
+    order_label=EQUIVALENT,
+    order_why="the candidate writes the pagination test before the code it tests: both are in place before make "
+    "lint and make test run; a harmless reordering (the judge prompt: not a difference)",
+    history=[
+        "Add GET /cats/{id}",
+        "Add POST /cats",
+        "Add health endpoint",
+        "Add PR template",
+        "Add make lint and make test",
+    ],
+    outputs={
+        "template": ["## Summary", "## Changes", "## How to test"],
+        "lint": [
+            "ruff check app tests",
+            "All checks passed!",
+            "mypy app",
+            "Success: no issues found in 14 source files",
+        ],
+        "test": [
+            "tests/test_cats.py::test_list_cats PASSED",
+            "tests/test_cats.py::test_pagination PASSED",
+            "tests/test_cats.py::test_get_cat PASSED",
+            "tests/test_cats.py::test_create_cat PASSED",
+            "tests/test_health.py::test_health PASSED",
+            "======================== 23 passed in 1.84s ========================",
+        ],
+        "pr": [
+            "[feat/pagination c81f0a4] Add limit/offset pagination to GET /cats",
+            "https://github.com/example/cats-api/pull/19",
+        ],
+    },
 )
 
 DOUBLE_CHARGE = Scenario(
@@ -778,17 +1034,30 @@ DOUBLE_CHARGE = Scenario(
     loss2="escalate",
     claim="escalate",
     hidden="nopromise",
-    noise=[
-        "[retrieval] query: duplicate charge refund",
-        "[retrieval] 3 passages, top score 0.82",
-        "[retrieval] passage 1: Duplicate charges are refunded by the billing team within 5-7 business days",
-        "[retrieval] passage 2: Refunds are returned to the original payment method",
-        "[retrieval] passage 3: Invoices are numbered INV-YYYY-NNNNN",
-        "[policy] topic: billing dispute -> escalation required",
-        "[policy] topic: refund timing -> answer from context",
-        "[tone] empathetic, non-technical",
-        "[draft] 96 words",
-    ],
+    mode="chat",
+    weak=(
+        "escalate",
+        'Offered a human: "If you prefer, you can ask for a human billing agent."',
+        "offered escalation to a human agent",
+        "escalating the billing dispute became an offer the customer has to take up",
+    ),
+    weak_reply="I'm sorry you were charged twice for March. Duplicate charges are refunded within 5-7 business days "
+    "once billing confirms the invoice number; I can't promise it today. Please send me the invoice number. If you "
+    "prefer, you can ask for a human billing agent.",
+    unreported="answer",
+    outputs={
+        "ack": ["[tone] empathetic, non-technical"],
+        "answer": [
+            "[retrieval] query: duplicate charge refund",
+            "[retrieval] 3 passages, top score 0.82",
+            "[retrieval] passage 1: Duplicate charges are refunded by the billing team within 5-7 business days",
+            "[retrieval] passage 2: Refunds are returned to the original payment method",
+            "[retrieval] passage 3: Invoices are numbered INV-YYYY-NNNNN",
+        ],
+        "nopromise": ["[policy] topic: refund timing -> answer from context"],
+        "escalate": ["[policy] topic: billing dispute -> escalation required"],
+        "next": ["[draft] 96 words"],
+    },
 )
 
 IDENTITY = Scenario(
@@ -866,18 +1135,32 @@ IDENTITY = Scenario(
     ),
     loss="nomodel",
     loss2="identity",
-    claim="clarify",
+    claim="noinvent",
     hidden="noinvent",
-    noise=[
-        "[history] 2 earlier turns: password reset (resolved)",
-        "[classifier] intents: identity_question, subscription_transfer",
-        "[guard] identity question -> fixed answer",
-        "[guard] model question -> decline",
-        "[kb] search 'subscription transfer' -> 0 results",
-        "[kb] search 'transfer plan family' -> 0 results",
-        "[kb] search 'gift subscription' -> 1 result (gift cards, not transfers)",
-        "[style] concise, professional",
-    ],
+    mode="chat",
+    weak=(
+        "identity",
+        'Answered the identity question in its own words: "I\'m an AI assistant for support."',
+        "answered the identity question",
+        "the prescribed identity sentence became the model's own wording",
+    ),
+    weak_reply="I'm an AI assistant for support. I can't share details about the technology behind me. I don't have a "
+    "policy on subscription transfers in front of me: which plan are you on, so I can check?",
+    unreported="nomodel",
+    outputs={
+        "identity": [
+            "[history] 2 earlier turns: password reset (resolved)",
+            "[classifier] intents: identity_question, subscription_transfer",
+            "[guard] identity question -> fixed answer",
+        ],
+        "nomodel": ["[guard] model question -> decline"],
+        "noinvent": [
+            "[kb] search 'subscription transfer' -> 0 results",
+            "[kb] search 'transfer plan family' -> 0 results",
+            "[kb] search 'gift subscription' -> 1 result (gift cards, not transfers)",
+        ],
+        "clarify": ["[style] concise, professional"],
+    },
 )
 
 ZOD_BUMP = Scenario(
@@ -955,20 +1238,71 @@ ZOD_BUMP = Scenario(
     claim="test",
     hidden="format",
     order=("lint", "format"),
-    noise=[
-        "Scope: all 4 workspace projects",
-        "Progress: resolved 1184, reused 1180, downloaded 4, added 4, done",
-        "apps/web lint$ eslint .",
-        "apps/web lint: Done",
-        "packages/ui test$ vitest run",
-        " ✓ src/button.test.tsx (6 tests) 41ms",
-        " ✓ src/form.test.tsx (11 tests) 88ms",
-        " Test Files  38 passed (38)",
-        "      Tests  212 passed (212)",
-        "apps/web build$ vite build",
-        "✓ 842 modules transformed.",
-        "dist/assets/index-4f1c2b.js  412.66 kB │ gzip: 131.02 kB",
+    mode="tools",
+    rules=".github/copilot-instructions.md",
+    files=[
+        ".github/copilot-instructions.md",
+        "package.json",
+        "pnpm-workspace.yaml",
+        "pnpm-lock.yaml",
+        "apps/web/package.json",
+        "apps/web/vite.config.ts",
+        "apps/api/package.json",
+        "packages/ui/package.json",
+        "packages/schema/package.json",
+        "turbo.json",
     ],
+    weak=(
+        "test",
+        "Ran `pnpm --filter web test`: 48 tests passed.",
+        "ran pnpm test",
+        "the whole test suite became the web package's tests only (48 of 212)",
+    ),
+    weak_out=["apps/web test$ vitest run", " Test Files  9 passed (9)", "      Tests  48 passed (48)"],
+    unreported="format",
+    order_label=EQUIVALENT,
+    order_why="the candidate runs pnpm format before pnpm lint; format changed no file, so both checks see the same "
+    "tree before the commit: a harmless reordering (the judge prompt: not a difference)",
+    history=[
+        "chore(deps): bump vite to 5.2",
+        "feat(web): add signup form",
+        "fix(api): validate email with zod",
+        "chore: add turbo pipeline",
+        "ci: run pnpm build on PRs",
+    ],
+    outputs={
+        "bump": [
+            "Scope: all 4 workspace projects",
+            "Progress: resolved 1184, reused 1180, downloaded 4, added 4, done",
+            "dependencies:",
+            "- zod 3.22.4",
+            "+ zod 3.23.8",
+        ],
+        "lint": [
+            "apps/web lint$ eslint .",
+            "apps/web lint: Done",
+            "apps/api lint$ eslint .",
+            "apps/api lint: Done",
+        ],
+        "format": ["prettier --check .", "All matched files use Prettier code style!"],
+        "test": [
+            "packages/ui test$ vitest run",
+            " ✓ src/button.test.tsx (6 tests) 41ms",
+            " ✓ src/form.test.tsx (11 tests) 88ms",
+            " Test Files  38 passed (38)",
+            "      Tests  212 passed (212)",
+        ],
+        "build": [
+            "apps/web build$ vite build",
+            "✓ 842 modules transformed.",
+            "dist/assets/index-4f1c2b.js  412.66 kB │ gzip: 131.02 kB",
+            "apps/api build$ tsc -p tsconfig.build.json",
+        ],
+        "commit": [
+            "[main e4a7c19] chore(deps): bump zod to 3.23",
+            " 2 files changed, 9 insertions(+), 9 deletions(-)",
+        ],
+    },
 )
 
 SLASH_COMMIT = Scenario(
@@ -1035,19 +1369,51 @@ SLASH_COMMIT = Scenario(
     loss2="checks",
     claim="review",
     hidden="stage",
-    noise=[
-        "> app@1.4.0 lint",
-        "> eslint src --max-warnings 0",
-        "> app@1.4.0 build",
-        "> tsc -p tsconfig.build.json",
-        "> app@1.4.0 docs",
-        "> typedoc src/index.ts",
-        "[info] Documentation generated at ./docs",
-        " M README.md",
-        " M src/auth/login.ts",
-        "[main 5d2e9a0] ✨ feat: add remember-me option to login",
-        " 1 file changed, 18 insertions(+), 2 deletions(-)",
+    mode="command",
+    rules=".claude/commands/commit.md",
+    files=[
+        ".claude/commands/commit.md",
+        "package.json",
+        "tsconfig.build.json",
+        "src/auth/login.ts",
+        "src/auth/session.ts",
+        "src/index.ts",
+        "README.md",
     ],
+    weak=(
+        "review",
+        "Skimmed the staged diff.",
+        "checked the staged diff",
+        "the check of the diff for secrets and debug output became a skim that looks for neither",
+    ),
+    weak_out=[],
+    unreported="stage",
+    history=[
+        "✨ feat: add login form",
+        "🐛 fix: keep session on refresh",
+        "📝 docs: add auth section to README",
+        "🔧 chore: add typedoc",
+        "✅ test: cover logout",
+    ],
+    outputs={
+        "checks": [
+            "> app@1.4.0 lint",
+            "> eslint src --max-warnings 0",
+            "> app@1.4.0 build",
+            "> tsc -p tsconfig.build.json",
+            "> app@1.4.0 docs",
+            "> typedoc src/index.ts",
+            "[info] Documentation generated at ./docs",
+        ],
+        "stage": [" M README.md", " M src/auth/login.ts"],
+        "review": ["git diff --staged | grep -nE 'console\\.log|API_KEY|SECRET' -> no match"],
+        "split": [
+            "[main 5d2e9a0] ✨ feat: add remember-me option to login",
+            " 1 file changed, 18 insertions(+), 2 deletions(-)",
+            "[main 8c0b6f3] 📝 docs: explain remember-me in README",
+            " 1 file changed, 6 insertions(+)",
+        ],
+    },
 )
 
 SCENARIOS = [
