@@ -21,6 +21,8 @@ def test_the_page_starts_a_mutation_test_and_opens_a_sections_evidence(app, db):
     app.run()
     text = " ".join(m.value for m in app.markdown)
     assert "Mutation score 86%\\: 6 of 7 section deletions noticed" in text  # (Markdown-escaped)
+    assert "not a trust figure" in text  # the scripted double made the calls: the page says so
+    assert any("Not a trust figure" in w.value and "scripted/rules" in w.value for w in app.warning)
     drawn = [h.proto.body for h in app.get("html")]
     assert sum('data-state="killed by' in h for h in drawn) == 6
     assert sum('data-state="survived: claimed but unnoticed"' in h for h in drawn) == 1
@@ -28,8 +30,12 @@ def test_the_page_starts_a_mutation_test_and_opens_a_sections_evidence(app, db):
     app.button(key="mutant_ev_1").click().run()  # block 0 is the front matter; 1 the Preamble
     text = " ".join(m.value for m in app.markdown)
     assert any(m.value.startswith("#### Evidence: Preamble · survived") for m in app.markdown)
-    assert "**happy-1** (claims this section; judged equivalent)" in text
-    assert any("Without Preamble" in h.proto.body for h in app.get("html"))
+    # the two transcripts are the same: said once, shown once
+    assert (
+        "**happy-1** (judged equivalent): the original and the mutant produced the identical transcript"
+        in text
+    )
+    assert not any("Without Preamble" in h.proto.body for h in app.get("html"))
     # a test with mutants a model wrote (abeq mutate --model-mutants): listed under the map apart
     # from the sections, each with the behaviour it removed, its state and its evidence
     from abeq.desk.run_vm import stored_document

@@ -139,7 +139,13 @@ def test_each_section_is_killed_or_survives_as_its_behaviour_says(known):
     assert got["Epsilon"]["reading"] == "blind"
     assert "behaviour_delta" not in got["Alpha"] and "beta summary" in got["Beta"]["evidence"][0]["delta"]
     pair = got["Gamma"]["evidence"][0]  # what stayed alike, side by side
-    assert pair["case_id"] == "c2" and pair["teacher"] == pair["mutant"] and "beta summary" in pair["teacher"]
+    # the two transcripts are identical: said so, and the one transcript is kept once
+    assert (
+        pair["case_id"] == "c2"
+        and pair["identical"]
+        and pair["mutant"] == ""
+        and "beta summary" in pair["teacher"]
+    )
     assert rep.score == rep.report["killed"] / rep.report["count"] == 3 / 6
 
 

@@ -46,6 +46,13 @@ def register(sub) -> None:
         "--max-mutants", type=bounded(int, 1), default=None, help="test only the first N section mutants"
     )
     r.add_argument(
+        "--section",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="test only this section's mutant (repeat for more; matched as a case's exercises_sections)",
+    )
+    r.add_argument(
         "--model-mutants",
         type=bounded(int, 0),
         default=0,
@@ -93,6 +100,7 @@ def _mutate(args, stop) -> int:
         confirm=args.confirm,
         all_cases=args.all_cases,
         max_mutants=args.max_mutants,
+        sections=args.section,
         model_mutants=args.model_mutants,
         mutant_model=writer,
         settings=settings,
@@ -102,6 +110,8 @@ def _mutate(args, stop) -> int:
             print(f"warning: {w}", file=sys.stderr)
         if prep.cfg.mode.kind != "command":
             caution(prep.cfg.runner, args.quiet)
+        if prep.cfg.judge.name != prep.cfg.runner.name:
+            caution(prep.cfg.judge, args.quiet)
         if not args.quiet:
             print(describe_mutation_estimate(prep.estimate(), args.all_cases), file=sys.stderr)
         bars: dict[int, Bar] = {}

@@ -56,6 +56,8 @@ def _progress(key: str) -> None:
 
 def _map(original: dict, report: dict, state: MutableMapping) -> None:
     st.markdown(f"**{md(vm.headline(report))}**")
+    if said := vm.caveat(report):
+        st.warning(md(said), icon=":material/science_off:")
     st.caption(vm.LEGEND)
     for n, b in enumerate(vm.blocks(original["content"], report)):
         left, right = st.columns([12, 2], vertical_alignment="center")
@@ -90,7 +92,12 @@ def _evidence(m: dict) -> None:
     for e in m.get("evidence", []):
         if "delta" in e:
             lost = f" Checks lost: {', '.join(e['checks_lost'])}." if e["checks_lost"] else ""
-            st.markdown(f"- **{md(e['case_id'])}**: {md(e['delta'] or '(no delta given)')}{md(lost)}")
+            by = f" (found by the {e['by']})" if e.get("by") else ""
+            st.markdown(f"- **{md(e['case_id'])}**{md(by)}: {md(e['delta'] or '(no delta given)')}{md(lost)}")
+        elif e.get("identical"):
+            st.markdown(f"**{md(e['case_id'])}** (judged {md(e['verdict'] or '')}): the original and the "
+                        "mutant produced the identical transcript")  # fmt: skip
+            st.code(e["teacher"], language="text")
         else:
             claims = "claims this section" if e["claims_section"] else "does not claim it"
             st.markdown(f"**{md(e['case_id'])}** ({claims}; judged {md(e['verdict'] or '')})")

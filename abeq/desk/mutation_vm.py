@@ -17,9 +17,10 @@ from ..execution.engine import Stop
 from ..execution.settings import RunSettings
 from ..mutation.estimate import describe_mutation_estimate
 from ..mutation.mutants import section_spans
+from ..mutation.render import caveat as caveat  # the panel says when a test double made the calls
 from ..mutation.render import kind
 from ..mutation.render import written_lines as written_lines  # the panel says what the model wrote
-from ..mutation.report import BLIND, KILLED, READINGS, SURVIVED, UNNOTICED
+from ..mutation.report import BLIND, KILLED, READINGS, SURVIVED, UNMAPPED, UNNOTICED
 from ..mutation.run import PreparedMutation, prepare_mutation
 from ..results.store import Store
 from ..schemas import TransferSet
@@ -31,12 +32,15 @@ COLOURS = {
     KILLED: ("#dafbe1", "#2da44e"),
     BLIND: ("#ffebe9", "#cf222e"),
     UNNOTICED: ("#fff8c5", "#d4a72c"),
+    UNMAPPED: ("#fbefff", "#8250df"),
     "other": ("#f6f8fa", "#8c959f"),
 }
 LEGEND = (
     "Green: killed (a case noticed the deletion: keep it). Red: survived, blind (no case claims the "
     "section: add one). Amber: survived, claimed but unnoticed (a candidate to cut, unless the case "
-    "never makes the model use it or the judge missed it: compare the transcripts). Grey: not tested."
+    "never makes the model use it or the judge missed it: compare the transcripts). Purple: survived, "
+    "unmapped (no case names the sections it exercises: set exercises_sections, or draft the set). "
+    "Grey: not tested."
 )
 
 
@@ -205,7 +209,9 @@ def headline(report: dict) -> str:
     what = what if written else f"{n} section deletions"
     return (
         f"Mutation score {report['score']:.0%}: {report['killed']} of {what} "
-        f"noticed ({report['runner_model']} / {report['judge_model']}; mutation test {report['id']})."
+        f"noticed ({report['runner_model']} / {report['judge_model']}; mutation test {report['id']})"
+        + ("" if report.get("trust_figure", True) else ": not a trust figure")
+        + "."
     )
 
 

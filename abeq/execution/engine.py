@@ -59,11 +59,13 @@ class Engine:
         cancel: threading.Event | None = None,
         cache: ResultCache | None = None,
         order: Sequence[str] = (),
+        stop_in_flight: bool = False,
     ):
         if isinstance(config, RunSettings):  # resolved here: the variant the original's name suggests
             config = config.config(detect_variant(original.name))
         self.store, self.original, self.candidate, self.ts = store, original, candidate, ts
         self.cfg: RunConfig = config
+        self.stop_in_flight = stop_in_flight  # a --fail-fast stop cancels the cases started too
         self.order = tuple(order)  # case ids to run first (a mutant tries the cases that claim its section)
         self.ts_hash = set_hash(ts)
         self.on_progress = on_progress
@@ -305,8 +307,9 @@ class Engine:
                     break
                 await self._case(i, case, policy, turn)
         else:
-            cases = self.ordered_cases()
-            await asyncio.gather(*[self._case(i, c, policy, turn) for turn, (i, c) in enumerate(cases)])
+            cases = enumerate(self.ordered_cases())
+            tasks = {c.id: asyncio.ensure_future(self._case(i, c, policy, turn)) for turn, (i, c) in cases}
+            await self.fail_fast.gather(tasks, cancel_in_flight=self.stop_in_flight)
 
     async def _watch(self, work: asyncio.Future) -> None:
         """Cancel the calls in flight once the run is cancelled (here, or from another process via the

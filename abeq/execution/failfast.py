@@ -7,6 +7,7 @@ verdicts — and the same command without --fail-fast runs them (finished cases 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Mapping
 from contextlib import asynccontextmanager
 
 from ..vocab import NOT_RUN_STAGE, NOT_RUN_STATUS, REGRESSED
@@ -32,6 +33,7 @@ class FailFast:
         self.after: str | None = None  # the case whose regression stopped the run
         self._gate = asyncio.Semaphore(max(1, width)) if on else None
         self._regressed: dict[str, int] = {}
+        self._on_stop: Callable[[str], None] | None = None  # called once, with the case that stopped the run
 
     @property
     def stopped(self) -> bool:
@@ -49,6 +51,8 @@ class FailFast:
     def stop(self, case_id: str) -> None:
         if self.on and self.after is None:
             self.after = case_id
+            if self._on_stop is not None:
+                self._on_stop(case_id)
 
     def sample(self, case_id: str, verdict: str, samples: int) -> None:
         """One judge sample landed: stop as soon as regressed is this case's majority, before the
@@ -57,6 +61,23 @@ class FailFast:
             n = self._regressed[case_id] = self._regressed.get(case_id, 0) + 1
             if 2 * n > samples:
                 self.stop(case_id)
+
+    async def gather(self, tasks: Mapping[str, asyncio.Future], cancel_in_flight: bool = False) -> None:
+        """Await every case's task. `cancel_in_flight`: a stop also cancels the cases already started
+        (a mutation test: one kill is the answer, so at any concurrency the rest of a mutant's calls
+        are not made); they end "not run" like the cases never started. A case's own error is raised."""
+        if cancel_in_flight:
+
+            def cancel_others(case_id: str) -> None:
+                for cid, t in tasks.items():
+                    if cid != case_id and not t.done():
+                        t.cancel()
+
+            self._on_stop = cancel_others
+        done = await asyncio.gather(*tasks.values(), return_exceptions=True)
+        for x in done:
+            if isinstance(x, BaseException) and not isinstance(x, asyncio.CancelledError):
+                raise x
 
     async def watch(self, judge, case_id: str, samples: int):
         """Make and await one judge sample (key, row), and count it. `judge` makes the call's

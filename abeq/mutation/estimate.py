@@ -1,11 +1,17 @@
 """What a mutation test will cost, before it starts: at most mutants × cases, and the count expected
-when each mutant stops at its first kill; every call the cache would answer is left out."""
+when each mutant stops at its first kill; every call the cache would answer is left out.
+
+Tokens are estimated per call from what it will carry: a runner call the runner prompt, the document
+and the case, and it writes a run as long as the original's cached run of that case (its provider's
+own token counts) or, when none is cached, about 1.5 times the document's length; a judge or grader call
+carries both runs and writes a short verdict. (Counting the judge's input as a fixed 1,200 tokens
+made the estimate 0.8 M for 1.38 M used.)"""
 
 from __future__ import annotations
 
 from ..documents import estimate_tokens
 from ..execution.checks import model_checks
-from ..execution.grading import blind_order, checks_spec
+from ..execution.grading import blind_order, checks_spec, grader_prompt
 from ..execution.judge import judge_prompt
 from ..execution.keys import grading_key, judge_key, judge_spec, runner_keys
 from ..execution.runner import runner_prompt
@@ -28,6 +34,20 @@ def mutation_estimate(prep) -> dict:
         teacher_calls += sum(2 for c in ts.cases if stored(orig.hash, c, 1) is None)
     width = max(1, cfg.concurrency)
     runner_calls = judge_calls = most = expected = 0
+    tokens_most = tokens_expected = 0.0
+    doc_tokens = estimate_tokens(orig.text)[0]
+    runner_in = estimate_tokens(runner_prompt(cfg.variant).text)[0] + doc_tokens + 60
+    judge_in = estimate_tokens(judge_prompt().text)[0] + 120
+    grader_in = estimate_tokens(grader_prompt().text)[0] + 120
+    cap = cfg.runner.max_tokens
+
+    def run_out(case) -> float:
+        """A run of this case, in tokens: the original's when cached, else about the document's."""
+        t = teachers.get(case.id)
+        if t and t.get("completion_tokens"):
+            return float(t["completion_tokens"])
+        return float(min(cap, 1.5 * doc_tokens + 100))  # a run restates much of what it followed
+
     for m in prep.mutants:
         by_id = {c.id: c for c in ts.cases}
         first = prep.order(m)
@@ -54,16 +74,29 @@ def mutation_estimate(prep) -> dict:
                     )
                     calls[1] += int(store.grading(key) is None)
             runner_calls, judge_calls = runner_calls + calls[0], judge_calls + calls[1]
+            out, case_in = run_out(case), estimate_tokens(case.input)[0]
+            graded_calls = int(bool(model_checks(case))) if calls[1] else 0
+            spent = calls[0] * (runner_in + case_in + out)
+            # a judge or grader reads both runs (as JSON: ~15% more) and writes a short reply
+            spent += (calls[1] - graded_calls) * (judge_in + case_in + 2.3 * out + 250)
+            spent += graded_calls * (grader_in + 2.3 * out + 200)
             most += sum(calls)
+            tokens_most += spent
             if j < n_expected:
                 expected += sum(calls)
-    sys_tokens = estimate_tokens(runner_prompt(cfg.variant).text)[0]
-    per_runner = sys_tokens + estimate_tokens(orig.text)[0] + 200
-    per_judge = estimate_tokens(judge_prompt().text)[0] + 1200
+                tokens_expected += spent
+    teacher_tokens = sum(
+        runner_in + estimate_tokens(c.input)[0] + run_out(c) for c in ts.cases if not teachers[c.id]
+    )
+    if cfg.aa:
+        teacher_tokens *= 2
+    per_runner = runner_in + 200  # for the price: the average runner call
+    per_judge = judge_in + 1200
     runner_all, judge_all = runner_calls + teacher_calls, judge_calls
     done = prep.stored()  # an identical test finished: its report is read back, no call is made
     if done is not None:
         most = expected = teacher_calls = runner_all = judge_all = 0
+        tokens_most = tokens_expected = teacher_tokens = 0
     costs = (
         None
         if cfg.mode.kind == "command"
@@ -80,7 +113,8 @@ def mutation_estimate(prep) -> dict:
         "expected_calls": (most if prep.all_cases else expected) + teacher_calls,
         "runner_calls": runner_all,
         "judge_calls": judge_all,
-        "est_tokens": runner_all * (per_runner + 400) + judge_all * (per_judge + 400),
+        "est_tokens": round(tokens_most + teacher_tokens),
+        "expected_tokens": round((tokens_most if prep.all_cases else tokens_expected) + teacher_tokens),
         "est_cost": None if costs[0] is None or costs[1] is None else round(costs[0] + costs[1], 6),
     }
 
@@ -99,5 +133,8 @@ def describe_mutation_estimate(est: dict, all_cases: bool) -> str:
         f"transcripts come from the cache)"
     )
     if not all_cases:
-        said += f", about {est['expected_calls']} expected as each mutant stops at its first kill"
-    return said + f"; ~{est['est_tokens']:,} tokens (est.), {cost}."
+        said += (
+            f", about {est['expected_calls']} expected as each mutant stops at its first kill "
+            f"(~{est['expected_tokens']:,} tokens)"
+        )
+    return said + f"; ~{est['est_tokens']:,} tokens at most (est.), {cost}."

@@ -5,29 +5,47 @@ from __future__ import annotations
 import re
 
 from ..untrusted import md_escape
-from .report import BLIND, KILLED, READINGS, SURVIVED
+from .report import BLIND, BY_JUDGE, KILLED, READINGS, SURVIVED, UNMAPPED
 
 WHAT_TO_DO = {
     KILLED: "keep: the set notices its loss",
     BLIND: "add a case that needs it",
+    UNMAPPED: "map the cases to sections (exercises_sections) first",
     "unnoticed": "a candidate to cut (or a case that does not use it, or a judge that misses it)",
 }
 
 
 def state(m: dict) -> str:
-    """killed, killed (within noise), survived: blind, survived: claimed but unnoticed, incomplete."""
+    """killed by the judge / by checks alone (within noise), survived: blind / unmapped / claimed but
+    unnoticed, unconfirmed, incomplete."""
     if m["status"] == KILLED:
-        return KILLED + (" (within noise)" if m.get("within_noise") else "")
+        judged = m.get("killed_by_judge")
+        by = "" if judged is None else (" by the judge" if judged else " by checks alone")
+        return KILLED + by + (" (within noise)" if m.get("within_noise") else "")
     if m["status"] == SURVIVED:
         return f"{SURVIVED}: {m['reading']}"
     return m["status"]
 
 
+def caveat(rep: dict) -> str:
+    """The models' caveat in a sentence ("" when a capable model made the calls)."""
+    said = rep.get("model_caveats") or []
+    if not said:
+        return ""
+    return "Not a trust figure: " + "; ".join(said) + "."
+
+
 def headline(rep: dict) -> str:
     calls = rep["calls"]
+    judge = rep.get("killed_by_judge")
     return (
-        f"mutation score {rep['score']:.0%}: {rep['killed']} of {rep['count']} mutants killed, "
-        f"{rep['survived']} survived"
+        f"mutation score {rep['score']:.0%}"
+        + ("" if rep.get("trust_figure", True) else " (test double or embedded model: not a trust figure)")
+        + f": {rep['killed']} of {rep['count']} mutants killed"
+        + ("" if judge is None else f" ({judge} by the judge, {rep['killed'] - judge} by checks alone)")
+        + f", {rep['survived']} survived"
+        + (f" ({rep['unmapped']} unmapped)" if rep.get("unmapped") else "")
+        + (f", {rep['unconfirmed']} unconfirmed" if rep.get("unconfirmed") else "")
         + (f", {rep['incomplete']} incomplete" if rep["incomplete"] else "")
         + (f" ({rep['killed_within_noise']} killed within A/A noise)" if rep["killed_within_noise"] else "")
         + f" · {calls['made']} calls made ({calls['teacher_made']} teacher), {calls['cached']} from cache"
@@ -72,7 +90,8 @@ def table(rep: dict) -> str:
         rows.append((where, kind(m), state(m), ", ".join(m["killed_by"]) or "-", ", ".join(m["claimed_by"])))
     widths = [min(40, max(len(r[i]) for r in rows)) for i in range(4)]
     cut = [[c[:w].ljust(w) for c, w in zip(r, widths, strict=False)] + [r[4] or "-"] for r in rows]
-    return "\n".join(["  ".join(r) for r in cut] + written_lines(rep))
+    tail = [caveat(rep)] if caveat(rep) else []
+    return "\n".join(["  ".join(r) for r in cut] + written_lines(rep) + tail)
 
 
 def _cell(text: str) -> str:
@@ -87,6 +106,7 @@ def markdown(rep: dict) -> str:
         "",
         f"**{headline(rep)}**",
         "",
+        *([f"> **{_cell(caveat(rep))}**", ""] if caveat(rep) else []),
         f"Runner `{rep['runner_model']}`, judge `{rep['judge_model']}`. A mutant is the original with one "
         "section deleted (kind `section`) or, written by a model, one behaviour weakened or removed "
         "(kind `model`); it is killed when a case is judged regressed on it (or loses a check the "
@@ -110,7 +130,23 @@ def markdown(rep: dict) -> str:
         for e in m.get("evidence", []):
             if "delta" in e:
                 lost = f" Checks lost: {_cell(', '.join(e['checks_lost']))}." if e["checks_lost"] else ""
-                out.append(f"- **{_cell(e['case_id'])}**: {_cell(e['delta']) or '(no delta given)'}{lost}")
+                by = (
+                    ""
+                    if "by" not in e
+                    else (" (the judge)" if e["by"] == BY_JUDGE else f" ({e['by']} alone)")
+                )
+                out.append(
+                    f"- **{_cell(e['case_id'])}**{by}: {_cell(e['delta']) or '(no delta given)'}{lost}"
+                )
+            elif e.get("identical"):
+                out += [
+                    f"### {_cell(e['case_id'])} ({e['verdict']})",
+                    "",
+                    "The original and the mutant produced the identical transcript:",
+                    "",
+                    _fence(e["teacher"]),
+                    "",
+                ]
             else:
                 out += [
                     f"### {_cell(e['case_id'])} ({e['verdict']})",

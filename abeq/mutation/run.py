@@ -9,7 +9,8 @@ cache (captured once, by the first mutant, when no run of this set made them), t
 under its own text, so a repeat costs nothing. Unless `all_cases`, a mutant stops at its first kill
 (the engine's fail-fast: a case judged regressed, or a check the original passes and the mutant
 fails), trying first the cases that claim its section. Mutants run one after another; within one,
-`concurrency` cases at a time, so at concurrency 1 a killed mutant costs about one case's calls.
+`concurrency` cases at a time, and a kill cancels the mutant's cases still in flight, so at any
+concurrency a killed mutant costs about `concurrency` cases' calls at most (one case's at 1).
 """
 
 from __future__ import annotations
@@ -90,7 +91,10 @@ class PreparedMutation:
 
     def engine(self, m: Mutant, store: Store | None = None, **kw) -> Engine:
         cfg = replace(self.cfg, fail_fast=not self.all_cases)
-        return Engine(store or self.store, self.original, m.document, self.ts, cfg, order=self.order(m), **kw)
+        return Engine(
+            store or self.store, self.original, m.document, self.ts, cfg, order=self.order(m),
+            stop_in_flight=not self.all_cases, **kw,
+        )  # fmt: skip
 
     def estimate(self) -> dict:
         """Calls (the cache consulted) at most and as expected with stop-at-first-kill; tokens."""
@@ -117,7 +121,11 @@ class PreparedMutation:
         mid = db.mutations.start(
             self.key,
             {
-                "original_hash": db.put_document(self.original.name, self.original.text),
+                # a skill's hash covers its folder's files: stored under it, as runs are, so check-set
+                # (which looks the folder's hash up) finds the score
+                "original_hash": db.put_document(
+                    self.original.name, self.original.text, self.original.folder
+                ),
                 "transfer_set_hash": db.put_transfer_set(self.ts),
                 "runner_model": self.cfg.mode.label(self.cfg.runner),
                 "judge_model": self.cfg.judge.name,
@@ -171,6 +179,7 @@ def prepare_mutation(
     confirm: bool = False,
     all_cases: bool = False,
     max_mutants: int | None = None,
+    sections: list[str] | None = None,
     model_mutants: int = 0,
     mutant_model: ModelLike = None,
     settings: RunSettings | None = None,
@@ -183,7 +192,8 @@ def prepare_mutation(
     The settings are a run's (`settings` and keywords, as for prepare_run), but for a review and
     fail_fast: a review is a person's rounds, and a mutant stops at its first kill unless `all_cases`.
     `model_mutants`: that many more mutants written by `mutant_model` (default: the runner model),
-    after every check has passed; `max_mutants` limits the section mutants."""
+    after every check has passed; `max_mutants` limits the section mutants; `sections` keeps only the
+    mutants of these sections (names as in a case's exercises_sections)."""
     s = settings_of(settings, kwargs)
     given = [k for k in ("review", "fail_fast") if getattr(s, k)]
     if given:
@@ -212,6 +222,8 @@ def prepare_mutation(
             "the original has no section to delete", path=orig.name, hint="Give it headings or paragraphs."
         )
     warnings = []
+    if sections:
+        mutants = chosen_sections(orig, mutants, sections)
     if max_mutants is not None and max_mutants < len(mutants):
         warnings.append(f"{len(mutants)} mutants; --max-mutants keeps the first {max_mutants}")
         mutants = mutants[:max_mutants]
@@ -231,6 +243,25 @@ def prepare_mutation(
     return PreparedMutation(
         db, orig, ts, cfg, mutants, all_cases, warnings, claimed_by(orig, ts), written, checked
     )
+
+
+def chosen_sections(original: Document, mutants: list[Mutant], names: list[str]) -> list[Mutant]:
+    """The mutants of the sections named (matched as a case's exercises_sections are); an InputError
+    naming the sections there are when a name matches none."""
+    index = SectionIndex(original.text)
+    want = set()
+    for name in names:
+        m = index.resolve(name)
+        hit = m.heading.name if m.status == "section" and m.heading is not None else None
+        hit = hit or next((x.section for x in mutants if x.section.lower() == name.strip().lower()), None)
+        if hit is None:
+            there = ", ".join(dict.fromkeys(x.section for x in mutants))
+            raise InputError(
+                f"--section {name!r} names no section of the original", path=original.name,
+                hint=f"Its sections: {there}.",
+            )  # fmt: skip
+        want.add(hit)
+    return [m for m in mutants if m.section in want]
 
 
 def mutate(original: DocumentLike, cases: SetLike, **kw) -> MutationReport:

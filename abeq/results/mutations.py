@@ -50,14 +50,16 @@ class MutationLog:
         runner: str | None = None,
         judge: str | None = None,
     ) -> dict | None:
-        """The newest finished mutation test of this set (on this original, when given); one made
-        with these runner and judge models first, when they are given (the score depends on them)."""
+        """The newest finished mutation test of this set (on this original, when given); one that is a
+        trust figure first (not made with the scripted double or the embedded model), then one made
+        with these runner and judge models, when they are given (the score depends on them)."""
         where, params = "transfer_set_hash = ? and status = 'finished'", [transfer_set_hash]
         if original_hash:
             where, params = where + " and original_hash = ?", [*params, original_hash]
         same = "(runner_model = ? and judge_model = ?) desc, " if runner and judge else ""
+        trusted = "coalesce(json_extract(report, '$.trust_figure'), 1) desc, "
         return self.sql.one(
-            f"select * from mutations where {where} order by {same}id desc limit 1",
+            f"select * from mutations where {where} order by {trusted}{same}id desc limit 1",
             [*params, *([runner, judge] if same else [])],
         )
 
@@ -99,7 +101,9 @@ def mutation_line(row: dict) -> str:
         1 for m in json.loads(row.get("report") or "{}").get("mutants", []) if m.get("kind") == "model"
     )
     what = f"mutants ({written} written by a model)" if written else "section deletions"
+    trusted = json.loads(row.get("report") or "{}").get("trust_figure", True)
     return (
         f"{row['score']:.0%} ({row['killed']} of {row['mutants']} {what} noticed; mutation "
         f"test {row['id']} with {row['runner_model']} / {row['judge_model']}, {when})"
+        + ("" if trusted else "; not a trust figure: made with a test double or the embedded model")
     )
