@@ -1,11 +1,13 @@
-"""The judge calibration suite on the judges reachable here: the scripted test double and the
-embedded model (SmolLM2-135M), with the figures `abeq calibrate` reports (accuracy, regression
-recall with its 95% interval, false-regression rate, per category, swapped-pair consistency), the
-wall time, and the calls a second calibration makes (none: the cache). A capable model is not
-reachable from this machine: the command for one is in docs/guides/calibration.md.
+"""The judge calibration suite on the judges reachable here: the trivial baselines
+(baseline/always-regressed, baseline/length, baseline/self-report), the scripted test double and, when
+asked, the embedded model (SmolLM2-135M), with the figures `abeq calibrate` reports (balanced accuracy
+with its 95% interval, regression recall with its Wilson interval, false-regression rate, accuracy,
+per category, swapped-pair consistency, position bias), the wall time, and the calls a second
+calibration makes (none: the cache). A capable model is not reachable from this machine: the command
+for one is in docs/guides/calibration.md.
 
-Run: .venv/bin/python bench/bench_calibration.py [--judges scripted/rules,local/smollm2] [--samples 1]
-       [--per-category N] [--db PATH]
+Run: .venv/bin/python bench/bench_calibration.py [--judges scripted/rules,baseline/length,...]
+       [--samples 1] [--per-category N] [--db PATH]
 --per-category N measures the first N pairs of each category only (no swapped pairs): the embedded
 model takes minutes per judge call on a loaded 2-core machine. --db keeps the judgements, so an
 interrupted measurement resumes from the cache. Writes bench/results/calibration[_N_per_category].json.
@@ -39,6 +41,8 @@ def subset(per_category: int | None):
         if seen.get(p.category, 0) < per_category:
             seen[p.category] = seen.get(p.category, 0) + 1
             keep.append(p)
+    ids = {p.id for p in keep}  # an order swap needs the pair it shows the other way round
+    keep += [p for p in suite.pairs if p.id not in ids and any(k.mirror_of == p.id for k in keep)]
     return suite.model_copy(update={"name": f"{suite.name} ({per_category} per category)", "pairs": keep})
 
 
@@ -59,11 +63,12 @@ def measure(judge: str, samples: int, per_category: int | None, db: str | None) 
         store = Store(db or str(Path(d) / "abeq.db"))
         t = time.perf_counter()
         cal = calibrate(
-            judge, samples=samples, suite=suite, store=store, concurrency=conc, swap=swap, on_pair=progress
-        )
+            judge, samples=samples, suite=suite, store=store, concurrency=conc, swap=swap, on_pair=progress,
+            baselines=False,
+        )  # fmt: skip
         wall = time.perf_counter() - t
         t = time.perf_counter()
-        again = calibrate(judge, samples=samples, suite=suite, store=store, swap=swap)  # from the cache
+        again = calibrate(judge, samples=samples, suite=suite, store=store, swap=swap, baselines=False)
         cached_wall = time.perf_counter() - t
         store.close()
     s = cal.summary
@@ -74,12 +79,16 @@ def measure(judge: str, samples: int, per_category: int | None, db: str | None) 
         "samples": samples,
         "pairs": s["pairs_total"],
         "errors": s["errors"],
+        "balanced_accuracy": s["balanced_accuracy"],
+        "balanced_accuracy_ci95": s["balanced_accuracy_ci95"],
         "accuracy": s["accuracy"],
         "regressions": s["regressions"],
         "regressions_caught": s["regressions_caught"],
         "regression_recall": s["regression_recall"],
         "regression_recall_ci95": s["regression_recall_ci95"],
         "false_regression_rate": s["false_regression_rate"],
+        "non_regressions": s["non_regressions"],
+        "position_bias": s["position_bias"],
         "per_category": {k: v["accuracy"] for k, v in s["per_category"].items()},
         "verdicts": {p["id"]: p["verdict"] for p in cal.pairs},
         "swapped_consistency": s["swapped"]["consistency"],
@@ -93,7 +102,11 @@ def measure(judge: str, samples: int, per_category: int | None, db: str | None) 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--judges", default="scripted/rules,local/smollm2")
+    ap.add_argument(
+        "--judges",
+        default="baseline/always-regressed,baseline/length,baseline/self-report,scripted/rules",
+        help="comma-separated; add local/smollm2 for the embedded model (minutes a call on 2 cores)",
+    )
     ap.add_argument("--samples", type=int, default=1)
     ap.add_argument("--per-category", type=int, default=None)
     ap.add_argument("--db", default=None)

@@ -40,10 +40,10 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="abeq-bench-mutate-"))
     rows: dict[str, dict] = {}
 
-    def mutate(label: str, db: Path, **kw) -> None:
+    def mutate(label: str, db: Path, concurrency: int = 1, **kw) -> None:
         store = Store(str(db))
         before = len(scripted.HISTORY)
-        prep = prepare_mutation(original, ts, runner_model=MODEL, store=store, concurrency=1, **kw)
+        prep = prepare_mutation(original, ts, runner_model=MODEL, store=store, concurrency=concurrency, **kw)
         est = prep.estimate()
         rep = prep.run().report
         # a test read back reports the calls it made when it ran; this one made none
@@ -56,6 +56,9 @@ def main() -> int:
             "tokens": calls["tokens"],
             "estimated_max_calls": est["max_calls"],
             "estimated_expected_calls": est["expected_calls"],
+            # the estimate made before the first call: at most (every case), and as expected
+            "estimated_max_tokens": est["est_tokens"],
+            "estimated_expected_tokens": est["expected_tokens"],
             "mutants": rep["count"],
             "score": rep["score"],
         }
@@ -77,23 +80,34 @@ def main() -> int:
     mutate("mutate again", db)
     mutate("mutate --all-cases, after a run", db, all_cases=True)
     mutate("mutate, fresh database", work / "fresh.db")
+    # a kill cancels the mutant's cases in flight: concurrency 8 starts all 7 cases at once
+    mutate("mutate, fresh database, concurrency 8", work / "fresh8.db", concurrency=8)
+    mutate("mutate --all-cases, fresh database", work / "fresh-all.db", all_cases=True)
 
     full = rows["full run"]
-    print(f"{'':<34}{'calls':>7}{'teacher':>9}{'tokens':>10}{'x run':>7}")
+    print(f"{'':<40}{'calls':>7}{'teacher':>9}{'tokens':>10}{'x run':>7}{'est. max':>10}{'est. exp.':>10}")
     for label, r in rows.items():
+        est = f"{r.get('estimated_max_tokens', 0):>10,}{r.get('estimated_expected_tokens', 0):>10,}"
         print(
-            f"{label:<34}{r['calls']:>7}{r['teacher_calls']:>9}{r['tokens']:>10,}"
-            f"{r['tokens'] / max(1, full['tokens']):>7.2f}"
+            f"{label:<40}{r['calls']:>7}{r['teacher_calls']:>9}{r['tokens']:>10,}"
+            f"{r['tokens'] / max(1, full['tokens']):>7.2f}" + (est if "estimated_max_tokens" in r else "")
         )
     out = {
         "bench": "mutate",
         "model": MODEL,
         "cases": len(ts.cases),
-        "concurrency": 1,
+        "concurrency": "1 (one row: 8)",
         "rows": rows,
         "checks": {
             "after_a_run_no_teacher_call": rows["mutate after a run"]["teacher_calls"] == 0,
             "repeat_no_model_call": rows["mutate again"]["model_calls"] == 0,
+            # every case on every mutant: the estimate within 25% of the tokens used
+            "all_cases_estimate_within_25pct": abs(
+                rows["mutate --all-cases, fresh database"]["estimated_max_tokens"]
+                / rows["mutate --all-cases, fresh database"]["tokens"]
+                - 1
+            )
+            <= 0.25,
         },
     }
     (ROOT / "bench" / "results").mkdir(exist_ok=True)

@@ -214,12 +214,23 @@ def rows(r: dict) -> list[tuple[str, str, str, str]]:
                 target, ok = "0 teacher calls", mu["checks"]["after_a_run_no_teacher_call"]
             elif label == "mutate again":
                 target, ok = "0 model calls", mu["checks"]["repeat_no_model_call"]
+            elif label == "mutate --all-cases, fresh database":
+                target = "estimate within 25%"
+                ok = mu["checks"].get("all_cases_estimate_within_25pct")
+            est = (
+                f"; estimated before it started: {x['estimated_max_tokens']:,} at most, "
+                f"{x['estimated_expected_tokens']:,} expected"
+                if "estimated_max_tokens" in x and x["calls"]
+                else ""
+            )
+            width = 8 if "concurrency 8" in label else 1
             out.append(
                 (
                     f"Mutation test of the bundled example ({mu['cases']} cases, {mu['model']}, concurrency "
-                    f"{mu['concurrency']}), {label}: calls (teacher); tokens; × a full run's tokens",
+                    f"{width}), {label.replace(', concurrency 8', '')}: calls (teacher); tokens; × a full "
+                    "run's tokens",
                     f"{x['calls']} ({x['teacher_calls']}); {x['tokens']:,}; "
-                    f"{x['tokens'] / max(1, full['tokens']):.2f}",
+                    f"{x['tokens'] / max(1, full['tokens']):.2f}{est}",
                     target,
                     _mark(ok),
                 )
