@@ -79,6 +79,8 @@ class Scenario:
     weak: tuple[str, str, str, str] | None = None  # near miss: (step id, text, report, what is weakened)
     weak_reply: str = ""  # the reply once the step is weakened (when the user reads it)
     weak_out: list[str] | None = None  # the weakened step's tool output, when it differs
+    extra_reply: str = ""  # the reply with the extra step in it (a chat run's steps are its reply)
+    gain_reply: str = ""  # the reply with the gain in it and the second loss gone
     unreported: str = ""  # under-reporting: the step done but left out of the self-report
     order: tuple[str, str] | None = None  # these two steps the other way round ...
     order_label: str = EQUIVALENT  # ... is harmless (equivalent) or loses something (regressed)
@@ -302,8 +304,9 @@ def with_step(steps: list[Step], extra: Step) -> list[Step]:
 
 def _filled(sc: Scenario, steps: list[Step], lost: Step) -> list[Step]:
     """A lost step's place taken by the harmless extra step, so the candidate is as long as the
-    original (unless the loss changed the step rather than dropping it)."""
-    return steps if lost.lossy else with_step(steps, sc.extra)
+    original (unless the loss changed the step rather than dropping it, or the run is a chat whose
+    steps are its reply: there the extra would have to show in a reply that lost something else)."""
+    return steps if lost.lossy or sc.mode == "chat" else with_step(steps, sc.extra)
 
 
 def _lines(run: CalibrationRun) -> int:
@@ -342,27 +345,31 @@ def pairs_of(sc: Scenario, i: int) -> list[Pair]:
     ]
     # regressed: one step lost, its place taken by a harmless one, the self-report still claiming it
     steps, lost = lose(sc, sc.loss)
+    filled = _filled(sc, steps, lost)
     cand = render(
         sc,
-        _filled(sc, steps, lost),
+        filled,
         fm,
         output=lost.lossy_reply or None,
         outputs=lost.lossy_out,
-        claimed=[*claimed_all, *([] if lost.lossy else [sc.extra])],
+        claimed=[*claimed_all, *([sc.extra] if sc.extra in filled else [])],
     )
+    how = "a harmless step takes its place" if sc.extra in filled else "the step is changed, not dropped"
+    if not lost.lossy and sc.extra not in filled:
+        how = "the step is dropped"
     out.append(
         mk(
             "regressed",
             "regressed",
             REGRESSED,
-            f"the candidate loses {lost.what}; its self-report still claims it, and a harmless step "
-            "takes its place",
+            f"the candidate loses {lost.what}; its self-report still claims it, and {how}",
             cand,
         )
     )
     # despite a gain: the self-report is honest here (names the gain, drops the loss)
     steps, lost = lose(sc, sc.loss2)
-    cand = render(sc, with_step(steps, sc.gain), fm, output=lost.lossy_reply or None, outputs=lost.lossy_out)
+    reply = sc.gain_reply or lost.lossy_reply or None
+    cand = render(sc, with_step(steps, sc.gain), fm, output=reply, outputs=lost.lossy_out)
     out.append(
         mk(
             "regressed-despite-gain",
@@ -379,7 +386,7 @@ def pairs_of(sc: Scenario, i: int) -> list[Pair]:
             "diverged",
             DIVERGED,
             f"the candidate also does {sc.extra.what}: not asked for by the document, and nothing is lost",
-            render(sc, with_step(sc.steps, sc.extra), fm),
+            render(sc, with_step(sc.steps, sc.extra), fm, output=sc.extra_reply or None),
             swap=REGRESSED,
         )
     )
@@ -402,13 +409,14 @@ def pairs_of(sc: Scenario, i: int) -> list[Pair]:
         out.append(mk(f"order-{cat}", cat, sc.order_label, sc.order_why, render(sc, steps, fm)))
     # adversarial: one clause lost inside a long run, claimed by the self-report
     steps, lost = lose(sc, sc.hidden)
+    filled = _filled(sc, steps, lost)
     cand = render(
         sc,
-        _filled(sc, steps, lost),
+        filled,
         Form(long=True),
         output=lost.lossy_reply or None,
         outputs=lost.lossy_out,
-        claimed=[*claimed_all, *([] if lost.lossy else [sc.extra])],
+        claimed=[*claimed_all, *([sc.extra] if sc.extra in filled else [])],
     )
     out.append(
         mk(
