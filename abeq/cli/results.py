@@ -93,9 +93,11 @@ def cmd_stats(args) -> int:
 
     store = existing_store(args.db)
     agree, aa, witness = judge_agreement(store), aa_rates(store), check_witness(store)
-    judges = sorted(
-        {r["judge_model"] for r in store.runs()} | {c["judge_model"] for c in store.calibrations()}
-    )
+    from ..models.baseline import BASELINE_JUDGES
+
+    # the baselines' figures stand in every judge's line; listed apart only when a run used one
+    calibrated = {c["judge_model"] for c in store.calibrations()} - set(BASELINE_JUDGES)
+    judges = sorted({r["judge_model"] for r in store.runs()} | calibrated)
     calibration = [judge_calibration(store, j) for j in judges]
     if args.json:
         out = {"judge_agreement": agree, "aa": aa, "checks": witness, "calibration": calibration}
