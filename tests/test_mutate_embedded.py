@@ -29,7 +29,12 @@ def test_embedded_model_mutates_the_bundled_example(tmp_path):
     assert m["section"] == "Preamble" and m["claimed_by"] == ["happy-1"]
     assert code == (3 if rep["incomplete"] else 0)
     assert rep["score"] == rep["killed"] / rep["count"] and rep["count"] == 1
-    assert m["status"] in ("killed", "survived", "incomplete", "unconfirmed")  # unconfirmed: a graded check alone
+    assert m["status"] in (
+        "killed",
+        "survived",
+        "incomplete",
+        "unconfirmed",
+    )  # unconfirmed: a graded check alone
     assert (m["status"] == "killed") == bool(m["killed_by"]) and set(m["killed_by"]) <= {"happy-1", "edge-2"}
     assert m.get("evidence") or m["status"] == "incomplete"
     assert 0 < rep["calls"]["made"] <= 6 and rep["calls"]["teacher_made"] <= 2

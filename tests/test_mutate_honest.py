@@ -152,7 +152,7 @@ def test_the_token_estimate_is_within_a_quarter_of_the_tokens_used(tmp_path):
     ex = Path(__file__).resolve().parents[1] / "abeq" / "examples" / "release-notes"
     original = load_document(ex / "SKILL.md")
     ts = sets.confirm(sets.load(ex / "transfer-set.json"), original.hash)
-    prep = prepare_mutation(original, ts, runner="scripted/rules", store=str(tmp_path / "a.db"),
+    prep = prepare_mutation(original, ts, runner_model="scripted/rules", store=str(tmp_path / "a.db"),
                             all_cases=True, max_mutants=3)  # fmt: skip
     est = prep.estimate()["est_tokens"]
     used = prep.run().report["calls"]["tokens"]

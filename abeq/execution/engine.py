@@ -58,15 +58,14 @@ class Engine:
         on_progress: Callable[[dict], None] | None = None,
         cancel: threading.Event | None = None,
         cache: ResultCache | None = None,
-        order: Sequence[str] = (),
-        stop_in_flight: bool = False,
+        order: Sequence[str] = (),  # a mutant's claiming cases first
+        stop_in_flight: bool = False,  # a --fail-fast stop also cancels the cases already started
     ):
         if isinstance(config, RunSettings):  # resolved here: the variant the original's name suggests
             config = config.config(detect_variant(original.name))
         self.store, self.original, self.candidate, self.ts = store, original, candidate, ts
         self.cfg: RunConfig = config
-        self.stop_in_flight = stop_in_flight  # a --fail-fast stop cancels the cases started too
-        self.order = tuple(order)  # case ids to run first (a mutant tries the cases that claim its section)
+        self.order, self.stop_in_flight = tuple(order), stop_in_flight  # case ids to start first
         self.ts_hash = set_hash(ts)
         self.on_progress = on_progress
         self.cancel = cancel or Stop()
@@ -307,9 +306,8 @@ class Engine:
                     break
                 await self._case(i, case, policy, turn)
         else:
-            cases = enumerate(self.ordered_cases())
-            tasks = {c.id: asyncio.ensure_future(self._case(i, c, policy, turn)) for turn, (i, c) in cases}
-            await self.fail_fast.gather(tasks, cancel_in_flight=self.stop_in_flight)
+            jobs = {c.id: self._case(i, c, policy, t) for t, (i, c) in enumerate(self.ordered_cases())}
+            await self.fail_fast.gather(jobs, self.stop_in_flight)
 
     async def _watch(self, work: asyncio.Future) -> None:
         """Cancel the calls in flight once the run is cancelled (here, or from another process via the

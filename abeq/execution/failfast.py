@@ -7,7 +7,7 @@ verdicts — and the same command without --fail-fast runs them (finished cases 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from contextlib import asynccontextmanager
 
 from ..vocab import NOT_RUN_STAGE, NOT_RUN_STATUS, REGRESSED
@@ -62,10 +62,12 @@ class FailFast:
             if 2 * n > samples:
                 self.stop(case_id)
 
-    async def gather(self, tasks: Mapping[str, asyncio.Future], cancel_in_flight: bool = False) -> None:
-        """Await every case's task. `cancel_in_flight`: a stop also cancels the cases already started
-        (a mutation test: one kill is the answer, so at any concurrency the rest of a mutant's calls
-        are not made); they end "not run" like the cases never started. A case's own error is raised."""
+    async def gather(self, cases: Mapping[str, Coroutine], cancel_in_flight: bool = False) -> None:
+        """Run every case (case id -> its coroutine) at once. `cancel_in_flight`: a stop also cancels
+        the cases already started (a mutation test: one kill is the answer, so at any concurrency the
+        rest of a mutant's calls are not made); they end "not run" like the cases never started. A
+        case's own error is raised."""
+        tasks = {cid: asyncio.ensure_future(c) for cid, c in cases.items()}
         if cancel_in_flight:
 
             def cancel_others(case_id: str) -> None:
