@@ -63,6 +63,13 @@ def document(doc: DocumentLike, what: str = "document", follow_imports: bool | N
     return doc if isinstance(doc, Document) else load_document(doc, what, follow_imports=follow_imports)
 
 
+def git_name(ts: object) -> str:
+    """git:COMMIT:PATH for an input named git:REV:PATH (the revision resolved), else ""."""
+    from .git_source import is_git, parse
+
+    return parse(str(ts))[1].name if is_git(ts) else ""
+
+
 def transfer_set(ts: SetLike) -> TransferSet:
     return ts if isinstance(ts, TransferSet) else load_set(ts)
 
@@ -163,7 +170,12 @@ def prepare_run(
     variant = s.variant or detect_variant(orig.name)
     # a candidate of an instruction file is one too, whatever its name (CLAUDE.short.md): its imports count
     cand, ts = document(candidate, "candidate", variant == "instruction-file"), transfer_set(cases)
-    return _prepare(orig, cand, ts, s.config(variant), store, confirm, set_path, labels)
+    sources = {
+        k: v
+        for k, v in (("original", orig.source), ("candidate", cand.source), ("transfer_set", git_name(cases)))
+        if v
+    }
+    return _prepare(orig, cand, ts, s.config(variant), store, confirm, set_path, labels, sources)
 
 
 def _prepare(
@@ -175,6 +187,7 @@ def _prepare(
     confirm: bool,
     set_path: str | None,
     labels: tuple[str, str],
+    sources: dict[str, str] | None = None,
 ) -> PreparedRun:
     """The one way a run is prepared, from settings (prepare_run) or from a stored run (resume_run):
     its preflight runs once, and the engine reads it."""
@@ -185,6 +198,7 @@ def _prepare(
     checked.raise_first()
     db = store if isinstance(store, Store) else open_store(store)
     engine = Engine(db, orig, cand, ts, cfg)
+    engine.sources = dict(sources or {})  # where inputs read at a git revision came from
     try:
         engine.prepare(checked)
     except BaseException:

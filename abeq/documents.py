@@ -6,7 +6,7 @@ import functools
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,6 +52,8 @@ class Document:
     read: tuple[str, ...] = ()  # the files read to make `text`, when there was more than one
     notes: tuple[str, ...] = ()  # what was not read and why (imports, a skill's evals/); a rule's scope
     files: tuple[tuple[str, str], ...] = ()  # a skill's other files (path in its folder, text): skill_folder
+    # where it was read when that is not a file here: "git:COMMIT:PATH" (abeq.git_source); not hashed
+    source: str = ""
 
     @functools.cached_property  # asked on every runner call: hashed once (the instance is frozen)
     def hash(self) -> str:
@@ -150,7 +152,14 @@ def load_document(
     path: str | Path, what: str = "document", *, follow_imports: bool | None = None
 ) -> Document:
     """Read a document under test. `follow_imports`: expand its `@path` imports (abeq.doc_imports);
-    None follows them for agent instruction files (CLAUDE.md, AGENTS.md, …), by the file's name."""
+    None follows them for agent instruction files (CLAUDE.md, AGENTS.md, …), by the file's name.
+    `git:REV:PATH` reads it at a revision, with everything that travels with it (abeq.git_source)."""
+    from .git_source import checkout, is_git
+
+    if is_git(path):
+        with checkout(str(path), "document") as co:
+            doc = load_document(co.local, what, follow_imports=follow_imports)
+        return replace(doc, source=co.source.name)
     p = Path(path)
     if p.is_dir():  # a skill given as its folder (or a Cursor rule as its RULE.md folder)
         found = [c for c in sorted(p.iterdir()) if is_skill_file(c) or c.name.lower() == "rule.md"]

@@ -8,6 +8,7 @@ an import inside a function counts like one at the top of the file. The test rea
 | 0 | errors, vocab, timestamps, sections, schemas | words, errors, text and data shapes: no model, no store |
 | 0 | documents, doc_imports, rule_files, prompts, examples | the documents under test, prompts, examples |
 | 0 | skill_folder | a skill's folder: the files that travel with its SKILL.md |
+| 0 | git_source | documents and sets read at a git revision (`git:REV:PATH`) |
 | 0 | untrusted | untrusted text made inert for a CSV cell, Markdown, a terminal |
 | 1 | models | the providers (the scripted test model is one), one call path |
 | 2 | sets | transfer sets: read, imported, drafted, confirmed |

@@ -34,7 +34,12 @@ def loader(which: str, review: dict) -> tuple[str, str, dict] | None:
         if st.button("Load text", key=f"{which}_load_text"):
             return name.strip() or f"{which}.md", text, {}
     elif mode == "Path":
-        path = st.text_input("Path on this machine", key=f"{which}_path")
+        path = st.text_input(
+            "Path on this machine",
+            key=f"{which}_path",
+            help="A file here, or git:REV:PATH for one at a revision of the repository the desk runs in "
+            "(PATH from its root; what travels with it is read at that revision too).",
+        )
         if st.button("Load path", key=f"{which}_load_path"):
             session.refuse_own_database(path.strip())
             doc = load_document(

@@ -262,7 +262,16 @@ def import_path(
     trigger_queries: bool = False,
 ) -> ImportResult:
     """The set in a file on this machine, its references (`file://`, a case's workspace) read
-    relative to it, as `abeq import-set` reads it."""
+    relative to it, as `abeq import-set` reads it; `git:REV:PATH` at a revision (abeq.git_source)."""
+    from ..git_source import checkout, is_git
+
+    if is_git(path):
+        with checkout(path, "set") as co:
+            got = import_path(
+                str(co.local), fmt, original_hash, default_type=default_type, trigger_queries=trigger_queries
+            )
+            got.warnings = [co.rename(InputError(w)).message for w in got.warnings]
+            return got
     text = read_text_file(path, what="transfer set", max_bytes=MAX_SET_BYTES)
     read_as = _format(fmt, path, text)
     if read_as not in _IMPORTERS:

@@ -81,7 +81,15 @@ def import_export(store, review: dict, original: dict, ts) -> None:
             names = sorted(files, key=lambda n: not n.lower().startswith(("promptfooconfig", "evals")))
             chosen = st.selectbox("File to import", names, key="set_main") if len(names) > 1 else names[0]
     else:
-        chosen = st.text_input("Path on this machine", key="set_path").strip() or None
+        chosen = (
+            st.text_input(
+                "Path on this machine",
+                key="set_path",
+                help="A file here, or git:REV:PATH for one at a revision of the repository the desk runs in "
+                "(PATH from its root; what travels with it is read at that revision too).",
+            ).strip()
+            or None
+        )
     if chosen and st.button("Import (replaces the table)", key="set_import"):
         try:
             if src == "Upload":

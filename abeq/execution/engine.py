@@ -66,6 +66,7 @@ class Engine:
         self.store, self.original, self.candidate, self.ts = store, original, candidate, ts
         self.cfg: RunConfig = config
         self.order, self.stop_in_flight = tuple(order), stop_in_flight  # case ids to start first
+        self.sources: dict[str, str] = {}  # role -> git:COMMIT:PATH for inputs read at a revision
         self.ts_hash = set_hash(ts)
         self.on_progress = on_progress
         self.cancel = cancel or Stop()
@@ -183,6 +184,7 @@ class Engine:
             "api_base": bool(self.cfg.runner.api_base or self.cfg.judge.api_base),
             "graded_cases": self.graded_cases(),  # for the progress a reader computes from the store
             "settings": self.cfg.settings(),
+            **({"sources": self.sources} if self.sources else {}),  # in no key: where, not what
         }
 
     def _emit(self) -> None:

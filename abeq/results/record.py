@@ -73,6 +73,7 @@ def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
             aa_cases_judged=(aa[0]["cases"] if aa else 0) if cfg.get("aa") else None,
             checks=CheckSummary.model_validate(check_summary(rr.rows)),
             judge_calibration=JudgeCalibration.model_validate(judge_calibration(store, run["judge_model"])),
+            sources=cfg.get("sources") or None,
         ),
         cases=[record_case(store, r) for r in rr.rows],
     )

@@ -135,6 +135,11 @@ class RecordRun(Strict):
     aa_cases_judged: int | None = Field(description="null when the run did not ask for A/A")
     checks: CheckSummary
     judge_calibration: JudgeCalibration
+    sources: dict[str, str] | None = Field(
+        default=None,
+        description="where the original, candidate and transfer set were read when at a git revision: "
+        "git:COMMIT:PATH by role (their content hashes are the report's)",
+    )
 
 
 class RecordCheck(CheckResult):

@@ -104,8 +104,14 @@ def format_of(path: str | Path) -> str:
 
 
 def load(path: str | Path) -> TransferSet:
-    """Read a transfer set file (JSON, YAML, CSV or JSONL by its extension)."""
+    """Read a transfer set file (JSON, YAML, CSV or JSONL by its extension); `git:REV:PATH` reads it
+    at a revision, with its folder (abeq.git_source)."""
+    from ..git_source import checkout, is_git
+
     p = str(path)
+    if is_git(p):
+        with checkout(p, "set") as co:
+            return load(co.local)
     text = read_text_file(p, what="transfer set", max_bytes=MAX_SET_BYTES)
     return _parse(text, p, base=Path(p).resolve().parent)
 
