@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import app, calibrate, compare, mutate, results, run, sets
+from . import app, calibrate, compare, gate, mutate, results, run, sets
 from ._common import EXIT_INTERRUPTED, EXIT_PASS, check_model, write_output
 
 __all__ = ["main", "build_parser", "check_model", "write_output"]
@@ -21,7 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
         "make the model do what the original did? A/B behavioural-equivalence runs.",
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for group in (run, mutate, results, sets, app, compare, calibrate):
+    for group in (run, mutate, results, sets, app, compare, calibrate, gate):
         group.register(sub)
     return p
 

@@ -1,0 +1,337 @@
+"""`abeq gate`: the pull-request gate, base document against head document over the same cases."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ._common import EXIT_BAD_INPUT, EXIT_PASS, check_outputs, code_args, write_output
+
+GATE_OUTPUTS = ("--out", "--markdown", "--junit")
+
+
+def register(sub) -> None:
+    g = sub.add_parser(
+        "gate",
+        help="the pull-request gate: each changed document in abeq.toml, base against head",
+        description="Runs every document abeq.toml names whose content changed between the merge base of "
+        "--base and --head (an @imported file or a file of a skill's folder counts): original = the base's, "
+        "candidate = the head's, over the head's transfer set. Exit codes as `abeq run`: 0 pass (or nothing "
+        "changed), 1 a case regressed, 2 bad input, 3 a case errored.",
+    )
+    g.add_argument(
+        "--base", default=None, help="the revision the pull request merges into (e.g. origin/main)"
+    )
+    g.add_argument("--head", default="HEAD", help="the pull request's revision (default HEAD)")
+    g.add_argument("--db", default=None, help="sqlite file (default: $ABEQ_DB or ./abeq.db)")
+    g.add_argument("--config", default="abeq.toml", help="the project file, from the repository root")
+    g.add_argument("--out", default=None, help="write every document's result as one JSON here")
+    g.add_argument("--markdown", default=None, help="write the gate's Markdown report (the comment) here")
+    g.add_argument("--junit", default=None, help="write JUnit XML, one testsuite per document, here")
+    g.add_argument(
+        "--github",
+        action="store_true",
+        help="comment on the pull request (one comment, updated on every push) and write the job summary; "
+        "a fork's pull request is said so, and nothing is called",
+    )
+    g.add_argument("--init", action="store_true", help="write an abeq.toml for the documents found here")
+    g.add_argument(
+        "--check-sets",
+        action="store_true",
+        help="no model: `abeq check-set` for each configured document among FILES (all when none is given) "
+        "in the working tree; exit 2 when a run would refuse its set, or a section is uncovered where "
+        "abeq.toml says require_coverage (the pre-commit hook)",
+    )
+    g.add_argument("files", nargs="*", metavar="FILES", help="with --check-sets: the files a commit changes")
+    g.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    code_args(g)
+    g.set_defaults(fn=cmd_gate)
+
+
+def _run_parser() -> argparse.ArgumentParser:
+    """`abeq run`'s own parser: the settings abeq.toml may hold are its options."""
+    from .run import register
+
+    sub = argparse.ArgumentParser(prog="abeq").add_subparsers()
+    register(sub)
+    return sub.choices["run"]
+
+
+def check_settings(table: dict[str, Any], line_of) -> dict[str, Any]:
+    """abeq.toml settings checked and converted exactly as `abeq run` checks its options."""
+    from ..errors import InputError
+    from ..gate.project import NOT_SETTINGS
+
+    actions = {
+        a.dest: a
+        for a in _run_parser()._actions
+        if a.option_strings and a.dest not in NOT_SETTINGS and a.dest not in ("help", "transfer_set")
+    }
+    allowed = ", ".join(sorted(actions))
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        n = line_of(key)
+        where = f"line {n}: " if n else ""
+        action = actions.get(key)
+        if action is None:
+            raise InputError(
+                f"{where}unknown setting '{key}'",
+                hint=f"A setting is an `abeq run` option with _ for -: {allowed}.",
+            )
+        flag = action.option_strings[-1]
+        if isinstance(action, argparse._StoreTrueAction):
+            if not isinstance(value, bool):
+                raise InputError(f"{where}'{key}' is true or false ({flag}), not {value!r}")
+            out[key] = value
+            continue
+        if isinstance(action, argparse._AppendAction):
+            values = value if isinstance(value, list) else [value]
+        else:
+            values = [value]
+        conv = []
+        for v in values:
+            if isinstance(v, (dict, list)) or isinstance(v, bool):
+                raise InputError(
+                    f"{where}'{key}' takes {action.metavar or 'a value'} as {flag} does, not {v!r}"
+                )
+            try:
+                convert = action.type if callable(action.type) else str
+                got = convert(str(v))
+            except (argparse.ArgumentTypeError, ValueError, TypeError) as e:
+                raise InputError(f"{where}'{key}': {e}", hint=f"As `abeq run {flag}` takes it.") from None
+            if action.choices is not None and got not in action.choices:
+                raise InputError(
+                    f"{where}'{key}' must be one of {', '.join(map(str, action.choices))}, not {v!r}"
+                )
+            conv.append(got)
+        out[key] = conv if isinstance(action, argparse._AppendAction) else conv[0]
+    return out
+
+
+def run_kwargs_for(args):
+    """settings (from abeq.toml) -> prepare_run's keywords, through `abeq run`'s own defaults."""
+    from .run import run_settings
+
+    def build(settings: dict[str, Any]) -> dict[str, Any]:
+        ns = _run_parser().parse_args(["--original", "-", "--candidate", "-", "--transfer-set", "-"])
+        for k, v in settings.items():
+            setattr(ns, k, v)
+        ns.trust_code, ns.check_env, ns.db = args.trust_code, args.check_env, args.db
+        out = run_settings(ns)
+        out.pop("review", None)
+        return out
+
+    return build
+
+
+def cmd_gate(args) -> int:
+    from ..errors import InputError
+
+    if args.init:
+        return _init(args)
+    if args.check_sets:
+        return _check_sets(args)
+    if not args.base:
+        raise InputError("abeq gate needs --base REV", hint="e.g. abeq gate --base origin/main")
+    check_outputs(args, GATE_OUTPUTS)
+    from ..gate import github
+    from ..gate.changes import CHANGED, read_project, revisions, targets
+    from ..git_source import Repo
+
+    pr = github.pull_request() if args.github else None
+    if pr is not None and pr.fork:
+        from ..gate.comment import fork_note
+
+        said = github.write_summary(fork_note())
+        print(
+            "abeq gate: this is a fork's pull request: GitHub gives it no secrets, so no model is called "
+            "(a maintainer can run the gate on a branch of this repository)",
+            file=sys.stderr,
+        )
+        if said:
+            print(f"abeq: {said}", file=sys.stderr)
+        return EXIT_PASS
+    repo = Repo.at()
+    revs = revisions(repo, args.base, args.head)
+    # the base's abeq.toml decides what is gated and how (a pull request cannot loosen its own gate);
+    # a repository adopting abeq has none at the base yet: then the head's
+    project = read_project(repo, revs.base, check_settings, args.config) or read_project(
+        repo, revs.head, check_settings, args.config
+    )
+    if project is None:
+        raise InputError(
+            f"{args.config} does not exist at {args.base} or {args.head}",
+            hint="`abeq gate --init` writes one for the documents it finds; commit it.",
+        )
+    found = targets(repo, revs, project)
+    changed = [t for t in found if t.state == CHANGED]
+    if not changed:
+        from ..gate.comment import render
+        from ..gate.run import GateResult
+
+        new = [t.path for t in found if t.state != "unchanged"]
+        line = (
+            f"abeq gate: no configured document changed between {revs.base[:12]} and {revs.head[:12]} "
+            f"({len(found)} configured"
+            + (f"; new or removed, not gated: {', '.join(new)}" if new else "")
+            + ")"
+        )
+        print(line)
+        result = GateResult(revs, found, [])
+        _write(args, result, None, render(result, None, limit=None))
+        if pr is not None:  # an earlier push's comment must not stand for this one
+            _publish(pr, render(result, None, note=line), create=False)
+        return EXIT_PASS
+    return _gate(args, repo, revs, found, project, pr)
+
+
+def _gate(args, repo, revs, found, project, pr) -> int:
+    from ..gate import comment
+    from ..gate.run import GateResult, prepare, run_all
+    from ..results.store import open_store
+    from .run import on_signals
+
+    store = open_store(args.db)
+    try:
+        prepared = prepare(repo, revs, found, store, run_kwargs_for(args))
+        from ..execution.engine import Stop
+
+        stop = Stop()
+        with on_signals(stop, args.quiet):
+            outcomes = run_all(prepared, on_progress=None if args.quiet else _progress(), cancel=stop)
+        result = GateResult(revs, found, outcomes)
+        body = comment.render(result, store)
+        _write(args, result, store, comment.render(result, store, limit=None))
+        for o in outcomes:
+            print(f"{comment.headline(o, store)}".replace("**", ""), file=sys.stderr)
+        if pr is not None:
+            _publish(pr, body)
+        return result.exit_code
+    finally:
+        store.close()
+
+
+def _progress():
+    from ._common import Bar
+
+    return Bar(False)
+
+
+def _publish(pr, body: str, *, create: bool = True) -> None:
+    """The comment and the job summary; a failure is said once and changes no exit code."""
+    from ..gate import github
+
+    for said in (github.upsert_comment(pr, body, create=create), github.write_summary(body)):
+        if said:
+            print(f"abeq: {said}", file=sys.stderr)
+
+
+def _write(args, result, store, body: str) -> None:
+    import json
+
+    if args.markdown:
+        write_output(args.markdown, body)
+    if args.junit:
+        write_output(args.junit, junit(result, store))
+    if args.out:
+        write_output(args.out, json.dumps(result.as_json(store), indent=2, ensure_ascii=False))
+
+
+def junit(result, store) -> str:
+    """One <testsuites> holding each gated document's testsuite (abeq run --junit's, renamed by path)."""
+    import xml.etree.ElementTree as ET
+
+    from ..results.exports import render
+
+    root = ET.Element("testsuites", name="abeq gate")
+    for o in result.outcomes:
+        if o.report is None:
+            continue
+        xml = render(store, o.report, "junit", o.target.entry.settings.get("gate", "compress"))
+        got = ET.fromstring(xml)
+        suites = [got] if got.tag == "testsuite" else list(got)
+        for s in suites:
+            s.set("name", f"{o.target.path}: {s.get('name', '')}".rstrip(": "))
+            root.append(s)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
+
+
+def _init(args) -> int:
+    from ..errors import InputError
+    from ..gate.project import found_documents, template
+    from ..git_source import Repo
+
+    repo = Repo.at()
+    target = repo.root / args.config
+    if target.exists():
+        raise InputError(
+            f"{args.config} exists already", path=str(target), hint="Edit it, or remove it first."
+        )
+    listed = repo.git(["ls-files", "-z", "--cached", "--others", "--exclude-standard"], what="the files here")
+    docs = found_documents([p for p in listed.split("\0") if p])
+    if not docs:
+        print(
+            "abeq gate --init: no CLAUDE.md, AGENTS.md, GEMINI.md or SKILL.md found; wrote nothing",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    write_output(str(target), template(docs))
+    print(f"wrote {Path(args.config)} for {len(docs)} document(s): {', '.join(docs)}", file=sys.stderr)
+    return EXIT_PASS
+
+
+def _check_sets(args) -> int:
+    """The pre-commit check: each configured document the commit touches (or whose set it touches)
+    against its transfer set, in the working tree, with no model."""
+    from .. import sets
+    from ..documents import load_document
+    from ..errors import AbeqError, InputError
+    from ..gate.project import parse
+    from ..git_source import Repo
+
+    repo = Repo.at()
+    config = repo.root / args.config
+    if not config.is_file():
+        raise InputError(f"{args.config} not found", path=str(config), hint="`abeq gate --init` writes one.")
+    project = parse(config.read_text(encoding="utf-8"), str(config), check_settings)
+    listed = repo.git(["ls-files", "-z"], what="the files here").split("\0")
+    touched = {str(Path(f).resolve().relative_to(repo.root)) for f in args.files if Path(f).exists()}
+    code = EXIT_PASS
+    for entry in project.entries:
+        for path in [p for p in listed if p and entry.matches(p)]:
+            ts_path = entry.set_for(path)
+            if touched and not ({path, ts_path, args.config} & touched or _travels(path, touched)):
+                continue
+            try:
+                doc = load_document(repo.root / path, "original")
+                ts = sets.load(repo.root / ts_path)
+            except AbeqError as e:
+                print(f"abeq: {e.render()}", file=sys.stderr)
+                code = EXIT_BAD_INPUT
+                continue
+            cov = sets.coverage(doc.text, ts, allow_thin=bool(entry.settings.get("allow_thin")))
+            uncovered = [s for s in cov.sections_identified if s not in cov.sections_covered]
+            said = sets.confirmation_problem(ts, doc.hash) or "confirmed"
+            print(f"{path}: {len(ts.cases)} cases, coverage {cov.coverage_pct:.0f}% · {said}")
+            if not cov.runnable:
+                print(
+                    f"abeq: {ts_path}: {cov.warnings[0] if cov.warnings else 'not runnable'}", file=sys.stderr
+                )
+                code = EXIT_BAD_INPUT
+            elif entry.require_coverage and uncovered:
+                print(
+                    f"abeq: {path}: no case of {ts_path} exercises {', '.join(uncovered)} "
+                    "(require_coverage)\n"
+                    "  Add a case that does (exercises_sections), then confirm the set again.",
+                    file=sys.stderr,
+                )
+                code = EXIT_BAD_INPUT
+    return code
+
+
+def _travels(doc_path: str, touched: set[str]) -> bool:
+    """Whether a touched file sits in the document's folder (a skill's files, an import beside it)."""
+    folder = str(Path(doc_path).parent)
+    return folder != "." and any(t.startswith(folder + "/") for t in touched)

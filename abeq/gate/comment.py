@@ -1,0 +1,132 @@
+"""The gate's Markdown: one line per document, then each regression and divergence folded per case.
+
+The same text is the pull-request comment, the job summary and `abeq gate --markdown`. Every piece
+of untrusted text (case ids, the judge's words, reviewers' names and reasons, paths) goes through
+abeq.untrusted.md_escape; the body stays under GitHub's 65,536-character limit, cut with a note.
+"""
+
+from __future__ import annotations
+
+from ..untrusted import md_escape
+from ..vocab import DIVERGED, REGRESSED
+from .changes import CHANGED, NEW, REMOVED
+from .run import GateResult, Outcome
+
+MARKER = "<!-- abeq-gate: one comment per pull request, updated in place -->"
+LIMIT = 65_536
+_ROOM = 400  # kept for the truncation note
+
+
+def _pct(part: float, whole: float) -> str:
+    return f"{round(100 * part / whole)}%" if whole else "n/a"
+
+
+def headline(o: Outcome, store) -> str:
+    """One line: PASS/FAIL, tokens saved, the verdict counts, the noise floor and calibration."""
+    from ..results.agreement import aa_rates, judge_calibration
+
+    s = o.report.report["summary"]
+    (oc, cc), (ot, ct) = o.sizes, o.tokens
+    saved = ot - ct
+    tokens = (
+        f"tokens saved −{_pct(saved, ot)} ({ot:,} → {ct:,})"
+        if saved >= 0
+        else f"tokens +{_pct(-saved, ot)} ({ot:,} → {ct:,})"
+    )
+    ratio = round(cc / oc, 2) if oc else 0
+    word = "PASS" if o.exit == 0 else "FAIL" if o.exit == 1 else "INCOMPLETE"
+    parts = [
+        f"**{word}** {md_escape(o.target.path, True)}",
+        f"{tokens}, size ratio {ratio}",
+        f"{s['equivalents']} equivalent, {s['divergences']} diverged, {s['regressions']} regressed, "
+        f"{len(o.report.failed)} errored",
+    ]
+    aa = aa_rates(store, o.run_id)
+    if aa:
+        parts.append(f"A/A noise floor {aa[0]['false_regression_rate']:.0%} of {aa[0]['cases']} cases")
+    cal = judge_calibration(store, o.report.run["judge_model"])
+    if cal.get("calibrated"):
+        parts.append(md_escape(cal["line"], True))
+    if o.report.overridden:
+        parts.append(f"{o.report.overridden} overridden by a reviewer")
+    return " · ".join(parts)
+
+
+def _case_block(row, index: int) -> str:
+    """One regression or divergence, folded: what was lost or differs, checks lost, any override."""
+    kind = "regressed" if row.machine_verdict == REGRESSED or row.verdict == REGRESSED else "diverged"
+    body = [
+        f"Case {md_escape(row.case_id, True)} ({kind}, judged {md_escape(row.judge_verdict or '', True)})"
+    ]
+    if row.behaviour_delta:
+        said = "Lost behaviour" if kind == "regressed" else "Difference"
+        body.append(f"{said}: {md_escape(row.behaviour_delta, True)}")
+    if row.checks_lost:
+        body.append(
+            "Checks the candidate lost: " + md_escape("; ".join(c.label for c in row.checks_lost), True)
+        )
+    if row.override:
+        who = md_escape(row.override.get("reviewer") or "someone", True)
+        why = md_escape(row.override.get("reason") or "", True)
+        body.append(f"overridden by {who}: {why} (now {md_escape(row.override.get('verdict'), True)})")
+    summary = f"{'❌' if kind == 'regressed' and not row.override else '⚠️'} {kind}: case {index}"
+    return f"<details><summary>{summary}</summary>\n\n" + "\n\n".join(body) + "\n\n</details>\n"
+
+
+def render(result: GateResult, store, *, note: str = "", limit: int | None = LIMIT) -> str:
+    """The whole gate as Markdown, within GitHub's comment limit (`limit` None: all of it)."""
+    rev = f"base {result.revisions.base[:12]} → head {result.revisions.head[:12]}"
+    gated = [o for o in result.outcomes if o.report is not None]
+    word = "passed" if result.exit_code == 0 else "failed" if result.exit_code == 1 else "is incomplete"
+    lines = [MARKER, f"### abeq gate {word} ({rev})", ""]
+    if note:
+        lines += [md_escape(note), ""]
+    head = "\n".join(lines) + "\n"
+    blocks = [f"- {headline(o, store)}\n" for o in gated]
+    for t in result.targets:
+        if t.state == NEW:
+            blocks.append(
+                f"- {md_escape(t.path, True)}: new in this pull request, not gated (no base version)\n"
+            )
+        elif t.state == REMOVED:
+            blocks.append(f"- {md_escape(t.path, True)}: removed by this pull request, not gated\n")
+    unchanged = sum(t.state not in (CHANGED, NEW, REMOVED) for t in result.targets)
+    if unchanged:
+        blocks.append(f"- {unchanged} other configured document(s) unchanged\n")
+    for o in gated:
+        rows = [r for r in o.report.rows if r.status == "judged"]
+        shown = [
+            (i, r) for i, r in enumerate(rows, 1) if (r.machine_verdict or r.verdict) in (REGRESSED, DIVERGED)
+        ]
+        if shown:
+            blocks.append(f"\n#### {md_escape(o.target.path, True)}\n\n")
+            blocks += [_case_block(r, i) for i, r in shown]
+        errored = o.report.failed
+        if errored:
+            blocks.append(
+                "\nErrored: "
+                + md_escape(
+                    "; ".join(f"{e['case_id']} ({e['stage']}): {e['error'][:200]}" for e in errored), True
+                )
+                + "\n"
+            )
+    body, left = head, 0
+    for i, b in enumerate(blocks):
+        if limit is not None and len(body) + len(b) > limit - _ROOM:
+            left = len(blocks) - i
+            break
+        body += b
+    if left:
+        body += (
+            f"\n_{left} more part(s) of this report are not shown: a comment holds at most {limit:,} "
+            "characters. The whole report: `abeq gate --markdown`, or the run's store (`abeq app --db`)._\n"
+        )
+    return body
+
+
+def fork_note() -> str:
+    return (
+        MARKER + "\n### abeq gate did not run\n\nThis pull request comes from a fork: GitHub gives its "
+        "workflow no secrets, so no model can be called. A maintainer can run `abeq gate` on a branch "
+        "of this repository instead.\n"
+    )

@@ -1,0 +1,198 @@
+"""abeq gate: a real git repository with a branch; base against head on the scripted model."""
+
+import json
+import sys
+
+import pytest
+from conftest import ROOT
+from gitrepo import GitRepo
+
+from abeq.cli import main
+from abeq.documents import load_document
+from abeq.models import scripted
+from abeq.sets import confirm
+from abeq.sets.parse import load as load_set
+
+RN, AM = ROOT / "abeq" / "examples" / "release-notes", ROOT / "abeq" / "examples" / "agents-md"
+TOML = """\
+[defaults]
+runner_model = "scripted/rules"
+
+[[document]]
+path = "CLAUDE.md"
+transfer_set = "evals/claude-cases.json"
+
+[[document]]
+path = "skills/*/SKILL.md"
+transfer_set = "{dir}/evals/cases.json"
+"""
+
+
+def confirmed(set_file, doc_path) -> str:
+    """The set confirmed for the document (read from the repository's working tree)."""
+    ts = confirm(load_set(set_file), load_document(doc_path).hash)
+    return ts.model_dump_json(indent=2)
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    """main: CLAUDE.md importing docs/rules.md, a skill with references/, abeq.toml, confirmed sets."""
+    r = GitRepo(tmp_path / "repo")
+    monkeypatch.chdir(r.root)
+    r.write(
+        {
+            "CLAUDE.md": "# Project\n\n@docs/rules.md\n",
+            "docs/rules.md": (AM / "AGENTS.md").read_text(),
+            "skills/release-notes/SKILL.md": (RN / "SKILL.md").read_text(),
+            "skills/release-notes/references/style.md": "Plain words.\n",
+            "abeq.toml": TOML,
+            "README.md": "hello\n",
+        }
+    )
+    r.write(
+        {
+            "evals/claude-cases.json": confirmed(AM / "transfer-set.json", r.root / "CLAUDE.md"),
+            "skills/release-notes/evals/cases.json": confirmed(
+                RN / "transfer-set.json", r.root / "skills/release-notes/SKILL.md"
+            ),
+        }
+    )
+    r.commit("base")
+    r.git("checkout", "-q", "-b", "pr")
+    return r
+
+
+def gate(tmp_path, *extra):
+    return main(["gate", "--base", "main", "--db", str(tmp_path / "gate.db"), "--quiet", *extra])
+
+
+def test_nothing_changed_exits_0_with_one_line(repo, tmp_path, capsys):
+    repo.commit("docs only", {"README.md": "hello again\n"})
+    assert gate(tmp_path) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1 and "no configured document changed" in out[0]
+
+
+def test_nothing_changed_imports_no_model_library(repo, tmp_path):
+    import subprocess
+
+    repo.commit("docs only", {"README.md": "hello again\n"})
+    code = (
+        "import sys; from abeq.cli import main; rc = main(['gate', '--base', 'main']); "
+        "print(rc, 'litellm' in sys.modules, 'abeq.execution.engine' in sys.modules)"
+    )
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    got = subprocess.run([sys.executable, "-c", code], cwd=repo.root, env=env, capture_output=True, text=True)
+    assert got.stdout.strip().splitlines()[-1] == "0 False False", got.stderr
+
+
+def test_a_lossy_skill_fails_naming_the_lost_rule(repo, tmp_path):
+    repo.commit("shorter skill", {"skills/release-notes/SKILL.md": (RN / "candidate-lossy.md").read_text()})
+    md, out = tmp_path / "gate.md", tmp_path / "gate.json"
+    assert gate(tmp_path, "--markdown", str(md), "--out", str(out), "--junit", str(tmp_path / "j.xml")) == 1
+    body = md.read_text()
+    assert "**FAIL** skills/release-notes/SKILL.md" in body and "regressed" in body
+    assert "Lost behaviour:" in body and "<details>" in body
+    docs = json.loads(out.read_text())["documents"]
+    assert [(d["path"], d["state"]) for d in docs] == [
+        ("CLAUDE.md", "unchanged"),
+        ("skills/release-notes/SKILL.md", "changed"),
+    ]
+    assert "testsuite" in (tmp_path / "j.xml").read_text()
+
+
+def test_a_faithful_skill_passes_and_a_rerun_calls_nothing(repo, tmp_path):
+    repo.commit(
+        "same skill, new words", {"skills/release-notes/SKILL.md": (RN / "candidate-faithful.md").read_text()}
+    )
+    assert gate(tmp_path) == 0
+    scripted.reset()
+    assert gate(tmp_path) == 0
+    assert scripted.HISTORY == []  # every call came from the store
+
+
+def test_an_import_only_change_is_gated(repo, tmp_path):
+    rules = (AM / "AGENTS.md").read_text()
+    kept = "\n".join(line for line in rules.splitlines() if "Decimal" not in line)
+    repo.commit("drop a rule from the import", {"docs/rules.md": kept + "\n"})
+    out = tmp_path / "gate.json"
+    gate(tmp_path, "--out", str(out))
+    doc = json.loads(out.read_text())["documents"][0]
+    assert doc["path"] == "CLAUDE.md" and doc["state"] == "changed"
+    assert doc["changed_files"] == ["docs/rules.md"] and doc["report"]["cases"]
+
+
+def test_a_second_pr_on_the_same_base_makes_no_teacher_call(repo, tmp_path):
+    repo.commit("faithful", {"skills/release-notes/SKILL.md": (RN / "candidate-faithful.md").read_text()})
+    gate(tmp_path)
+    repo.git("checkout", "-q", "main")
+    repo.git("checkout", "-q", "-b", "pr2")
+    repo.commit("lossy", {"skills/release-notes/SKILL.md": (RN / "candidate-lossy.md").read_text()})
+    out = tmp_path / "two.json"
+    assert gate(tmp_path, "--out", str(out)) == 1
+    from abeq.results.store import open_store
+
+    run_id = json.loads(out.read_text())["documents"][1]["run_id"]
+    assert open_store(str(tmp_path / "gate.db")).call_stats(run_id)["teacher_made"] == 0
+
+
+def test_a_new_document_is_reported_not_gated(repo, tmp_path):
+    repo.commit("new skill", {"skills/other/SKILL.md": "# Other\n\n- Do a thing.\n"})
+    out = tmp_path / "gate.json"
+    assert gate(tmp_path, "--out", str(out)) == 0
+    states = {d["path"]: d["state"] for d in json.loads(out.read_text())["documents"]}
+    assert states["skills/other/SKILL.md"] == "new"
+
+
+def test_an_unconfirmed_changed_set_is_refused_saying_who_confirms(repo, tmp_path, capsys):
+    cases = json.loads((repo.root / "skills/release-notes/evals/cases.json").read_text())
+    cases["cases"][0]["input"] += " And one more thing."
+    repo.commit(
+        "edit a case and the skill",
+        {
+            "skills/release-notes/evals/cases.json": json.dumps(cases),
+            "skills/release-notes/SKILL.md": (RN / "candidate-faithful.md").read_text(),
+        },
+    )
+    scripted.reset()
+    assert gate(tmp_path) == 2
+    err = capsys.readouterr().err
+    assert "this pull request changed it" in err and "abeq check-set" in err and "--confirm" in err
+    assert scripted.HISTORY == []
+
+
+def test_an_unknown_base_exits_2_naming_it(repo, tmp_path, capsys):
+    assert main(["gate", "--base", "no-such-branch", "--db", str(tmp_path / "g.db")]) == 2
+    assert "unknown revision 'no-such-branch'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "toml, said",
+    [
+        ("[[document]]\npath = 'CLAUDE.md'\n", "line 1: [[document]] 1 needs 'transfer_set'"),
+        (TOML + "judge_samples = 12\n", "line 11: 'judge_samples': must be from 1 to 9"),
+        (TOML + "trust_code = true\n", "line 11: 'trust_code' is not a setting here"),
+        (
+            "[defaults]\nrunner_modle = 'x'\n[[document]]\npath='a'\ntransfer_set='b'\n",
+            "line 2: unknown setting 'runner_modle'",
+        ),
+        ("[[document]\n", "not valid TOML"),
+    ],
+)
+def test_a_malformed_project_file_names_the_key_and_line(repo, tmp_path, capsys, toml, said):
+    repo.git("checkout", "-q", "main")
+    repo.commit("config", {"abeq.toml": toml})
+    repo.git("checkout", "-q", "pr")
+    repo.git("merge", "-q", "main")
+    assert gate(tmp_path) == 2
+    assert said in capsys.readouterr().err
+
+
+def test_init_writes_a_project_file_for_the_documents_found(tmp_path, monkeypatch, capsys):
+    r = GitRepo(tmp_path / "fresh")
+    monkeypatch.chdir(r.root)
+    r.commit("a", {"AGENTS.md": "- x\n", "skills/a/SKILL.md": "- y\n", "src/x.py": ""})
+    assert main(["gate", "--init"]) == 0
+    text = (r.root / "abeq.toml").read_text()
+    assert 'path = "AGENTS.md"' in text and 'path = "skills/a/SKILL.md"' in text
+    assert main(["gate", "--init"]) == 2  # never over an existing one

@@ -1,0 +1,90 @@
+"""abeq gate --github against a loopback double of GitHub's REST API."""
+
+import json
+
+import pytest
+from test_gate import RN, gate, repo  # noqa: F401 (the repository fixture)
+
+from abeq.gate.comment import LIMIT, MARKER
+from abeq.models import scripted
+from abeq.testing.github_api import GitHubDouble
+
+
+@pytest.fixture
+def github(tmp_path, monkeypatch):
+    def start(fork=False, fail=None):
+        gh = GitHubDouble(fail=fail).__enter__()
+        event = {
+            "number": 7,
+            "pull_request": {
+                "number": 7,
+                "head": {"repo": {"full_name": "someone/fork" if fork else "o/r", "fork": fork}},
+                "base": {"repo": {"full_name": "o/r"}},
+            },
+        }
+        (tmp_path / "event.json").write_text(json.dumps(event))
+        for k, v in {
+            "GITHUB_API_URL": gh.url,
+            "GITHUB_REPOSITORY": "o/r",
+            "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
+            "GITHUB_TOKEN": "ghs_test",
+            "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        }.items():
+            monkeypatch.setenv(k, v)
+        started.append(gh)
+        return gh
+
+    started: list[GitHubDouble] = []
+    yield start
+    for gh in started:
+        gh.__exit__(None, None, None)
+
+
+def test_a_lossy_head_fails_in_one_comment_updated_on_the_next_push(repo, tmp_path, github):  # noqa: F811
+    gh = github()
+    repo.commit("lossy", {"skills/release-notes/SKILL.md": (RN / "candidate-lossy.md").read_text()})
+    assert gate(tmp_path, "--github") == 1
+    [body] = [c["body"] for c in gh.comments.values()]
+    assert body.startswith(MARKER) and "**FAIL** skills/release-notes/SKILL.md" in body
+    assert "Lost behaviour:" in body and "<details>" in body
+    assert (tmp_path / "summary.md").read_text().strip().startswith(MARKER)
+    assert gh.tokens[-1] == "Bearer ghs_test"
+    repo.commit("faithful", {"skills/release-notes/SKILL.md": (RN / "candidate-faithful.md").read_text()})
+    assert gate(tmp_path, "--github") == 0
+    assert (gh.count("POST"), gh.count("PATCH")) == (1, 1)
+    [body] = [c["body"] for c in gh.comments.values()]
+    assert "**PASS** skills/release-notes/SKILL.md" in body
+
+
+def test_a_fork_pull_request_calls_nothing(repo, tmp_path, github, capsys):  # noqa: F811
+    gh = github(fork=True)
+    repo.commit("lossy", {"skills/release-notes/SKILL.md": (RN / "candidate-lossy.md").read_text()})
+    scripted.reset()
+    assert gate(tmp_path, "--github") == 0
+    assert gh.requests == [] and scripted.HISTORY == []
+    assert "fork" in capsys.readouterr().err and "fork" in (tmp_path / "summary.md").read_text()
+
+
+@pytest.mark.parametrize("status", [403, 500])
+def test_a_failing_comment_api_is_said_once_and_changes_no_exit_code(repo, tmp_path, github, capsys, status):  # noqa: F811
+    github(fail={"POST": status, "PATCH": status})
+    repo.commit("lossy", {"skills/release-notes/SKILL.md": (RN / "candidate-lossy.md").read_text()})
+    out = tmp_path / "gate.json"
+    assert gate(tmp_path, "--github", "--out", str(out)) == 1
+    assert json.loads(out.read_text())["exit_code"] == 1
+    err = capsys.readouterr().err
+    assert err.count("comment was not written") == 1 and str(status) in err
+
+
+def test_untrusted_text_is_escaped_and_the_comment_bounded(repo, tmp_path):  # noqa: F811
+    from abeq.gate.changes import Revisions, Target
+    from abeq.gate.comment import render
+    from abeq.gate.project import Entry
+    from abeq.gate.run import GateResult
+
+    targets = [
+        Target(f"<img src=x onerror=alert(1)>{i}.md", Entry("*", "x"), "new", "x") for i in range(3000)
+    ]
+    body = render(GateResult(Revisions("a" * 40, "b" * 40, "main", "HEAD"), targets, []), None)
+    assert "\\<img src=x onerror=alert\\(1\\)\\>0.md" in body and "<img" not in body.replace("\\<img", "")
+    assert len(body) <= LIMIT and "more part(s) of this report are not shown" in body
