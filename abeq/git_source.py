@@ -177,9 +177,7 @@ def footprint(repo: Repo, commit: str, path: str, kind: str) -> dict[str, str]:
     folder = posixpath.dirname(target)
     base = target.rsplit("/", 1)[-1].lower()
     if kind == "document" and base == "skill.md":
-        for p in _under(tree, folder)[:MAX_FOLDER_FILES]:
-            if not any(part.startswith(".") for part in p[len(folder) :].split("/")):
-                out[p] = tree[p].oid
+        out.update(_skill_folder(repo, commit, target))
     elif kind == "document":
         _follow_imports(repo, commit, target, out, depth=0)
     else:
@@ -187,6 +185,34 @@ def footprint(repo: Repo, commit: str, path: str, kind: str) -> dict[str, str]:
         if len(inside) <= MAX_FOLDER_FILES and sum(tree[p].size for p in inside) <= MAX_FOLDER_BYTES:
             out.update({p: tree[p].oid for p in inside})
         _follow_file_refs(repo, commit, target, out, depth=0)
+    return out
+
+
+def _skill_folder(repo: Repo, commit: str, skill_md: str) -> dict[str, str]:
+    """The files abeq.skill_folder.skill_files takes with a SKILL.md, as they are at this commit: its
+    subfolders' files (not the root's evals/, nor caches), and the files beside it that it names."""
+    from .skill_folder import EXCLUDED_DIRS, ROOT_EXCLUDED_DIRS
+
+    tree = repo.tree(commit)
+    folder = posixpath.dirname(skill_md)
+    text = _text(repo, commit, skill_md)
+    out: dict[str, str] = {}
+    for p in _under(tree, folder):
+        rel = p[len(folder) + 1 :] if folder else p
+        parts = rel.split("/")
+        if (
+            p == skill_md
+            or any(x.startswith(".") or x in EXCLUDED_DIRS for x in parts)
+            or rel.endswith(".pyc")
+        ):
+            continue
+        if len(parts) == 1 and parts[0] not in text:  # beside SKILL.md: only when it names the file
+            continue
+        if len(parts) > 1 and parts[0] in ROOT_EXCLUDED_DIRS:
+            continue
+        out[p] = tree[p].oid
+        if len(out) > MAX_FOLDER_FILES:
+            break
     return out
 
 

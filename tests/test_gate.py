@@ -196,3 +196,32 @@ def test_init_writes_a_project_file_for_the_documents_found(tmp_path, monkeypatc
     text = (r.root / "abeq.toml").read_text()
     assert 'path = "AGENTS.md"' in text and 'path = "skills/a/SKILL.md"' in text
     assert main(["gate", "--init"]) == 2  # never over an existing one
+
+
+def test_a_change_in_a_skills_references_is_gated_and_its_evals_are_not(repo, tmp_path):
+    cases = json.loads((repo.root / "skills/release-notes/evals/cases.json").read_text())
+    repo.commit("set metadata only", {"skills/release-notes/evals/cases.json": json.dumps(cases, indent=1)})
+    out = tmp_path / "a.json"
+    assert gate(tmp_path, "--out", str(out)) == 0
+    assert all(d["state"] == "unchanged" for d in json.loads(out.read_text())["documents"])
+    repo.commit("reference", {"skills/release-notes/references/style.md": "Short words.\n"})
+    assert gate(tmp_path, "--out", str(out)) == 0
+    doc = json.loads(out.read_text())["documents"][1]
+    assert doc["state"] == "changed" and doc["changed_files"] == ["skills/release-notes/references/style.md"]
+
+
+def test_check_sets_refuses_an_uncovered_section_where_required(repo, capsys):
+    text = (
+        (repo.root / "abeq.toml")
+        .read_text()
+        .replace(
+            'transfer_set = "{dir}/evals/cases.json"',
+            'transfer_set = "{dir}/evals/cases.json"\nrequire_coverage = true',
+        )
+    )
+    repo.write({"abeq.toml": text})
+    skill = repo.root / "skills/release-notes/SKILL.md"
+    skill.write_text(skill.read_text() + "\n## Brand new section\n\n- Do the new thing.\n")
+    assert main(["gate", "--check-sets", str(skill)]) == 2
+    assert "exercises" in capsys.readouterr().err
+    assert main(["gate", "--check-sets", str(repo.root / "README.md")]) == 0  # no document touched
