@@ -225,3 +225,43 @@ def test_check_sets_refuses_an_uncovered_section_where_required(repo, capsys):
     assert main(["gate", "--check-sets", str(skill)]) == 2
     assert "exercises" in capsys.readouterr().err
     assert main(["gate", "--check-sets", str(repo.root / "README.md")]) == 0  # no document touched
+
+
+def _override_all(db, out) -> None:
+    doc = json.loads(out.read_text())["documents"][1]
+    for c in doc["report"]["cases"]:
+        if c["verdict"] != "equivalent":
+            argv = ["override", str(doc["run_id"]), c["case_id"], "--verdict", "equivalent"]
+            assert main([*argv, "--reason", "terser, same steps", "--reviewer", "ana", "--db", str(db)]) == 0
+
+
+def test_a_reviewers_override_is_honoured_by_the_next_gate_run(repo, tmp_path):
+    repo.commit("lossy", {"skills/release-notes/SKILL.md": (RN / "candidate-lossy.md").read_text()})
+    out, md = tmp_path / "gate.json", tmp_path / "gate.md"
+    assert gate(tmp_path, "--out", str(out)) == 1
+    _override_all(tmp_path / "gate.db", out)
+    scripted.reset()
+    assert gate(tmp_path, "--markdown", str(md)) == 0
+    assert scripted.HISTORY == []
+    assert "overridden by ana: terser, same steps" in md.read_text()
+
+
+def test_exported_decisions_kept_in_the_repository_spare_a_fresh_store_the_calls(repo, tmp_path):
+    repo.commit("lossy", {"skills/release-notes/SKILL.md": (RN / "candidate-lossy.md").read_text()})
+    out = tmp_path / "gate.json"
+    assert gate(tmp_path, "--out", str(out)) == 1
+    _override_all(tmp_path / "gate.db", out)
+    decisions = repo.root / "abeq-decisions.json"
+    assert main(["export", "--overrides", str(decisions), "--db", str(tmp_path / "gate.db")]) == 0
+    repo.commit("keep the decisions", {})
+    repo.git("checkout", "-q", "main")  # the gate reads abeq.toml as the base has it
+    repo.commit("name the decisions file", {"abeq.toml": 'overrides = "abeq-decisions.json"\n' + TOML})
+    repo.git("checkout", "-q", "pr")
+    repo.git("merge", "-q", "main")
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    scripted.reset()
+    md = tmp_path / "fresh.md"
+    assert gate(fresh, "--markdown", str(md)) == 0  # a store that never saw the review
+    assert scripted.HISTORY == []
+    assert "overridden by ana: terser, same steps" in md.read_text()

@@ -195,7 +195,9 @@ def _gate(args, repo, revs, found, project, pr) -> int:
 
     store = open_store(args.db)
     try:
-        prepared = prepare(repo, revs, found, store, run_kwargs_for(args))
+        prepared = prepare(
+            repo, revs, found, store, run_kwargs_for(args), _decisions(repo, revs, project, store)
+        )
         from ..execution.engine import Stop
 
         stop = Stop()
@@ -211,6 +213,18 @@ def _gate(args, repo, revs, found, project, pr) -> int:
         return result.exit_code
     finally:
         store.close()
+
+
+def _decisions(repo, revs, project, store):
+    """Reviewers' decisions: the store's, and the file abeq.toml names (as the head holds it: a change
+    to it is part of the pull request's diff, for its reviewers to read)."""
+    from ..gate.overrides import Decisions, from_store, parse
+
+    kept = []
+    if project.overrides and project.overrides in repo.tree(revs.head):  # none written yet: none kept
+        where = f"git:{revs.head_rev}:{project.overrides}"
+        kept = parse(repo.read(revs.head, project.overrides).decode("utf-8", errors="replace"), where)
+    return Decisions.of(from_store(store), kept)
 
 
 def _progress():

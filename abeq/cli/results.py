@@ -7,7 +7,7 @@ import json
 import sys
 
 from ..vocab import EQUIVALENT, GATES, VERDICTS
-from ._common import EXIT_PASS, check_outputs, db_arg, existing_store, write_output
+from ._common import EXIT_PASS, OUTPUT_OPTIONS, check_outputs, db_arg, existing_store, write_output
 from .run import write_exports
 
 
@@ -27,7 +27,17 @@ def register(sub) -> None:
     st.set_defaults(fn=cmd_stats)
 
     ex = sub.add_parser("export", help="re-export a stored run (overrides applied)")
-    ex.add_argument("run_id", type=int, help="the run's id (abeq run prints it; abeq history lists them)")
+    ex.add_argument(
+        "run_id", type=int, nargs="?", help="the run's id (abeq run prints it; abeq history lists them)"
+    )
+    ex.add_argument(
+        "--overrides",
+        default=None,
+        metavar="FILE",
+        help="write every reviewer decision in the database (overrides and agreements, by the content of "
+        "the original, the candidate and the case) here, for abeq.toml's `overrides =` (abeq gate honours "
+        "them without a model call); no run id needed",
+    )
     db_arg(ex)
     ex.add_argument("--gate", choices=GATES, default="compress", help="the gate profile the exports apply")
     for flag, what in (
@@ -135,8 +145,20 @@ def cmd_export(args) -> int:
     from ..errors import InputError
     from ..results.report import build_report
 
-    check_outputs(args)  # before any file is written: all of them or none
+    check_outputs(args, (*OUTPUT_OPTIONS, "--overrides"))  # before any file is written: all or none
     store = existing_store(args.db)
+    if args.overrides:
+        from ..gate.overrides import dump, from_store
+
+        decisions = from_store(store)
+        write_output(args.overrides, dump(decisions))
+        print(f"wrote {len(decisions)} reviewer decision(s) to {args.overrides}", file=sys.stderr)
+        if args.run_id is None:
+            return EXIT_PASS
+    if args.run_id is None:
+        raise InputError(
+            "abeq export needs a run id (or --overrides FILE)", hint="`abeq history` lists runs."
+        )
     if store.run(args.run_id) is None:
         raise InputError(f"no run {args.run_id} in this database", path=store.path)
     rr = build_report(store, args.run_id)

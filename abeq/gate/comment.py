@@ -25,7 +25,7 @@ def headline(o: Outcome, store) -> str:
     """One line: PASS/FAIL, tokens saved, the verdict counts, the noise floor and calibration."""
     from ..results.agreement import aa_rates, judge_calibration
 
-    s = o.report.report["summary"]
+    n = o.counts()
     (oc, cc), (ot, ct) = o.sizes, o.tokens
     saved = ot - ct
     tokens = (
@@ -38,18 +38,31 @@ def headline(o: Outcome, store) -> str:
     parts = [
         f"**{word}** {md_escape(o.target.path, True)}",
         f"{tokens}, size ratio {ratio}",
-        f"{s['equivalents']} equivalent, {s['divergences']} diverged, {s['regressions']} regressed, "
-        f"{len(o.report.failed)} errored",
+        f"{n['equivalent']} equivalent, {n['diverged']} diverged, {n['regressed']} regressed, "
+        f"{n['errored']} errored",
     ]
-    aa = aa_rates(store, o.run_id)
-    if aa:
-        parts.append(f"A/A noise floor {aa[0]['false_regression_rate']:.0%} of {aa[0]['cases']} cases")
-    cal = judge_calibration(store, o.report.run["judge_model"])
-    if cal.get("calibrated"):
-        parts.append(md_escape(cal["line"], True))
-    if o.report.overridden:
-        parts.append(f"{o.report.overridden} overridden by a reviewer")
+    if o.report is not None:
+        aa = aa_rates(store, o.run_id)
+        if aa:
+            parts.append(f"A/A noise floor {aa[0]['false_regression_rate']:.0%} of {aa[0]['cases']} cases")
+        cal = judge_calibration(store, o.report.run["judge_model"])
+        if cal.get("calibrated"):
+            parts.append(md_escape(cal["line"], True))
+    reviewed = len(o.decided) + (o.report.overridden if o.report is not None else 0)
+    if reviewed:
+        parts.append(f"{reviewed} decided by a reviewer")
     return " · ".join(parts)
+
+
+def _decided_block(d: dict) -> str:
+    """A case a reviewer decided before this run (no model was called for it)."""
+    who = md_escape(d.get("reviewer") or "someone", True)
+    verdict = md_escape(d.get("verdict"), True)
+    if d.get("action") == "agree":
+        said = f"accepted by {who} ({verdict})"
+    else:
+        said = f"overridden by {who}: {md_escape(d.get('reason') or '', True)} (now {verdict})"
+    return f"- case {md_escape(d['case_id'], True)}: {said}; not run again\n"
 
 
 def _case_block(row, index: int) -> str:
@@ -76,7 +89,7 @@ def _case_block(row, index: int) -> str:
 def render(result: GateResult, store, *, note: str = "", limit: int | None = LIMIT) -> str:
     """The whole gate as Markdown, within GitHub's comment limit (`limit` None: all of it)."""
     rev = f"base {result.revisions.base[:12]} → head {result.revisions.head[:12]}"
-    gated = [o for o in result.outcomes if o.report is not None]
+    gated = list(result.outcomes)
     word = "passed" if result.exit_code == 0 else "failed" if result.exit_code == 1 else "is incomplete"
     lines = [MARKER, f"### abeq gate {word} ({rev})", ""]
     if note:
@@ -94,6 +107,11 @@ def render(result: GateResult, store, *, note: str = "", limit: int | None = LIM
     if unchanged:
         blocks.append(f"- {unchanged} other configured document(s) unchanged\n")
     for o in gated:
+        if o.decided:
+            blocks.append(f"\n#### {md_escape(o.target.path, True)}: reviewers' decisions\n\n")
+            blocks += [_decided_block(d) for d in o.decided]
+        if o.report is None:
+            continue
         rows = [r for r in o.report.rows if r.status == "judged"]
         shown = [
             (i, r) for i, r in enumerate(rows, 1) if (r.machine_verdict or r.verdict) in (REGRESSED, DIVERGED)

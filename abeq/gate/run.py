@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import AbeqError, InputError, NotConfirmedError
+from ..errors import AbeqError, InputError, NotConfirmedError, ThinSetError
 from ..git_source import Repo
+from ..vocab import DIVERGED, EQUIVALENT, REGRESSED
 from .changes import CHANGED, Revisions, Target
+from .overrides import Decisions
 
 EXIT_ORDER = (2, 3, 1, 0)  # which document's exit code the gate's is: bad input first, then errors
 
@@ -30,6 +32,20 @@ class Outcome:
     sizes: tuple[int, int] = (0, 0)  # characters of original and candidate
     tokens: tuple[int, int] = (0, 0)
     calls: dict = field(default_factory=dict)
+    decided: list[dict] = field(default_factory=list)  # cases a reviewer decided: not run, no call
+
+    def counts(self) -> dict[str, int]:
+        """equivalent / diverged / regressed / errored over the run's cases and the decided ones."""
+        s = self.report.report["summary"] if self.report is not None else {}
+        out = {
+            "equivalent": s.get("equivalents", 0),
+            "diverged": s.get("divergences", 0),
+            "regressed": s.get("regressions", 0),
+            "errored": len(self.report.failed) if self.report is not None else 0,
+        }
+        for d in self.decided:
+            out[{EQUIVALENT: "equivalent", DIVERGED: "diverged"}.get(d["verdict"], "regressed")] += 1
+        return out
 
 
 @dataclass
@@ -53,6 +69,10 @@ class GateResult:
             entry: dict[str, Any] = {"path": t.path, "state": t.state, "transfer_set": t.transfer_set}
             if t.state == CHANGED:
                 entry["changed_files"] = t.changed_files
+            if o and o.decided:
+                entry["decided"] = o.decided
+            if o and o.report is None and o.decided:
+                entry.update(exit_code=o.exit, passed=o.passed)
             if o and o.report is not None:
                 entry.update(
                     run_id=o.run_id,
@@ -95,12 +115,27 @@ def set_confirmation(ts, target: Target, base_hash: str, head_hash: str, set_nam
     )
 
 
-def prepare(repo: Repo, revs: Revisions, targets: list[Target], store, run_kwargs):
-    """Every changed document's run prepared (stored, nothing called), or the first refusal."""
+@dataclass
+class Planned:
+    """A changed document ready to run: its prepared run (None when reviewers decided every case)."""
+
+    target: Target
+    prepared: Any  # api.PreparedRun | None
+    original: Any  # documents.Document
+    candidate: Any
+    decided: list[dict]
+
+
+def prepare(repo: Repo, revs: Revisions, targets: list[Target], store, run_kwargs, decisions=None):
+    """Every changed document's run prepared (stored, nothing called), or the first refusal. A case
+    a reviewer decided for the same original, candidate and case content is left out of the run."""
     from ..api import document, prepare_run, transfer_set
     from ..documents import detect_variant
+    from ..execution.preflight import THIN_HINT
+    from ..sets.coverage import coverage
 
-    prepared = []
+    decisions = decisions or Decisions({})
+    planned = []
     for t in targets:
         if t.state != CHANGED:
             continue
@@ -118,19 +153,34 @@ def prepare(repo: Repo, revs: Revisions, targets: list[Target], store, run_kwarg
         ts = transfer_set(f"git:{revs.head}:{t.transfer_set}")
         set_confirmation(ts, t, orig.hash, cand.hash, set_name)
         kwargs = run_kwargs(t.entry.settings)
-        try:
-            p = prepare_run(orig, cand, ts, store=store, confirm=True, variant=variant, **kwargs)
-        except AbeqError as e:
-            e.message = f"{t.path}: {e.message}"
-            raise
-        p.engine.sources = {
-            "original": f"git:{revs.base}:{t.path}",
-            "candidate": f"git:{revs.head}:{t.path}",
-            "transfer_set": f"git:{revs.head}:{t.transfer_set}",
-        }
-        store.update_run(p.run_id, config=_with_sources(store, p))
-        prepared.append((t, p, orig, cand))
-    return prepared
+        decided = []
+        for c in ts.cases:
+            if d := decisions.for_case(orig.hash, cand.hash, c):
+                decided.append({**d, "case_id": c.id})
+        if decided:  # the whole set is held to the run's rules; the run then makes the rest
+            cov = coverage(orig.text, ts, allow_thin=bool(kwargs.get("allow_thin")))
+            if not cov.runnable:
+                raise ThinSetError(
+                    next(w for w in cov.warnings if w.startswith("thin")), path=set_name, hint=THIN_HINT
+                )
+            done = {d["case_id"] for d in decided}
+            ts = ts.model_copy(update={"cases": [c for c in ts.cases if c.id not in done]})
+            kwargs["allow_thin"] = True
+        p = None
+        if ts.cases:
+            try:
+                p = prepare_run(orig, cand, ts, store=store, confirm=True, variant=variant, **kwargs)
+            except AbeqError as e:
+                e.message = f"{t.path}: {e.message}"
+                raise
+            p.engine.sources = {
+                "original": f"git:{revs.base}:{t.path}",
+                "candidate": f"git:{revs.head}:{t.path}",
+                "transfer_set": f"git:{revs.head}:{t.transfer_set}",
+            }
+            store.update_run(p.run_id, config=_with_sources(store, p))
+        planned.append(Planned(t, p, orig, cand, decided))
+    return planned
 
 
 def _with_sources(store, p) -> str:
@@ -142,25 +192,33 @@ def _with_sources(store, p) -> str:
     return json.dumps(cfg, ensure_ascii=False, sort_keys=True)
 
 
-def run_all(prepared, *, on_progress=None, cancel=None) -> list[Outcome]:
-    """Make each prepared run's calls; one Outcome per document."""
+def run_all(planned: list[Planned], *, on_progress=None, cancel=None) -> list[Outcome]:
+    """Make each prepared run's calls; one Outcome per document, reviewers' decisions counted in."""
     from ..documents import estimate_tokens
     from ..results.report import exit_code, gate_result
 
     out = []
-    for t, p, orig, cand in prepared:
-        rr = p.run(on_progress=on_progress, cancel=cancel)
+    for pl in planned:
+        t, p = pl.target, pl.prepared
         gate = t.entry.settings.get("gate", "compress")
+        lost = any(d["verdict"] == REGRESSED for d in pl.decided)
+        rr, code, passed, calls = None, 1 if lost else 0, not lost, {}
+        if p is not None:
+            rr = p.run(on_progress=on_progress, cancel=cancel)
+            code, passed = exit_code(rr, gate), gate_result(rr, gate)["pass"] and not lost
+            code = code if code else (1 if lost else 0)
+            calls = p.store.call_stats(p.run_id)
         out.append(
             Outcome(
                 t,
-                p.run_id,
+                p.run_id if p is not None else None,
                 rr,
-                exit_code(rr, gate),
-                gate_result(rr, gate)["pass"],
-                (len(orig.text), len(cand.text)),
-                (estimate_tokens(orig.text)[0], estimate_tokens(cand.text)[0]),
-                p.store.call_stats(p.run_id),
+                code,
+                passed,
+                (len(pl.original.text), len(pl.candidate.text)),
+                (estimate_tokens(pl.original.text)[0], estimate_tokens(pl.candidate.text)[0]),
+                calls,
+                pl.decided,
             )
         )
     return out
