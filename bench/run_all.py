@@ -23,6 +23,7 @@ BENCH = ROOT / "bench"
 RESULTS = BENCH / "results"
 ORDER = (
     "startup",
+    "gate",
     "cache",
     "round_cost",
     "faults",
@@ -272,6 +273,16 @@ def rows(r: dict) -> list[tuple[str, str, str, str]]:
                 f"{one['generation_s']:.0f} s",
                 "—",
                 "—",
+            )
+        )
+    g = r.get("gate")
+    if g:
+        out.append(
+            (
+                f"`abeq gate`, no relevant change, {g['commits']:,} commits (median of 5; load {g['load_1min']})",
+                f"{g['median_s']:.3f} s",
+                "≤ 2 s",
+                _mark(g["target_met"]),
             )
         )
     st = r.get("startup")

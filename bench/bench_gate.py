@@ -1,0 +1,124 @@
+"""`abeq gate` on a pull request that changed no configured document: wall time of the whole command
+in a fresh process (median of 5; target <= 2 s), on a 2,000-commit repository.
+
+The repository (made with `git fast-import` in a temporary folder): a CLAUDE.md importing
+docs/rules.md, a skill with references/, their confirmed-looking sets, an abeq.toml naming both,
+and 300 source files; then 2,000 commits on a branch, each changing one source file. The gate reads
+the base's abeq.toml, compares the documents' footprints at the merge base and the head, finds no
+change and exits 0 with one line.
+
+Run: .venv/bin/python bench/bench_gate.py   Writes bench/results/gate.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMITS = 2_000
+SOURCES = 300
+RUNS = 5
+TARGET_S = 2.0
+TOML = """[defaults]
+runner_model = "scripted/rules"
+
+[[document]]
+path = "CLAUDE.md"
+transfer_set = "evals/claude.json"
+
+[[document]]
+path = "skills/*/SKILL.md"
+transfer_set = "{dir}/evals/cases.json"
+"""
+
+
+def _blob(data: str) -> str:
+    """fast-import's `data` command: the byte count, then the bytes."""
+    return f"data {len(data.encode())}\n{data}\n"
+
+
+def build(folder: Path) -> None:
+    """The repository: one base commit on main, COMMITS more on the branch `pr`."""
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(folder)}
+    subprocess.run(["git", "init", "-q", "-b", "main", str(folder)], check=True, env=env)
+    files = {
+        "CLAUDE.md": "# Project\n\n@docs/rules.md\n",
+        "docs/rules.md": "- Run the tests before you finish.\n- Keep changes small.\n",
+        "skills/notes/SKILL.md": "# Notes\n\n- Read references/style.md first.\n",
+        "skills/notes/references/style.md": "Plain words.\n",
+        "skills/notes/evals/cases.json": '{"cases": []}\n',
+        "evals/claude.json": '{"cases": []}\n',
+        "abeq.toml": TOML,
+        **{f"src/module_{i}.py": f"VALUE = {i}\n" for i in range(SOURCES)},
+    }
+    who = "bench <bench@example.invalid> 1700000000 +0000"
+    stream = []
+    mark = 1
+    stream.append(f"commit refs/heads/main\nmark :{mark}\ncommitter {who}\n{_blob('base')}")
+    for path, text in files.items():
+        stream.append(f"M 100644 inline {path}\n{_blob(text)}")
+    for n in range(COMMITS):
+        mark += 1
+        i = n % SOURCES
+        stream.append(
+            f"commit refs/heads/pr\nmark :{mark}\ncommitter {who}\n{_blob(f'change {n}')}"
+            + ("from :1\n" if n == 0 else "")
+            + f"M 100644 inline src/module_{i}.py\n{_blob(f'VALUE = {i}  # edit {n}')}"
+        )
+    subprocess.run(
+        ["git", "fast-import", "--quiet"], input="".join(stream).encode(), cwd=folder, check=True, env=env
+    )
+    subprocess.run(["git", "checkout", "-q", "pr"], cwd=folder, check=True, env=env)
+
+
+def main() -> int:
+    exe = Path(sys.executable).parent / "abeq"
+    cmd = [str(exe)] if exe.exists() else [shutil.which("abeq") or "abeq"]
+    with tempfile.TemporaryDirectory(prefix="abeq-bench-gate-") as tmp:
+        repo = Path(tmp) / "repo"
+        t = time.perf_counter()
+        build(repo)
+        built = time.perf_counter() - t
+        count = subprocess.run(["git", "rev-list", "--count", "pr"], cwd=repo, capture_output=True, text=True)
+        argv = [*cmd, "gate", "--base", "main", "--db", str(Path(tmp) / "gate.db")]
+        first = subprocess.run(argv, cwd=repo, capture_output=True, text=True)  # warms the OS file cache
+        assert first.returncode == 0 and "no configured document changed" in first.stdout, first.stderr
+        times = []
+        for _ in range(RUNS):
+            t = time.perf_counter()
+            subprocess.run(argv, cwd=repo, capture_output=True, check=True)
+            times.append(time.perf_counter() - t)
+    med = statistics.median(times)
+    met = med <= TARGET_S
+    print(
+        f"`abeq gate`, nothing relevant changed, {int(count.stdout)} commits: median {med:.3f} s over {RUNS} "
+        f"runs (min {min(times):.3f}, max {max(times):.3f}); target <= {TARGET_S} s: "
+        f"{'met' if met else 'MISSED'} (repository built in {built:.1f} s)"
+    )
+    out = {
+        "bench": "gate",
+        "commits": int(count.stdout),
+        "files": SOURCES + 7,
+        "output": first.stdout.strip(),
+        "load_1min": round(os.getloadavg()[0], 2),
+        "runs_s": [round(x, 3) for x in times],
+        "median_s": round(med, 3),
+        "target_s": TARGET_S,
+        "target_met": met,
+    }
+    path = ROOT / "bench" / "results" / "gate.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, indent=2) + "\n")
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
