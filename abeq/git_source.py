@@ -181,7 +181,8 @@ def footprint(repo: Repo, commit: str, path: str, kind: str) -> dict[str, str]:
     elif kind == "document":
         _follow_imports(repo, commit, target, out, depth=0)
     else:
-        inside = _under(tree, folder) if folder else []  # a set at the root: its references only
+        # a set at the root: its references only; a link in its folder is not followed (nor read)
+        inside = [p for p in _under(tree, folder) if tree[p].mode != "120000"] if folder else []
         if len(inside) <= MAX_FOLDER_FILES and sum(tree[p].size for p in inside) <= MAX_FOLDER_BYTES:
             out.update({p: tree[p].oid for p in inside})
         _follow_file_refs(repo, commit, target, out, depth=0)
@@ -297,6 +298,8 @@ def checkout(spec: str, kind: str = "document", repo: Repo | None = None) -> Ite
         files = footprint(repo, source.commit, source.path, kind)
         limit = MAX_FILE_BYTES
         for p in files:
+            if p.startswith("/") or ".." in p.split("/"):  # a crafted tree: never written outside
+                continue
             dest = folder / p
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(repo.read(source.commit, p, limit))
