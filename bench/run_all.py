@@ -279,7 +279,8 @@ def rows(r: dict) -> list[tuple[str, str, str, str]]:
     if g:
         out.append(
             (
-                f"`abeq gate`, no relevant change, {g['commits']:,} commits (median of 5; load {g['load_1min']})",
+                f"`abeq gate`, no relevant change, {g['commits']:,} commits "
+                f"(median of 5; load {g['load_1min']})",
                 f"{g['median_s']:.3f} s",
                 "≤ 2 s",
                 _mark(g["target_met"]),
