@@ -88,3 +88,19 @@ def test_untrusted_text_is_escaped_and_the_comment_bounded(repo, tmp_path):  # n
     body = render(GateResult(Revisions("a" * 40, "b" * 40, "main", "HEAD"), targets, []), None)
     assert "\\<img src=x onerror=alert\\(1\\)\\>0.md" in body and "<img" not in body.replace("\\<img", "")
     assert len(body) <= LIMIT and "more part(s) of this report are not shown" in body
+
+
+def test_a_refusal_is_said_on_the_pull_request(repo, tmp_path, github):  # noqa: F811
+    gh = github()
+    cases = json.loads((repo.root / "skills/release-notes/evals/cases.json").read_text())
+    cases["cases"][0]["input"] += " And one more thing."
+    repo.commit(
+        "edit a case and the skill",
+        {
+            "skills/release-notes/evals/cases.json": json.dumps(cases),
+            "skills/release-notes/SKILL.md": (RN / "candidate-faithful.md").read_text(),
+        },
+    )
+    assert gate(tmp_path, "--github") == 2
+    [body] = [c["body"] for c in gh.comments.values()]
+    assert "could not run" in body and "confirm" in body

@@ -127,7 +127,7 @@ def run_kwargs_for(args):
 
 
 def cmd_gate(args) -> int:
-    from ..errors import InputError
+    from ..errors import AbeqError, InputError
 
     if args.init:
         return _init(args)
@@ -184,7 +184,14 @@ def cmd_gate(args) -> int:
         if pr is not None:  # an earlier push's comment must not stand for this one
             _publish(pr, render(result, None, note=line), create=False)
         return EXIT_PASS
-    return _gate(args, repo, revs, found, project, pr)
+    try:
+        return _gate(args, repo, revs, found, project, pr)
+    except AbeqError as e:  # a refusal (an unconfirmed set, a bad model string) is said on the PR too
+        if pr is not None:
+            from ..gate.comment import refusal
+
+            _publish(pr, refusal(e.render()))
+        raise
 
 
 def _gate(args, repo, revs, found, project, pr) -> int:

@@ -148,3 +148,8 @@ def fork_note() -> str:
         "workflow no secrets, so no model can be called. A maintainer can run `abeq gate` on a branch "
         "of this repository instead.\n"
     )
+
+
+def refusal(message: str) -> str:
+    """The comment for a gate refused before any model call: what is wrong and who does what."""
+    return f"{MARKER}\n### abeq gate could not run (exit 2)\n\n{md_escape(message)}\n"
