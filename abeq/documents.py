@@ -157,7 +157,7 @@ def load_document(
     from .git_source import checkout, is_git
 
     if is_git(path):
-        with checkout(str(path), "document") as co:
+        with checkout(str(path), "document", MAX_DOCUMENT_BYTES) as co:
             doc = load_document(co.local, what, follow_imports=follow_imports)
         return replace(doc, source=co.source.name)
     p = Path(path)

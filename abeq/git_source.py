@@ -288,20 +288,27 @@ class Checkout:
 
 
 @contextmanager
-def checkout(spec: str, kind: str = "document", repo: Repo | None = None) -> Iterator[Checkout]:
+def checkout(
+    spec: str, kind: str = "document", max_bytes: int = MAX_FILE_BYTES, repo: Repo | None = None
+) -> Iterator[Checkout]:
     """`git:REV:PATH` and what travels with it written to a temporary folder for the block; errors
-    raised inside name the revision, never the folder. `kind`: "document" or "set"."""
+    raised inside name the revision, never the folder. `kind`: "document" or "set"; `max_bytes`: the
+    named file's own limit (each file that travels with it has the skill folder's)."""
+    from .skill_folder import MAX_FILE_BYTES as FOLDER_FILE_BYTES
+
     repo, source = parse(spec, repo)
     folder = Path(tempfile.mkdtemp(prefix="abeq-git-"))
     try:
         (folder / ".git").mkdir()  # the project's bounds are the repository's, as in a checkout
         files = footprint(repo, source.commit, source.path, kind)
-        limit = MAX_FILE_BYTES
         for p in files:
             if p.startswith("/") or ".." in p.split("/"):  # a crafted tree: never written outside
                 continue
             dest = folder / p
             dest.parent.mkdir(parents=True, exist_ok=True)
+            limit = (
+                max_bytes if p == source.path else FOLDER_FILE_BYTES if kind == "document" else MAX_FILE_BYTES
+            )
             dest.write_bytes(repo.read(source.commit, p, limit))
         out = Checkout(source, folder, folder / source.path)
         try:

@@ -68,7 +68,7 @@ def test_bad_revisions_and_paths_are_named(repo, spec, said):
 
 def test_an_oversized_blob_is_refused_unread(repo):
     repo.commit("a", {"CLAUDE.md": "- x\n" * 100_000})  # 400 KB: over a document's 200 KB
-    with pytest.raises(InputError, match="limit") as e:
+    with pytest.raises(InputError, match="400,000 bytes at this revision; the limit is 200,000") as e:
         load_document("git:HEAD:CLAUDE.md")
     assert "abeq-git-" not in str(e.value)  # the temporary folder is never named
 
@@ -105,3 +105,16 @@ def test_the_record_names_the_revision(repo, tmp_path):
         "candidate": f"git:{head}:SKILL.md",
         "transfer_set": f"git:{head}:cases.json",
     }
+
+
+def test_the_desks_path_field_imports_a_set_at_a_revision(repo):
+    from abeq.desk import editor
+
+    config = "tests:\n  - file://cases/tests.yaml\n"
+    a = repo.commit(
+        "a", {"evals/promptfooconfig.yaml": config, "evals/cases/tests.yaml": "- vars: {q: first}\n"}
+    )
+    repo.commit("b", {"evals/cases/tests.yaml": "- vars: {q: second}\n"})
+    got = editor.import_path(f"git:{a}:evals/promptfooconfig.yaml", "detect", "", default_type="happy")
+    assert [c.input for c in got.ts.cases] == ["first"]
+    assert not any("abeq-git-" in w for w in got.warnings)

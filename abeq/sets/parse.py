@@ -110,7 +110,7 @@ def load(path: str | Path) -> TransferSet:
 
     p = str(path)
     if is_git(p):
-        with checkout(p, "set") as co:
+        with checkout(p, "set", MAX_SET_BYTES) as co:
             return load(co.local)
     text = read_text_file(p, what="transfer set", max_bytes=MAX_SET_BYTES)
     return _parse(text, p, base=Path(p).resolve().parent)
