@@ -89,8 +89,8 @@ class Repo:
             self._trees[commit] = files
         return self._trees[commit]
 
-    def read(self, commit: str, path: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
-        """A file's bytes at a commit; refused (never read) when it is over `max_bytes`."""
+    def _checked(self, commit: str, path: str, max_bytes: int) -> Blob:
+        """The blob of a path, or an InputError: missing, a link, or over `max_bytes` (never read)."""
         blob = self.tree(commit).get(path)
         name = f"git:{commit[:12]}:{path}"
         if blob is None:
@@ -101,12 +101,34 @@ class Repo:
             raise InputError(
                 f"it is {blob.size:,} bytes at this revision; the limit is {max_bytes:,} bytes", path=name
             )
-        proc = subprocess.run(
-            ["git", "cat-file", "blob", blob.oid], cwd=self.root, capture_output=True, check=False
-        )
+        return blob
+
+    def read(self, commit: str, path: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+        """A file's bytes at a commit; refused (never read) when it is over `max_bytes`."""
+        return self.read_many(commit, {path: max_bytes})[path]
+
+    def read_many(self, commit: str, limits: dict[str, int]) -> dict[str, bytes]:
+        """Several files at a commit in one `git cat-file --batch` (path -> its limit); every size is
+        checked before anything is read."""
+        blobs = {p: self._checked(commit, p, n) for p, n in limits.items()}
+        if not blobs:
+            return {}
+        ids = "".join(f"{b.oid}\n" for b in blobs.values()).encode()
+        proc = subprocess.run(["git", "cat-file", "--batch"], cwd=self.root, input=ids, capture_output=True)
         if proc.returncode:
-            raise InputError(f"git could not read {path} at {commit[:12]}", path=name)
-        return proc.stdout
+            raise InputError(f"git could not read {len(blobs)} file(s) at {commit[:12]}", path=str(self.root))
+        out, data, at = {}, proc.stdout, 0
+        for path, blob in blobs.items():
+            header_end = data.index(b"\n", at)
+            oid, kind, size = data[at:header_end].decode().split()
+            if oid != blob.oid or kind != "blob":
+                raise InputError(
+                    f"git gave back something else for {path} at {commit[:12]}", path=str(self.root)
+                )
+            start = header_end + 1
+            out[path] = data[start : start + int(size)]
+            at = start + int(size) + 1  # the content, then a newline
+        return out
 
 
 def _git(args: list[str], *, cwd: str | Path | None, what: str) -> str:
@@ -301,15 +323,14 @@ def checkout(
     try:
         (folder / ".git").mkdir()  # the project's bounds are the repository's, as in a checkout
         files = footprint(repo, source.commit, source.path, kind)
-        for p in files:
-            if p.startswith("/") or ".." in p.split("/"):  # a crafted tree: never written outside
-                continue
+        # a crafted tree's path with '..' is never written outside the folder
+        safe = [p for p in files if not p.startswith("/") and ".." not in p.split("/")]
+        other = FOLDER_FILE_BYTES if kind == "document" else MAX_FILE_BYTES
+        got = repo.read_many(source.commit, {p: max_bytes if p == source.path else other for p in safe})
+        for p, data in got.items():
             dest = folder / p
             dest.parent.mkdir(parents=True, exist_ok=True)
-            limit = (
-                max_bytes if p == source.path else FOLDER_FILE_BYTES if kind == "document" else MAX_FILE_BYTES
-            )
-            dest.write_bytes(repo.read(source.commit, p, limit))
+            dest.write_bytes(data)
         out = Checkout(source, folder, folder / source.path)
         try:
             yield out
