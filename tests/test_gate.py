@@ -1,6 +1,7 @@
 """abeq gate: a real git repository with a branch; base against head on the scripted model."""
 
 import json
+import re
 import sys
 
 import pytest
@@ -265,3 +266,28 @@ def test_exported_decisions_kept_in_the_repository_spare_a_fresh_store_the_calls
     assert gate(fresh, "--markdown", str(md)) == 0  # a store that never saw the review
     assert scripted.HISTORY == []
     assert "overridden by ana: terser, same steps" in md.read_text()
+
+
+def test_the_headline_gives_the_aa_noise_floor_when_measured(repo, tmp_path):
+    repo.git("checkout", "-q", "main")
+    repo.commit("measure the noise", {"abeq.toml": TOML.replace("[defaults]\n", "[defaults]\naa = true\n")})
+    repo.git("checkout", "-q", "pr")
+    repo.git("merge", "-q", "main")
+    repo.commit("faithful", {"skills/release-notes/SKILL.md": (RN / "candidate-faithful.md").read_text()})
+    md = tmp_path / "gate.md"
+    gate(tmp_path, "--markdown", str(md))
+    line = next(x for x in md.read_text().splitlines() if "skills/release-notes/SKILL.md" in x)
+    assert "A/A noise floor" in line and "tokens saved" in line and "size ratio" in line
+
+
+def test_the_pre_commit_hook_runs_its_entry_on_the_staged_files(repo):
+    import shlex
+
+    import yaml
+
+    [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    argv = shlex.split(hook["entry"])
+    assert argv[0] == "abeq"
+    skill = "skills/release-notes/SKILL.md"
+    assert re.search(hook["files"], skill) and re.search(hook["files"], "CLAUDE.md")
+    assert main([*argv[1:], skill]) == 0  # the set covers the skill as committed
