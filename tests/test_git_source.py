@@ -118,3 +118,27 @@ def test_the_desks_path_field_imports_a_set_at_a_revision(repo):
     got = editor.import_path(f"git:{a}:evals/promptfooconfig.yaml", "detect", "", default_type="happy")
     assert [c.input for c in got.ts.cases] == ["first"]
     assert not any("abeq-git-" in w for w in got.warnings)
+
+
+def test_a_set_at_a_revision_is_not_confirmed_in_place(repo, capsys):
+    repo.commit(
+        "a",
+        {
+            "SKILL.md": (EXAMPLE / "SKILL.md").read_text(),
+            "cases.json": (EXAMPLE / "transfer-set.json").read_text(),
+        },
+    )
+    argv = [
+        "check-set",
+        "--original",
+        "git:HEAD:SKILL.md",
+        "--transfer-set",
+        "git:HEAD:cases.json",
+        "--confirm",
+    ]
+    assert main(argv) == 2
+    assert "cannot be confirmed in place" in capsys.readouterr().err
+    assert sorted(p.name for p in repo.root.iterdir()) == [".git", "SKILL.md", "cases.json"]
+    assert (
+        main([*argv[:3], "--transfer-set", "cases.json", "--confirm"]) == 0
+    )  # the checkout's file, for the base

@@ -322,6 +322,13 @@ def cmd_check_set(args) -> int:
         from ..errors import InputError
         from ..execution.preflight import confirm_for_runs
 
+        if args.transfer_set.startswith("git:"):
+            raise InputError(
+                "a set read at a git revision cannot be confirmed in place",
+                path=args.transfer_set,
+                hint="Confirm the file in your checkout (--transfer-set PATH; --original may stay "
+                "git:REV:PATH), then commit it.",
+            )
         # what the desk's Confirm accepts, the same function: refused when a run would refuse the set
         done = confirm_for_runs(
             ts, original.text, original.hash, allow_thin=args.allow_thin, path=args.transfer_set
