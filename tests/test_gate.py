@@ -171,11 +171,11 @@ def test_an_unknown_base_exits_2_naming_it(repo, tmp_path, capsys):
     "toml, said",
     [
         ("[[document]]\npath = 'CLAUDE.md'\n", "line 1: [[document]] 1 needs 'transfer_set'"),
-        (TOML + "judge_samples = 12\n", "line 11: 'judge_samples': must be from 1 to 9"),
+        (TOML + "judge_samples = 12\n", "line 11: 'judge_samples': Input should be less than or equal to 9"),
         (TOML + "trust_code = true\n", "line 11: 'trust_code' is not a setting here"),
         (
             "[defaults]\nrunner_modle = 'x'\n[[document]]\npath='a'\ntransfer_set='b'\n",
-            "line 2: unknown setting 'runner_modle'",
+            "line 2: 'runner_modle': not a setting",
         ),
         ("[[document]\n", "not valid TOML"),
     ],

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Any
 
-from ._common import EXIT_BAD_INPUT, EXIT_PASS, check_outputs, code_args, write_output
+from ._common import EXIT_BAD_INPUT, EXIT_PASS, check_outputs, write_output
+from ._settings import CODE, add_settings
 
 GATE_OUTPUTS = ("--out", "--markdown", "--junit")
 
@@ -46,82 +46,19 @@ def register(sub) -> None:
     )
     g.add_argument("files", nargs="*", metavar="FILES", help="with --check-sets: the files a commit changes")
     g.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    code_args(g)
+    add_settings(g, CODE)  # the set's code: only the person running the gate grants it
     g.set_defaults(fn=cmd_gate)
 
 
-def _run_parser() -> argparse.ArgumentParser:
-    """`abeq run`'s own parser: the settings abeq.toml may hold are its options."""
-    from .run import register
+def settings_for(args):
+    """A document's settings (abeq.toml's, checked) -> its RunSettings, with what only the person
+    running the gate may give: --trust-code and --check-env."""
+    from ..execution.settings import RunSettings
 
-    sub = argparse.ArgumentParser(prog="abeq").add_subparsers()
-    register(sub)
-    return sub.choices["run"]
-
-
-def check_settings(table: dict[str, Any], line_of) -> dict[str, Any]:
-    """abeq.toml settings checked and converted exactly as `abeq run` checks its options."""
-    from ..errors import InputError
-    from ..gate.project import NOT_SETTINGS
-
-    actions = {
-        a.dest: a
-        for a in _run_parser()._actions
-        if a.option_strings and a.dest not in NOT_SETTINGS and a.dest not in ("help", "transfer_set")
-    }
-    allowed = ", ".join(sorted(actions))
-    out: dict[str, Any] = {}
-    for key, value in table.items():
-        n = line_of(key)
-        where = f"line {n}: " if n else ""
-        action = actions.get(key)
-        if action is None:
-            raise InputError(
-                f"{where}unknown setting '{key}'",
-                hint=f"A setting is an `abeq run` option with _ for -: {allowed}.",
-            )
-        flag = action.option_strings[-1]
-        if isinstance(action, argparse._StoreTrueAction):
-            if not isinstance(value, bool):
-                raise InputError(f"{where}'{key}' is true or false ({flag}), not {value!r}")
-            out[key] = value
-            continue
-        if isinstance(action, argparse._AppendAction):
-            values = value if isinstance(value, list) else [value]
-        else:
-            values = [value]
-        conv = []
-        for v in values:
-            if isinstance(v, (dict, list)) or isinstance(v, bool):
-                raise InputError(
-                    f"{where}'{key}' takes {action.metavar or 'a value'} as {flag} does, not {v!r}"
-                )
-            try:
-                convert = action.type if callable(action.type) else str
-                got = convert(str(v))
-            except (argparse.ArgumentTypeError, ValueError, TypeError) as e:
-                raise InputError(f"{where}'{key}': {e}", hint=f"As `abeq run {flag}` takes it.") from None
-            if action.choices is not None and got not in action.choices:
-                raise InputError(
-                    f"{where}'{key}' must be one of {', '.join(map(str, action.choices))}, not {v!r}"
-                )
-            conv.append(got)
-        out[key] = conv if isinstance(action, argparse._AppendAction) else conv[0]
-    return out
-
-
-def run_kwargs_for(args):
-    """settings (from abeq.toml) -> prepare_run's keywords, through `abeq run`'s own defaults."""
-    from .run import run_settings
-
-    def build(settings: dict[str, Any]) -> dict[str, Any]:
-        ns = _run_parser().parse_args(["--original", "-", "--candidate", "-", "--transfer-set", "-"])
-        for k, v in settings.items():
-            setattr(ns, k, v)
-        ns.trust_code, ns.check_env, ns.db = args.trust_code, args.check_env, args.db
-        out = run_settings(ns)
-        out.pop("review", None)
-        return out
+    def build(settings: dict[str, Any]):
+        return RunSettings.load(settings, "abeq.toml").with_args(
+            trust_code=args.trust_code, check_env=tuple(args.check_env)
+        )
 
     return build
 
@@ -157,9 +94,7 @@ def cmd_gate(args) -> int:
     revs = revisions(repo, args.base, args.head)
     # the base's abeq.toml decides what is gated and how (a pull request cannot loosen its own gate);
     # a repository adopting abeq has none at the base yet: then the head's
-    project = read_project(repo, revs.base, check_settings, args.config) or read_project(
-        repo, revs.head, check_settings, args.config
-    )
+    project = read_project(repo, revs.base, args.config) or read_project(repo, revs.head, args.config)
     if project is None:
         raise InputError(
             f"{args.config} does not exist at {args.base} or {args.head}",
@@ -203,7 +138,7 @@ def _gate(args, repo, revs, found, project, pr) -> int:
     store = open_store(args.db)
     try:
         prepared = prepare(
-            repo, revs, found, store, run_kwargs_for(args), _decisions(repo, revs, project, store)
+            repo, revs, found, store, settings_for(args), _decisions(repo, revs, project, store)
         )
         from ..execution.engine import Stop
 
@@ -316,7 +251,7 @@ def _check_sets(args) -> int:
     config = repo.root / args.config
     if not config.is_file():
         raise InputError(f"{args.config} not found", path=str(config), hint="`abeq gate --init` writes one.")
-    project = parse(config.read_text(encoding="utf-8"), str(config), check_settings)
+    project = parse(config.read_text(encoding="utf-8"), str(config))
     listed = repo.git(["ls-files", "-z"], what="the files here").split("\0")
     touched = {str(Path(f).resolve().relative_to(repo.root)) for f in args.files if Path(f).exists()}
     code = EXIT_PASS

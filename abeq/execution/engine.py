@@ -172,10 +172,8 @@ class Engine:
 
     def _stored_config(self) -> dict:
         parts = self.cfg.key_parts()
-        for side in (
-            "runner",
-            "judge",
-        ):  # the key hashes the full api base; the row keeps none of its secrets
+        # the key hashes the full api base; the row keeps none of its secrets
+        for side in ("runner", "judge"):
             if "api_base" in parts[side]:
                 parts[side] = {**parts[side], "api_base": strip_credentials(parts[side]["api_base"])[0]}
         return {

@@ -46,14 +46,14 @@ def revisions(repo: Repo, base: str, head: str = "HEAD") -> Revisions:
     return Revisions(merge, h, base, head)
 
 
-def read_project(repo: Repo, commit: str, check_settings, name: str = "abeq.toml") -> Project | None:
+def read_project(repo: Repo, commit: str, name: str = "abeq.toml") -> Project | None:
     """abeq.toml as the head revision holds it (None when it has none)."""
     from .project import parse
 
     if name not in repo.tree(commit):
         return None
     text = repo.read(commit, name, 1_000_000).decode("utf-8", errors="replace")
-    return parse(text, f"{name} (at {commit[:12]})", check_settings)
+    return parse(text, f"{name} (at {commit[:12]})")
 
 
 def targets(repo: Repo, revs: Revisions, project: Project) -> list[Target]:

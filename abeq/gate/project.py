@@ -15,9 +15,9 @@
     transfer_set = "{dir}/cases.json"   # {dir}: the matched document's folder
 
 Paths are from the repository's root. A document's settings are the defaults with its own on top;
-which settings exist and what values they take is the `abeq run` command's business (the caller
-passes `check_settings`), so this file has no settings shape of its own. Every problem names the
-key and its line.
+which settings exist and what values they take is abeq.RunSettings' business (the one settings
+model the CLI, the desk and the API share), so this file has no settings shape of its own. Every
+problem names the key and its line.
 """
 
 from __future__ import annotations
@@ -60,8 +60,20 @@ NOT_SETTINGS = {
 }
 HINT = "docs/guides/gate.md lists what abeq.toml holds."
 
-# check_settings(settings, line_of) -> the settings as the run takes them; raises InputError
-SettingsCheck = Callable[[dict[str, Any], Callable[[str], int]], dict[str, Any]]
+
+def check_settings(table: dict[str, Any], line_of: Callable[[str], int]) -> dict[str, Any]:
+    """A table's settings checked by RunSettings one key at a time (so a problem names its key and
+    line), then together; the values as RunSettings reads them."""
+    from ..execution.settings import RunSettings
+
+    for key, value in table.items():
+        try:
+            RunSettings.load({key: value}, "abeq.toml")
+        except InputError as e:
+            n = line_of(key)
+            raise InputError(f"line {n}: {e.message}" if n else e.message, hint=e.hint) from None
+    loaded = RunSettings.load(table, "abeq.toml")
+    return {k: getattr(loaded, k) for k in table}
 
 
 @dataclass
@@ -128,7 +140,7 @@ def _lines(text: str) -> dict[tuple[str, int, str], int]:
     return out
 
 
-def parse(text: str, where: str, check_settings: SettingsCheck) -> Project:
+def parse(text: str, where: str) -> Project:
     """The project file's entries; an InputError naming the key and the line of the first problem."""
     try:
         data = tomllib.loads(text)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import AbeqError, InputError, NotConfirmedError, ThinSetError
+from ..errors import AbeqError, InputError, NotConfirmedError
 from ..git_source import Repo
 from ..vocab import DIVERGED, EQUIVALENT, REGRESSED
 from .changes import CHANGED, Revisions, Target
@@ -126,13 +126,12 @@ class Planned:
     decided: list[dict]
 
 
-def prepare(repo: Repo, revs: Revisions, targets: list[Target], store, run_kwargs, decisions=None):
+def prepare(repo: Repo, revs: Revisions, targets: list[Target], store, settings_for, decisions=None):
     """Every changed document's run prepared (stored, nothing called), or the first refusal. A case
     a reviewer decided for the same original, candidate and case content is left out of the run."""
     from ..api import document, prepare_run, transfer_set
     from ..documents import detect_variant
-    from ..execution.preflight import THIN_HINT
-    from ..sets.coverage import coverage
+    from ..sets.coverage import require_runnable
 
     decisions = decisions or Decisions({})
     planned = []
@@ -152,24 +151,22 @@ def prepare(repo: Repo, revs: Revisions, targets: list[Target], store, run_kwarg
         cand = document(f"git:{revs.head}:{t.path}", "candidate", variant == "instruction-file")
         ts = transfer_set(f"git:{revs.head}:{t.transfer_set}")
         set_confirmation(ts, t, orig.hash, cand.hash, set_name)
-        kwargs = run_kwargs(t.entry.settings)
+        settings = settings_for(t.entry.settings)  # a RunSettings
         decided = []
         for c in ts.cases:
             if d := decisions.for_case(orig.hash, cand.hash, c):
                 decided.append({**d, "case_id": c.id})
         if decided:  # the whole set is held to the run's rules; the run then makes the rest
-            cov = coverage(orig.text, ts, allow_thin=bool(kwargs.get("allow_thin")))
-            if not cov.runnable:
-                raise ThinSetError(
-                    next(w for w in cov.warnings if w.startswith("thin")), path=set_name, hint=THIN_HINT
-                )
+            require_runnable(orig.text, ts, settings.allow_thin, set_name)
             done = {d["case_id"] for d in decided}
             ts = ts.model_copy(update={"cases": [c for c in ts.cases if c.id not in done]})
-            kwargs["allow_thin"] = True
+            settings = settings.with_args(allow_thin=True)
         p = None
         if ts.cases:
             try:
-                p = prepare_run(orig, cand, ts, store=store, confirm=True, variant=variant, **kwargs)
+                p = prepare_run(
+                    orig, cand, ts, store=store, confirm=True, settings=settings.with_args(variant=variant)
+                )
             except AbeqError as e:
                 e.message = f"{t.path}: {e.message}"
                 raise
