@@ -192,10 +192,14 @@ def test_a_malformed_project_file_names_the_key_and_line(repo, tmp_path, capsys,
 def test_init_writes_a_project_file_for_the_documents_found(tmp_path, monkeypatch, capsys):
     r = GitRepo(tmp_path / "fresh")
     monkeypatch.chdir(r.root)
-    r.commit("a", {"AGENTS.md": "- x\n", "skills/a/SKILL.md": "- y\n", "src/x.py": ""})
+    r.commit(
+        "a", {"AGENTS.md": "- x\n", "skills/a/SKILL.md": "- y\n", "src/x.py": "", "docs/notes.md": "- z\n"}
+    )
+    r.write({".cursor/rules/style.mdc": "- Use tabs.\n"})  # not committed yet: found too
     assert main(["gate", "--init"]) == 0
     text = (r.root / "abeq.toml").read_text()
-    assert 'path = "AGENTS.md"' in text and 'path = "skills/a/SKILL.md"' in text
+    paths = [line.split('"')[1] for line in text.splitlines() if line.startswith("path = ")]
+    assert paths == [".cursor/rules/style.mdc", "AGENTS.md", "skills/a/SKILL.md"]
     assert main(["gate", "--init"]) == 2  # never over an existing one
 
 

@@ -206,26 +206,17 @@ def parse(text: str, where: str) -> Project:
 
 
 # ------------------------------------------------------------------ abeq gate --init
-INSTRUCTION_NAMES = (
-    "CLAUDE.md",
-    "AGENTS.md",
-    "GEMINI.md",
-    "CLAUDE.local.md",
-    ".github/copilot-instructions.md",
-)
-
-
 def found_documents(paths: list[str]) -> list[str]:
-    """The documents worth gating among a repository's files: agent instruction files and skills."""
-    wanted = {n.lower() for n in INSTRUCTION_NAMES}
+    """The documents worth gating among a repository's files: agent instruction files (CLAUDE.md,
+    AGENTS.md, … and the rule files of abeq.rule_files) and skills."""
+    from ..documents import detect_variant
+
     out = []
     for p in sorted(paths):
-        name = p.rsplit("/", 1)[-1].lower()
-        if p.lower() in wanted or name in {"claude.md", "agents.md", "gemini.md", "skill.md"}:
-            if not any(part.startswith(".") for part in p.split("/")[:-1]) or p.lower().startswith(
-                ".github/"
-            ):
-                out.append(p)
+        if any(part in ("node_modules", "vendor", ".git") for part in p.split("/")[:-1]):
+            continue
+        if p.rsplit("/", 1)[-1].lower() == "skill.md" or detect_variant(p) == "instruction-file":
+            out.append(p)
     return out
 
 
@@ -240,12 +231,16 @@ def template(documents: list[str]) -> str:
         "# judge_samples = 3\n"
         "# aa = true\n"
     )
+    import json
+
     body = ""
     for d in documents:
         folder = str(PurePosixPath(d).parent)
         stem = PurePosixPath(d).stem.lower().replace(".", "-")
-        ts = f"{folder}/{stem}-cases.json" if folder != "." else f"evals/{stem}-cases.json"
+        hidden = folder == "." or folder.startswith(".")  # a rule folder is the tool's: sets go to evals/
+        ts = f"evals/{stem}-cases.json" if hidden else f"{folder}/{stem}-cases.json"
         if d.lower().endswith("skill.md"):
-            ts = f"{folder}/evals/cases.json"
-        body += f'\n[[document]]\npath = "{d}"\ntransfer_set = "{ts}"\n'
+            ts = f"{folder}/evals/cases.json"  # where skill-creator keeps a skill's evals
+        # a JSON string is a TOML basic string: a quote or backslash in a path stays inside it
+        body += f"\n[[document]]\npath = {json.dumps(d)}\ntransfer_set = {json.dumps(ts)}\n"
     return head + body
