@@ -149,7 +149,7 @@ def _gate(args, repo, revs, found, project, pr) -> int:
         body = comment.render(result, store)
         _write(args, result, store, comment.render(result, store, limit=None))
         for o in outcomes:
-            print(f"{comment.headline(o, store)}".replace("**", ""), file=sys.stderr)
+            print(comment.headline(o, store, markdown=False), file=sys.stderr)
         if pr is not None:
             _publish(pr, body)
         return result.exit_code

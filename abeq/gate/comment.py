@@ -21,9 +21,13 @@ def _pct(part: float, whole: float) -> str:
     return f"{round(100 * part / whole)}%" if whole else "n/a"
 
 
-def headline(o: Outcome, store) -> str:
-    """One line: PASS/FAIL, tokens saved, the verdict counts, the noise floor and calibration."""
+def headline(o: Outcome, store, *, markdown: bool = True) -> str:
+    """One line: PASS/FAIL, tokens saved, the verdict counts, the noise floor and calibration
+    (`markdown` False: plain text for a terminal, which abeq's CLI makes safe itself)."""
     from ..results.agreement import aa_rates, judge_calibration
+
+    def esc(text: str) -> str:
+        return md_escape(text, True) if markdown else text
 
     n = o.counts()
     (oc, cc), (ot, ct) = o.sizes, o.tokens
@@ -36,7 +40,7 @@ def headline(o: Outcome, store) -> str:
     ratio = round(cc / oc, 2) if oc else 0
     word = "PASS" if o.exit == 0 else "FAIL" if o.exit == 1 else "INCOMPLETE"
     parts = [
-        f"**{word}** {md_escape(o.target.path, True)}",
+        (f"**{word}**" if markdown else word) + f" {esc(o.target.path)}",
         f"{tokens}, size ratio {ratio}",
         f"{n['equivalent']} equivalent, {n['diverged']} diverged, {n['regressed']} regressed, "
         f"{n['errored']} errored",
@@ -47,7 +51,7 @@ def headline(o: Outcome, store) -> str:
             parts.append(f"A/A noise floor {aa[0]['false_regression_rate']:.0%} of {aa[0]['cases']} cases")
         cal = judge_calibration(store, o.report.run["judge_model"])
         if cal.get("calibrated"):
-            parts.append(md_escape(cal["line"], True))
+            parts.append(esc(cal["line"]))
     reviewed = len(o.decided) + (o.report.overridden if o.report is not None else 0)
     if reviewed:
         parts.append(f"{reviewed} decided by a reviewer")

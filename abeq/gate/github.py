@@ -38,6 +38,8 @@ def pull_request(env: dict[str, str] | None = None) -> PullRequest:
     if not path:
         raise InputError("--github needs GITHUB_EVENT_PATH (set by GitHub Actions)", hint=hint)
     try:
+        if Path(path).stat().st_size > 25_000_000:  # GitHub's event payloads are far smaller
+            raise ValueError("it is over 25 MB")
         event = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise InputError(f"cannot read the event file: {e}", path=path, hint=hint) from None
