@@ -295,3 +295,31 @@ def test_the_pre_commit_hook_runs_its_entry_on_the_staged_files(repo):
     skill = "skills/release-notes/SKILL.md"
     assert re.search(hook["files"], skill) and re.search(hook["files"], "CLAUDE.md")
     assert main([*argv[1:], skill]) == 0  # the set covers the skill as committed
+
+
+def test_two_changed_documents_make_one_result_and_each_run_names_its_revisions(repo, tmp_path):
+    rules = (AM / "AGENTS.md").read_text()
+    repo.commit(
+        "both",
+        {
+            "docs/rules.md": rules.replace("## Tests", "## Testing"),
+            "skills/release-notes/SKILL.md": (RN / "candidate-lossy.md").read_text(),
+        },
+    )
+    out, junit = tmp_path / "gate.json", tmp_path / "gate.xml"
+    assert gate(tmp_path, "--out", str(out), "--junit", str(junit)) == 1  # one document regressed
+    docs = json.loads(out.read_text())["documents"]
+    assert [d["state"] for d in docs] == ["changed", "changed"]
+    import xml.etree.ElementTree as ET
+
+    suites = ET.parse(junit).getroot().findall("testsuite")
+    assert [s.get("name").split(":")[0] for s in suites] == ["CLAUDE.md", "skills/release-notes/SKILL.md"]
+    record = tmp_path / "record.json"
+    run_id = str(docs[0]["run_id"])
+    assert main(["export", run_id, "--record", str(record), "--db", str(tmp_path / "gate.db")]) == 0
+    base, head = repo.git("rev-parse", "main"), repo.git("rev-parse", "HEAD")
+    assert json.loads(record.read_text())["run"]["sources"] == {
+        "original": f"git:{base}:CLAUDE.md",
+        "candidate": f"git:{head}:CLAUDE.md",
+        "transfer_set": f"git:{head}:evals/claude-cases.json",
+    }
