@@ -70,6 +70,10 @@ def cmd_gate(args) -> int:
         return _init(args)
     if args.check_sets:
         return _check_sets(args)
+    if args.files:
+        raise InputError(
+            f"unexpected {args.files[0]}", hint="Files are for --check-sets (the pre-commit hook)."
+        )
     if not args.base:
         raise InputError("abeq gate needs --base REV", hint="e.g. abeq gate --base origin/main")
     check_outputs(args, GATE_OUTPUTS)
