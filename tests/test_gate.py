@@ -256,15 +256,32 @@ def test_exported_decisions_kept_in_the_repository_spare_a_fresh_store_the_calls
     out = tmp_path / "gate.json"
     assert gate(tmp_path, "--out", str(out)) == 1
     _override_all(tmp_path / "gate.db", out)
-    decisions = repo.root / "abeq-decisions.json"
+    decisions = tmp_path / "abeq-decisions.json"
     assert main(["export", "--overrides", str(decisions), "--db", str(tmp_path / "gate.db")]) == 0
-    repo.commit("keep the decisions", {})
-    repo.git("checkout", "-q", "main")  # the gate reads abeq.toml as the base has it
-    repo.commit("name the decisions file", {"abeq.toml": 'overrides = "abeq-decisions.json"\n' + TOML})
-    repo.git("checkout", "-q", "pr")
-    repo.git("merge", "-q", "main")
     fresh = tmp_path / "fresh"
     fresh.mkdir()
+    # written in the pull request itself, the decisions do not count: its author could write them
+    repo.commit(
+        "decide my own cases",
+        {
+            "abeq-decisions.json": decisions.read_text(),
+            "abeq.toml": 'overrides = "abeq-decisions.json"\n' + TOML,
+        },
+    )
+    scripted.reset()
+    assert gate(fresh) == 1
+    # kept on the branch the pull request merges into, they do (abeq.toml too is read there)
+    repo.git("checkout", "-q", "main")
+    repo.commit(
+        "keep the reviewers' decisions",
+        {
+            "abeq-decisions.json": decisions.read_text(),
+            "abeq.toml": 'overrides = "abeq-decisions.json"\n' + TOML,
+        },
+    )
+    repo.git("checkout", "-q", "pr")
+    repo.git("merge", "-q", "main")
+    (fresh / "gate.db").unlink()
     scripted.reset()
     md = tmp_path / "fresh.md"
     assert gate(fresh, "--markdown", str(md)) == 0  # a store that never saw the review

@@ -162,14 +162,27 @@ def _gate(args, repo, revs, found, project, pr) -> int:
 
 
 def _decisions(repo, revs, project, store):
-    """Reviewers' decisions: the store's, and the file abeq.toml names (as the head holds it: a change
-    to it is part of the pull request's diff, for its reviewers to read)."""
+    """Reviewers' decisions: the store's, and the file abeq.toml names as the merge base holds it.
+    Not as the head holds it: the pull request's author could write a decision there that passes
+    their own regression under a reviewer's name. Decisions committed in the pull request count once
+    it is merged (or at once through a shared store)."""
     from ..gate.overrides import Decisions, from_store, parse
 
     kept = []
-    if project.overrides and project.overrides in repo.tree(revs.head):  # none written yet: none kept
-        where = f"git:{revs.head_rev}:{project.overrides}"
-        kept = parse(repo.read(revs.head, project.overrides).decode("utf-8", errors="replace"), where)
+    name = project.overrides
+    if name and name in repo.tree(revs.base):  # none written yet: none kept
+        where = f"git:{revs.base[:12]}:{name}"
+        kept = parse(repo.read(revs.base, name).decode("utf-8", errors="replace"), where)
+    if (
+        name
+        and name in repo.tree(revs.head)
+        and (name not in repo.tree(revs.base) or repo.read(revs.head, name) != repo.read(revs.base, name))
+    ):
+        print(
+            f"note: {name} changed in this pull request; the gate reads reviewers' decisions as the base "
+            "has them (a pull request cannot decide its own cases): they count once it is merged",
+            file=sys.stderr,
+        )
     return Decisions.of(from_store(store), kept)
 
 
