@@ -38,7 +38,7 @@ def main() -> int:
         build_report(store, run_id)
         print(f"build_report alone: {(time.perf_counter() - t) * 1000:.0f} ms")
 
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at = AppTest.from_file(str(ROOT / "abeq" / "desk" / "app.py"), default_timeout=60)
         at.run()
         at.switch_page("desk_pages/4_review.py").run()  # warm: imports and first render
         assert not at.exception, at.exception

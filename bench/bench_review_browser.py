@@ -43,7 +43,7 @@ def _desk(db: str) -> tuple[subprocess.Popen, str]:
         port = s.getsockname()[1]
     env = {**os.environ, "ABEQ_DB": db, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     env["LITELLM_OFFLINE_MODE"] = "true"
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)]
+    cmd = [sys.executable, "-m", "streamlit", "run", "abeq/desk/app.py", "--server.port", str(port)]
     cmd += ["--server.address", "127.0.0.1", "--server.headless", "true"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"

@@ -7,6 +7,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 ROOT = Path(__file__).resolve().parent.parent
+DESK_APP = ROOT / "abeq" / "desk" / "app.py"  # the desk's router, the script `abeq app` serves
 EXAMPLE = ROOT / "abeq" / "examples" / "release-notes"
 
 
@@ -154,7 +155,7 @@ def app(db):
     """The desk on its home page over `db` (a test file may build on it: a fixture `app(app)`)."""
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at = AppTest.from_file(str(DESK_APP), default_timeout=60)
     at.run()
     assert not at.exception
     return at

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import ROOT
+from conftest import DESK_APP
 from streamlit.testing.v1 import AppTest
 
 from abeq import sets
@@ -251,7 +251,7 @@ def test_a_run_survives_a_new_session_and_can_be_cancelled_from_it(app, db):
         run_id = Store(db).runs()[0]["id"]
         assert worker.alive(run_id)
 
-        reloaded = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)  # a browser reload
+        reloaded = AppTest.from_file(str(DESK_APP), default_timeout=60)  # a browser reload
         reloaded.run()
         reloaded.switch_page("desk_pages/3_run.py").run()
         assert "running" in reloaded.get("progress")[0].proto.text

@@ -17,7 +17,7 @@ import time
 from contextlib import contextmanager
 
 import pytest
-from conftest import ROOT
+from conftest import DESK_APP
 
 from abeq.desk import access, links
 from abeq.testing.process import free_port, wait_healthy
@@ -57,7 +57,7 @@ def test_the_desk_shows_nothing_without_the_token(db, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
     monkeypatch.setenv(access.TOKEN_ENV, "launch-token")
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(DESK_APP), default_timeout=60).run()
     assert not at.exception
     assert [e.value for e in at.error] == [access.REFUSED]
     assert not at.sidebar.selectbox  # no review picker, no page

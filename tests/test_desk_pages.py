@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import ROOT
+from conftest import DESK_APP
 from streamlit.testing.v1 import AppTest
 
 from abeq.desk import session, worker
@@ -143,7 +143,7 @@ def test_history_rows_and_the_run_page_link_to_their_run_on_review(app, db):
 
 def test_compare_opens_the_linked_case_and_links_back_to_review(db):
     run = synthetic_run(Store(db), 3, review="c", error_every=0)
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at = AppTest.from_file(str(DESK_APP), default_timeout=60)
     at.query_params.update(review="c", run=str(run), case="case-0002")
     at.run()
     at.switch_page("desk_pages/6_compare.py").run()

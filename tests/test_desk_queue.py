@@ -6,7 +6,7 @@ Synthetic runs (no model): verdicts cycle equivalent, diverged, regressed; every
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT
+from conftest import DESK_APP
 from streamlit.testing.v1 import AppTest
 
 from abeq.desk import cases, links
@@ -28,7 +28,7 @@ def runs(db):
 
 def desk(**params) -> AppTest:
     """A fresh session opened on a link with these query parameters."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at = AppTest.from_file(str(DESK_APP), default_timeout=60)
     at.query_params.update(params)
     at.run()  # AppTest must run once before it can switch pages: app.py reads the URL here
     at.switch_page(REVIEW)

@@ -15,7 +15,7 @@ an import inside a function counts like one at the top of the file. The test rea
 | 3 | results | the store and the report |
 | 4 | execution, comparator | a run (runner, judge, engine, preflight); the blind comparator |
 | 5 | api, calibration, mutation | the public entry point; the judge measured on a suite; `abeq mutate` |
-| 6 | desk | the desk's logic (its pages, in desk_pages/, lay it out) |
+| 6 | desk | the desk's logic (its router app.py, and its pages in desk/desk_pages/, lay it out) |
 | 6 | gate | the pull-request gate: abeq.toml, what changed, base against head, the comment |
 | 7 | cli, `__main__` | the command line (`abeq app` starts the desk) |
 | 8 | testing | servers and helpers for tests and benchmarks: no library module imports it |
@@ -148,7 +148,7 @@ def test_no_desk_page_is_over_120_lines():
     """A page lays out what abeq/desk computes: a page that grows past this is thinking."""
     long = {
         p.name: n
-        for p in (ROOT / "desk_pages").glob("*.py")
+        for p in (PKG / "desk" / "desk_pages").glob("*.py")
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_PAGE_LINES
     }
     assert long == {}
@@ -180,9 +180,10 @@ PUBLIC = {
     "AbeqError": "abeq.errors:AbeqError",
     "InputError": "abeq.errors:InputError",
 }
-# Importing it runs the CLI (sys.exit(main())). Every other module imports with the base
-# dependencies alone (llama.cpp, Playwright and the other extras are imported inside functions).
-NOT_IMPORTED = {"abeq.__main__"}
+# Importing these runs them: the CLI (sys.exit(main())) and the desk's Streamlit script (the desk's
+# tests and the wheel's browser test run it). Every other module imports with the base dependencies
+# alone (llama.cpp, Playwright and the other extras are imported inside functions).
+NOT_IMPORTED = {"abeq.__main__", "abeq.desk.app"}
 
 
 def _every_module() -> list[str]:

@@ -7,7 +7,7 @@ import os
 import stat
 
 import pytest
-from conftest import EXAMPLE, ROOT
+from conftest import DESK_APP, EXAMPLE
 from streamlit.testing.v1 import AppTest
 
 from abeq.cli import main
@@ -97,7 +97,7 @@ def test_a_run_id_from_a_url_is_ascii_digits_that_fit(text):
 @pytest.mark.parametrize("run", ["²", "9" * 5000])
 def test_an_odd_run_id_in_the_url_shows_a_message_not_a_traceback(db, page, run):
     synthetic_run(Store(db), 3, review="r")
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at = AppTest.from_file(str(DESK_APP), default_timeout=60)
     at.query_params["run"] = run
     at.run()
     assert not at.exception

@@ -9,7 +9,7 @@ import argparse
 import sys
 
 from . import app, calibrate, compare, gate, mutate, results, run, sets
-from ._common import EXIT_INTERRUPTED, EXIT_PASS, check_model, write_output
+from ._common import EXIT_BROKEN_PIPE, EXIT_CRASHED, EXIT_INTERRUPTED, EXIT_PASS, check_model, write_output
 
 __all__ = ["main", "build_parser", "check_model", "write_output"]
 
@@ -20,6 +20,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Does a rewritten prompt, skill or instruction file still "
         "make the model do what the original did? A/B behavioural-equivalence runs.",
     )
+    from .. import __version__
+
+    p.add_argument("--version", action="version", version=f"abeq {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for group in (run, mutate, results, sets, app, compare, calibrate, gate):
         group.register(sub)
@@ -27,6 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`abeq …`: the exit code (0 pass, 1 regressed, 2 bad input, 3 incomplete, 4 crashed,
+    130 interrupted, 141 the output's reader went away)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "fn", None):
@@ -41,12 +46,12 @@ def main(argv: list[str] | None = None) -> int:
     if sys.stdout.isatty():
         sys.stdout = TermSafe(sys.stdout)
     try:
-        return _run(args)
+        return _run(args, sys.argv[1:] if argv is None else argv)
     finally:
         sys.stdout, sys.stderr = streams
 
 
-def _run(args) -> int:
+def _run(args, argv: list[str]) -> int:
     from ..errors import AbeqError
 
     try:
@@ -57,6 +62,16 @@ def _run(args) -> int:
     except KeyboardInterrupt:
         print("\nabeq: interrupted; run the same command again to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the output's reader stopped reading (`abeq history | head -1`): no crash
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush then succeeds
+        return EXIT_BROKEN_PIPE
+    except Exception as e:  # a bug, not a verdict: never exit 1 ("a case regressed")
+        from ._crash import report
+
+        report(e, argv)
+        return EXIT_CRASHED
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ from pathlib import Path
 from stat import S_ISLNK
 
 EXIT_PASS, EXIT_REGRESSED, EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_CRASHED = 4  # an unexpected error (a bug): never 1, which CI reads as "a case regressed"
+EXIT_BROKEN_PIPE = 141  # what a shell reports for a writer killed by SIGPIPE (`abeq history | head`)
 
 
 def bounded(kind, lo=None, hi=None, *, above=None):

@@ -40,12 +40,15 @@ def register(sub) -> None:
     a.set_defaults(fn=cmd_app)
 
 
+# the desk's router, shipped inside the package (its pages in desk_pages/ and its Streamlit settings in
+# .streamlit/ beside it, which Streamlit reads from the main script's folder): an installed wheel
+# serves the same desk as a checkout, from any working directory
+DESK = Path(__file__).resolve().parents[1] / "desk" / "app.py"
+
+
 def cmd_app(args) -> int:
-    app = Path(__file__).resolve().parents[2] / "app.py"
-    if not app.exists():
-        raise InputError(
-            "the review desk (app.py) is not in this installation", hint="Run from a checkout of abeq."
-        )
+    from ..results.store import db_path
+
     remote = not access.is_loopback(args.address)
     if remote and not args.allow_remote:
         raise InputError(
@@ -65,14 +68,14 @@ def cmd_app(args) -> int:
     token = None if args.no_token else (env.get(access.TOKEN_ENV) or secrets.token_urlsafe(24))
     if token:
         env[access.TOKEN_ENV] = token  # in the environment, not argv: other users can read argv
-    if args.db:
-        env["ABEQ_DB"] = str(Path(args.db).resolve())
+    # absolute, so the desk and its workers open the database this command was started beside
+    env["ABEQ_DB"] = str(Path(db_path(args.db)).resolve())
     cmd = [
         sys.executable,
         "-m",
         "streamlit",
         "run",
-        str(app),
+        str(DESK),
         "--server.port",
         str(args.port),
         "--server.address",
@@ -96,8 +99,8 @@ def cmd_app(args) -> int:
         )
     # Become the Streamlit server rather than wait on it as a child: SIGTERM or SIGINT then reach
     # the server itself (which stops, marking the desk's runs interrupted), and no server is left
-    # orphaned on the port when `abeq app` is stopped.
-    os.chdir(app.parent)
+    # orphaned on the port when `abeq app` is stopped. The working directory stays the user's: paths
+    # typed on the desk are read from where `abeq app` was started.
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(sys.executable, cmd, env)

@@ -37,7 +37,7 @@ def new_context(browser):
 
 @contextmanager
 def desk(db: Path):
-    """`streamlit run app.py` on a free port and the given database, until the test ends."""
+    """`streamlit run abeq/desk/app.py` on a free port and the given database, until the test ends."""
     port = free_port()
     env = {
         **os.environ,
@@ -52,7 +52,7 @@ def desk(db: Path):
             "-m",
             "streamlit",
             "run",
-            "app.py",
+            "abeq/desk/app.py",
             "--server.port",
             str(port),
             "--server.address",

@@ -1,4 +1,5 @@
-"""Prompt files: each has a name and a version in its front matter; results record both.
+"""Prompt files (the `*.md` beside this module): each has a name and a version in its front matter;
+results record both.
 
 Untrusted text (documents, case inputs, transcripts) only ever goes inside <data> blocks,
 and a closing tag inside that text is defused so it cannot end its block early.
@@ -17,11 +18,8 @@ _HERE = Path(__file__).resolve().parent
 
 
 def prompts_dir() -> Path:
-    # Installed: abeq/prompt_files (mapped from the top-level folder). Source checkout: ../prompts.
-    for d in (_HERE / "prompt_files", _HERE.parent / "prompts"):
-        if (d / "equivalence-judge.md").is_file():
-            return d
-    raise FileNotFoundError("abeq's prompts folder is missing from this installation")
+    """The folder of prompt files: this package's own, in a checkout and in an installed wheel alike."""
+    return _HERE
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""The abeq review desk: the router and frame. Pages only draw; the logic is in abeq.desk."""
+"""The abeq review desk: the router and frame, the script `abeq app` serves (Streamlit runs it; it is
+not imported). Its pages are in desk_pages/ beside it and only draw; the logic is in abeq.desk."""
 
 from __future__ import annotations
 
