@@ -159,3 +159,13 @@ def app(db):
     at.run()
     assert not at.exception
     return at
+
+
+# ---------------------------------------------------------------- abeq as a user installs it
+@pytest.fixture(scope="session")
+def installed_wheel(tmp_path_factory):
+    """The wheel built from a clean copy of this tree, in a fresh venv outside the checkout (once per
+    test process: a few seconds)."""
+    from installed import build_and_install
+
+    return build_and_install(tmp_path_factory.mktemp("wheel"))
