@@ -92,39 +92,6 @@ def existing_store(db):
     return existing(db)
 
 
-class Bar:
-    """A one-line progress bar on stderr: cases, runner and judge calls done / needed, cache hits,
-    failed calls, elapsed time and a time-to-finish estimate."""
-
-    def __init__(self, quiet: bool):
-        self.quiet = quiet or not sys.stderr
-        self.closed = False
-
-    def __call__(self, p: dict) -> None:
-        if self.quiet or self.closed:
-            return
-        needed = max(1, p["runner_needed"] + p["judge_needed"])
-        resolved = p["runner_done"] + p["judge_done"]
-        width = 24
-        fill = min(width, int(width * resolved / needed))
-        eta = f" · ~{p['eta']:.0f}s left" if p.get("eta") else ""
-        sys.stderr.write(
-            f"\r[{'#' * fill}{'.' * (width - fill)}] {p['done']}/{p['total']} cases"
-            f" · runner {p['runner_done']}/{p['runner_needed']} · judge {p['judge_done']}/{p['judge_needed']}"
-            f" · {p['cached']} cached · {p['failed_calls']} failed · {p['elapsed']:.0f}s{eta} "
-            + (f"· {p['throttle']} " if p.get("throttle") else "")
-            + (
-                f"· agent ${p['runner_cost']:.2f} so far, ~${p['runner_projected']:.2f} for the runs left "
-                if p.get("runner_projected") is not None
-                else ""
-            )
-        )
-        if p["done"] == p["total"] or p.get("ended"):
-            sys.stderr.write("\n")
-            self.closed = True
-        sys.stderr.flush()
-
-
 def _refuse_planted_link(path: str) -> None:
     """Refuse to write through a symlink someone else made (in /tmp, a shared folder): it could
     point an export at any file this user can write. The user's own links and the system's

@@ -87,7 +87,7 @@ def _mutate(args, stop) -> int:
     from ..mutation.estimate import describe_mutation_estimate
     from ..mutation.render import headline, markdown, table
     from ..mutation.run import prepare_mutation
-    from ._common import Bar
+    from ._progress import Bar
 
     settings = run_settings(args, MUTATE)
     writer = (
@@ -123,6 +123,8 @@ def _mutate(args, stop) -> int:
 
         rep = prep.run(on_progress=progress, cancel=stop)
     finally:
+        for bar in bars.values():
+            bar.close()
         prep.store.close()
     if stop.is_set() and rep.report.get("status") != "finished":
         print("\nabeq: mutation test interrupted; what finished is kept. Run the same command again to "

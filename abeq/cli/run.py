@@ -10,13 +10,13 @@ from ._common import (
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
     OUTPUT_OPTIONS,
-    Bar,
     caution,
     check_outputs,
     db_arg,
     existing_store,
     write_output,
 )
+from ._progress import Bar
 from ._settings import CODE, RESUME, RUN, add_settings, run_settings, settings_given
 
 
@@ -134,7 +134,11 @@ def execute(prepared, args, stop, how_to_resume: str) -> int:
 
     if not args.quiet:
         print_estimate(prepared)
-    rr = prepared.run(on_progress=Bar(args.quiet), cancel=stop)
+    bar = Bar(args.quiet)
+    try:
+        rr = prepared.run(on_progress=bar, cancel=stop)
+    finally:
+        bar.close()  # stopped early: the line ends before anything else is printed
     if stop.is_set() and rr.run["status"] != "finished":
         # no export: a report of the cases done so far would overwrite a whole one with a half
         print(
