@@ -19,6 +19,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="abeq",
         description="Does a rewritten prompt, skill or instruction file still "
         "make the model do what the original did? A/B behavioural-equivalence runs.",
+        epilog="Exit codes, for every command: 0 pass, 1 a case regressed (or a gate's condition failed), "
+        "2 bad input or usage, 3 incomplete (a case errored after retries), 4 an unexpected error (a bug; "
+        "the one line printed names the crash log), 130 interrupted (the same command resumes), "
+        "141 the output's reader stopped reading.",
     )
     from .. import __version__
 

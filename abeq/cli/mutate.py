@@ -34,7 +34,7 @@ def register(sub) -> None:
         description="Each mutant is the original with one section deleted (or, with --model-mutants, one "
         "behaviour a model weakened or removed), run like a candidate against the original's cached runs. "
         "Exit codes: 0 done (or score at or above --min-score), 1 score below "
-        "--min-score, 2 bad input, 3 incomplete (a mutant errored), 130 interrupted.",
+        "--min-score, 2 bad input, 3 incomplete (a mutant errored), 4 an unexpected error, 130 interrupted.",
     )
     r.add_argument("--original", required=True, help="the document whose sections are deleted")
     r.add_argument("--transfer-set", required=True, help="cases: .json, .yaml, .csv or .jsonl")

@@ -24,7 +24,8 @@ def register(sub) -> None:
     r = sub.add_parser(
         "run",
         help="run original and candidate over a transfer set and judge each case",
-        description="Exit codes: 0 pass, 1 a case regressed, 2 bad input, 3 a case errored.",
+        description="Exit codes: 0 pass, 1 a case regressed, 2 bad input, 3 a case errored, 4 an "
+        "unexpected error (not a verdict), 130 interrupted.",
     )
     r.add_argument("--original", required=True, help="the teacher document")
     r.add_argument("--candidate", required=True, help="the rewritten document under test")

@@ -3,7 +3,8 @@
 Each page has a view-model, `<page>_vm` (run, transfer_set, review, documents, compare): functions
 that take the store, ids and choices and return what to show, imported without Streamlit and
 tested as plain Python. What draws is apart: `<page>_panels` (and `review_view`, `compare_page`)
-lay out what a view-model computed; the page files in desk_pages/ only put the parts in order.
+lay out what a view-model computed; the page files in desk_pages/ only put the parts in order, and
+app.py (the script `abeq app` serves) routes them.
 
 `session` holds the current review and candidate, `links` keeps review, run and case in the URL,
 `worker` runs engine jobs in background threads, `queries` reads a run's progress from sqlite,
