@@ -12,7 +12,7 @@ import termios
 
 from conftest import ROOT, run_argv
 
-from abeq.cli._progress import LOG_GAP, Bar, describe
+from abeq.cli._progress import LOG_GAP, Bar, describe, is_terminal
 
 COLS = 100
 
@@ -65,9 +65,20 @@ def test_piped_it_is_plain_lines_and_few(tmp_path):
     assert len(lines) <= 2 + took / LOG_GAP  # the first, the last, and at most one per LOG_GAP between
 
 
-def test_ci_gets_the_log_lines_even_on_a_terminal(tmp_path):
-    err = abeq_stderr(run_argv(db=tmp_path / "a.db", quiet=False), tmp_path, terminal=True, CI="true")
-    assert b"\r[" not in err and b"progress: 100%" in err
+def test_ci_and_dumb_terminals_get_the_log_lines_even_on_a_terminal(monkeypatch):
+    leader, follower = pty.openpty()
+    with open(follower, "w") as terminal:
+        monkeypatch.delenv("CI", raising=False)
+        monkeypatch.setenv("TERM", "xterm")
+        assert is_terminal(terminal)
+        monkeypatch.setenv("CI", "true")
+        assert not is_terminal(terminal) and not Bar(False, stream=terminal).terminal
+        monkeypatch.setenv("CI", "false")
+        assert is_terminal(terminal)
+        monkeypatch.setenv("TERM", "dumb")
+        assert not is_terminal(terminal)
+    os.close(leader)
+    assert not is_terminal(io.StringIO())
 
 
 def test_a_log_line_comes_every_tenth_or_while_quiet_at_most_every_few_seconds():

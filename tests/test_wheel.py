@@ -5,7 +5,11 @@ desk from the wheel is tested in Chromium in tests/e2e/test_e2e_wheel.py)."""
 import json
 import subprocess
 
+import pytest
 from installed import ROOT, source_files
+
+# one test process builds and installs the wheel for all of them (`make test` runs three)
+pytestmark = pytest.mark.xdist_group("wheel")
 
 # what the test run itself writes into a checkout, never part of abeq
 SCRATCH = {"__pycache__"}
