@@ -39,6 +39,10 @@ def test_the_installed_desk_serves_every_page(installed_wheel, page):
         assert link, log_path.read_text()
         page.goto(link.group(1))
         page.get_by_role("heading", name="Documents", exact=True).wait_for()
+        # the desk's own settings (abeq/desk/.streamlit/config.toml, beside the script) are in force
+        # outside the checkout: the theme's sidebar colour, not Streamlit's default
+        sidebar = page.get_by_test_id("stSidebar").evaluate("e => getComputedStyle(e).backgroundColor")
+        assert sidebar == "rgb(246, 248, 250)"
         for title in PAGES:
             nav(page, title)
             page.wait_for_function(SETTLED)
