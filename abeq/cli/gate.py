@@ -187,9 +187,17 @@ def _decisions(repo, revs, project, store):
 
 
 def _progress():
-    from ._common import Bar
+    """One progress line per document's run (a line closes when its run's cases are done)."""
+    from ._progress import Bar
 
-    return Bar(False)
+    bars = [Bar(False)]
+
+    def on_progress(p: dict) -> None:
+        if bars[-1].closed:
+            bars.append(Bar(False))
+        bars[-1](p)
+
+    return on_progress
 
 
 def _publish(pr, body: str, *, create: bool = True) -> None:
