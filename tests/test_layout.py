@@ -17,7 +17,7 @@ an import inside a function counts like one at the top of the file. The test rea
 | 5 | api, calibration, mutation | the public entry point; the judge measured on a suite; `abeq mutate` |
 | 6 | desk | the desk's logic (its router app.py, and its pages in desk/desk_pages/, lay it out) |
 | 6 | gate | the pull-request gate: abeq.toml, what changed, base against head, the comment |
-| 7 | cli, `__main__` | the command line (`abeq app` starts the desk) |
+| 7 | cli, agents, `__main__` | the command line (`abeq app` starts the desk); `abeq mcp`, the skill |
 | 8 | testing | servers and helpers for tests and benchmarks: no library module imports it |
 """
 

@@ -1,0 +1,154 @@
+"""What a tool call may reach: the power the person who started `abeq mcp` gave it, no more.
+
+A tool call is data an agent wrote (and an agent reads untrusted text), so it is held to what the
+start-up options allow: files under the project root (the rule a set's workspace folders follow:
+abeq.doc_imports.project_root), the models and API bases named with --allow-model and
+--allow-api-base, a runner command only with --allow-commands. Settings arrive as the CLI's options
+(`judge_samples` for `--judge-samples`) and are checked with the CLI's own messages; a setting that
+grants the set's code the right to run is refused (RunSettings.load without `grants`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..execution.options import BY_NAME
+
+DEFAULT_MODEL = "local/smollm2"  # what a run uses when no model is named (the embedded model)
+GIT_PREFIX = "git:"
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The project root, the models (fnmatch patterns) and API bases a tool call may use, and
+    whether it may give a runner command. With no --allow-model only the default model runs."""
+
+    root: Path
+    models: tuple[str, ...] = ()
+    api_bases: tuple[str, ...] = ()
+    allow_commands: bool = False
+    db: str | None = None
+
+    @classmethod
+    def started_in(cls, folder: str | Path | None = None, **kw: Any) -> Bounds:
+        """The bounds of a server started in `folder` (default: here): its project root is the
+        nearest folder above holding a .git, else the folder itself."""
+        from ..doc_imports import project_root
+
+        here = Path(folder or os.getcwd()).resolve()
+        return cls(root=project_root(here / "_"), **kw)
+
+    # ------------------------------------------------------------ files
+    def path(self, value: str, option: str) -> str:
+        """A path a tool call names (relative to the root, or absolute), resolved; refused outside the
+        root. `git:REV:PATH` is passed on as it is when this abeq reads it (the path inside it is
+        checked the same way)."""
+        if not isinstance(value, str) or not value.strip():
+            raise InputError(f"argument {option}: give a path", hint="Name a file under " + str(self.root))
+        if value.startswith(GIT_PREFIX) and value.count(":") >= 2:
+            inner = value.split(":", 2)[2]
+            self._inside(inner, option, value)
+            return value
+        return str(self._inside(value, option, value))
+
+    def _inside(self, value: str, option: str, shown: str) -> Path:
+        if value.startswith("~"):
+            raise InputError(
+                f"argument {option}: {shown} is outside the project", hint=self._hint(), path=shown
+            )
+        p = Path(value)
+        full = (p if p.is_absolute() else self.root / p).resolve()  # follows every symlink
+        if not full.is_relative_to(self.root):
+            raise InputError(
+                f"argument {option}: {shown} is outside the project this server reads ({self.root})",
+                path=shown,
+                hint=self._hint(),
+            )
+        return full
+
+    def _hint(self) -> str:
+        return (
+            f"The server reads only under {self.root}; name a file there (relative paths start there), "
+            "or start `abeq mcp` in the project that holds it."
+        )
+
+    # ------------------------------------------------------------ models
+    def model(self, name: str | None, option: str) -> None:
+        """Refuse a model the person did not allow at start-up."""
+        used = name or DEFAULT_MODEL
+        allowed = self.models or (DEFAULT_MODEL,)
+        if not any(fnmatch.fnmatchcase(used, pat) for pat in allowed):
+            raise InputError(
+                f"argument {option}: model {used} is not allowed by this server "
+                f"(allowed: {', '.join(allowed)})",
+                hint="The person who starts `abeq mcp` names the models a tool call may use: "
+                "--allow-model PATTERN (e.g. --allow-model 'anthropic/*').",
+            )
+
+    def api_base(self, url: str | None, option: str) -> None:
+        if url and url.rstrip("/") not in {u.rstrip("/") for u in self.api_bases}:
+            raise InputError(
+                f"argument {option}: API base {url} is not allowed by this server",
+                hint="The person who starts `abeq mcp` names the servers a tool call may reach: "
+                "--allow-api-base URL.",
+            )
+
+    # ------------------------------------------------------------ settings
+    def settings(self, given: Mapping[str, Any], where: str):
+        """A RunSettings from a tool call's settings, each checked as the CLI checks its option, then
+        against these bounds."""
+        from ..execution.settings import RunSettings
+
+        data = {k: v for k, v in given.items() if v is not None}
+        for key, value in data.items():
+            check_option(key, value)
+        if data.get("runner_cmd") and not self.allow_commands:
+            raise InputError(
+                "argument --runner-cmd: this server runs no command a tool call gives",
+                hint="A runner command runs as the person on this machine: start `abeq mcp "
+                "--allow-commands` to let tool calls give one.",
+            )
+        s = RunSettings.load(data, where)  # unknown keys, and trust_code/check_env, refused by name
+        if s.mode().kind != "command":  # a runner command brings its own model
+            self.model(s.runner_model, "--runner-model")
+        self.model(s.judge_model or s.runner_model, "--judge-model")
+        self.api_base(s.api_base, "--api-base")
+        self.api_base(s.judge_api_base, "--judge-api-base")
+        return s
+
+
+def check_option(name: str, value: Any) -> None:
+    """One setting, checked as the CLI checks its option (the same bounds and messages)."""
+    from ..cli._common import bounded
+
+    o = BY_NAME.get(name)
+    if o is None:
+        return  # RunSettings.load names it
+    flag = o.flag
+    if o.kind is bool:
+        if not isinstance(value, bool):
+            raise InputError(f"argument {flag}: expected true or false, got {value!r}")
+        return
+    if o.kind == "names":
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise InputError(f"argument {flag}: expected a list of names, got {value!r}")
+        return
+    if o.choices and value not in o.choices:
+        choose = ", ".join(repr(c) for c in o.choices)
+        raise InputError(f"argument {flag}: invalid choice: {value!r} (choose from {choose})")
+    if o.kind in (int, float):
+        if isinstance(value, bool) or (o.kind is int and isinstance(value, float) and not value.is_integer()):
+            raise InputError(f"argument {flag}: expected a whole number, got {value!r}")
+        try:
+            bounded(o.kind, o.ge, o.le, above=o.gt)(str(int(value) if o.kind is int else value))
+        except (argparse.ArgumentTypeError, ValueError, TypeError) as e:
+            raise InputError(f"argument {flag}: {e}") from None
+    elif o.kind is str and not isinstance(value, str):
+        raise InputError(f"argument {flag}: expected text, got {value!r}")

@@ -1,0 +1,360 @@
+"""The MCP server's tools as plain functions over the store: each takes a tool call's arguments
+(named as the CLI's options), checks them within the server's bounds, and returns a result model
+(abeq.agents.results). The server (abeq.agents.server) only wires them to the protocol.
+
+A run started by a tool call goes on in a thread of the server's process; `run_status` and `report`
+read it from the store, so a client that reconnects, or `abeq history`, sees the same run.
+"""
+
+from __future__ import annotations
+
+import shlex
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InputError
+from .bounds import Bounds
+from .results import (
+    CheckSet,
+    CompareResult,
+    ExportResult,
+    HistoryResult,
+    Lost,
+    MutationResult,
+    RunReportResult,
+    RunStarted,
+    RunStatus,
+    Trust,
+)
+
+PATHS = ("original", "candidate", "transfer_set")
+EXPORT_FORMATS = ("report", "record", "markdown", "csv", "junit")
+
+
+@dataclass
+class Background:
+    """A run going on in this process: its thread, its latest progress, its error if it failed."""
+
+    thread: threading.Thread
+    progress: dict = field(default_factory=dict)
+    error: str | None = None
+
+
+class Tools:
+    """The tools of one server: its bounds (root, models, commands) and its database."""
+
+    def __init__(self, bounds: Bounds):
+        self.bounds = bounds
+        self.runs: dict[int, Background] = {}
+
+    # ------------------------------------------------------------ helpers
+    def _store(self):
+        from ..results.store import open_store
+
+        return open_store(self.bounds.db)
+
+    def _paths(self, args: Mapping[str, Any], *names: str) -> dict[str, str]:
+        out = {}
+        for n in names:
+            if args.get(n) is None:
+                raise InputError(f"the following arguments are required: --{n.replace('_', '-')}")
+            out[n] = self.bounds.path(args[n], "--" + n.replace("_", "-"))
+        return out
+
+    def confirm_command(self, original: str, transfer_set: str, allow_thin: bool = False) -> str:
+        """The command a person runs to confirm the set (paths as the tool call named them)."""
+        words = ["abeq", "check-set", "--original", original, "--transfer-set", transfer_set, "--confirm"]
+        return shlex.join(words + (["--allow-thin"] if allow_thin else []))
+
+    # ------------------------------------------------------------ check_set
+    def check_set(self, original: str, transfer_set: str, allow_thin: bool = False) -> CheckSet:
+        from .. import sets
+        from ..documents import load_document
+
+        p = self._paths({"original": original, "transfer_set": transfer_set}, "original", "transfer_set")
+        doc = load_document(p["original"], "original")
+        ts = sets.load(p["transfer_set"])
+        return self._check(doc, ts, original, transfer_set, allow_thin)
+
+    def _check(self, doc, ts, original: str, transfer_set: str, allow_thin: bool) -> CheckSet:
+        from .. import sets
+
+        cov = sets.coverage(doc.text, ts, allow_thin=allow_thin)
+        problem = sets.confirmation_problem(ts, doc.hash)
+        return CheckSet(
+            cases=len(ts.cases),
+            per_type=cov.per_type,
+            sections_identified=cov.sections_identified,
+            sections_covered=cov.sections_covered,
+            uncovered=[s for s in cov.sections_identified if s not in cov.sections_covered],
+            coverage_pct=cov.coverage_pct,
+            warnings=cov.warnings,
+            runnable=cov.runnable,
+            confirmed=not problem,
+            confirmation=problem or "confirmed",
+            confirm_command=self.confirm_command(original, transfer_set, allow_thin),
+            document_hash=doc.hash,
+            set_hash=sets.set_hash(ts),
+        )
+
+    # ------------------------------------------------------------ run
+    def run(
+        self, args: Mapping[str, Any], on_progress: Callable[[int, dict], None] | None = None
+    ) -> RunStarted:
+        """Start a run and return its id at once; the calls go on in a thread. A set no person has
+        confirmed for this original does not run: the answer says how a person confirms it."""
+        from .. import sets
+        from ..api import prepare_run
+        from ..documents import load_document
+
+        p = self._paths(args, *PATHS)
+        settings = self.bounds.settings(
+            {k: v for k, v in args.items() if k not in PATHS}, "the run tool's arguments"
+        )
+        doc = load_document(p["original"], "original")
+        ts = sets.load(p["transfer_set"])
+        if sets.confirmation_problem(ts, doc.hash):
+            check = self._check(doc, ts, args["original"], args["transfer_set"], settings.allow_thin)
+            return RunStarted(
+                status="needs_confirmation",
+                cases=len(ts.cases),
+                message=f"{check.confirmation}: a person reads the cases and confirms the set before any "
+                f"runner call (a tool call cannot). Ask them to run: {check.confirm_command} — or to "
+                "press Confirm on the desk's Transfer set page (abeq app).",
+                coverage=check,
+                confirm_command=check.confirm_command,
+            )
+        prepared = prepare_run(p["original"], p["candidate"], p["transfer_set"], store=self.bounds.db,
+                               settings=settings)  # fmt: skip
+        try:
+            run_id, rnd, est = prepared.run_id, prepared.round, prepared.estimate()
+        except BaseException:
+            prepared.store.close()
+            raise
+        prepared.store.close()
+        bg = Background(threading.Thread(target=self._work, args=(prepared, run_id, on_progress), daemon=True))
+        self.runs[run_id] = bg
+        bg.thread.start()
+        return RunStarted(
+            status="started",
+            run_id=run_id,
+            round=rnd,
+            cases=len(ts.cases),
+            message=f"run {run_id} started (round {rnd}, {len(ts.cases)} cases); read it with run_status "
+            "and report",
+            estimate=est,
+        )
+
+    def _work(self, prepared, run_id: int, on_progress) -> None:
+        store = self._store()
+        bg = self.runs[run_id]
+
+        def progress(p: dict) -> None:
+            bg.progress = dict(p)
+            if on_progress is not None:
+                on_progress(run_id, p)
+
+        try:
+            prepared.run(on_progress=progress, store=store)
+        except Exception as e:  # the thread has no caller: the error is kept for run_status
+            bg.error = getattr(e, "render", lambda: str(e))()
+        finally:
+            store.close()
+
+    def wait(self, run_id: int, timeout: float | None = None) -> None:
+        """Until a run this process started has ended (for tests and a clean shutdown)."""
+        bg = self.runs.get(run_id)
+        if bg is not None:
+            bg.thread.join(timeout)
+
+    # ------------------------------------------------------------ run_status, report
+    def run_status(self, run_id: int) -> RunStatus:
+        store = self._store()
+        try:
+            run = store.run(run_id)
+            if run is None:
+                raise InputError(f"there is no run {run_id} in this database", path=store.path)
+            from ..results.report import case_rows
+
+            rows = case_rows(store, run_id)
+            done = sum(1 for r in rows if r.status == "judged")
+        finally:
+            store.close()
+        bg = self.runs.get(run_id)
+        alive = bg is not None and bg.thread.is_alive()
+        status = run["status"] if not alive or run["status"] != "finished" else "running"
+        return RunStatus(
+            run_id=run_id,
+            status=status,
+            finished=status == "finished" and not alive,
+            done=done,
+            total=len(rows),
+            error=bg.error if bg else None,
+        )
+
+    def report(self, run_id: int, gate: str = "compress") -> RunReportResult:
+        from ..models.spec import ModelSpec
+        from ..mutation.report import model_caveats
+        from ..results.agreement import aa_rates, judge_calibration
+        from ..results.mutations import mutation_line
+        from ..results.report import build_report, gate_result
+        from ..schemas import Report
+        from .bounds import check_option
+
+        check_option("gate", gate)
+        store = self._store()
+        try:
+            rr = build_report(store, run_id)
+            run = rr.run
+            if run["status"] in ("running", "cancelling"):
+                raise InputError(
+                    f"run {run_id} is still running", hint="Wait for run_status to say finished."
+                )
+            g = gate_result(rr, gate)
+            st = store.call_stats(run_id)
+            m = store.mutations.latest(
+                run["transfer_set_hash"], run["original_hash"], run["runner_model"], run["judge_model"]
+            )
+            try:
+                runner = ModelSpec.for_purpose(run["runner_model"])
+                judge = ModelSpec.for_purpose(run["judge_model"], "judge")
+                caveats = model_caveats(runner, judge, "chat")
+            except Exception:  # a command runner's label is not a model string
+                caveats = []
+            trust = Trust(
+                judge_calibration=judge_calibration(store, run["judge_model"]),
+                aa=aa_rates(store, run_id),
+                mutation=mutation_line(m) if m else None,
+                model_caveats=caveats,
+            )
+            lost = [
+                Lost(
+                    case_id=r.case_id,
+                    verdict=r.verdict,
+                    behaviour_delta=r.behaviour_delta or "",
+                    checks_lost=[c.label for c in r.checks_lost],
+                    directness=f"{r.original_directness} → {r.candidate_directness}",
+                )
+                for r in rr.rows
+                if r.status == "judged" and r.verdict != "equivalent"
+            ]
+            calls = {
+                k: st[k]
+                for k in ("made", "teacher_made", "cached", "prompt_tokens", "completion_tokens", "cost")
+                if k in st
+            }
+            return RunReportResult(
+                run_id=run_id,
+                status=run["status"],
+                report=Report.model_validate(rr.report),
+                passed=g["pass"],
+                gate=g,
+                lost=lost,
+                errors=rr.errors,
+                calls=calls,
+                trust=trust,
+            )
+        finally:
+            store.close()
+
+    # ------------------------------------------------------------ mutate
+    def mutate(self, args: Mapping[str, Any]) -> MutationResult:
+        from ..mutation.run import prepare_mutation
+
+        extra = {"max_mutants": None, "section": None, "all_cases": False}
+        given = {k: v for k, v in args.items() if k not in ("original", "transfer_set", *extra)}
+        p = self._paths(args, "original", "transfer_set")
+        settings = self.bounds.settings(given, "the mutate tool's arguments")
+        max_mutants = args.get("max_mutants")
+        if max_mutants is not None and (not isinstance(max_mutants, int) or max_mutants < 1):
+            raise InputError(f"argument --max-mutants: must be 1 or more, got {max_mutants}")
+        prep = prepare_mutation(
+            p["original"],
+            p["transfer_set"],
+            store=self.bounds.db,
+            all_cases=bool(args.get("all_cases")),
+            max_mutants=max_mutants,
+            sections=args.get("section") or None,
+            settings=settings,
+        )
+        try:
+            rep = prep.run()
+        finally:
+            prep.store.close()
+        return MutationResult(
+            score=rep.score,
+            killed=rep.report["killed"],
+            mutants=len(rep.report["mutants"]),
+            report=rep.report,
+            incomplete=rep.incomplete,
+        )
+
+    # ------------------------------------------------------------ history, export
+    def history(self, review: str) -> HistoryResult:
+        from ..results.history import review_history
+
+        store = self._store()
+        try:
+            if store.review(review) is None:
+                names = ", ".join(r["name"] for r in store.reviews()) or "none yet"
+                raise InputError(f"no review named '{review}'", hint=f"Reviews in this database: {names}.")
+            return HistoryResult(review=review, rounds=review_history(store, review))
+        finally:
+            store.close()
+
+    def export(self, run_id: int, format: str = "markdown", gate: str = "compress") -> ExportResult:
+        from ..results.exports import render
+        from ..results.report import build_report
+        from .bounds import check_option
+
+        check_option("gate", gate)
+        if format not in EXPORT_FORMATS:
+            raise InputError(
+                f"argument --format: invalid choice: {format!r} (choose from "
+                + ", ".join(repr(f) for f in EXPORT_FORMATS)
+                + ")"
+            )
+        store = self._store()
+        try:
+            if store.run(run_id) is None:
+                raise InputError(f"no run {run_id} in this database", path=store.path)
+            rr = build_report(store, run_id)
+            text = render(store, rr, "out" if format == "report" else format, gate)
+        finally:
+            store.close()
+        return ExportResult(run_id=run_id, format=format, text=text)
+
+    # ------------------------------------------------------------ compare
+    def compare(self, args: Mapping[str, Any]) -> CompareResult:
+        from ..comparator.comparator import Weights, compare
+        from ..documents import read_text_file
+        from ..models.spec import ModelSpec
+
+        p = self._paths(args, "task", "a", "b")
+        model, api_base = args.get("model"), args.get("api_base")
+        self.bounds.model(model, "--model")
+        self.bounds.api_base(api_base, "--api-base")
+        weight = args.get("content_weight", 0.6)
+        if not isinstance(weight, int | float) or not 0 <= weight <= 1:
+            raise InputError(f"argument --content-weight: must be from 0 to 1, got {weight}")
+        assertions = None
+        if args.get("assertions"):
+            from ..cli.compare import _assertions
+
+            assertions = _assertions(self.bounds.path(args["assertions"], "--assertions"))
+        spec = ModelSpec.for_purpose(model, "compare", api_base=api_base)
+        result = compare(
+            read_text_file(p["task"], what="task"),
+            read_text_file(p["a"], what="output a"),
+            read_text_file(p["b"], what="output b"),
+            assertions,
+            spec,
+            args.get("seed"),
+            weights=Weights(content=weight, structure=round(1 - weight, 10)),
+            labels={"a": args["a"], "b": args["b"]},
+        )
+        return CompareResult(
+            winner=result.winner, order_dependent=result.order_dependent, comparison=result.model_dump()
+        )
