@@ -78,7 +78,7 @@ def _tool(
 
     async def tool(ctx: Context, **given: Any) -> CallToolResult:
         # the arguments as the client sent them (an unknown one is named, not silently dropped)
-        raw = getattr(getattr(ctx, "_input_params", None), "arguments", None)
+        raw = (ctx.request_context.params or {}).get("arguments")
         args = dict(raw) if isinstance(raw, dict) else {k: v for k, v in given.items() if v is not None}
         try:
             result = await body(args, ctx)
@@ -280,8 +280,7 @@ def _notifier(ctx: Any) -> Callable[[int, dict], None] | None:
     gave one (the run outlives the call, so they go on after its answer)."""
     try:
         rc = ctx.request_context
-        token = (rc.meta or {}).get("progress_token") if isinstance(rc.meta, dict) else None
-        token = token or getattr(rc.meta, "progress_token", None)
+        token = ((rc.params or {}).get("_meta") or {}).get("progressToken")
         session, loop = rc.session, asyncio.get_running_loop()
     except Exception:
         return None

@@ -217,12 +217,15 @@ class Tools:
             m = store.mutations.latest(
                 run["transfer_set_hash"], run["original_hash"], run["runner_model"], run["judge_model"]
             )
+            from ..api import run_settings
+
+            mode = ((run_settings(run) or {}).get("mode") or {}).get("kind") or "chat"
             try:
                 runner = ModelSpec.for_purpose(run["runner_model"])
-                judge = ModelSpec.for_purpose(run["judge_model"], "judge")
-                caveats = model_caveats(runner, judge, "chat")
+                judge = ModelSpec.for_purpose(run["judge_model"])
+                caveats = model_caveats(runner, judge, mode)
             except Exception:  # a command runner's label is not a model string
-                caveats = []
+                caveats = [] if mode == "command" else ["the run's models could not be read back"]
             trust = Trust(
                 judge_calibration=judge_calibration(store, run["judge_model"]),
                 aa=aa_rates(store, run_id),
