@@ -1,0 +1,90 @@
+"""`abeq mcp` as an agent starts it: over stdio (the SDK's client launches the command), and over
+streamable HTTP on loopback, where a request without the start-up token is refused."""
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+from conftest import ROOT
+from test_mcp import project  # noqa: F401  (the fixture)
+
+
+def env(**extra) -> dict:
+    return {**os.environ, "PYTHONPATH": str(ROOT), **extra}
+
+
+def test_over_stdio_the_sdk_client_lists_and_calls(project):  # noqa: F811
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "abeq", "mcp", "--allow-model", "scripted/*"],
+        cwd=str(project),
+        env=env(),
+    )
+
+    async def go():
+        async with Client(params) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            r = await client.call_tool("check_set", {"original": "SKILL.md", "transfer_set": "transfer-set.json"})
+            return names, r
+
+    names, r = asyncio.run(go())
+    assert "run" in names and not r.is_error and r.structured_content["cases"] == 7
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_over_http_only_the_token_gets_in(project):  # noqa: F811
+    from mcp import Client
+
+    port, token = free_port(), "t0ken-for-this-test"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "abeq", "mcp", "--http", str(port), "--allow-model", "scripted/*"],
+        cwd=project,
+        env=env(ABEQ_MCP_TOKEN=token),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(url, timeout=1)
+            except urllib.error.HTTPError as e:
+                refused = e.code
+                break
+            except OSError:
+                time.sleep(0.2)
+        assert refused == 401  # no token
+
+        async def go():
+            async with Client(f"{url}?token={token}") as client:
+                return {t.name for t in (await client.list_tools()).tools}
+
+        assert "report" in asyncio.run(go())
+        # with the token but a foreign Host (a page whose name resolves to 127.0.0.1): refused
+        body = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}'
+        req = urllib.request.Request(f"{url}?token={token}", data=body, method="POST")
+        req.add_header("Host", "evil.example")
+        req.add_header("Content-Type", "application/json")
+        req.add_header("Accept", "application/json, text/event-stream")
+        try:
+            urllib.request.urlopen(req, timeout=5)
+            status = 200
+        except urllib.error.HTTPError as e:
+            status = e.code
+        assert status in (403, 421)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert token in proc.stderr.read()  # printed for the person who started it
