@@ -248,3 +248,84 @@ def test_every_agent_line_in_the_docs_is_a_tested_one_and_names_its_version():
             if re.search(r"\b(claude|codex)\b", cmd) and not cmd.startswith("docker"):
                 assert cmd in tested, f"{page.name}: {cmd}"
     assert all("--runner-cmd-version" in a for a in guide_lines())
+
+
+def test_claude_code_gates_a_rewrite_through_abeq_mcp(agent_bin, tmp_path, monkeypatch):
+    """Claude Code with `abeq mcp` registered by `abeq skill install --claude --mcp`, its model the
+    loopback double scripted to call check_set, run, run_status (until finished) and report: the
+    double receives the tools' real results, and the run is in the store."""
+    import sys
+
+    project = tmp_path / "project"
+    shutil.copytree(EXAMPLE, project)
+    (project / ".git").mkdir()  # the project root the skill and the server use
+    assert main(["check-set", "--original", str(project / "SKILL.md"), "--transfer-set",
+                 str(project / "transfer-set.json"), "--confirm"]) == 0  # the person confirms  # fmt: skip
+    monkeypatch.chdir(project)
+    assert main(["skill", "install", "--claude", "--mcp", "--allow-model", "scripted/*"]) == 0
+    docs = {"original": "SKILL.md", "transfer_set": "transfer-set.json"}
+
+    got: dict[str, str] = {}  # each abeq tool's result, as the double received it
+
+    def result(text: str) -> dict:
+        """A tool's structured result (Claude Code hands the model the JSON, then a reminder)."""
+        return json.JSONDecoder().raw_decode(text.strip())[0]
+
+    state: dict = {"pending": None, "waiting": False}
+
+    def script(results: list[str]):
+        """check_set, run, run_status until finished, report; while Claude Code is still connecting
+        to the server, it waits for it (its own WaitForMcpServers tool) and calls again."""
+        last = results[-1] if results else None
+        if last is not None and "still connecting" in last:
+            state["waiting"] = True
+            return {"name": "WaitForMcpServers", "input": {}}
+        if state["waiting"]:
+            state["waiting"] = False
+            return state["pending"]
+        name = state["pending"] and state["pending"]["name"].removeprefix("mcp__abeq__")
+        if name:
+            got[name] = last or ""
+        if name is None:
+            call = ("check_set", docs)
+        elif name == "check_set":
+            call = ("run", {**docs, "candidate": "candidate-lossy.md", "runner_model": "scripted/rules"})
+        elif name in ("run", "run_status") and not (name == "run_status" and result(last)["finished"]):
+            if result(got["run"]).get("run_id") is None:
+                return "stopped: " + got["run"][:500]
+            call = ("run_status", {"run_id": result(got["run"])["run_id"]})
+        elif name == "run_status":
+            call = ("report", {"run_id": result(got["run"])["run_id"]})
+        else:
+            return "The rewrite lost a rule; the report says which."
+        state["pending"] = {"name": f"mcp__abeq__{call[0]}", "input": call[1]}
+        return state["pending"]
+
+    home = tmp_path / "home"
+    home.mkdir()
+    with AgentServer(script=script) as srv:
+        env = {**os.environ, "HOME": str(home), "PATH": os.pathsep.join([str(agent_bin), os.environ["PATH"]]),
+               "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "sk-ant-loopback",
+               "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "PYTHONPATH": str(ROOT),
+               "MCP_TIMEOUT": "60000"}  # fmt: skip
+        tools = ",".join(f"mcp__abeq__{t}" for t in ("check_set", "run", "run_status", "report"))
+        p = subprocess.run(
+            ["claude", "-p", "Gate candidate-lossy.md against SKILL.md with abeq.", "--output-format",
+             "stream-json", "--verbose", "--no-session-persistence", "--model", "claude-sonnet-4-5",
+             "--strict-mcp-config", "--mcp-config", str(project / ".mcp.json"), "--allowedTools", tools],
+            cwd=project, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+    assert p.returncode == 0 and "stopped:" not in p.stdout, (got, p.stdout[-3000:], p.stderr[-2000:])
+    offered = {t["name"] for b in srv.requests for t in b.get("tools") or []}
+    assert {"mcp__abeq__check_set", "mcp__abeq__run", "mcp__abeq__report"} <= offered
+    check = result(got["check_set"])
+    assert check["cases"] == 7 and check["coverage_pct"] == 100 and check["confirmed"]
+    started, status = result(got["run"]), result(got["run_status"])
+    assert started["status"] == "started" and status["finished"] and status["done"] == 7
+    report = result(got["report"])
+    assert report["report"]["summary"] == {"pass": False, "regressions": 7, "divergences": 0, "equivalents": 0}
+    assert all("Never include internal ticket ids" in x["behaviour_delta"] for x in report["lost"])
+    assert report["run_id"] == started["run_id"] and report["trust"]["model_caveats"]
+    db = sqlite3.connect(project / "abeq.db")
+    assert db.execute("select status from runs").fetchall() == [("finished",)]
+    db.close()

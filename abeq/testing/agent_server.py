@@ -14,6 +14,10 @@
 A request with no tools (Claude's title request) gets a short text and is not a run. A case whose
 input contains `fail_when` is answered 400, so the agent fails. It is a test double: its answers
 mean nothing about real models.
+
+`AgentServer(script=fn)` answers Claude's requests from `fn(results)` instead: given the tool
+results so far (their text), it returns the next tool call `{"name": …, "input": {…}}`, or a string
+for the final answer. An agent driving abeq's MCP tools is scripted this way.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import re
 import shlex
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -86,9 +91,16 @@ def final_answer(results: list[str]) -> str:
 class AgentServer(BackgroundServer):
     """Both streaming APIs on one port: `url` for ANTHROPIC_BASE_URL, `url + "/v1"` for Codex."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, fail_when: str = ""):
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        fail_when: str = "",
+        script: Callable[[list[str]], dict | str] | None = None,
+    ):
         super().__init__(host, port)
         self.fail_when = fail_when
+        self.script = script
         self._lock = threading.Lock()
         self.runs: list[dict] = []  # one per agent run (its first request): api, cwd, document_path, …
         self.requests: list[dict] = []  # every request body, in order of arrival
@@ -153,6 +165,11 @@ class AgentServer(BackgroundServer):
         if self._failing(prompt):
             err = {"type": "error", "error": {"type": "invalid_request_error", "message": "loopback: fails"}}
             return web.json_response(err, status=400)
+        if self.script is not None:
+            step = self.script(results)
+            if isinstance(step, str):
+                return await self._anthropic_stream(request, body, {"type": "text", "text": step})
+            return await self._anthropic_stream(request, body, {"type": "tool_use", **step})
         m = re.search(r"Primary working directory: (\S+)", system)
         cwd = m.group(1) if m else "."
         step = self._step("anthropic", prompt, cwd, results)
