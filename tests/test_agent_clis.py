@@ -254,7 +254,6 @@ def test_claude_code_gates_a_rewrite_through_abeq_mcp(agent_bin, tmp_path, monke
     """Claude Code with `abeq mcp` registered by `abeq skill install --claude --mcp`, its model the
     loopback double scripted to call check_set, run, run_status (until finished) and report: the
     double receives the tools' real results, and the run is in the store."""
-    import sys
 
     project = tmp_path / "project"
     shutil.copytree(EXAMPLE, project)
@@ -323,7 +322,8 @@ def test_claude_code_gates_a_rewrite_through_abeq_mcp(agent_bin, tmp_path, monke
     started, status = result(got["run"]), result(got["run_status"])
     assert started["status"] == "started" and status["finished"] and status["done"] == 7
     report = result(got["report"])
-    assert report["report"]["summary"] == {"pass": False, "regressions": 7, "divergences": 0, "equivalents": 0}
+    summary = {"pass": False, "regressions": 7, "divergences": 0, "equivalents": 0}
+    assert report["report"]["summary"] == summary
     assert all("Never include internal ticket ids" in x["behaviour_delta"] for x in report["lost"])
     assert report["run_id"] == started["run_id"] and report["trust"]["model_caveats"]
     db = sqlite3.connect(project / "abeq.db")

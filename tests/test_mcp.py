@@ -163,7 +163,9 @@ def test_each_tool_on_the_example(project):
 
     async def calls(client):
         out = {}
-        out["check"] = await call(client, "check_set", {"original": "SKILL.md", "transfer_set": "transfer-set.json"})
+        out["check"] = await call(
+            client, "check_set", {"original": "SKILL.md", "transfer_set": "transfer-set.json"}
+        )
         out["run"] = await call(client, "run", {**RUN, "runner_model": "scripted/rules", "review": "notes"})
         run_id = out["run"][2]["run_id"]
         out["status"] = await finished(client, run_id)
@@ -189,7 +191,8 @@ def test_each_tool_on_the_example(project):
     assert not rep["passed"] and len(rep["lost"]) == 7
     assert all("Never include internal ticket ids" in x["behaviour_delta"] for x in rep["lost"])
     assert rep["calls"]["teacher_made"] == 7
-    assert "scripted/rules" in rep["trust"]["model_caveats"][0] and not rep["trust"]["judge_calibration"]["calibrated"]
+    assert "scripted/rules" in rep["trust"]["model_caveats"][0]
+    assert not rep["trust"]["judge_calibration"]["calibrated"]
     assert "7 regressed" in out["report"][1] and "Never include internal ticket ids" in out["report"][1]
     assert out["export"][2]["text"].startswith("#")
     assert out["history"][2]["rounds"][0]["regressed"] == 7

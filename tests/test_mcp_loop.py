@@ -3,7 +3,6 @@ the bundled example: start from the lossy candidate, read each regression's lost
 rule back into the candidate, run again. It passes by round 3, and after round 1 the original is
 never run again (its runs come from the cache)."""
 
-import asyncio
 import re
 import shutil
 
@@ -59,7 +58,8 @@ def test_a_scripted_agent_adds_back_what_was_lost_and_passes_by_round_3(tmp_path
             if rep["passed"]:
                 break
             text = (project / "candidate.md").read_text()
-            (project / "candidate.md").write_text(add_back(text, original, [x["behaviour_delta"] for x in rep["lost"]]))
+            lost = [x["behaviour_delta"] for x in rep["lost"]]
+            (project / "candidate.md").write_text(add_back(text, original, lost))
         history = (await call(client, "history", {"review": "compress"}))[2]
         return rounds, history
 

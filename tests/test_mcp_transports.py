@@ -31,7 +31,9 @@ def test_over_stdio_the_sdk_client_lists_and_calls(project):  # noqa: F811
     async def go():
         async with Client(params) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            r = await client.call_tool("check_set", {"original": "SKILL.md", "transfer_set": "transfer-set.json"})
+            r = await client.call_tool(
+                "check_set", {"original": "SKILL.md", "transfer_set": "transfer-set.json"}
+            )
             return names, r
 
     names, r = asyncio.run(go())

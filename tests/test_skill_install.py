@@ -48,7 +48,9 @@ def test_codex_with_mcp_adds_its_table_and_keeps_the_rest(tmp_path, monkeypatch)
     home = tmp_path / "codex"
     home.mkdir()
     monkeypatch.setenv("CODEX_HOME", str(home))
-    (home / "config.toml").write_text('model = "gpt-5"\n\n[mcp_servers.abeq]\ncommand = "old"\n\n[x]\ny = 1\n')
+    (home / "config.toml").write_text(
+        'model = "gpt-5"\n\n[mcp_servers.abeq]\ncommand = "old"\n\n[x]\ny = 1\n'
+    )
     assert main(["skill", "install", "--codex", "--mcp", "--allow-model", "openai/*"]) == 0
     assert (home / "skills" / "abeq-gate" / "references" / "reading-results.md").is_file()
     import tomllib

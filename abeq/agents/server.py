@@ -28,7 +28,9 @@ from .bounds import Bounds
 from .tools import PATHS, Tools
 
 RUN_SETTINGS = tuple(n for n in BY_NAME if BY_NAME[n].cli and not BY_NAME[n].grants)
-MUTATE_SETTINGS = tuple(n for n in RUN_SETTINGS if n not in ("review", "fail_fast", "min_judge_recall", "gate"))
+MUTATE_SETTINGS = tuple(
+    n for n in RUN_SETTINGS if n not in ("review", "fail_fast", "min_judge_recall", "gate")
+)
 TOKEN_ENV = "ABEQ_MCP_TOKEN"
 KINDS: dict[Any, Any] = {str: str, int: int, float: float, bool: bool, "names": list[str]}
 
@@ -85,7 +87,9 @@ def _tool(
         except AbeqError as e:
             return CallToolResult(content=[TextContent(type="text", text=e.render())], is_error=True)
         data = result.model_dump(mode="json", by_alias=True)
-        return CallToolResult(content=[TextContent(type="text", text=summary(result))], structured_content=data)
+        return CallToolResult(
+            content=[TextContent(type="text", text=summary(result))], structured_content=data
+        )
 
     ctx_param = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
     ret = Annotated[CallToolResult, output]
@@ -122,9 +126,12 @@ def build(bounds: Bounds, tools: Tools | None = None):
         [paths["original"], paths["transfer_set"], settings["allow_thin"]],
         R.CheckSet,
         check_set,
-        lambda r: f"{r.cases} cases · coverage {r.coverage_pct:g}% ({len(r.sections_covered)}/"
-        f"{len(r.sections_identified)} sections) · uncovered: {', '.join(r.uncovered) or 'none'} · "
-        f"{r.confirmation}" + ("" if r.confirmed else f" — a person confirms it with: {r.confirm_command}"),
+        lambda r: (
+            f"{r.cases} cases · coverage {r.coverage_pct:g}% ({len(r.sections_covered)}/"
+            f"{len(r.sections_identified)} sections) · uncovered: {', '.join(r.uncovered) or 'none'} · "
+            f"{r.confirmation}"
+            + ("" if r.confirmed else f" — a person confirms it with: {r.confirm_command}")
+        ),
     )
 
     async def run(a: dict, ctx: Any) -> R.Result:
@@ -155,8 +162,10 @@ def build(bounds: Bounds, tools: Tools | None = None):
         [run_id],
         R.RunStatus,
         run_status,
-        lambda r: f"run {r.run_id}: {r.status}, {r.done}/{r.total} cases judged"
-        + (f" · error: {r.error}" if r.error else ""),
+        lambda r: (
+            f"run {r.run_id}: {r.status}, {r.done}/{r.total} cases judged"
+            + (f" · error: {r.error}" if r.error else "")
+        ),
     )
 
     gate = _setting("gate")
@@ -194,8 +203,10 @@ def build(bounds: Bounds, tools: Tools | None = None):
         mutate_params,
         R.MutationResult,
         mutate,
-        lambda r: f"mutation score {r.score:.2f}: {r.killed} of {r.mutants} mutants killed"
-        + (f"; incomplete: {', '.join(r.incomplete)}" if r.incomplete else ""),
+        lambda r: (
+            f"mutation score {r.score:.2f}: {r.killed} of {r.mutants} mutants killed"
+            + (f"; incomplete: {', '.join(r.incomplete)}" if r.incomplete else "")
+        ),
     )
 
     async def history(a: dict, ctx: Any) -> R.Result:
@@ -208,8 +219,10 @@ def build(bounds: Bounds, tools: Tools | None = None):
         [_param("review", str, inspect.Parameter.empty, "the review's name, as given to run")],
         R.HistoryResult,
         history,
-        lambda r: f"review {r.review}: {len(r.rounds)} round(s)"
-        + "".join(f"; round {x['round']}: {x['regressed']} regressed" for x in r.rounds if x.get("round")),
+        lambda r: (
+            f"review {r.review}: {len(r.rounds)} round(s)"
+            + "".join(f"; round {x['round']}: {x['regressed']} regressed" for x in r.rounds if x.get("round"))
+        ),
     )
 
     async def export(a: dict, ctx: Any) -> R.Result:
@@ -227,7 +240,9 @@ def build(bounds: Bounds, tools: Tools | None = None):
         ],
         R.ExportResult,
         export,
-        lambda r: r.text if r.format == "markdown" else f"run {r.run_id} as {r.format}: {len(r.text)} characters",
+        lambda r: (
+            r.text if r.format == "markdown" else f"run {r.run_id} as {r.format}: {len(r.text)} characters"
+        ),
     )
 
     async def compare(a: dict, ctx: Any) -> R.Result:
@@ -293,8 +308,10 @@ def _notifier(ctx: Any) -> Callable[[int, dict], None] | None:
             return  # one notification per case judged
         last[0] = p.get("done", 0)
         coro = session.send_progress_notification(
-            token, float(p.get("done", 0)), float(p.get("total") or 0), f"run {run_id}: {p.get('done')}/"
-            f"{p.get('total')} cases"
+            token,
+            float(p.get("done", 0)),
+            float(p.get("total") or 0),
+            f"run {run_id}: {p.get('done')}/{p.get('total')} cases",
         )
         asyncio.run_coroutine_threadsafe(coro, loop)
 
@@ -331,7 +348,7 @@ def http_app(bounds: Bounds, token: str, host: str = "127.0.0.1"):
 
                 given = (parse_qs(scope.get("query_string", b"").decode()).get("token") or [""])[0]
             if not hmac.compare_digest(given.encode(), token.encode()):
-                said = "abeq mcp: this server needs the token it printed at start-up (Authorization: Bearer …)"
+                said = "abeq mcp: this server needs the token it printed at start-up (a bearer token)"
                 await PlainTextResponse(said, status_code=401)(scope, receive, send)
                 return
         await inner(scope, receive, send)

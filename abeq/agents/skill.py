@@ -45,7 +45,9 @@ def install(
 ) -> list[str]:
     """Write the skill (and register the server); the lines say what was written where."""
     if mcp and agent is None:
-        raise InputError("--mcp registers the server with an agent", hint="Give --claude or --codex with --mcp.")
+        raise InputError(
+            "--mcp registers the server with an agent", hint="Give --claude or --codex with --mcp."
+        )
     base = (
         Path(folder)
         if folder

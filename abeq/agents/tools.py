@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InputError
+from ..errors import AbeqError, InputError
 from .bounds import Bounds
 from .results import (
     CheckSet,
@@ -69,14 +69,14 @@ class Tools:
         return shlex.join(words + (["--allow-thin"] if allow_thin else []))
 
     # ------------------------------------------------------------ check_set
-    def check_set(self, original: str, transfer_set: str, allow_thin: bool = False) -> CheckSet:
+    def check_set(self, original: str | None, transfer_set: str | None, allow_thin: bool = False) -> CheckSet:
         from .. import sets
         from ..documents import load_document
 
         p = self._paths({"original": original, "transfer_set": transfer_set}, "original", "transfer_set")
         doc = load_document(p["original"], "original")
         ts = sets.load(p["transfer_set"])
-        return self._check(doc, ts, original, transfer_set, allow_thin)
+        return self._check(doc, ts, str(original), str(transfer_set), allow_thin)
 
     def _check(self, doc, ts, original: str, transfer_set: str, allow_thin: bool) -> CheckSet:
         from .. import sets
@@ -134,7 +134,9 @@ class Tools:
             prepared.store.close()
             raise
         prepared.store.close()
-        bg = Background(threading.Thread(target=self._work, args=(prepared, run_id, on_progress), daemon=True))
+        bg = Background(
+            threading.Thread(target=self._work, args=(prepared, run_id, on_progress), daemon=True)
+        )
         self.runs[run_id] = bg
         bg.thread.start()
         return RunStarted(
@@ -159,7 +161,7 @@ class Tools:
         try:
             prepared.run(on_progress=progress, store=store)
         except Exception as e:  # the thread has no caller: the error is kept for run_status
-            bg.error = getattr(e, "render", lambda: str(e))()
+            bg.error = e.render() if isinstance(e, AbeqError) else f"{type(e).__name__}: {e}"
         finally:
             store.close()
 
@@ -235,7 +237,7 @@ class Tools:
             lost = [
                 Lost(
                     case_id=r.case_id,
-                    verdict=r.verdict,
+                    verdict=r.verdict or "",
                     behaviour_delta=r.behaviour_delta or "",
                     checks_lost=[c.label for c in r.checks_lost],
                     directness=f"{r.original_directness} → {r.candidate_directness}",

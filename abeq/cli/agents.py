@@ -16,8 +16,12 @@ BOUNDS_HELP = {
 
 
 def _bounds_args(p) -> None:
-    p.add_argument("--allow-model", action="append", default=[], metavar="PATTERN", help=BOUNDS_HELP["--allow-model"])
-    p.add_argument("--allow-api-base", action="append", default=[], metavar="URL", help=BOUNDS_HELP["--allow-api-base"])
+    p.add_argument(
+        "--allow-model", action="append", default=[], metavar="PATTERN", help=BOUNDS_HELP["--allow-model"]
+    )
+    p.add_argument(
+        "--allow-api-base", action="append", default=[], metavar="URL", help=BOUNDS_HELP["--allow-api-base"]
+    )
     p.add_argument("--allow-commands", action="store_true", help=BOUNDS_HELP["--allow-commands"])
 
 
@@ -25,10 +29,10 @@ def register(sub) -> None:
     m = sub.add_parser(
         "mcp",
         help="serve abeq's tools to an agent over the Model Context Protocol (stdio, or HTTP on loopback)",
-        description="Tools: check_set, run, run_status, report, mutate, history, export, compare. A tool call "
-        "reads only under the project root this is started in (the nearest folder above holding a .git), "
-        "uses only the models and API bases allowed here, never confirms a set and never lets the set's "
-        "code run. Exit codes: 0 stopped, 2 bad input.",
+        description="Tools: check_set, run, run_status, report, mutate, history, export, compare. A tool "
+        "call reads only under the project root this is started in (the nearest folder above holding a "
+        ".git), uses only the models and API bases allowed here, never confirms a set and never lets the "
+        "set's code run. Exit codes: 0 stopped, 2 bad input.",
     )
     _bounds_args(m)
     db_arg(m)
@@ -79,10 +83,12 @@ def cmd_mcp(args) -> int:
     except ImportError:
         from ..errors import InputError
 
-        raise InputError("the MCP SDK is not installed", hint="pip install 'mcp==2.3.0' (abeq depends on it)") from None
+        hint = "pip install 'mcp==2.3.0' (abeq depends on it)"
+        raise InputError("the MCP SDK is not installed", hint=hint) from None
     from ..agents import server
 
-    print(f"abeq mcp: reading under {bounds.root}; models: {', '.join(bounds.models) or 'local/smollm2'}", file=sys.stderr)
+    models = ", ".join(bounds.models) or "local/smollm2"
+    print(f"abeq mcp: reading under {bounds.root}; models: {models}", file=sys.stderr)
     if args.http:
         server.serve_http(bounds, args.http)
     else:

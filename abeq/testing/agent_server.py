@@ -166,10 +166,10 @@ class AgentServer(BackgroundServer):
             err = {"type": "error", "error": {"type": "invalid_request_error", "message": "loopback: fails"}}
             return web.json_response(err, status=400)
         if self.script is not None:
-            step = self.script(results)
-            if isinstance(step, str):
-                return await self._anthropic_stream(request, body, {"type": "text", "text": step})
-            return await self._anthropic_stream(request, body, {"type": "tool_use", **step})
+            scripted = self.script(results)
+            if isinstance(scripted, str):
+                return await self._anthropic_stream(request, body, {"type": "text", "text": scripted})
+            return await self._anthropic_stream(request, body, {"type": "tool_use", **scripted})
         m = re.search(r"Primary working directory: (\S+)", system)
         cwd = m.group(1) if m else "."
         step = self._step("anthropic", prompt, cwd, results)
