@@ -43,4 +43,8 @@ def render() -> str:
     parts = ["## abeq\n", "```text", _help(build_parser()), "```\n"]
     for name, parser in commands().items():
         parts += [f"## abeq {name}\n", "```text", _help(parser), "```\n"]
+        for action in parser._actions:  # a command with actions of its own (`abeq skill install`)
+            if isinstance(action, argparse._SubParsersAction):
+                for sub, p in action.choices.items():
+                    parts += [f"## abeq {name} {sub}\n", "```text", _help(p), "```\n"]
     return "\n".join(parts)

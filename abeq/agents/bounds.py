@@ -10,7 +10,6 @@ grants the set's code the right to run is refused (RunSettings.load without `gra
 
 from __future__ import annotations
 
-import argparse
 import fnmatch
 import os
 from collections.abc import Mapping
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..execution.options import BY_NAME
+from ..execution.options import BY_NAME, out_of_bounds
 
 DEFAULT_MODEL = "local/smollm2"  # what a run uses when no model is named (the embedded model)
 GIT_PREFIX = "git:"
@@ -126,8 +125,6 @@ class Bounds:
 
 def check_option(name: str, value: Any) -> None:
     """One setting, checked as the CLI checks its option (the same bounds and messages)."""
-    from ..cli._common import bounded
-
     o = BY_NAME.get(name)
     if o is None:
         return  # RunSettings.load names it
@@ -146,9 +143,8 @@ def check_option(name: str, value: Any) -> None:
     if o.kind in (int, float):
         if isinstance(value, bool) or (o.kind is int and isinstance(value, float) and not value.is_integer()):
             raise InputError(f"argument {flag}: expected a whole number, got {value!r}")
-        try:
-            bounded(o.kind, o.ge, o.le, above=o.gt)(str(int(value) if o.kind is int else value))
-        except (argparse.ArgumentTypeError, ValueError, TypeError) as e:
-            raise InputError(f"argument {flag}: {e}") from None
+        _, why = out_of_bounds(o.kind, str(int(value) if o.kind is int else value), o.ge, o.le, o.gt)
+        if why:
+            raise InputError(f"argument {flag}: {why}")
     elif o.kind is str and not isinstance(value, str):
         raise InputError(f"argument {flag}: expected text, got {value!r}")

@@ -346,9 +346,9 @@ class Tools:
             raise InputError(f"argument --content-weight: must be from 0 to 1, got {weight}")
         assertions = None
         if args.get("assertions"):
-            from ..cli.compare import _assertions
+            from ..comparator.scoring import read_assertions
 
-            assertions = _assertions(self.bounds.path(args["assertions"], "--assertions"))
+            assertions = read_assertions(self.bounds.path(args["assertions"], "--assertions"))
         spec = ModelSpec.for_purpose(model, "compare", api_base=api_base)
         result = compare(
             read_text_file(p["task"], what="task"),

@@ -18,29 +18,12 @@ EXIT_BROKEN_PIPE = 141  # what a shell reports for a writer killed by SIGPIPE (`
 
 def bounded(kind, lo=None, hi=None, *, above=None):
     """An argparse `type=` that refuses values out of range, so argparse names the option and exits 2."""
-    import math
+    from ..execution.options import out_of_bounds
 
     def parse(text: str):
-        try:
-            v = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected {'a whole number' if kind is int else 'a number'}, got {text!r}"
-            ) from None
-        if (
-            (kind is float and not math.isfinite(v))
-            or (above is not None and not v > above)
-            or (lo is not None and v < lo)
-            or (hi is not None and v > hi)
-        ):
-            want = (
-                f"greater than {above:g}"
-                if above is not None
-                else f"from {lo} to {hi}"
-                if hi is not None
-                else f"{lo} or more"
-            )
-            raise argparse.ArgumentTypeError(f"must be {want}, got {text}")
+        v, why = out_of_bounds(kind, text, lo, hi, above)
+        if why:
+            raise argparse.ArgumentTypeError(why)
         return v
 
     parse.__name__ = kind.__name__

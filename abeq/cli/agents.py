@@ -47,7 +47,7 @@ def register(sub) -> None:
     m.set_defaults(fn=cmd_mcp)
 
     s = sub.add_parser("skill", help="install the skill that gates an agent's rewrite with abeq")
-    ssub = s.add_subparsers(dest="skill_command", metavar="ACTION", required=True)
+    ssub = s.add_subparsers(dest="skill_command", metavar="ACTION", required=True, help="install")
     i = ssub.add_parser(
         "install",
         help="write the abeq-gate skill folder (SKILL.md and references/) where an agent finds it",

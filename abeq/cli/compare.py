@@ -58,22 +58,9 @@ def register(sub) -> None:
 
 
 def _assertions(path: str | None):
-    if not path:
-        return None
-    from ..comparator.comparator import normalize_assertions
-    from ..documents import read_text_file
-    from ..errors import InputError
+    from ..comparator.scoring import read_assertions
 
-    text = read_text_file(path, what="assertions file")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(
-            f"not valid JSON ({e.msg}, line {e.lineno})",
-            path=path,
-            hint='Give a JSON list of strings or of {"id": …, "text": …} objects.',
-        ) from None
-    return normalize_assertions(data, path=path)
+    return read_assertions(path) if path else None
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -39,6 +39,24 @@ def check_text(text: str, what: str) -> str:
     return text
 
 
+def read_assertions(path: str) -> list[dict]:
+    """An assertions file (`abeq compare --assertions`): a JSON list of strings or of {"id", "text"}."""
+    import json
+
+    from ..documents import read_text_file
+
+    text = read_text_file(path, what="assertions file")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(
+            f"not valid JSON ({e.msg}, line {e.lineno})",
+            path=path,
+            hint='Give a JSON list of strings or of {"id": …, "text": …} objects.',
+        ) from None
+    return normalize_assertions(data, path=path)
+
+
 def normalize_assertions(items, path: str | None = None) -> list[dict]:
     """A JSON list of strings or of {id, text} → [{id, text}], ids filled in (a1, a2, …) and unique."""
     if items is None:

@@ -23,6 +23,32 @@ RUNNER_GROUP_HELP = (
 )
 
 
+def out_of_bounds(kind: Any, text: str, lo=None, hi=None, above=None) -> tuple[Any, str]:
+    """`text` as a number of `kind` and why it is out of bounds ("" when it is not): the message the
+    CLI prints for an option (`abeq.cli._common.bounded`) and a tool call gets (abeq.agents)."""
+    import math
+
+    try:
+        v = kind(text)
+    except ValueError:
+        return None, f"expected {'a whole number' if kind is int else 'a number'}, got {text!r}"
+    if (
+        (kind is float and not math.isfinite(v))
+        or (above is not None and not v > above)
+        or (lo is not None and v < lo)
+        or (hi is not None and v > hi)
+    ):
+        want = (
+            f"greater than {above:g}"
+            if above is not None
+            else f"from {lo} to {hi}"
+            if hi is not None
+            else f"{lo} or more"
+        )
+        return v, f"must be {want}, got {text}"
+    return v, ""
+
+
 @dataclass(frozen=True)
 class Option:
     """One setting: `kind` is str, int, float, bool or "names" (a repeatable name, kept as a tuple)."""
