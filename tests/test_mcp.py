@@ -212,3 +212,27 @@ def test_the_run_stays_in_the_store_for_the_cli(project, capsys):
     run_id = session(project, calls)
     assert main(["history", "r", "--db", str(project / "abeq.db"), "--json"]) == 0
     assert f'"run": {run_id}' in capsys.readouterr().out
+
+
+def test_inputs_at_a_git_revision(project, monkeypatch):
+    import subprocess
+
+    def git(*a):
+        subprocess.run(["git", *a], cwd=project, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("-c", "user.email=t@example.com", "-c", "user.name=t", "add", ".")
+    git("-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "example")
+    monkeypatch.chdir(project)  # git:REV:PATH reads the repository the server runs in
+    (project / "SKILL.md").write_text("# changed since the commit\n")
+
+    async def calls(client):
+        at = {"original": "git:HEAD:SKILL.md", "transfer_set": "git:HEAD:transfer-set.json"}
+        return (
+            await call(client, "check_set", at),
+            await call(client, "check_set", {**at, "original": "git:HEAD:../outside.md"}),
+        )
+
+    ok, outside = session(project, calls)
+    assert not ok[0] and ok[2]["cases"] == 7 and len(ok[2]["sections_identified"]) == 7
+    assert outside[0] and "is not git:REV:PATH" in outside[1]

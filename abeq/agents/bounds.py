@@ -21,7 +21,6 @@ from ..errors import InputError
 from ..execution.options import BY_NAME, out_of_bounds
 
 DEFAULT_MODEL = "local/smollm2"  # what a run uses when no model is named (the embedded model)
-GIT_PREFIX = "git:"
 
 
 @dataclass(frozen=True)
@@ -47,13 +46,21 @@ class Bounds:
     # ------------------------------------------------------------ files
     def path(self, value: str, option: str) -> str:
         """A path a tool call names (relative to the root, or absolute), resolved; refused outside the
-        root. `git:REV:PATH` is passed on as it is when this abeq reads it (the path inside it is
-        checked the same way)."""
+        root. `git:REV:PATH` (a file at a revision of the project's repository, PATH from its root)
+        is checked by abeq.git_source's own parser and passed on as it is: the loaders read it."""
         if not isinstance(value, str) or not value.strip():
             raise InputError(f"argument {option}: give a path", hint="Name a file under " + str(self.root))
-        if value.startswith(GIT_PREFIX) and value.count(":") >= 2:
-            inner = value.split(":", 2)[2]
-            self._inside(inner, option, value)
+        from ..git_source import Repo, is_git, parse
+
+        if is_git(value):  # read at a revision of this project's repository (abeq.git_source)
+            repo, _ = parse(value, Repo.at(self.root))
+            if repo.root.resolve() != self.root:
+                raise InputError(
+                    f"argument {option}: {value} is read from the repository at {repo.root}, not this "
+                    f"project ({self.root})",
+                    path=value,
+                    hint=self._hint(),
+                )
             return value
         return str(self._inside(value, option, value))
 
