@@ -90,3 +90,50 @@ def test_over_http_only_the_token_gets_in(project):  # noqa: F811
         proc.terminate()
         proc.wait(10)
     assert token in proc.stderr.read()  # printed for the person who started it
+
+
+def test_a_run_sends_progress_notifications_after_its_answer(project):  # noqa: F811
+    """Newline-delimited JSON-RPC on stdio, as any client speaks it: `run` answers with its id, then a
+    progress notification on the call's token for each case judged, until the last."""
+    import json
+    import select
+
+    from test_mcp import confirm
+
+    confirm(project)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "abeq", "mcp", "--allow-model", "scripted/*"],
+        cwd=project, env=env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        text=True,
+    )  # fmt: skip
+
+    def send(message: dict) -> None:
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+        proc.stdin.flush()
+
+    try:
+        hello = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        }
+        send({"id": 1, "method": "initialize", "params": hello})
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        send({"method": "notifications/initialized"})
+        args = {"original": "SKILL.md", "candidate": "candidate-lossy.md",
+                "transfer_set": "transfer-set.json", "runner_model": "scripted/rules"}  # fmt: skip
+        send({"id": 2, "method": "tools/call",
+              "params": {"name": "run", "arguments": args, "_meta": {"progressToken": "tok"}}})  # fmt: skip
+        messages, deadline = [], time.time() + 120
+        while time.time() < deadline and not any(m.get("params", {}).get("progress") == 7 for m in messages):
+            if select.select([proc.stdout], [], [], 1)[0]:
+                messages.append(json.loads(proc.stdout.readline()))
+    finally:
+        proc.kill()
+        proc.wait(10)
+    answer = next(m for m in messages if m.get("id") == 2)
+    assert answer["result"]["structuredContent"]["status"] == "started"
+    progress = [m["params"] for m in messages if m.get("method") == "notifications/progress"]
+    assert {p["progressToken"] for p in progress} == {"tok"}
+    assert [p["progress"] for p in progress][-1] == 7 and progress[-1]["total"] == 7
+    assert messages.index(answer) < messages.index(next(m for m in messages if m.get("method")))
