@@ -18,6 +18,7 @@ again with its own stored settings.
 
 from __future__ import annotations
 
+import shlex
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -31,6 +32,7 @@ from .errors import AbeqError, InputError
 from .execution.config import RunConfig
 from .execution.engine import Engine, Stop
 from .execution.estimate import estimate
+from .execution.modes import RunnerMode
 from .execution.preflight import (
     CLI_LABELS,
     DESK_LABELS,
@@ -253,12 +255,17 @@ def resume_run(
     *,
     trust_code: bool = False,
     check_env: tuple[str, ...] = (),
+    runner_cmd: str | None = None,
+    runner_env: tuple[str, ...] | None = None,
+    trust_stored_command: bool = False,
 ) -> PreparedRun:
     """Prepare an unfinished run (cancelled, interrupted, failed) again with its own stored settings:
     the same run continues, and nothing it finished is repeated. Refused for a run that finished,
     one still running in some process, or one whose settings cannot be rebuilt; nothing is written
     when it is. `trust_code`/`check_env` are given again, never read from the database (a database
-    handed over must not grant them)."""
+    handed over must not grant them). A command run's stored command runs only when the caller gives
+    it again (`runner_cmd`, with the same `runner_env` names) or `trust_stored_command` (the user read
+    it): a database is data someone may have handed over, and its command would run as you."""
     db = store if isinstance(store, Store) else open_store(store)
     run = db.run(run_id)
     if run is None:
@@ -277,6 +284,9 @@ def resume_run(
     if settings.get("api_base_stripped"):
         raise InputError(f"run {run_id}'s API base held credentials, which abeq never stores", hint=hint_new)
     cfg = replace(RunConfig.from_settings(settings), trust_code=trust_code, check_env=tuple(check_env))
+    refused = stored_command_refusal(run_id, cfg.mode, runner_cmd, runner_env, trust_stored_command)
+    if refused:
+        raise InputError(refused[0], path=db.path, hint=refused[1])
     orig, cand = db.document(run["original_hash"]), db.document(run["candidate_hash"])
     ts = db.transfer_set(run["transfer_set_hash"])
     if not (orig and cand and ts):
@@ -293,6 +303,37 @@ def resume_run(
     # every setting, the runner mode too (a tools or command run resumes as one); --fail-fast is
     # not stored, so a run it stopped runs the cases it did not start
     return _prepare(original, candidate, ts, cfg, db, False, None, CLI_LABELS)
+
+
+def stored_command_refusal(
+    run_id: int,
+    mode: RunnerMode,
+    runner_cmd: str | None,
+    runner_env: tuple[str, ...] | None,
+    trusted: bool,
+) -> tuple[str, str] | None:
+    """(why, what to do) when a resume would run a stored command the user did not give again or
+    confirm; None when it may run (or the run has no command)."""
+    if mode.kind != "command" or trusted:
+        return None
+    shown = f"run {run_id} runs the command stored with it: `{mode.command}`" + (
+        f" with the environment variables {', '.join(mode.env)}" if mode.env else ""
+    )
+    again = f"abeq resume {run_id} --runner-cmd {shlex.quote(mode.command)}" + "".join(
+        f" --runner-env {n}" for n in mode.env
+    )
+    hint = (
+        f"Read the command. To run it, give it again ({again}) or pass --trust-stored-command; "
+        "a database from someone else can carry any command."
+    )
+    if runner_cmd is None:
+        return f"{shown}; abeq runs a stored command only when you give it again or confirm it", hint
+    if runner_cmd != mode.command:
+        return f"{shown}, not the --runner-cmd given (`{runner_cmd}`)", hint
+    if set(runner_env or ()) != set(mode.env):
+        given = ", ".join(sorted(set(runner_env or ()))) or "none"
+        return f"{shown}; --runner-env names {given}", hint
+    return None
 
 
 def estimate_run(

@@ -61,6 +61,22 @@ def register(sub) -> None:
     for flag in OUTPUT_OPTIONS:
         rs.add_argument(flag, default=None, help=f"as for `abeq run {flag}`")
     rs.add_argument("--quiet", action="store_true", help="no progress or summary on stderr")
+    g = rs.add_argument_group(
+        "a command run",
+        "A run made with --runner-cmd stored its command in the database. It runs again only when you "
+        "give it again (with its --runner-env names) or pass --trust-stored-command; resume without "
+        "either shows it.",
+    )
+    g.add_argument("--runner-cmd", default=None, metavar="CMD", help="the run's command, given again")
+    g.add_argument(
+        "--runner-env", action="append", default=None, metavar="NAME", help="its --runner-env names, again"
+    )
+    g.add_argument(
+        "--trust-stored-command",
+        action="store_true",
+        help="run the command stored with the run (and pass the environment variables it names) "
+        "without giving it again",
+    )
     rs.set_defaults(fn=cmd_resume)
 
 
@@ -116,7 +132,14 @@ def cmd_resume(args) -> int:
     with on_signals(stop, args.quiet):
         store = existing_store(args.db)
         try:
-            prepared = resume_run(args.run_id, store, **settings_given(args, CODE))
+            prepared = resume_run(
+                args.run_id,
+                store,
+                **settings_given(args, CODE),
+                runner_cmd=args.runner_cmd,
+                runner_env=tuple(args.runner_env or ()),
+                trust_stored_command=args.trust_stored_command,
+            )
             runner_caution(prepared, args.quiet)
             return execute(prepared, args, stop, f"`abeq resume {args.run_id}` resumes it again.")
         finally:

@@ -169,9 +169,25 @@ def open_runs_panel(review_id: int, run_key: str) -> None:
                 )
             elif r["resume_problem"]:
                 c1.caption(md(f"Cannot resume: {r['resume_problem']}."))
-            elif c2.button(f"Resume run {r['id']}", key=f"resume_{r['id']}"):
-                try:
-                    st.session_state[run_key] = worker.resume(db_path(), r["id"])
-                    st.rerun()  # the whole page: its progress panel follows the resumed run
-                except AbeqError as e:
-                    st.error(md(e.render()), icon=":material/block:")
+            else:
+                confirmed = True
+                if r["command"]:  # a database may carry any command: it runs only once confirmed here
+                    c1.code(r["command"], language="bash")
+                    confirmed = c1.checkbox(
+                        "I read this command: run it on this machine",
+                        key=f"trust_cmd_{r['id']}",
+                        help="The command stored with the run runs as you, in a copy of each case's "
+                        "workspace. A database from someone else can carry any command.",
+                    )
+                if c2.button(f"Resume run {r['id']}", key=f"resume_{r['id']}", disabled=not confirmed):
+                    _resume(r["id"], run_key, trust_stored_command=bool(r["command"]) and confirmed)
+
+
+def _resume(run_id: int, run_key: str, *, trust_stored_command: bool) -> None:
+    try:
+        st.session_state[run_key] = worker.resume(
+            db_path(), run_id, trust_stored_command=trust_stored_command
+        )
+        st.rerun()  # the whole page: its progress panel follows the resumed run
+    except AbeqError as e:
+        st.error(md(e.render()), icon=":material/block:")

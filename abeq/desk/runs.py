@@ -34,8 +34,12 @@ def settings_text(run: Mapping[str, Any]) -> str:
         return f"runner {run['runner_model']} · judge {run['judge_model']} · variant {run['variant']}"
     r, j = s["runner"], s["judge"]
     at = lambda spec: f" at {spec['api_base']}" if spec.get("api_base") else ""  # noqa: E731
+    command, env = stored_command(run)
     parts = [
-        f"runner {r['name']}{at(r)}",
+        # a command run's runner is its command (what a resume runs), never the model name it ignores
+        f"runner command: {command}" + (f" (environment {', '.join(env)})" if env else "")
+        if command
+        else f"runner {r['name']}{at(r)}",
         f"judge {j['name']}{at(j)}",
         f"variant {s['variant']}",
         f"concurrency {s['concurrency']}",
@@ -47,6 +51,14 @@ def settings_text(run: Mapping[str, Any]) -> str:
         "thin set accepted" if s["allow_thin"] else "",
     ]
     return " · ".join(p for p in parts if p)
+
+
+def stored_command(run: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
+    """The shell command a command run stored and the environment names it passes ("", () otherwise)."""
+    mode = (run_settings(run) or {}).get("mode") or {}
+    if not isinstance(mode, dict) or mode.get("kind") != "command":
+        return "", ()
+    return str(mode.get("command") or ""), tuple(mode.get("env") or ())
 
 
 def resume_problem(run: Mapping[str, Any]) -> str | None:
@@ -76,6 +88,7 @@ def unfinished(store: Store, review_id: int) -> list[dict]:
                 "counts": store.case_counts(run["id"]),
                 "settings_text": settings_text(run),
                 "resume_problem": resume_problem(run),
+                "command": stored_command(run)[0],
                 "label": status_text(run["status"], bool(run.get("cancel_requested_at"))),
             }
         )

@@ -43,12 +43,13 @@ def start(db: str, original: Document, candidate: Document, ts: TransferSet, set
     return _launch(db, prepared)
 
 
-def resume(db: str, run_id: int) -> int:
+def resume(db: str, run_id: int, *, trust_stored_command: bool = False) -> int:
     """Resume an unfinished run with its own stored settings (refused, with the reason, when it
-    cannot be), in a background thread."""
+    cannot be), in a background thread. A command run's stored command runs only with
+    `trust_stored_command` (the user saw it and confirmed it)."""
     store = Store(db)
     try:
-        prepared = resume_run(run_id, store)
+        prepared = resume_run(run_id, store, trust_stored_command=trust_stored_command)
     finally:
         store.close()
     return _launch(db, prepared)
