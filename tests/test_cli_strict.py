@@ -236,7 +236,7 @@ def test_history_text_shows_chars_tokens_lines_and_ratio(run_args, tmp_path, cap
         assert str(row[key]) in values, key
 
 
-def test_outputs_go_through_links_into_devices_and_keep_normal_modes(tmp_path):
+def test_outputs_go_through_own_links_refuse_fifos_and_keep_normal_modes(tmp_path):
     import os
     import stat
 
@@ -257,16 +257,11 @@ def test_outputs_go_through_links_into_devices_and_keep_normal_modes(tmp_path):
     finally:
         os.umask(old)
     assert stat.S_IMODE(fresh.stat().st_mode) == 0o644  # what open() would have made, not mkstemp's 0600
-    fifo = tmp_path / "p.fifo"
+    fifo = tmp_path / "p.fifo"  # a FIFO is refused (someone else may read from it); /dev/null discards
     os.mkfifo(fifo)
-    got = []
-    import threading
-
-    reader = threading.Thread(target=lambda: got.append(open(fifo).read()))
-    reader.start()
-    write_output(str(fifo), "through the pipe")
-    reader.join(10)
-    assert got == ["through the pipe"] and stat.S_ISFIFO(fifo.stat().st_mode)  # still a FIFO
+    with pytest.raises(InputError, match="not a regular file"):
+        write_output(str(fifo), "through the pipe")
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
     write_output("/dev/null", "discarded")
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 

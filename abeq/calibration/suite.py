@@ -189,13 +189,18 @@ def _first(e: ValidationError) -> str:
 
 
 def write_suite(suite: Suite, folder: str | Path) -> Path:
-    """Write a suite as a folder (suite.json, pairs.jsonl: one pair a line, so a diff reads per pair)."""
+    """Write a suite as a folder (suite.json, pairs.jsonl: one pair a line, so a diff reads per pair).
+    Each file is written whole beside itself, then renamed: a link planted at its name is replaced,
+    never followed, and a link another user made on the way is refused (abeq.files)."""
+    from ..files import refuse_planted_link, write_text
+
+    refuse_planted_link(folder, "the suite")
     d = Path(folder)
     d.mkdir(parents=True, exist_ok=True)
     meta = suite.model_dump(exclude={"pairs"})
-    (d / SUITE_FILE).write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_text(d / SUITE_FILE, json.dumps(meta, indent=1, ensure_ascii=False) + "\n", what=SUITE_FILE)
     lines = (p.model_dump_json(exclude_defaults=True) for p in suite.pairs)
-    (d / PAIRS_FILE).write_text("".join(f"{x}\n" for x in lines), encoding="utf-8")
+    write_text(d / PAIRS_FILE, "".join(f"{x}\n" for x in lines), what=PAIRS_FILE)
     return d
 
 

@@ -49,10 +49,21 @@ def main(argv: list[str] | None = None) -> int:
     sys.stderr = TermSafe(sys.stderr)
     if sys.stdout.isatty():
         sys.stdout = TermSafe(sys.stdout)
+    import os
+
+    from ..files import DB_SHARED_ENV
+
+    before = os.environ.get(DB_SHARED_ENV)
+    if getattr(args, "db_shared", False):  # every store this command opens (the desk's too) may be shared
+        os.environ[DB_SHARED_ENV] = "1"
     try:
         return _run(args, sys.argv[1:] if argv is None else argv)
     finally:
         sys.stdout, sys.stderr = streams
+        if before is None:
+            os.environ.pop(DB_SHARED_ENV, None)
+        else:
+            os.environ[DB_SHARED_ENV] = before
 
 
 def _run(args, argv: list[str]) -> int:

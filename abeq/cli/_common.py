@@ -8,8 +8,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
-from stat import S_ISLNK
 
 EXIT_PASS, EXIT_REGRESSED, EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_CRASHED = 4  # an unexpected error (a bug): never 1, which CI reads as "a case regressed"
@@ -35,6 +33,12 @@ DB_HELP = "sqlite file (default: $ABEQ_DB or ./abeq.db)"
 
 def db_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", default=None, help=DB_HELP)
+    p.add_argument(
+        "--db-shared",
+        action="store_true",
+        help="use a database another user owns or others can write (refused otherwise: whoever can "
+        "write it decides what abeq reads back); also $ABEQ_DB_SHARED=1",
+    )
 
 
 def model_spec(name, args, purpose: str = "run", api_base=None):
@@ -75,59 +79,23 @@ def existing_store(db):
     return existing(db)
 
 
-def _refuse_planted_link(path: str) -> None:
-    """Refuse to write through a symlink someone else made (in /tmp, a shared folder): it could
-    point an export at any file this user can write. The user's own links and the system's
-    (root's: /dev/stdout) are followed."""
-    from ..errors import InputError
-
-    p = Path(os.path.abspath(path))
-    for part in [p, *p.parents]:
-        try:
-            st = part.lstat()
-        except OSError:
-            continue  # not there yet: nothing to follow
-        if S_ISLNK(st.st_mode) and st.st_uid not in (os.geteuid(), 0):
-            raise InputError(
-                f"{part} is a symbolic link owned by another user (uid {st.st_uid}); abeq does not write "
-                "through it",
-                path=path,
-                hint="Write the export to a path of your own, or remove the link.",
-            )
+# standard streams named as paths: written to the stream, never opened (nor replaced) as a file
+_STREAMS = {"-": "stdout", "/dev/stdout": "stdout", "/dev/stderr": "stderr"}
 
 
 def write_output(path: str | None, text: str) -> None:
-    """stdout for no path or "-"; otherwise the whole file or nothing: a temporary file beside it,
-    then one rename (an interrupted write never leaves half an export)."""
-    import tempfile
+    """stdout for no path or "-" (/dev/stdout, /dev/stderr: that stream; /dev/null: nothing);
+    otherwise a regular file of the user's, whole or not at all (abeq.files.write_text)."""
+    from ..files import write_text
 
-    if not path or path == "-":
-        sys.stdout.write(text + ("\n" if not text.endswith("\n") else ""))
+    if path == os.devnull:
         return
-    import stat
-
-    _refuse_planted_link(path)
-    target = Path(os.path.realpath(path))  # write through a symlink, not over it
-    if target.exists() and not target.is_file():  # /dev/null, /dev/stdout, a FIFO: written in place
-        with open(target, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+    stream = getattr(sys, _STREAMS.get(path or "-", ""), None)
+    if stream is not None:
+        stream.write(text + ("\n" if not text.endswith("\n") else ""))
+        stream.flush()
         return
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        # mkstemp makes the file 0600; give it the mode a plain open() would (or the file's own)
-        if target.exists():
-            mode = stat.S_IMODE(target.stat().st_mode)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text(path, text, what=f"the output file {path}")
 
 
 OUTPUT_OPTIONS = ("--out", "--record", "--markdown", "--csv", "--junit")
@@ -141,16 +109,11 @@ def check_outputs(args, flags=OUTPUT_OPTIONS) -> None:
         path = getattr(args, flag.lstrip("-").replace("-", "_"), None)
         if not path or path == "-":
             continue
-        _refuse_planted_link(path)
-        target, hint = Path(os.path.realpath(path)), f"Create the folder first, or pick another {flag}."
-        if target.is_dir():
-            raise InputError(
-                f"{flag} is a folder; give a file name", path=path, hint=f"e.g. {flag} {target / 'report'}"
-            )
-        if target.exists() and not target.is_file():  # a device or FIFO is written in place
-            if not os.access(target, os.W_OK):
-                raise InputError(f"cannot write {flag}", path=path, hint=f"Pick another {flag}.")
+        if path in _STREAMS or path == os.devnull:
             continue
+        from ..files import write_target
+
+        target, hint = write_target(path, flag), f"Create the folder first, or pick another {flag}."
         folder = target.parent
         if not folder.is_dir():
             raise InputError(f"cannot write {flag}: the folder {folder} does not exist", path=path, hint=hint)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..desk import access
 from ..errors import InputError
+from ._common import db_arg
 
 
 def register(sub) -> None:
@@ -36,7 +37,7 @@ def register(sub) -> None:
         action="store_true",
         help="no launch token in the link (loopback only: any local user can then drive the desk)",
     )
-    a.add_argument("--db", default=None, help="sqlite file (default: $ABEQ_DB or ./abeq.db)")
+    db_arg(a)
     a.set_defaults(fn=cmd_app)
 
 

@@ -14,6 +14,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from sqlite_utils import Database
 
+from ..files import check_database_file
 from .migrations import migrations
 
 P = ParamSpec("P")
@@ -34,12 +35,13 @@ def _create_private(path: str) -> None:
 class Connection:
     """One sqlite file (or memory), migrated on open; `tx` and `insert` serialise this process's writes."""
 
-    def __init__(self, path: str, *, memory: bool = False):
+    def __init__(self, path: str, *, memory: bool = False, shared: bool | None = None):
         self.path = path
         if memory:
             conn = sqlite3.connect(":memory:", check_same_thread=False)
         else:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            check_database_file(self.path, shared)  # planted links, others' files: refused
             _create_private(self.path)
             conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
         conn.execute("PRAGMA foreign_keys=ON")
