@@ -89,19 +89,11 @@ def read_text_file(
 
     Line endings are normalised (normalize_newlines). `document`: the file is a document under
     test, so front matter with nothing after it is refused too."""
+    from .files import read_limited
+
     p = Path(path)
-    if not p.exists():
-        raise InputError(f"{what} not found", path=str(p), hint="Check the path and try again.")
-    if p.is_dir():
-        raise InputError(f"{what} is a directory, not a file", path=str(p))
-    size = p.stat().st_size
-    if size > max_bytes:
-        raise InputError(
-            f"{what} is {size:,} bytes; the limit is {max_bytes:,} bytes",
-            path=str(p),
-            hint="Split the file or pass a smaller one.",
-        )
-    data = p.read_bytes()
+    # the size is counted while reading: a FIFO, /dev/zero or a file still growing has no honest stat
+    data = read_limited(p, max_bytes, what=what, hint="Split the file or pass a smaller one.")
     if b"\x00" in data:
         raise InputError(
             f"{what} looks binary (it contains NUL bytes)", path=str(p), hint="Pass a UTF-8 text file."

@@ -193,3 +193,95 @@ def check_database_file(path: str, shared: bool | None = None) -> None:
                 path=path,
                 hint=f"Make it yours only (chmod 600 {f}), or pass --db-shared if you mean to share it.",
             )
+
+
+# --------------------------------------------------------------------------- walking a folder
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_FILE_FLAGS = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+LINK, SPECIAL = "link", "special"  # what walk() yields instead of an open file
+
+
+def open_folder(folder: str | Path) -> int:
+    """An open descriptor of `folder`, every component of its real path opened without following a
+    link: a folder swapped for a link after it was checked is refused (OSError ELOOP/ENOTDIR), never
+    entered."""
+    real = Path(os.path.realpath(folder))
+    fd = os.open("/", _DIR_FLAGS)
+    try:
+        for part in real.parts[1:]:
+            nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def walk(folder: str | Path, *, skip: frozenset[str] = frozenset()):
+    """Every entry under `folder` but folders, in sorted order, as (relative POSIX path, descriptor,
+    stat) with the descriptor open for reading (closed when the walk moves on), or (path, LINK |
+    SPECIAL, None) for a symbolic link or a FIFO, socket or device, which is never opened. Each
+    name is opened relative to its folder's descriptor with O_NOFOLLOW and checked after opening
+    (fstat), so nothing swapped in meanwhile is followed out of the folder. Folders named in `skip`
+    are not entered."""
+    top = open_folder(folder)
+    try:
+        yield from _walk_fd(top, "", skip)
+    finally:
+        os.close(top)
+
+
+def _walk_fd(dfd: int, prefix: str, skip: frozenset[str]):
+    import errno
+
+    for name in sorted(os.listdir(dfd)):
+        rel = f"{prefix}{name}"
+        try:
+            fd = os.open(name, _FILE_FLAGS, dir_fd=dfd)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                yield rel, LINK, None
+                continue
+            if e.errno in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket
+                yield rel, SPECIAL, None
+                continue
+            if e.errno == errno.ENOENT:  # gone since it was listed
+                continue
+            raise
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                if name in skip:
+                    continue
+                yield from _walk_fd(fd, f"{rel}/", skip)
+            elif stat.S_ISREG(st.st_mode):
+                yield rel, fd, st
+            else:
+                yield rel, SPECIAL, None
+        finally:
+            os.close(fd)
+
+
+def read_regular(path: str | Path, limit: int, *, follow: bool = False) -> bytes | str | None:
+    """A regular file's bytes, read without waiting on a FIFO: LINK for a symbolic link (unless
+    `follow`), SPECIAL for anything but a regular file, None when it holds more than `limit` bytes.
+    OSError when it cannot be opened."""
+    import errno
+
+    flags = _FILE_FLAGS if not follow else _FILE_FLAGS & ~_NOFOLLOW
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        if e.errno == errno.ELOOP and not follow:
+            return LINK
+        if e.errno in (errno.ENXIO, errno.EOPNOTSUPP):
+            return SPECIAL
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return SPECIAL
+        return read_fd(fd, limit)
+    finally:
+        os.close(fd)

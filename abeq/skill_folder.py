@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 from .errors import InputError
+from .files import LINK, SPECIAL, read_regular
 
 MAX_FILE_BYTES = 500_000
 MAX_FOLDER_BYTES = 5_000_000
@@ -73,10 +74,15 @@ def skill_files(skill_md: Path, text: str) -> dict[str, str]:
     total = 0
     for full in found:
         rel = full.relative_to(folder).as_posix()
-        if full.is_symlink():
+        try:
+            data = read_regular(full, MAX_FILE_BYTES)  # never through a link, counted while reading
+        except OSError as e:
+            raise InputError(f"cannot read the skill's file {rel} ({e.strerror})", path=str(full)) from None
+        if data == LINK:
             raise InputError(f"the skill's file {rel} is a symbolic link", path=str(full), hint=HINT)
-        data = full.read_bytes()
-        if len(data) > MAX_FILE_BYTES or b"\x00" in data:
+        if data == SPECIAL:
+            raise InputError(f"the skill's file {rel} is not a regular file", path=str(full), hint=HINT)
+        if not isinstance(data, bytes) or len(data) > MAX_FILE_BYTES or b"\x00" in data:
             raise InputError(
                 f"the skill's file {rel} is binary or over {MAX_FILE_BYTES:,} bytes",
                 path=str(full),

@@ -74,6 +74,14 @@ def _run(args, argv: list[str]) -> int:
     except AbeqError as e:
         print(f"abeq: {e.render()}", file=sys.stderr)
         return e.exit_code
+    except Exception as e:
+        from ..results.store import database_problem
+
+        problem = database_problem(e, getattr(args, "db", None))  # a full disk, a damaged database
+        if problem is None:
+            raise
+        print(f"abeq: {problem.render()}", file=sys.stderr)
+        return problem.exit_code
     except KeyboardInterrupt:
         print("\nabeq: interrupted; run the same command again to resume", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -56,16 +56,26 @@ def js_regex(pattern: str) -> re.Pattern:
     return re.compile(p)
 
 
+# a JSON Schema in a check is small; what it expands to (YAML aliases) is bounded far below a set's
+# bounds, since jsonschema walks every expanded node, each time the check is linted or run
+MAX_SCHEMA_VALUES = 20_000
+MAX_SCHEMA_CHARS = 1_000_000
+
+
 def _schema(value: Any) -> dict | None:
-    """is-json / contains-json: an optional JSON Schema, given as an object or as JSON/YAML text."""
+    """is-json / contains-json: an optional JSON Schema, given as an object or as JSON/YAML text
+    (read as a set is: YAML 1.2's safe rules, nesting and expanded size bounded)."""
     if value in (None, ""):
         return None
-    if isinstance(value, str):
-        import yaml
+    from ..sets.formats import check_shape, parse_text
 
-        value = yaml.safe_load(value)
+    if isinstance(value, str):
+        if len(value) > MAX_SCHEMA_CHARS:
+            raise ValueError(f"the schema is over {MAX_SCHEMA_CHARS:,} characters")
+        value = parse_text(value, "yaml", "the schema")
     if not isinstance(value, dict):
         raise ValueError("the schema must be a JSON object")
+    check_shape(value, "the schema", MAX_SCHEMA_VALUES, MAX_SCHEMA_CHARS)
     from jsonschema.validators import Draft7Validator, validator_for
 
     validator_for(value, default=Draft7Validator).check_schema(value)

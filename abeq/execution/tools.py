@@ -183,10 +183,18 @@ class ToolBox:
     def _read_file(self, path: Path, args: ReadFile) -> str:
         if not path.is_file():
             return f"error: {args.path} is not a file"
-        data = path.read_bytes()
+        from ..files import read_regular
+
+        data = read_regular(path, MAX_READ_CHARS * 4, follow=True)  # never a whole huge file
+        if isinstance(data, str):
+            return f"error: {args.path} is not a regular file"
+        clipped = "" if data is not None else "\n[… the rest of the file cut]"
+        if data is None:
+            with open(path, "rb") as f:
+                data = f.read(MAX_READ_CHARS * 4)
         if b"\x00" in data:
-            return f"error: {args.path} is not a text file ({len(data):,} bytes)"
-        return _clip(data.decode("utf-8", errors="replace"), MAX_READ_CHARS)
+            return f"error: {args.path} is not a text file"
+        return _clip(data.decode("utf-8", errors="replace"), MAX_READ_CHARS) + clipped
 
     def _search(self, path: Path, args: Search) -> str:
         if not path.exists():

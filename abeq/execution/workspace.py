@@ -71,25 +71,43 @@ class _Seen:
     text: str | None  # None: binary or larger than MAX_TEXT_BYTES
 
 
+MAX_HASHED_BYTES = 64 << 20  # a larger file is known by its size, time and first 64 MiB
+
+
 def _snapshot(root: Path) -> dict[str, _Seen]:
+    """Each regular file the run left (links, FIFOs and devices are not files it wrote), read without
+    following a link and never whole past MAX_HASHED_BYTES: an agent may leave a 4 GB sparse file."""
+    from ..files import read_fd, walk
+
     out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        for name in sorted(filenames):
-            full = Path(dirpath) / name
-            if full.is_symlink() or not full.is_file():
-                continue
+    for rel, fd, st in walk(root, skip=frozenset(SKIP_DIRS)):
+        if not isinstance(fd, int) or st is None:
+            continue
+        h = hashlib.sha256()
+        try:
+            data = read_fd(fd, MAX_TEXT_BYTES)
+            if data is None:  # too large to diff: hashed in bounded chunks, the rest by size and time
+                os.lseek(fd, 0, os.SEEK_SET)
+                left = MAX_HASHED_BYTES
+                while left and (chunk := os.read(fd, min(1 << 20, left))):
+                    h.update(chunk)
+                    left -= len(chunk)
+                if not left:
+                    h.update(f"{st.st_size}:{st.st_mtime_ns}".encode())
+                size = st.st_size
+            else:
+                h.update(data)
+                size = len(data)
+        except OSError:  # the run made a file it cannot read back: listed, never diffed
+            data, size = b"\x00unreadable", 0
+            h.update(data)
+        text = None
+        if data is not None and b"\x00" not in data:
             try:
-                data = full.read_bytes()
-            except OSError:  # the run made a file it cannot read back: listed, never diffed
-                data = b"\x00unreadable"
-            text = None
-            if len(data) <= MAX_TEXT_BYTES and b"\x00" not in data:
-                try:
-                    text = data.decode("utf-8")
-                except UnicodeDecodeError:
-                    pass
-            out[full.relative_to(root).as_posix()] = _Seen(len(data), hashlib.sha256(data).hexdigest(), text)
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                pass
+        out[rel] = _Seen(size, h.hexdigest(), text)
     return out
 
 
@@ -167,4 +185,8 @@ class RunWorkspace:
 
     def changes(self) -> list[FileChange]:
         """What the run did to its copy, against the copy as it was handed over."""
-        return diff_snapshots(self._before, _snapshot(self.dir))
+        try:
+            after = _snapshot(self.dir)
+        except OSError:  # the run removed its folder, or put a link in its place: nothing of it is read
+            after = {}
+        return diff_snapshots(self._before, after)

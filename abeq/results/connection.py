@@ -52,8 +52,12 @@ class Connection:
             conn.execute("PRAGMA synchronous=NORMAL")
         self.write = threading.RLock()  # re-entered by the writes inside a batch()
         self._batching = False
-        with self.write:
-            self._migrate()
+        try:
+            with self.write:
+                self._migrate()
+        except BaseException:
+            conn.close()
+            raise
 
     def _migrate(self) -> None:
         """Apply pending migrations holding the write lock from the start.
@@ -63,6 +67,7 @@ class Connection:
         to write, which sqlite reports at once instead of waiting). BEGIN IMMEDIATE waits its turn
         (busy_timeout), then sees what the other process applied.
         """
+        self._refuse_newer()
         if not migrations.pending(self.db):
             return
         conn = self.db.conn
@@ -74,6 +79,31 @@ class Connection:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+
+    def _refuse_newer(self) -> None:
+        """A database a newer abeq migrated has tables this one does not know how to keep right:
+        refused, naming the schema step it needs, before anything is read or written."""
+        if "_sqlite_migrations" not in self.db.table_names():
+            return
+        known = {m.name for m in migrations._migrations}
+        applied = [
+            r[0]
+            for r in self.db.conn.execute(
+                "select name from _sqlite_migrations where migration_set = ? order by name",
+                [migrations.name],
+            )
+        ]
+        newer = [n for n in applied if n not in known]
+        if newer:
+            from ..errors import InputError
+
+            last = max(known)
+            raise InputError(
+                f"this database was written by a newer abeq: it has schema step {newer[-1]} and this abeq "
+                f"knows steps up to {last}",
+                path=self.path,
+                hint="Upgrade abeq (pip install -U abeq) to one that has that step, or use another --db.",
+            )
 
     def close(self) -> None:
         self.db.conn.close()

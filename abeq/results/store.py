@@ -384,12 +384,54 @@ def open_store(path: str | None = None) -> Store:
             f"cannot create the database's folder ({e.strerror or e}: {e.filename})", path=path, hint=_DB_HINT
         ) from None
     except sqlite3.DatabaseError as e:
+        problem = database_problem(e, path)
+        if problem is not None:
+            raise problem from None
         name, text = getattr(e, "sqlite_errorname", None), str(e).lower()
         if name in _BAD_DB or (name is None and any(t in text for t in _BAD_DB_TEXT)):
             raise InputError(
                 f"cannot use this file as the database ({e})", path=path, hint=_DB_HINT
             ) from None
         raise
+
+
+def quick_check(path: str) -> str:
+    """What sqlite's `PRAGMA quick_check` says of the file (read only), in a line: "ok" when sound."""
+    try:
+        conn = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True, timeout=5)
+        try:
+            rows = [r[0] for r in conn.execute("PRAGMA quick_check(5)")]
+        finally:
+            conn.close()
+    except sqlite3.Error as e:
+        return str(e)
+    return "; ".join(str(r) for r in rows)[:300]
+
+
+def database_problem(e: BaseException, path: str | None) -> InputError | None:
+    """A user's message for a sqlite error that is the file's or the disk's doing, not abeq's: a
+    full disk (what finished is kept), a damaged file (with what quick_check finds)."""
+    if not isinstance(e, sqlite3.DatabaseError):
+        return None
+    name, text = getattr(e, "sqlite_errorname", None) or "", str(e).lower()
+    where = path or db_path(None)
+    if name == "SQLITE_FULL" or "disk is full" in text or "disk full" in text:
+        return InputError(
+            "the disk (or the database's size limit) is full, so the database could not be written; "
+            "every result written before is kept",
+            path=where,
+            hint="Free some space, then run the same command again (a run resumes: `abeq history` "
+            "lists it, `abeq resume ID` continues it), making only the calls it has not made.",
+        )
+    if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB") or "malformed" in text or "not a database" in text:
+        found = quick_check(where) if Path(where).is_file() else "the file is missing"
+        return InputError(
+            f"the database is damaged ({e}); sqlite's quick_check says: {found}",
+            path=where,
+            hint="Restore it from a copy, or use a new --db (try `sqlite3 FILE .recover` to save "
+            "what is left).",
+        )
+    return None
 
 
 def existing_store(path: str | None = None) -> Store:

@@ -252,7 +252,7 @@ def parse_located(
     except RecursionError:
         raise _too_deep(path) from None
     if fmt != "csv":
-        _check_shape(data, path)
+        check_shape(data, path)
     return data, labels
 
 
@@ -272,7 +272,9 @@ def _too_deep(path: str) -> InputError:
     )
 
 
-def _check_shape(data: Any, path: str) -> None:
+def check_shape(
+    data: Any, path: str, max_values: int = MAX_VALUES, max_chars: int = MAX_EXPANDED_CHARS
+) -> None:
     """Refuse what later steps cannot handle without a traceback: nesting deeper than MAX_DEPTH, a
     YAML structure that contains itself (an alias to an enclosing node), or aliases that expand
     past MAX_VALUES values or MAX_EXPANDED_CHARS characters of text. Iterative, and each shared node
@@ -294,10 +296,8 @@ def _check_shape(data: Any, path: str) -> None:
             chars = sum(done[id(k)][2] for k in kids) + sum(len(x) for x in items if isinstance(x, str))
             if depth > MAX_DEPTH:
                 raise _too_deep(path)
-            if values > MAX_VALUES or chars > MAX_EXPANDED_CHARS:
-                what = (
-                    f"{MAX_VALUES:,} values" if values > MAX_VALUES else f"{MAX_EXPANDED_CHARS:,} characters"
-                )
+            if values > max_values or chars > max_chars:
+                what = f"{max_values:,} values" if values > max_values else f"{max_chars:,} characters"
                 raise InputError(
                     f"the data expands to more than {what} (YAML aliases repeating one another?)",
                     path=path,

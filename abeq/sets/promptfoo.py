@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..files import read_regular
 from ._common import MAX_CASES, Imported, outside_project, read_referenced, recording_reads
 from .formats import parse_text
 from .parse import MAX_SET_BYTES, format_of
@@ -329,7 +330,8 @@ def _uses_conversation(prompts: Any, base: Path) -> bool:
             return True
         f = base / p.removeprefix("file://")
         try:
-            if f.is_file() and f.stat().st_size < MAX_SET_BYTES and "_conversation" in f.read_text("utf-8"):
+            data = read_regular(f, MAX_SET_BYTES, follow=True)  # bounded by reading; a FIFO is not waited on
+            if isinstance(data, bytes) and "_conversation" in data.decode("utf-8"):
                 return True
         except (OSError, UnicodeDecodeError):
             continue

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path, PurePosixPath
 
 from ..errors import InputError
@@ -83,25 +82,43 @@ def read_folder(folder: Path, case_id: str, set_path: str) -> dict[str, str]:
             path=set_path,
             hint="A workspace folder is named relative to the transfer set file; check the path.",
         )
+    from ..files import LINK, read_fd, walk
+
     files: dict[str, str] = {}
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if d != ".git")  # a repository's internals are not files
-        for name in sorted(filenames):
-            full = Path(dirpath) / name
-            rel = full.relative_to(folder).as_posix()
-            if full.is_symlink():
+    try:
+        # opened name by name without following links: a folder swapped for a link mid-walk is refused
+        for rel, fd, _ in walk(folder, skip=frozenset({".git"})):  # a repository's internals are not files
+            full = str(folder / rel)
+            if fd == LINK:
                 raise InputError(
                     f"case '{case_id}': workspace file {rel} is a symbolic link",
-                    path=str(full),
+                    path=full,
                     hint="Copy the file into the workspace folder instead (a link could reach outside it).",
                 )
-            size = full.stat().st_size
-            if size > MAX_FILE_BYTES:
+            if not isinstance(fd, int):
                 raise InputError(
-                    f"case '{case_id}': workspace file {rel} is {size:,} bytes", path=str(full), hint=HINT
+                    f"case '{case_id}': workspace file {rel} is not a regular file "
+                    "(a FIFO, socket or device)",
+                    path=full,
+                    hint=HINT,
                 )
-            files[rel] = _text(full.read_bytes(), f"case '{case_id}': workspace file {rel}", str(full))
+            data = read_fd(fd, MAX_FILE_BYTES)  # counted while reading, not taken from stat
+            if data is None:
+                raise InputError(
+                    f"case '{case_id}': workspace file {rel} is over {MAX_FILE_BYTES:,} bytes",
+                    path=full,
+                    hint=HINT,
+                )
+            files[rel] = _text(data, f"case '{case_id}': workspace file {rel}", full)
             _bounded(files, case_id, str(folder))
+    except OSError as e:
+        raise InputError(
+            f"case '{case_id}': cannot read its workspace folder ({e.strerror or e}"
+            + (f": {e.filename}" if e.filename else "")
+            + "); a folder in it may have been replaced by a symbolic link while it was read",
+            path=str(folder),
+            hint=HINT,
+        ) from None
     return files
 
 
