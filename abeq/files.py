@@ -285,3 +285,15 @@ def read_regular(path: str | Path, limit: int, *, follow: bool = False) -> bytes
         return read_fd(fd, limit)
     finally:
         os.close(fd)
+
+
+def file_name(name: str, what: str = "an uploaded file") -> str:
+    """The last part of a name a browser sent, fit to be a file's name in a folder abeq made: an
+    InputError for one that is empty, `.`/`..`, or holds NUL or a control character."""
+    base = str(name).replace("\\", "/").rsplit("/", 1)[-1]
+    if base in ("", ".", "..") or any(ord(c) < 32 or c == "\x7f" for c in base):
+        raise InputError(
+            f"{what} has a name that cannot be a file's ({name!r})",
+            hint="Rename the file (letters, digits, dots, dashes), then upload it again.",
+        )
+    return base

@@ -22,6 +22,12 @@ def csv_cell(value):
     return "'" + value if value.lstrip("'").startswith(FORMULA_START) else value
 
 
+def csv_report_cell(value):
+    """A cell of a report's CSV: csv_cell, its control characters shown as escapes (\\x1b) like on
+    the terminal (a CSV is read with cat too). A set's CSV export keeps them: it is read back."""
+    return csv_cell(term_safe(value)) if isinstance(value, str) else value
+
+
 def csv_uncell(text: str) -> str:
     """The value `csv_cell` neutralised: one leading `'` taken off a cell it would have prefixed."""
     if text.startswith("'") and text.lstrip("'").startswith(FORMULA_START):
@@ -48,6 +54,7 @@ def md_escape(text, one_line: bool = False) -> str:
     s = str(text if text is not None else "")
     if one_line:
         s = _LINE_BREAKS.sub(" ", s)
+    s = term_safe(s)  # a report is read in a terminal too (cat, less -R): no raw ESC reaches it
     s = _AUTOLINK.sub(lambda m: m.group(1) + WORD_JOINER, s)
     s = _MD_INLINE.sub(r"\\\1", s)
     return _MD_LINE_START.sub(_line_start, s)

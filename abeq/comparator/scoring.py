@@ -44,10 +44,11 @@ def read_assertions(path: str) -> list[dict]:
     import json
 
     from ..documents import read_text_file
+    from ..sets.formats import load_json
 
     text = read_text_file(path, what="assertions file")
     try:
-        data = json.loads(text)
+        data = load_json(text, path)  # a number too long to read, half a character: named
     except json.JSONDecodeError as e:
         raise InputError(
             f"not valid JSON ({e.msg}, line {e.lineno})",

@@ -7,6 +7,7 @@ import streamlit as st
 
 from ..documents import load_document
 from ..errors import AbeqError, InputError
+from ..files import file_name
 from . import documents_vm as vm
 from . import session
 from .render import error_md, md
@@ -21,7 +22,7 @@ def loader(which: str, review: dict) -> tuple[str, str, dict] | None:
         f = st.file_uploader("File", type=["md", "mdc", "txt"], key=f"{which}_file")
         if f is not None and st.button("Load file", key=f"{which}_load_file"):
             try:
-                return f.name, f.getvalue().decode("utf-8-sig"), {}
+                return file_name(f.name), f.getvalue().decode("utf-8-sig"), {}
             except UnicodeDecodeError:
                 raise InputError(
                     "the file is not valid UTF-8", path=f.name, hint="Re-save it as UTF-8."
@@ -32,7 +33,7 @@ def loader(which: str, review: dict) -> tuple[str, str, dict] | None:
         )
         text = st.text_area("Text", height=220, key=f"{which}_text")
         if st.button("Load text", key=f"{which}_load_text"):
-            return name.strip() or f"{which}.md", text, {}
+            return file_name(name.strip() or f"{which}.md", "the file name"), text, {}
     elif mode == "Path":
         path = st.text_input(
             "Path on this machine",

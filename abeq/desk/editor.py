@@ -232,7 +232,9 @@ def import_uploads(
     """The set in the uploaded file `main`. The files uploaded with it sit beside it in a fresh
     folder, so a promptfoo config's `file://` references are found among them and never on this
     machine's own disk; nothing of that folder shows in a case or a message."""
-    name = Path(main).name
+    from ..files import file_name
+
+    name = file_name(main)
     try:
         text = files[main].decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -245,7 +247,7 @@ def import_uploads(
         return ImportResult(import_text(text, name, original_hash), [], read_as)
     with tempfile.TemporaryDirectory(prefix="abeq-upload-") as d:
         for other, data in files.items():
-            (Path(d) / Path(other).name).write_bytes(data)
+            (Path(d) / file_name(other)).write_bytes(data)
         try:
             got = _imported(read_as, str(Path(d) / name), text, default_type, trigger_queries, original_hash)
         except InputError as e:

@@ -16,9 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
+import secrets
+import shutil
 import signal
+import subprocess
 import time
 from typing import Any
 
@@ -116,6 +120,44 @@ def _secret(name: str) -> bool:
     return any(w in name for w in ("KEY", "TOKEN", "SECRET", "PASSWORD"))
 
 
+RUN_MARK = "ABEQ_RUN_MARK"
+
+
+@functools.lru_cache(maxsize=1)
+def pid_namespace() -> list[str]:
+    """bubblewrap's words for running a command as it is (the whole file system, the network, the
+    user's rights) but in a pid namespace of its own, so that every process it starts ends when it
+    ends or is killed, a child that called setsid too; [] where bubblewrap cannot do that here."""
+    path = shutil.which("bwrap")
+    if not path:
+        return []
+    prefix = [path, "--dev-bind", "/", "/", "--proc", "/proc", "--unshare-pid", "--die-with-parent"]
+    try:
+        done = subprocess.run([*prefix, "--", "/bin/sh", "-c", "true"], capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return prefix if done.returncode == 0 else []
+
+
+def _kill_marked(token: str) -> None:
+    """SIGKILL every process of this user whose environment carries this command's mark: what it
+    started in a session of its own (setsid, a daemon) and left running. Linux's /proc only."""
+    mark = f"{RUN_MARK}={token}".encode()
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return
+    for pid in pids:
+        if pid == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if mark in f.read(1 << 20).split(b"\0"):
+                    os.kill(pid, signal.SIGKILL)
+        except OSError:
+            continue
+
+
 def _kill_group(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)
@@ -146,16 +188,24 @@ async def _feed(proc, data: bytes) -> None:
 async def invoke(command: str, cwd: str, stdin: str, env: dict, timeout: float) -> tuple[str, str, float]:
     """Run the command; (stdout, stderr tail, seconds). Raises RunnerCommandError when it fails."""
     t0 = time.perf_counter()
+    token = secrets.token_hex(8)
+    env = {**env, RUN_MARK: token}  # what it leaves behind is found by this mark (without bubblewrap)
+    pipes = {
+        "cwd": cwd,
+        "env": env,
+        "stdin": asyncio.subprocess.PIPE,
+        "stdout": asyncio.subprocess.PIPE,
+        "stderr": asyncio.subprocess.PIPE,
+        "start_new_session": True,  # its own process group: everything it starts can be stopped
+    }
     try:
-        proc = await asyncio.create_subprocess_shell(
-            command,
-            cwd=cwd,
-            env=env,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,  # its own process group: everything it starts can be stopped
-        )
+        ns = pid_namespace()
+        if ns:  # a pid namespace of its own: a child that made a session of its own ends with it too
+            proc = await asyncio.create_subprocess_exec(
+                *ns, "--chdir", cwd, "--", "/bin/sh", "-c", command, **pipes
+            )
+        else:
+            proc = await asyncio.create_subprocess_shell(command, **pipes)
     except OSError as e:
         raise RunnerCommandError(f"runner command could not start: {e}") from None
     assert proc.stdout is not None and proc.stderr is not None  # both are pipes
@@ -178,6 +228,7 @@ async def invoke(command: str, cwd: str, stdin: str, env: dict, timeout: float) 
         ) from None
     finally:
         _kill_group(proc.pid)  # whatever it left running in the background goes with the workspace
+        _kill_marked(token)  # and what left its group (setsid) but kept its environment
     stderr = redact(err.decode("utf-8", errors="replace"))[-STDERR_TAIL:]
     text = redact(out.decode("utf-8", errors="replace"))  # an agent may print a key it was given
     if code != 0:

@@ -41,7 +41,7 @@ def _events(text: str) -> list[dict]:
         if line.startswith("{"):
             try:
                 obj = json.loads(line)
-            except json.JSONDecodeError:
+            except ValueError:  # not JSON, or a number past Python's 4,300 digits
                 continue
             if isinstance(obj, dict):
                 out.append(obj)

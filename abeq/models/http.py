@@ -31,10 +31,20 @@ SECRET_PATTERNS = re.compile(
             r"\bxox[abposr]-[A-Za-z0-9-]{10,}",  # Slack
             r"\bAIza[0-9A-Za-z_\-]{35}",  # Google API key
             r"\bhf_[A-Za-z0-9]{30,}",  # Hugging Face
-            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)",
+            # PEM ("RSA PRIVATE KEY") and PGP ("PGP PRIVATE KEY BLOCK") private keys, to their end
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+            r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
         )
     )
 )
+# Secrets known by what precedes them, which stays: an AWS secret access key after its name (its 40
+# characters alone look like any base64), and the password of a URL's user:password@
+_KEYED = re.compile(
+    r"(?i)(\b(?:aws_?)?secret_?access_?key\b[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])"
+    r"|(\b[a-z][a-z0-9+.-]*://[^\s/?#@:]*:)[^\s/?#@]+(?=@)"
+)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_KEYED_STEM = re.compile(r"(?i)secret_?access|://")
 # A literal every match of SECRET_PATTERNS contains (a GitHub token's "gh?_" is _GH): a text holding
 # none of them holds no such credential. Looking for them is ~20x cheaper than the patterns'
 # alternation over a long transcript (~1 ms for 3 KB), and every text a runner replies is redacted.
@@ -62,9 +72,13 @@ def redactor() -> Callable[[str], str]:
     ordered = sorted(_secret_env() | _PASSED, key=len, reverse=True)  # longest first: one may hold another
 
     def go(text: str) -> str:
+        if not text.isascii():  # half a character (a lone surrogate from a JSON "\\ud800") cannot be stored
+            text = _SURROGATE.sub("\ufffd", text)
         for v in ordered:
             if v in text:
                 text = text.replace(v, REDACTED)
+        if _KEYED_STEM.search(text):
+            text = _KEYED.sub(lambda m: (m.group(1) or m.group(2)) + REDACTED, text)
         return SECRET_PATTERNS.sub(REDACTED, text) if may_hold_secret(text) else text
 
     return go

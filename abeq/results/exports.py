@@ -15,7 +15,7 @@ from xml.etree import ElementTree as ET
 
 from ..documents import compression_ratio, size_stats
 from ..sets.coverage import coverage
-from ..untrusted import csv_cell, md_escape
+from ..untrusted import csv_report_cell, md_escape
 from ..vocab import CHECK_FAILED_BOTH, CHECK_SKIPPED, DIVERGED, NOT_RUN_STAGE, REGRESSED
 from .agreement import trust_lines
 from .mutations import mutation_line
@@ -236,7 +236,7 @@ def to_csv(rr: RunReport) -> str:
 
 def _safe_row(row: dict) -> dict:
     # every cell: ids, reasons, reviewer names and judge text can start with = + - @ (issue 27)
-    return {k: csv_cell(v) for k, v in row.items()}
+    return {k: csv_report_cell(v) for k, v in row.items()}
 
 
 def _csv_row(r) -> dict:

@@ -33,6 +33,34 @@ def read_referenced(path: str | Path, **kw) -> str:
     return read_text_file(path, **kw)
 
 
+MAX_GLOB_MATCHES = 1000
+
+
+def glob_paths(base: Path, pattern: str, where: str) -> list[Path]:
+    """The paths a file:// glob names, relative to `base` or absolute (promptfoo takes both; a file
+    outside the config's project is named in a warning when it is read), sorted, at most
+    MAX_GLOB_MATCHES of them; an InputError for a pattern that cannot be a glob."""
+    p = Path(pattern)
+    root, rel = (Path(p.anchor), str(p.relative_to(p.anchor))) if p.is_absolute() else (base, pattern)
+    found: list[Path] = []
+    try:
+        for m in root.glob(rel):
+            found.append(m)
+            if len(found) > MAX_GLOB_MATCHES:
+                raise InputError(
+                    f"file://{pattern} matches more than {MAX_GLOB_MATCHES:,} files",
+                    path=where,
+                    hint="Name the test files more narrowly.",
+                )
+    except (ValueError, NotImplementedError, OSError) as e:
+        raise InputError(
+            f"file://{pattern} is not a glob abeq can follow ({e})",
+            path=where,
+            hint="Write it relative to the config (file://tests/*.yaml).",
+        ) from None
+    return sorted(found)
+
+
 @contextmanager
 def recording_reads() -> Iterator[list[Path]]:
     """Collect every file read_referenced reads inside the block."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -222,10 +223,54 @@ def _duplicate_at(text: str) -> _DuplicateKey:
     raise AssertionError("no duplicate key found on the second pass")
 
 
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_lone_surrogate(data: Any, path: str, line: int | None) -> None:
+    """A JSON escape of half a character (\\ud800 without its pair) makes a string no file or
+    database can hold: refused here, naming it, rather than failing wherever it is written."""
+    stack = [data]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            m = _LONE_SURROGATE.search(v)
+            if m:
+                raise InputError(
+                    f"{'line ' + str(line) + ': ' if line else ''}a string holds \\u{ord(m.group()):04x}, "
+                    "half of a character (a lone UTF-16 surrogate), near "
+                    f"{v[max(0, m.start() - 20) : m.start()]!r}",
+                    path=path,
+                    hint="Write the whole character (its pair of \\u escapes, or the character itself).",
+                )
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+
+
+def load_json(text: str, path: str, line: int | None = None) -> Any:
+    """JSON a user gave, or an InputError naming the file: a repeated key, a number too long to
+    read, half a character."""
+    data = _load_json(text, path, line)
+    if _ESCAPED_SURROGATE.search(text):
+        _no_lone_surrogate(data, path, line)
+    return data
+
+
 def _load_json(text: str, path: str, line: int | None = None) -> Any:
     """json.loads, refusing a repeated key (json would keep the last one without a word)."""
     try:
         return json.loads(text, object_pairs_hook=_unique_pairs)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as e:  # an integer of more than 4,300 digits (Python's bound on int parsing)
+        raise InputError(
+            f"{'line ' + str(line) + ': ' if line else ''}a number too long to read ({str(e).split(':')[0]})",
+            path=path,
+            hint="Write the number as a string (in quotes), or shorten it.",
+        ) from None
     except _DuplicateKey:
         dup = _duplicate_at(text)
         pos = dup.pos or 0
@@ -323,7 +368,7 @@ def check_shape(
 def _parse_located(text: str, fmt: str, path: str, aliases: bool) -> tuple[Any, list[str] | None]:
     try:
         if fmt == "json":
-            return _load_json(text, path), None
+            return load_json(text, path), None
         if fmt == "jsonl":
             out, labels = [], []
             # "\n" only: str.splitlines() also breaks at U+2028, U+0085, \x0c..., which JSON keeps raw in
@@ -332,7 +377,7 @@ def _parse_located(text: str, fmt: str, path: str, aliases: bool) -> tuple[Any, 
                 line = line.removesuffix("\r")
                 if line.strip():
                     try:
-                        out.append(_load_json(line, path, line=n))
+                        out.append(load_json(line, path, line=n))
                     except json.JSONDecodeError as e:
                         raise InputError(
                             f"line {n} is not valid JSON (column {e.colno}: "

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..files import read_regular
-from ._common import MAX_CASES, Imported, outside_project, read_referenced, recording_reads
+from ._common import MAX_CASES, Imported, glob_paths, outside_project, read_referenced, recording_reads
 from .formats import parse_text
 from .parse import MAX_SET_BYTES, format_of
 from .promptfoo_cases import Test, build_cases
@@ -237,7 +237,7 @@ class PromptfooReader:
             )
             return []
         if any(ch in rel for ch in "*?["):
-            found = sorted(p for p in base.glob(rel) if p.is_file())
+            found = [p for p in glob_paths(base, rel, self.path) if p.is_file()]
             if not found:
                 raise InputError(f"{what}: no files match {ref}", path=self.path)
         else:

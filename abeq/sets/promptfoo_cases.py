@@ -33,6 +33,7 @@ from ._common import (
     _json_text,
     _kind,
     _need_mapping,
+    glob_paths,
     read_referenced,
     slugify,
     unique_id,
@@ -325,7 +326,7 @@ def _var_files(ref: str, base: Path, label: str, key: str, warnings: list[str]) 
     abeq cannot pass as text (code promptfoo would run, a missing file). Never an absolute path."""
     rel = ref.removeprefix("file://")
     if any(ch in rel for ch in "*?["):
-        paths = sorted(base.glob(rel))
+        paths = glob_paths(base, rel, label)
         refs = [f"file://{p.relative_to(base).as_posix()}" if p.is_relative_to(base) else ref for p in paths]
     else:
         paths, refs = [base / rel], [ref]
