@@ -11,7 +11,7 @@ import sqlite3
 import time
 
 import pytest
-from conftest import EXAMPLE
+from conftest import EXAMPLE, ROOT
 
 from abeq.cli import main
 from abeq.errors import InputError
@@ -190,3 +190,36 @@ def test_a_child_that_called_setsid_does_not_outlive_the_time_limit(tmp_path, mo
                 os.kill(int(pid.read_text()), signal.SIGKILL)
             except (OSError, ValueError):
                 pass
+
+
+# ------------------------------------------------------------------ two desks, one set
+def test_a_desk_saving_over_a_set_changed_elsewhere_is_warned_and_loses_nothing(db):
+    from streamlit.testing.v1 import AppTest
+
+    desks = []
+    for _ in range(2):
+        app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        app.run()
+        app.switch_page("desk_pages/2_transfer_set.py").run()
+        desks.append(app)
+    a, b = desks
+    v0 = Store(db).review("example")["transfer_set_hash"]
+    b_edit = {"edited_rows": {1: {"input": "B's edit"}}, "added_rows": [], "deleted_rows": []}
+    a_edit = {"edited_rows": {0: {"input": "A's edit"}}, "added_rows": [], "deleted_rows": []}
+    b.session_state[f"ts_editor_{v0}"] = b_edit
+    b.run()
+    a.session_state[f"ts_editor_{v0}"] = a_edit
+    a.run()
+    next(x for x in a.button if x.label == "Save edits").click().run()
+    v1 = Store(db).review("example")["transfer_set_hash"]
+    assert v1 != v0 and Store(db).transfer_set(v1).cases[0].input == "A's edit"
+
+    b.run()  # B's next redraw: its edits are still there, and it is told
+    assert any("saved elsewhere" in w.value for w in b.warning)
+    assert any(w.value.startswith("Unsaved edits") for w in b.warning)
+    save = next(x for x in b.button if x.label == "Save edits")
+    assert save.disabled  # not over A's change without a word
+    b.checkbox(key="ts_over_theirs").check().run()
+    next(x for x in b.button if x.label == "Save edits").click().run()
+    v2 = Store(db).review("example")["transfer_set_hash"]
+    assert v2 not in (v0, v1) and Store(db).transfer_set(v2).cases[1].input == "B's edit"

@@ -100,7 +100,7 @@ def import_export(store, review: dict, original: dict, ts) -> None:
                 got = editor.import_path(
                     chosen, fmt, original["hash"], default_type=default_type, trigger_queries=trigger
                 )
-            session.set_transfer_set(store, review, got.ts)
+            vm.follow_stored(review, st.session_state, session.set_transfer_set(store, review, got.ts))
             st.session_state["set_import_notes"] = (chosen, got.read_as, len(got.ts.cases), got.warnings)
             st.rerun()
         except AbeqError as e:
@@ -175,7 +175,8 @@ def section_mapping(store, review: dict, original: dict, s: vm.SetState, cov: Co
             },
         )
         if st.button("Save the mapping", key="save_mapping", disabled=s.locked):
-            session.set_transfer_set(store, review, editor.apply_mapping(s.ts, mapped))
+            saved = session.set_transfer_set(store, review, editor.apply_mapping(s.ts, mapped))
+            vm.follow_stored(review, st.session_state, saved)
             st.rerun()
         if s.locked:
             st.caption("This review has runs, so its cases are fixed: map them in a new review.")

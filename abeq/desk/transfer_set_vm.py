@@ -4,7 +4,7 @@ and what the set's checks say. The page (and `transfer_set_panels`) only draw th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -48,12 +48,49 @@ class SetState:
         return self.has_runs
 
 
-def set_state(store: Store, review: dict, original: dict) -> SetState:
-    ts_hash = review["transfer_set_hash"]
+def set_state(store: Store, review: dict, original: dict, ts_hash: str | None = None) -> SetState:
+    """The review's stored set (or the version `ts_hash` of it) and where it stands."""
+    ts_hash = ts_hash or review["transfer_set_hash"]
     ts = (store.transfer_set(ts_hash) if ts_hash else None) or TransferSet(cases=[])
     why = sets.confirmation_problem(ts, original["hash"])
     prov = store.confirmation(ts_hash) if ts_hash and not why else {}
     return SetState(ts, ts_hash, why, bool(ts_hash and store.runs(review["id"])), prov, review["name"])
+
+
+def _base_key(review: dict) -> str:
+    return f"ts_base_{review['id']}"
+
+
+def has_table_edits(state: MutableMapping, ts_hash: str | None) -> bool:
+    """The case table of this version holds edits not saved yet (in this browser session)."""
+    w = state.get(f"ts_editor_{ts_hash}") or {}
+    return bool(w.get("edited_rows") or w.get("added_rows") or w.get("deleted_rows"))
+
+
+def editing_state(store: Store, review: dict, original: dict, state: MutableMapping) -> tuple[SetState, bool]:
+    """The set this desk's table edits, and whether the stored set changed since it was loaded (another
+    desk, or `abeq`, saved it meanwhile). With unsaved edits the table keeps the version they were
+    made on, so they are neither lost nor laid over cases they never saw; without, it follows the
+    stored set."""
+    current = set_state(store, review, original)
+    base = state.get(_base_key(review))
+    if base and base != current.ts_hash and has_table_edits(state, base) and store.transfer_set(base):
+        return set_state(store, review, original, base), True
+    state[_base_key(review)] = current.ts_hash
+    return current, False
+
+
+def follow_stored(review: dict, state: MutableMapping, saved_hash: str | None) -> None:
+    """After this desk saved (or chose to drop its edits): the table works on the stored set again."""
+    state[_base_key(review)] = saved_hash
+
+
+CHANGED_ELSEWHERE = (
+    "The set was saved elsewhere (another desk, or `abeq`) since you loaded it, and your edits are "
+    "not in that version. The table still shows the version you edited. **Save edits** now would "
+    "replace the other change: reload to see it (your edits are dropped), or tick the box to save "
+    "yours over it."
+)
 
 
 def status(s: SetState) -> list[tuple[str, str]]:

@@ -21,7 +21,7 @@ original = store.document(review["original_hash"]) if review["original_hash"] el
 if original is None:
     st.warning("Load the original on Documents first: coverage is measured against it.")
     st.stop()
-s = vm.set_state(store, review, original)
+s, changed_elsewhere = vm.editing_state(store, review, original, st.session_state)
 
 with st.expander("Import / export a file", expanded=not s.ts.cases):
     panels.import_export(store, review, original, s.ts)
@@ -50,9 +50,16 @@ trust_code = bool(code) and st.checkbox(
     help="Runs of exactly this code then need no further say-so (abeq check-set --confirm --trust-code). "
     "Read each script first (listed under Checks below): it runs on this machine.",
 )
+over_theirs = False
+if changed_elsewhere:
+    st.warning(vm.CHANGED_ELSEWHERE, icon=":material/sync_problem:")
+    if st.button("Reload the saved set (drops your edits)", key="ts_reload"):
+        vm.follow_stored(review, st.session_state, review["transfer_set_hash"])
+        st.rerun()
+    over_theirs = st.checkbox("Save my edits over the other change", key="ts_over_theirs")
 buttons = st.container(horizontal=True)
-if buttons.button("Save edits", disabled=e.save_disabled):
-    session.set_transfer_set(store, review, e.to_save())
+if buttons.button("Save edits", disabled=e.save_disabled or (changed_elsewhere and not over_theirs)):
+    vm.follow_stored(review, st.session_state, session.set_transfer_set(store, review, e.to_save()))
     st.rerun()
 if buttons.button(
     "Confirm",
@@ -62,8 +69,13 @@ if buttons.button(
     help="Freeze and hash this set; runs use exactly this version.",
 ):
     try:
+        if changed_elsewhere and not over_theirs:
+            raise AbeqError(
+                "the set was saved elsewhere since you loaded it", hint="Reload it, or tick the box above."
+            )
         confirmed = e.to_confirm(original, allow_thin, trust_code)
-        session.set_transfer_set(store, review, confirmed, session.who(st.session_state))
+        saved = session.set_transfer_set(store, review, confirmed, session.who(st.session_state))
+        vm.follow_stored(review, st.session_state, saved)
         st.rerun()
     except AbeqError as err:
         st.error(error_md(err))
