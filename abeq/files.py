@@ -37,7 +37,7 @@ def read_limited(path: str | Path, limit: int, *, what: str, hint: str = "") -> 
             raise InputError(f"cannot read {what} ({e.strerror})", path=p, hint=hint or None) from None
     if data is None:
         raise InputError(
-            f"{what} is larger than {limit:,} bytes (abeq stopped reading there)",
+            f"{what} is over the limit of {limit:,} bytes (abeq stopped reading there)",
             path=p,
             hint=hint or "Split the file or pass a smaller one.",
         )
@@ -46,7 +46,8 @@ def read_limited(path: str | Path, limit: int, *, what: str, hint: str = "") -> 
 
 def read_fd(fd: int, limit: int) -> bytes | None:
     """Up to `limit` bytes from an open file; None when it holds more."""
-    parts, n = [], 0
+    parts: list[bytes] = []
+    n = 0
     while True:
         chunk = os.read(fd, min(CHUNK, limit + 1 - n))
         if not chunk:

@@ -91,7 +91,8 @@ def write_output(path: str | None, text: str) -> None:
     if path == os.devnull:
         return
     stream = getattr(sys, _STREAMS.get(path or "-", ""), None)
-    if stream is not None:
+    if stream is not None or not path:
+        stream = stream or sys.stdout
         stream.write(text + ("\n" if not text.endswith("\n") else ""))
         stream.flush()
         return

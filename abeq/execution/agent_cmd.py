@@ -16,13 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import json
 import os
-import secrets
-import shutil
 import signal
-import subprocess
 import time
 from typing import Any
 
@@ -35,6 +31,7 @@ from ..prompts import messages
 from ..schemas import NOT_REPORTED, SELF_REPORT_FIELDS, Case, GateHit, ObservedRun, SelfReport
 from .agent_streams import read_stream
 from .modes import RunnerMode, mode_prompt
+from .reaper import RUN_MARK, kill_marked, new_mark
 from .workspace import RunWorkspace
 
 # what a command may see of abeq's environment: the basics a program needs, and model credentials
@@ -120,44 +117,6 @@ def _secret(name: str) -> bool:
     return any(w in name for w in ("KEY", "TOKEN", "SECRET", "PASSWORD"))
 
 
-RUN_MARK = "ABEQ_RUN_MARK"
-
-
-@functools.lru_cache(maxsize=1)
-def pid_namespace() -> list[str]:
-    """bubblewrap's words for running a command as it is (the whole file system, the network, the
-    user's rights) but in a pid namespace of its own, so that every process it starts ends when it
-    ends or is killed, a child that called setsid too; [] where bubblewrap cannot do that here."""
-    path = shutil.which("bwrap")
-    if not path:
-        return []
-    prefix = [path, "--dev-bind", "/", "/", "--proc", "/proc", "--unshare-pid", "--die-with-parent"]
-    try:
-        done = subprocess.run([*prefix, "--", "/bin/sh", "-c", "true"], capture_output=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return prefix if done.returncode == 0 else []
-
-
-def _kill_marked(token: str) -> None:
-    """SIGKILL every process of this user whose environment carries this command's mark: what it
-    started in a session of its own (setsid, a daemon) and left running. Linux's /proc only."""
-    mark = f"{RUN_MARK}={token}".encode()
-    try:
-        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return
-    for pid in pids:
-        if pid == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                if mark in f.read(1 << 20).split(b"\0"):
-                    os.kill(pid, signal.SIGKILL)
-        except OSError:
-            continue
-
-
 def _kill_group(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)
@@ -188,24 +147,21 @@ async def _feed(proc, data: bytes) -> None:
 async def invoke(command: str, cwd: str, stdin: str, env: dict, timeout: float) -> tuple[str, str, float]:
     """Run the command; (stdout, stderr tail, seconds). Raises RunnerCommandError when it fails."""
     t0 = time.perf_counter()
-    token = secrets.token_hex(8)
-    env = {**env, RUN_MARK: token}  # what it leaves behind is found by this mark (without bubblewrap)
-    pipes = {
-        "cwd": cwd,
-        "env": env,
-        "stdin": asyncio.subprocess.PIPE,
-        "stdout": asyncio.subprocess.PIPE,
-        "stderr": asyncio.subprocess.PIPE,
-        "start_new_session": True,  # its own process group: everything it starts can be stopped
-    }
+    token = new_mark()
+    env = {**env, RUN_MARK: token}  # what it leaves behind in a session of its own is found by this
+    pipe = asyncio.subprocess.PIPE
     try:
-        ns = pid_namespace()
-        if ns:  # a pid namespace of its own: a child that made a session of its own ends with it too
-            proc = await asyncio.create_subprocess_exec(
-                *ns, "--chdir", cwd, "--", "/bin/sh", "-c", command, **pipes
-            )
-        else:
-            proc = await asyncio.create_subprocess_shell(command, **pipes)
+        # Not in a pid namespace of its own (bubblewrap's --unshare-pid would end a setsid child with
+        # it): an agent's own sandbox does not work inside one (Codex ran no command there).
+        proc = await asyncio.create_subprocess_shell(
+            command,
+            cwd=cwd,
+            env=env,
+            stdin=pipe,
+            stdout=pipe,
+            stderr=pipe,
+            start_new_session=True,  # its own process group: everything it starts can be stopped
+        )
     except OSError as e:
         raise RunnerCommandError(f"runner command could not start: {e}") from None
     assert proc.stdout is not None and proc.stderr is not None  # both are pipes
@@ -228,7 +184,7 @@ async def invoke(command: str, cwd: str, stdin: str, env: dict, timeout: float) 
         ) from None
     finally:
         _kill_group(proc.pid)  # whatever it left running in the background goes with the workspace
-        _kill_marked(token)  # and what left its group (setsid) but kept its environment
+        kill_marked(token)  # and what left its group (setsid) but kept its environment
     stderr = redact(err.decode("utf-8", errors="replace"))[-STDERR_TAIL:]
     text = redact(out.decode("utf-8", errors="replace"))  # an agent may print a key it was given
     if code != 0:

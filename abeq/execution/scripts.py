@@ -299,6 +299,9 @@ def run(
 def _communicate(argv: list[str], stdin: str, cwd: str, env: dict[str, str]) -> tuple[str, str]:
     """Run the script to its end or its time limit; on the limit, its whole process group is killed
     (children it started included)."""
+    from .reaper import RUN_MARK, kill_marked, new_mark
+
+    token = new_mark()  # found again at the end in whatever left the process group (setsid)
     try:
         proc = subprocess.Popen(
             argv,
@@ -306,7 +309,7 @@ def _communicate(argv: list[str], stdin: str, cwd: str, env: dict[str, str]) -> 
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=cwd,
-            env=env,
+            env={**env, RUN_MARK: token},
             start_new_session=True,  # its own process group, killed whole at the end
             preexec_fn=_limits,
         )
@@ -319,6 +322,7 @@ def _communicate(argv: list[str], stdin: str, cwd: str, env: dict[str, str]) -> 
         raise ScriptError(f"did not finish within {TIMEOUT:g}s") from None
     finally:
         _kill_group(proc)  # what it left running in its session goes too
+        kill_marked(token)  # and what made a session of its own but kept the environment
     return (
         out[:OUTPUT_BYTES].decode("utf-8", errors="replace"),
         err[-OUTPUT_BYTES:].decode("utf-8", errors="replace"),

@@ -265,12 +265,6 @@ def _load_json(text: str, path: str, line: int | None = None) -> Any:
         return json.loads(text, object_pairs_hook=_unique_pairs)
     except json.JSONDecodeError:
         raise
-    except ValueError as e:  # an integer of more than 4,300 digits (Python's bound on int parsing)
-        raise InputError(
-            f"{'line ' + str(line) + ': ' if line else ''}a number too long to read ({str(e).split(':')[0]})",
-            path=path,
-            hint="Write the number as a string (in quotes), or shorten it.",
-        ) from None
     except _DuplicateKey:
         dup = _duplicate_at(text)
         pos = dup.pos or 0
@@ -279,6 +273,12 @@ def _load_json(text: str, path: str, line: int | None = None) -> Any:
         where = f"line {line}, column {col}" if line else f"line {ln}, column {col}"
         raise InputError(
             f"key '{dup.key}' appears twice in the object at {where}", path=path, hint=_DUPLICATE_HINT
+        ) from None
+    except ValueError as e:  # an integer of more than 4,300 digits (Python's bound on int parsing)
+        raise InputError(
+            f"{'line ' + str(line) + ': ' if line else ''}a number too long to read ({str(e).split(':')[0]})",
+            path=path,
+            hint="Write the number as a string (in quotes), or shorten it.",
         ) from None
 
 
