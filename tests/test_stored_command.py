@@ -12,7 +12,6 @@ from conftest import EXAMPLE
 from abeq.api import prepare_run
 from abeq.cli import main
 from abeq.desk import runs, worker
-from abeq.execution.modes import RunnerMode
 from abeq.results.store import Store
 
 
@@ -25,10 +24,11 @@ def forged_db(tmp_path, marker) -> tuple[str, int, str]:
         EXAMPLE / "SKILL.md",
         EXAMPLE / "candidate-lossy.md",
         EXAMPLE / "transfer-set.json",
-        runner="scripted/rules",
+        runner_model="scripted/rules",
         store=store,
         confirm=True,
-        mode=RunnerMode(kind="command", command=agent, env=("MY_DEPLOY_TOKEN",)),
+        runner_cmd=agent,
+        runner_env=("MY_DEPLOY_TOKEN",),
     )
     store.update_run(first.run_id, status="cancelled")
     store.close()

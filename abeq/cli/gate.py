@@ -276,7 +276,9 @@ def _check_sets(args) -> int:
     config = repo.root / args.config
     if not config.is_file():
         raise InputError(f"{args.config} not found", path=str(config), hint="`abeq gate --init` writes one.")
-    project = parse(config.read_text(encoding="utf-8"), str(config))
+    from ..documents import read_text_file
+
+    project = parse(read_text_file(config, what=args.config), str(config))  # bounded, by reading
     listed = repo.git(["ls-files", "-z"], what="the files here").split("\0")
     touched = {str(Path(f).resolve().relative_to(repo.root)) for f in args.files if Path(f).exists()}
     code = EXIT_PASS

@@ -13,7 +13,6 @@ import os
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..errors import InputError
 from .comment import MARKER
@@ -37,10 +36,11 @@ def pull_request(env: dict[str, str] | None = None) -> PullRequest:
     path = env.get("GITHUB_EVENT_PATH")
     if not path:
         raise InputError("--github needs GITHUB_EVENT_PATH (set by GitHub Actions)", hint=hint)
+    from ..files import read_limited
+
+    data = read_limited(path, 25_000_000, what="the event file", hint=hint)  # GitHub's are far smaller
     try:
-        if Path(path).stat().st_size > 25_000_000:  # GitHub's event payloads are far smaller
-            raise ValueError("it is over 25 MB")
-        event = json.loads(Path(path).read_text(encoding="utf-8"))
+        event = json.loads(data.decode("utf-8"))
     except (OSError, ValueError) as e:
         raise InputError(f"cannot read the event file: {e}", path=path, hint=hint) from None
     pr = event.get("pull_request") if isinstance(event, dict) else None
