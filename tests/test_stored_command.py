@@ -63,6 +63,9 @@ def test_the_desk_names_the_command_and_resumes_it_only_once_confirmed(tmp_path)
     line = runs.settings_text(store.run(run_id))
     assert f"runner command: {agent}" in line and "MY_DEPLOY_TOKEN" in line
     assert "scripted/rules" not in line.split("·")[0]
+    from abeq.desk.review_vm import run_label
+
+    assert f"command {agent[:30]}" in run_label(store.run(run_id), "c.md")  # the Review page's picker
     [row] = runs.unfinished(store, store.run(run_id)["review_id"])
     assert row["command"] == agent
     with pytest.raises(Exception, match="stored command"):

@@ -39,10 +39,14 @@ _STAMP = """select
 
 
 def run_label(run: dict, candidate: str) -> str:
-    """A run as the run picker lists it."""
+    """A run as the run picker lists it (a command run by its command, never a model it ignored)."""
+    from .runs import stored_command
+
+    command = stored_command(run)[0]
+    runner = f"command {command[:60]}{'…' if len(command) > 60 else ''}" if command else run["runner_model"]
     return (
         f"run {run['id']} · round {run['round']} · candidate {candidate} · "
-        f"{run['runner_model']} / {run['judge_model']} · {run['status']} · {local(run['started_at'])}"
+        f"{runner} / {run['judge_model']} · {run['status']} · {local(run['started_at'])}"
     )
 
 
