@@ -74,14 +74,6 @@ def _run(args, argv: list[str]) -> int:
     except AbeqError as e:
         print(f"abeq: {e.render()}", file=sys.stderr)
         return e.exit_code
-    except Exception as e:
-        from ..results.store import database_problem
-
-        problem = database_problem(e, getattr(args, "db", None))  # a full disk, a damaged database
-        if problem is None:
-            raise
-        print(f"abeq: {problem.render()}", file=sys.stderr)
-        return problem.exit_code
     except KeyboardInterrupt:
         print("\nabeq: interrupted; run the same command again to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -91,6 +83,12 @@ def _run(args, argv: list[str]) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush then succeeds
         return EXIT_BROKEN_PIPE
     except Exception as e:  # a bug, not a verdict: never exit 1 ("a case regressed")
+        from ..results.store import database_problem
+
+        problem = database_problem(e, getattr(args, "db", None))  # a full disk, a damaged database
+        if problem is not None:  # the file's or the disk's doing, not a bug
+            print(f"abeq: {problem.render()}", file=sys.stderr)
+            return problem.exit_code
         from ._crash import report
 
         report(e, argv)
