@@ -11,7 +11,7 @@ import sqlite3
 import time
 
 import pytest
-from conftest import EXAMPLE, ROOT
+from conftest import DESK_APP, EXAMPLE
 
 from abeq.cli import main
 from abeq.errors import InputError
@@ -192,7 +192,7 @@ def test_a_desk_saving_over_a_set_changed_elsewhere_is_warned_and_loses_nothing(
 
     desks = []
     for _ in range(2):
-        app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        app = AppTest.from_file(str(DESK_APP), default_timeout=60)
         app.run()
         app.switch_page("desk_pages/2_transfer_set.py").run()
         desks.append(app)
