@@ -4,7 +4,6 @@ stored (errors never are) and logged with what it cost. The engine holds one per
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -19,7 +18,7 @@ from .checks import Check
 from .config import RunConfig
 from .grading import blind_order, checks_spec, grade_pair, grader_prompt, unblind
 from .judge import judge_pair, judgement_row
-from .keys import grading_key, judge_key, judge_spec, runner_keys
+from .keys import grading_key, judge_key, judge_spec, runner_keys, sample_spec
 from .observe import from_row, observe
 from .runner import gate_state, runner_prompt
 
@@ -85,9 +84,8 @@ class Calls:
     async def runner(
         self, doc: Document, case: Case, kind: str, policy: CallPolicy, sample: int = 0, fresh: bool = False
     ) -> tuple[str, RunnerReply]:
-        spec = self.cfg.runner
-        if sample:  # another sample of the same document (the A/A replay): its own seed
-            spec = replace(spec, seed=(spec.seed or 0) + sample)
+        # another sample of the same document (the A/A replay, --runner-samples): its own seed
+        spec = sample_spec(self.cfg.runner, sample)
         mode = self.cfg.mode  # chat, tools or an agent command (modes.py)
         mode_parts = mode.key_parts(self.original, self.cfg.variant)
         model = mode.label(spec)

@@ -21,6 +21,7 @@ class RunConfig:
     concurrency: int = 8
     fresh: bool = False
     judge_samples: int = 1
+    runner_samples: int = 1  # runs of each arm per case (the runner spec's temperature says how)
     aa: bool = False
     allow_thin: bool = False
     review: str | None = None
@@ -51,6 +52,8 @@ class RunConfig:
             "aa": self.aa,
             "prompts": [self.runner_prompt_ref(), judge_prompt().ref, grader_prompt().ref],
             **self.mode.config_parts(),  # nothing for chat: its runs' keys are what they were
+            # one sample: the run's key is what it was before samples existed
+            **({"runner_samples": self.runner_samples} if self.runner_samples > 1 else {}),
         }
 
     def runner_prompt_ref(self) -> str:
@@ -72,6 +75,8 @@ class RunConfig:
             out[side] = spec
         if self.mode.kind != "chat":  # a chat run's settings are what they were
             out["mode"] = asdict(self.mode)
+        if self.runner_samples > 1:  # and so are those of a run of one sample
+            out["runner_samples"] = self.runner_samples
         return out
 
     @classmethod
@@ -82,6 +87,7 @@ class RunConfig:
             judge=ModelSpec(**settings["judge"]),
             **{k: settings[k] for k in SETTINGS if k in settings},
             mode=as_mode(settings.get("mode")),
+            runner_samples=settings.get("runner_samples", 1),
         )
 
 

@@ -37,6 +37,7 @@ from .keys import cache_key
 from .preflight import Preflight, preflight, review_refusal
 from .progress import Progress, Stop, stop
 from .runner import gate_state
+from .sampled import run_sampled
 from .settings import RunSettings
 
 AA_SAMPLE = 1  # the teacher replay of an A/A check is sample 1 of the original (sample 0 is cached)
@@ -88,7 +89,7 @@ class Engine:
 
     def _new_progress(self) -> Progress:
         n, c = len(self.ts.cases), self.cfg
-        need = estimate_calls(n, 1, max(1, c.judge_samples), c.aa, self.graded_cases())
+        need = estimate_calls(n, 1, max(1, c.judge_samples), c.aa, self.graded_cases(), c.runner_samples)
         return Progress(
             total=n,
             runner_needed=need["runner_calls"],
@@ -215,6 +216,12 @@ class Engine:
         base = {"run_id": self.run_id, "case_id": case.id, "position": i}
         stage = "runner"
         try:
+            if self.cfg.runner_samples > 1:
+                stage = "samples"
+                await self._sampled_case(base, case, policy)
+                self.progress.done += 1
+                self._emit()
+                return
             (okey, o), (ckey, c) = await asyncio.gather(
                 self.calls.runner(self.original, case, "runner-teacher", policy),
                 self.calls.runner(self.candidate, case, "runner-candidate", policy),
@@ -292,6 +299,32 @@ class Engine:
             )
         self.progress.done += 1
         self._emit()
+
+    async def _sampled_case(self, base: dict, case: Case, policy: CallPolicy) -> None:
+        """A case run N > 1 times on each arm: stored with its samples, rates and decision."""
+        out = await run_sampled(self.calls, self.cfg, self.original, self.candidate, case, policy)
+        if out["verdict"] == REGRESSED:  # decided regressed: the gate has failed
+            self.fail_fast.stop(case.id)
+        with self.store.batch():
+            self.store.put_check_results(self.run_id, case.id, out["checks"])
+            self.store.put_run_case(
+                {
+                    **base,
+                    "status": "judged",
+                    "teacher_key": out["teacher_key"],
+                    "candidate_key": out["candidate_key"],
+                    "judge_keys": dumps(out["judge_keys"]),
+                    "verdict": out["verdict"],
+                    "agreement": out["agreement"],
+                    "uncertain": int(out["undecided"]),
+                    "gate_truncated": int(out["truncated"]),
+                    "aa_verdict": None,
+                    "checks_lost": out["checks_lost"],
+                    "samples": dumps(out["record"]),
+                    "error_stage": None,
+                    "error": None,
+                }
+            )
 
     # -------------------------------------------------------- whole run
     def ordered_cases(self) -> list[tuple[int, Case]]:

@@ -7,21 +7,28 @@ from ..models.pricing import model_info, price
 from .checks import model_checks
 from .grading import blind_order, checks_spec, grader_prompt
 from .judge import judge_prompt
-from .keys import grading_key, runner_keys
+from .keys import grading_key, runner_keys, sample_spec
 from .runner import runner_prompt
 
 
 def estimate(engine, rounds_so_far: int = 0) -> dict:
     """What this run will cost at most: calls needed now (cache consulted), tokens and price."""
-    cfg, n = engine.cfg, len(engine.ts.cases)
-    need_teacher = sum(1 for c in engine.ts.cases if cfg.fresh or not _stored_key(engine, engine.original, c))
-    base = estimate_calls(n, 1, cfg.judge_samples, cfg.aa)
-    runner_calls = need_teacher + n + (n if cfg.aa else 0)
+    cfg, n, s = engine.cfg, len(engine.ts.cases), max(1, engine.cfg.runner_samples)
+    # each sample of the teacher is stored under its own key: a larger N pays only the new samples
+    need_teacher = sum(
+        1
+        for c in engine.ts.cases
+        for i in range(s)
+        if cfg.fresh or not _stored_key(engine, engine.original, c, i)
+    )
+    base = estimate_calls(n, 1, cfg.judge_samples, cfg.aa, runner_samples=s)
+    aa = cfg.aa and s == 1  # a sampled run's A/A is its teacher samples judged against each other
+    runner_calls = need_teacher + n * s + (n if aa else 0)
     judge_calls = base["judge_calls"]
     need_grading = [
         c for c in engine.ts.cases if model_checks(c) and (cfg.fresh or not _grading_cached(engine, c))
     ]
-    grading_calls = len(need_grading)
+    grading_calls = len(need_grading) * s
     sys_tokens = estimate_tokens(runner_prompt(cfg.variant).text)[0]
     per_runner = sys_tokens + estimate_tokens(engine.original.text)[0] + 200
     command = cfg.mode.kind == "command"  # an agent's own calls: unknown until it has run (below)
@@ -40,10 +47,10 @@ def estimate(engine, rounds_so_far: int = 0) -> dict:
             cfg.judge.name, judge_prompt_tokens + grading_prompt_tokens, (judge_calls + grading_calls) * 400
         ),
     )
-    teacher_calls = need_teacher + (n if cfg.aa else 0)  # an A/A replay repeats the teacher's prefix
+    teacher_calls = need_teacher + (n if aa else 0)  # an A/A replay repeats the teacher's prefix
     prefixes = [
         (sys_tokens + estimate_tokens(d.text)[0], m)
-        for d, m in ((engine.original, teacher_calls), (engine.candidate, n))
+        for d, m in ((engine.original, teacher_calls), (engine.candidate, n * s))
     ]
     # an agent command's own calls are out of sight (and its prompt is not abeq's to lay out)
     cache = prompt_cache(cfg.runner, prefixes if cfg.mode.kind != "command" else [])
@@ -53,7 +60,8 @@ def estimate(engine, rounds_so_far: int = 0) -> dict:
         "runner_calls": runner_calls,
         "judge_calls": judge_calls,
         "grading_calls": grading_calls,
-        "teacher_cached": n - need_teacher,
+        "teacher_cached": n * s - need_teacher,
+        "runner_samples": s,
         "review_budget_runner_calls": n * (1 + rounds_so_far + 1),
         "est_prompt_tokens": prompt_tokens,
         "est_completion_tokens": completion_tokens,
@@ -114,7 +122,8 @@ def describe_estimate(est: dict, n_cases: int, aa: bool = False) -> list[str]:
         f"This run: at most {est['runner_calls'] + est['judge_calls'] + est['grading_calls']} model calls "
         f"({est['runner_calls']} runner, {est['judge_calls']} judge{', A/A replays included' if aa else ''}"
         + (f", {est['grading_calls']} check grading" if est["grading_calls"] else "")
-        + f"; {est['teacher_cached']} of the original's {n_cases} transcripts come from the cache), "
+        + f"; {est['teacher_cached']} of the original's {n_cases * est.get('runner_samples', 1)} transcripts "
+        "come from the cache), "
         f"~{est['est_prompt_tokens'] + est['est_completion_tokens']:,} tokens (est.), "
         + price
         + (
@@ -127,7 +136,22 @@ def describe_estimate(est: dict, n_cases: int, aa: bool = False) -> list[str]:
         + "."
     )
     ceiling = tools_ceiling_text(est)
-    return [said] + ([ceiling[0].upper() + ceiling[1:] + "."] if ceiling else [])
+    return (
+        [said]
+        + ([samples_text(est)] if est.get("runner_samples", 1) > 1 else [])
+        + ([ceiling[0].upper() + ceiling[1:] + "."] if ceiling else [])
+    )
+
+
+def samples_text(est: dict) -> str:
+    """What --runner-samples multiplies, in a sentence."""
+    s = est["runner_samples"]
+    return (
+        f"Runner samples: each arm runs {s} times per case ({s}x the runner calls of a single run), each "
+        f"pair is judged and the teacher's samples are judged against each other ({s} more judge calls a "
+        "case); each sample is cached under its own key, so the original's samples are paid once and a "
+        "larger N later pays only the new ones."
+    )
 
 
 def command_estimate(est: dict, n_cases: int, aa: bool = False) -> str:
@@ -143,18 +167,20 @@ def command_estimate(est: dict, n_cases: int, aa: bool = False) -> str:
     )
     return (
         f"This run: {est['runner_calls']} runs of the runner command ({est['teacher_cached']} of the "
-        f"original's {n_cases} transcripts come from the cache) and {judge}. What the agent spends is "
+        f"original's {n_cases * est.get('runner_samples', 1)} transcripts come from the cache) and {judge}. "
+        "What the agent spends is "
         "known only once it has run: the progress line projects the rest from its runs so far."
     )
 
 
-def _stored_key(engine, doc, case) -> str | None:
-    """The key a stored runner result of this document on this case is under (the current key, or
-    the v1 key of this set), or None when there is none."""
+def _stored_key(engine, doc, case, sample: int = 0) -> str | None:
+    """The key a stored runner result of this document on this case (this sample) is under (the
+    current key, or the v1 key of this set), or None when there is none."""
     cfg = engine.cfg
     parts = cfg.mode.key_parts(engine.original, cfg.variant)
+    spec = sample_spec(cfg.runner, sample)
     row = engine.store.first_runner_result(
-        runner_keys(doc.hash, case, cfg.variant, cfg.runner, engine.ts_hash, mode_parts=parts)
+        runner_keys(doc.hash, case, cfg.variant, spec, engine.ts_hash, sample, mode_parts=parts)
     )
     return row["key"] if row else None
 
@@ -170,10 +196,28 @@ def _grading_cached(engine, case) -> bool:
 
 
 def estimate_calls(
-    n_cases: int, rounds: int = 1, judge_samples: int = 1, aa: bool = False, graded_cases: int = 0
+    n_cases: int,
+    rounds: int = 1,
+    judge_samples: int = 1,
+    aa: bool = False,
+    graded_cases: int = 0,
+    runner_samples: int = 1,
 ) -> dict:
     """Budget before a run: N × (1 + rounds) runner calls, plus judge calls (and A/A extras), plus
-    one grading call per round for each case with natural-language checks."""
+    one grading call per round for each case with natural-language checks. With S runner samples,
+    each of those runs is S runs, each pair judged, and the teacher's S samples judged against each
+    other (the A/A of a sampled run, instead of a replay)."""
+    s = max(1, runner_samples)
+    if s > 1:
+        runner = n_cases * (1 + rounds) * s
+        judge = n_cases * rounds * s * (judge_samples + 1)
+        grading = graded_cases * rounds * s
+        return {
+            "runner_calls": runner,
+            "judge_calls": judge,
+            "grading_calls": grading,
+            "total": runner + judge + grading,
+        }
     runner = n_cases * (1 + rounds) + (n_cases if aa else 0)
     judge = n_cases * rounds * judge_samples + (n_cases if aa else 0)
     grading = graded_cases * rounds

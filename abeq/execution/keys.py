@@ -95,6 +95,11 @@ def runner_keys(
     return cache_key("runner", parts, RUNNER_KEY_VERSION), cache_key("runner", legacy)
 
 
+def sample_spec(spec: ModelSpec, sample: int) -> ModelSpec:
+    """The runner of sample `sample` of a document on a case: its own seed (sample 0: the spec's)."""
+    return replace(spec, seed=(spec.seed or 0) + sample) if sample else spec
+
+
 def judge_spec(base: ModelSpec, sample: int, samples: int) -> ModelSpec:
     """Independent judge samples: each its own seed, and some temperature when more than one is asked."""
     if samples <= 1:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..vocab import GATES, RUNNER_MODES, VARIANTS
-from .limits import RUNNER_MAX_STEPS, RUNNER_MAX_TOKENS, RUNNER_TIMEOUT
+from .limits import RUNNER_MAX_STEPS, RUNNER_MAX_TOKENS, RUNNER_TIMEOUT, SAMPLE_TEMPERATURE
 
 RUNNER_GROUP = "runner mode"
 RUNNER_GROUP_HELP = (
@@ -111,6 +111,17 @@ OPTIONS: tuple[Option, ...] = (
     Option("allow_thin", bool, False, "accept a set below 5 cases or missing a case type"),
     Option("fresh", bool, False, "ignore cached results (they are still written)"),
     Option("judge_samples", int, 1, "judge each case K times (1-9); majority verdict", ge=1, le=9),
+    Option(
+        "runner_samples",
+        int,
+        1,
+        "run each arm N times per case (1-50), each sample its own seed and cache entry, at temperature "
+        f"{SAMPLE_TEMPERATURE:g} when N > 1 (agent commands as they are); a case is regressed only when the "
+        "candidate keeps a behaviour less often than the teacher beyond chance (docs/guides/samples.md)",
+        ge=1,
+        le=50,
+        metavar="N",
+    ),
     Option("aa", bool, False, "also replay the teacher and judge it against itself (noise floor)"),
     Option(
         "fail_fast",

@@ -100,7 +100,10 @@ def preflight(
 def cautions(config: RunConfig) -> list[str]:
     """What a user should know about the models chosen (the embedded one is tiny)."""
     specs = (config.judge,) if config.mode.kind == "command" else (config.runner, config.judge)
-    return list(dict.fromkeys(s.provider.caution for s in specs if s.provider.caution))
+    said = [s.provider.caution for s in specs if s.provider.caution]
+    if config.runner_samples > 1 and config.mode.kind != "command" and config.runner.provider.samples_caution:
+        said.append(config.runner.provider.samples_caution)
+    return list(dict.fromkeys(said))
 
 
 def confirm_for_runs(

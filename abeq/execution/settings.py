@@ -18,6 +18,7 @@ handed over must not grant them).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -27,6 +28,7 @@ from ..errors import InputError
 from ..models.spec import ModelSpec
 from ..vocab import Gate, RunnerModeName, Variant
 from .config import RunConfig
+from .limits import SAMPLE_TEMPERATURE
 from .modes import RunnerMode
 from .options import BY_NAME, GRANTS
 
@@ -57,6 +59,7 @@ class RunSettings(BaseModel):
     allow_thin: bool = _field("allow_thin")
     fresh: bool = _field("fresh")
     judge_samples: int = _field("judge_samples")
+    runner_samples: int = _field("runner_samples")
     aa: bool = _field("aa")
     fail_fast: bool = _field("fail_fast")
     review: str | None = _field("review")
@@ -133,6 +136,8 @@ class RunSettings(BaseModel):
     def config(self, variant: str) -> RunConfig:
         """The run these settings make, for an original of this variant (`variant` wins when set)."""
         runner = self.model(self.runner_model, api_base=self.api_base)
+        if self.runner_samples > 1:  # samples at the provider's usual sampling, not one mode of it
+            runner = replace(runner, temperature=SAMPLE_TEMPERATURE)
         judge = self.model(self.judge_model or runner.name, api_base=self.judge_api_base or self.api_base)
         return RunConfig(
             runner=runner,
@@ -141,6 +146,7 @@ class RunSettings(BaseModel):
             concurrency=self.concurrency,
             fresh=self.fresh,
             judge_samples=self.judge_samples,
+            runner_samples=self.runner_samples,
             aa=self.aa,
             allow_thin=self.allow_thin,
             review=self.review,
@@ -175,6 +181,7 @@ class RunSettingsArgs(TypedDict, total=False):
     allow_thin: bool
     fresh: bool
     judge_samples: int
+    runner_samples: int
     aa: bool
     fail_fast: bool
     review: str | None

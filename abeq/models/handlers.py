@@ -83,7 +83,12 @@ def make_scripted_handler(base):
     def reply(model, messages, model_response, optional_params):
         opts = optional_params
         msg = respond_message(
-            model, messages, schema_from_optional_params(opts), opts.get("tools"), opts.get("tool_choice")
+            model,
+            messages,
+            schema_from_optional_params(opts),
+            opts.get("tools"),
+            opts.get("tool_choice"),
+            seed=opts.get("seed"),
         )
         text = msg.get("content") or ""
         pt = sum(len(str(m.get("content") or "")) for m in messages) // 4

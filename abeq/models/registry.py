@@ -39,6 +39,7 @@ class Provider:
     handler: Callable[[type], object] | None = None  # builds the litellm CustomLLM for an in-process provider
     hint: str = MODEL_HINT  # what to write instead, when a model string is refused
     caution: str = ""  # what a user should know about its output
+    samples_caution: str = ""  # what a user should know before running it many times (--runner-samples)
     tools: bool = True  # can call functions (the tools runner mode)
     # the request marks where its reusable prompt prefix ends (cache_control): Anthropic caches a
     # prefix only where marked; the embedded model keeps a llama.cpp context per marked prefix.
@@ -107,6 +108,9 @@ PROVIDERS: dict[str, Provider] = {
             cache_marks=True,
             caution="the embedded model is tiny (135M): what it says is for trying abeq, not for decisions. "
             "Use a stronger model for real reviews.",
+            samples_caution="--runner-samples on the embedded model: each sample is a full generation on "
+            "this machine's CPU, and how a 135M model varies says nothing about how a real model does, so "
+            "its samples are not worth the time. Sample a hosted or served model instead.",
             tools=False,  # llama.cpp's chat handler here answers in text only
         ),
         Provider(

@@ -358,3 +358,10 @@ def m012_written_mutants(db: Database) -> None:
         },
         pk="key",
     )
+
+
+@migrations()
+def m013_runner_samples(db: Database) -> None:
+    # `--runner-samples N`: a case's samples (each arm's keys, the judge's verdict per pair, the
+    # behaviours' rates and the test's decision) as JSON; NULL for a case run once
+    db.table("run_cases").add_column("samples", str)

@@ -18,6 +18,7 @@ from ..schemas.record import (
     RecordOverride,
     RecordReview,
     RecordRun,
+    RecordSamples,
     RunRecord,
     StoppedEarly,
 )
@@ -53,6 +54,8 @@ def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
             runner_command_version=cfg.get("runner_command_version"),
             prompts=cfg.get("prompts"),
             judge_samples=cfg.get("judge_samples"),
+            runner_samples=cfg.get("runner_samples", 1),
+            runner_temperature=(cfg.get("runner") or {}).get("temperature"),
             aa=cfg.get("aa"),
             started_at=run["started_at"],
             finished_at=run["finished_at"],
@@ -120,4 +123,5 @@ def record_case(store: Store, r: CaseRow) -> RecordCase:
         cost_unpriced_calls=r.unpriced_calls,
         error=r.error,
         observed=case_observed(store, r) or None,
+        runner_samples=RecordSamples.model_validate(r.sampling) if r.sampling else None,
     )

@@ -19,7 +19,7 @@ from ..vocab import (
     Verdict,
 )
 from .check_rows import check_result
-from .rows import OverrideRow, RunRow
+from .rows import OverrideRow, RunCaseRow, RunRow
 from .store import Store
 
 
@@ -60,6 +60,13 @@ class CaseRow:
     checks: list[CheckResult] = field(default_factory=list)  # every check, on both arms
     # the judge's own delta (behaviour_delta is the effective one: a lost check is named first)
     judge_delta: str = ""
+    # --runner-samples N > 1: the samples, the rates and the decision (abeq.execution.sampled)
+    sampling: dict | None = None
+
+    @property
+    def undecided(self) -> bool:
+        """A sampled case whose candidate shows a behaviour less often, but not beyond chance."""
+        return bool(self.sampling and self.sampling["undecided"])
 
     @property
     def known_cost(self) -> float | None:
@@ -67,7 +74,11 @@ class CaseRow:
 
     @property
     def checks_lost(self) -> list[CheckResult]:
-        """Checks the teacher passed and the candidate failed: each makes the case regressed."""
+        """Checks the teacher passed and the candidate failed: each makes the case regressed. Over
+        samples: the checks the candidate passed less often than the teacher beyond chance."""
+        if self.sampling:
+            lost = {r["behaviour"] for r in self.sampling["rates"] if r["lost"]}
+            return [c for c in self.checks if f"check {c.label}" in lost]
         return [c for c in self.checks if c.lost]
 
     @property
@@ -195,6 +206,10 @@ def case_rows(store: Store, run_id: int) -> list[CaseRow]:
             row.samples = [j["verdict"] for j in js]
             row.judge_verdict = r["verdict"]
             row.agreement, row.uncertain = r["agreement"], bool(r["uncertain"])
+            if r.get("samples"):
+                _sampled(row, r, js, checks.get(r["case_id"], []))
+                rows.append(_reviewed(row, actions.get(r["case_id"])))
+                continue
             rep = next(j for j in js if j["verdict"] == r["verdict"])
             row.behaviour_delta = rep["behaviour_delta"]
             row.original_directness = round(sum(j["original_directness"] for j in js) / len(js))
@@ -213,16 +228,37 @@ def case_rows(store: Store, run_id: int) -> list[CaseRow]:
             row.within_noise = row.verdict == REGRESSED and not row.checks_lost and row.aa_verdict in AA_NOISY
         if row.gate_truncated and row.teacher_key:
             row.gate_section = store.gate_section(row.teacher_key)
-        ov = actions.get(r["case_id"])
-        row.machine_verdict = row.verdict
-        if ov and row.status == "judged":
-            row.review = ov
-        if ov and row.status == "judged" and ov.get("action", OVERRIDE) == OVERRIDE:
-            row.override = ov
-            # whatever the verdict (equivalent too), the reviewer's reason is the delta every export shows
-            row.verdict, row.behaviour_delta = ov["verdict"], f"reviewer: {ov['reason']}"
-        rows.append(row)
+        rows.append(_reviewed(row, actions.get(r["case_id"])))
     return rows
+
+
+def _reviewed(row: CaseRow, ov: OverrideRow | None) -> CaseRow:
+    """The row with the reviewer's action in effect on it, if any."""
+    row.machine_verdict = row.verdict
+    if ov and row.status == "judged":
+        row.review = ov
+    if ov and row.status == "judged" and ov.get("action", OVERRIDE) == OVERRIDE:
+        row.override = ov
+        # whatever the verdict (equivalent too), the reviewer's reason is the delta every export shows
+        row.verdict, row.behaviour_delta = ov["verdict"], f"reviewer: {ov['reason']}"
+    return row
+
+
+def _sampled(row: CaseRow, r: RunCaseRow, js: list, checks: list) -> None:
+    """A case run N > 1 times: its verdict is the decision on the rates (stored as decided, with the
+    checks counted among the rates), not the first pair's checks or judge."""
+    row.sampling = json.loads(r["samples"] or "{}")
+    row.samples = [j["verdict"] for j in js]
+    row.judge_verdict = row.verdict = r["verdict"]
+    row.agreement, row.uncertain = r["agreement"], bool(r["uncertain"])
+    rep = next((j for j in js if j["verdict"] == r["verdict"]), js[0] if js else None)
+    row.behaviour_delta = row.sampling.get("behaviour_delta", "")
+    row.judge_delta = rep["behaviour_delta"] if rep else ""
+    if js:
+        row.original_directness = round(sum(j["original_directness"] for j in js) / len(js))
+        row.candidate_directness = round(sum(j["candidate_directness"] for j in js) / len(js))
+        row.interpretation_notes = rep["interpretation_notes"] if rep else ""
+    row.checks = [check_result(c) for c in checks]
 
 
 def summarise(rows: list[CaseRow]) -> tuple[dict, list[dict]]:

@@ -70,6 +70,7 @@ class RunCaseRow(TypedDict):
     cached: str | None
     updated_at: str
     checks_lost: int | None  # checks the teacher passed and the candidate failed
+    samples: str | None  # JSON: a case run N > 1 times (abeq.execution.sampled), else None
 
 
 class _Spend(TypedDict):

@@ -112,6 +112,8 @@ class RecordRun(Strict):
     runner_command_version: str | None = Field(description="what the command printed for --version")
     prompts: list[str] | None = Field(description="prompt@version#hash of the runner, judge and check grader")
     judge_samples: int | None = Field(description="judge replies per case; the majority is the verdict")
+    runner_samples: int = Field(1, description="runs of each arm per case (--runner-samples)")
+    runner_temperature: float | None = Field(None, description="the runner's sampling temperature")
     aa: bool | None = Field(description="whether the teacher's own replay was judged (A/A)")
     started_at: str = Field(description="ISO 8601, UTC")
     finished_at: str | None
@@ -180,6 +182,40 @@ class RecordReview(Strict):
     carried_from_run: int | None
 
 
+class RecordRate(Strict):
+    """How often one behaviour appeared on each side over a case's samples, and the test's result."""
+
+    behaviour: str = Field(
+        description="the judge's 'keeps the teacher's behaviour', or 'check <label>' for a check of the case"
+    )
+    teacher: int = Field(description="teacher samples that showed it")
+    candidate: int = Field(description="candidate samples that showed it")
+    n: int = Field(description="samples a side")
+    p: float = Field(description="one-sided Fisher exact p that the candidate's rate is below the teacher's")
+    lost: bool = Field(description="the candidate's rate is below the teacher's beyond chance (p <= alpha)")
+
+
+class RecordSamples(Strict):
+    """A case run N > 1 times on each arm (--runner-samples): its samples and the decision on them."""
+
+    n: int = Field(description="runs of each arm")
+    temperature: float = Field(description="the runner's temperature for every sample")
+    test: str = Field(description="how a loss is decided on the counts")
+    alpha: float = Field(description="the test's level: a loss is called when p <= alpha")
+    teacher_keys: list[str] = Field(description="each teacher sample's cache key, sample 0 first")
+    candidate_keys: list[str] = Field(description="each candidate sample's cache key, sample 0 first")
+    pair_verdicts: list[Verdict] = Field(description="the judge on (teacher i, candidate i), per i")
+    teacher_pair_verdicts: list[Verdict] = Field(
+        description="the judge on (teacher i, teacher i+1): how the teacher varies by itself"
+    )
+    rates: list[RecordRate]
+    undecided: bool = Field(
+        description="a rate is lower on the candidate but not beyond chance at this N: more samples "
+        "could tell"
+    )
+    behaviour_delta: str = Field(description="the rates and the judge's words the report's delta shows")
+
+
 class RecordCase(Strict):
     """One case: the judge's and the effective verdict, the trust signals, checks, review, spend."""
 
@@ -214,6 +250,9 @@ class RecordCase(Strict):
     observed: dict[str, dict[str, Any]] | None = Field(
         description="per arm (original, candidate), when the run acted in a workspace: workspace_changes, "
         "tool_trace, not_reported, as stored"
+    )
+    runner_samples: RecordSamples | None = Field(
+        None, description="the case's samples and rates when each arm ran more than once; null otherwise"
     )
 
 

@@ -1,0 +1,177 @@
+"""--runner-samples N: each arm runs N times per case, each sample its own seed and cache key; a
+case is regressed only when the candidate keeps a behaviour less often than the teacher beyond
+chance (one-sided Fisher exact test), and the rates are shown either way.
+
+The scripted runner keeps a list item marked "{kept K/N}" in K of the N seeds 0..N-1, so a
+candidate that keeps a rule in k of N samples is a document, run through the real pipeline."""
+
+import json
+import sqlite3
+
+import pytest
+from conftest import with_cases
+
+from abeq.documents import Document
+from abeq.execution.engine import Engine
+from abeq.execution.estimate import estimate
+from abeq.execution.preflight import cautions
+from abeq.execution.samples import decide, fisher_less, judge_rate, least_samples, rate
+from abeq.execution.settings import RunSettings
+from abeq.results.record import run_record
+from abeq.results.report import build_report, exit_code
+from abeq.schemas.record import RunRecord
+from abeq.vocab import DIVERGED, EQUIVALENT, REGRESSED
+
+RULE = (
+    "- Write each entry as one past-tense sentence describing what changed for the user, not how the "
+    "code changed."
+)
+
+
+def kept(example, k: int, n: int) -> Document:
+    """The original with one rule kept in k of n samples."""
+    text = example["original"].text
+    assert RULE in text
+    return Document("SKILL.k.md", text.replace(RULE, f"{RULE} {{kept {k}/{n}}}"))
+
+
+def two_cases(example):
+    return with_cases(example, example["ts"].cases[:2])
+
+
+def run(store, example, candidate, n, **kw):
+    settings = RunSettings(runner_model="scripted/rules", runner_samples=n, allow_thin=True, **kw)
+    eng = Engine(store, example["original"], candidate, two_cases(example), settings)
+    return build_report(store, eng.run()), eng
+
+
+def made(store, run_id, kind):
+    return store.all(
+        "select count(*) n from calls where run_id = ? and kind = ? and cached = 0", [run_id, kind]
+    )[0]["n"]
+
+
+def test_the_exact_test_on_counts():
+    assert fisher_less(5, 5, 5, 5) == 1.0
+    assert fisher_less(5, 5, 4, 5) == pytest.approx(0.5)
+    assert fisher_less(5, 5, 1, 5) == pytest.approx(5 / 210)
+    assert fisher_less(3, 3, 0, 3) == pytest.approx(1 / 20)
+    assert least_samples() == 3  # at N <= 2 no count can be called lost at 0.05
+
+
+def test_the_same_counts_give_the_same_decision():
+    for kt, kc in [(5, 5), (5, 4), (5, 1), (3, 0), (4, 2)]:
+        rates = [rate("r", kt, kc, 5), judge_rate([EQUIVALENT] * 5, [EQUIVALENT] * 5)]
+        verdicts = [EQUIVALENT] * kc + [REGRESSED] * (5 - kc)
+        assert decide(rates, verdicts) == decide(list(reversed(rates)), list(reversed(verdicts)))
+
+
+@pytest.mark.parametrize(
+    ("k", "verdict", "undecided"),
+    [(5, EQUIVALENT, False), (4, DIVERGED, True), (1, REGRESSED, False)],
+)
+def test_a_rule_kept_in_k_of_5_samples(store, example, k, verdict, undecided):
+    rr, _ = run(store, example, kept(example, k, 5), 5)
+    for row in rr.rows:
+        judge = row.sampling["rates"][0]
+        assert (judge["teacher"], judge["candidate"], judge["n"]) == (5, k, 5), row.case_id
+        assert row.sampling["pair_verdicts"].count(EQUIVALENT) == k
+        assert (row.verdict, row.undecided) == (verdict, undecided)
+        if verdict != EQUIVALENT:
+            assert f"teacher 5/5, candidate {k}/5" in row.behaviour_delta
+    assert exit_code(rr) == (1 if verdict == REGRESSED else 0)
+
+
+def test_one_sample_is_the_run_it_was(store, example):
+    """At N=1 nothing changes: the same keys, no samples recorded, the judge's verdict as before."""
+    rr, eng = run(store, example, kept(example, 0, 1), 1)
+    assert all(r.sampling is None for r in rr.rows) and {r.verdict for r in rr.rows} == {REGRESSED}
+    assert "runner_samples" not in eng.cfg.key_parts() and "runner_samples" not in eng.cfg.settings()
+    assert eng.cfg.runner.temperature == 0.0
+
+
+def test_samples_have_their_own_keys_temperature_and_run_key(store, example):
+    one = Engine(
+        store,
+        example["original"],
+        example["lossy"],
+        example["ts"],
+        RunSettings(runner_model="scripted/rules"),
+    )
+    five = Engine(
+        store,
+        example["original"],
+        example["lossy"],
+        example["ts"],
+        RunSettings(runner_model="scripted/rules", runner_samples=5),
+    )
+    assert five.cfg.runner.temperature == 1.0 and five.config_key() != one.config_key()
+    assert five.cfg.settings()["runner_samples"] == 5
+    rr, _ = run(store, example, kept(example, 3, 5), 5)
+    keys = rr.rows[0].sampling["teacher_keys"]
+    assert len(set(keys)) == 5 and keys[0] == rr.rows[0].teacher_key
+
+
+def test_round_two_pays_no_teacher_sample_and_a_larger_n_only_the_new_ones(store, example):
+    rr1, _ = run(store, example, kept(example, 1, 5), 5)
+    assert made(store, rr1.run["id"], "runner-teacher") == 10  # 2 cases x 5 samples
+    rr2, _ = run(store, example, kept(example, 2, 5), 5)
+    assert made(store, rr2.run["id"], "runner-teacher") == 0
+    assert made(store, rr2.run["id"], "runner-candidate") == 10
+    rr3, eng = run(store, example, kept(example, 2, 8), 8)
+    assert made(store, rr3.run["id"], "runner-teacher") == 6  # samples 5, 6, 7 of each case
+    assert rr3.rows[0].sampling["rates"][0]["teacher"] == 8
+
+
+def test_the_estimate_counts_n_runs_and_what_is_cached(store, example):
+    cand = kept(example, 1, 5)
+    settings = RunSettings(runner_model="scripted/rules", runner_samples=5, allow_thin=True)
+    eng = Engine(store, example["original"], cand, two_cases(example), settings)
+    eng.prepare()
+    est = estimate(eng)
+    assert est["runner_calls"] == 20 and est["teacher_cached"] == 0 and est["judge_calls"] == 20
+    eng.run()
+    later = Engine(store, example["original"], cand, two_cases(example), settings.with_args(runner_samples=7))
+    est = estimate(later)
+    assert est["teacher_cached"] == 10 and est["runner_calls"] == 4 + 14
+
+
+def test_the_record_carries_the_samples_and_validates(store, example):
+    rr, _ = run(store, example, kept(example, 1, 5), 5)
+    rec = run_record(store, rr)
+    RunRecord.model_validate(rec)
+    assert rec["run"]["runner_samples"] == 5 and rec["run"]["runner_temperature"] == 1.0
+    case = rec["cases"][0]["runner_samples"]
+    assert case["n"] == 5 and case["rates"][0]["lost"] and case["test"].startswith("one-sided Fisher")
+    assert rec["report"]["cases"][0]["verdict"] == REGRESSED  # the seed report's shape, unchanged
+
+
+def test_fail_fast_stops_on_the_first_case_decided_regressed(store, example):
+    settings = RunSettings(runner_model="scripted/rules", runner_samples=5, fail_fast=True, concurrency=1)
+    eng = Engine(store, example["original"], kept(example, 0, 5), example["ts"], settings)
+    rr = build_report(store, eng.run())
+    assert rr.stopped_early() and len(rr.report["cases"]) == 1 and exit_code(rr) == 1
+
+
+def test_undecided_within_chance_does_not_fail_the_gate(store, example):
+    rr, _ = run(store, example, kept(example, 1, 2), 2)  # 2 samples: nothing can be called lost
+    assert {r.verdict for r in rr.rows} == {DIVERGED} and all(r.undecided for r in rr.rows)
+    assert exit_code(rr) == 0
+
+
+def test_sampling_the_embedded_model_is_cautioned():
+    many = RunSettings(runner_samples=5).config("skill")
+    assert any("not worth the time" in c for c in cautions(many))
+    assert not any("not worth the time" in c for c in cautions(RunSettings().config("skill")))
+
+
+def test_the_cli_takes_runner_samples_and_stores_them(run_args, tmp_path):
+    from abeq.cli import main
+
+    out = tmp_path / "r.json"
+    code = main(run_args("--runner-samples", "3", "--out", str(out), candidate="candidate-lossy.md"))
+    assert code == 1
+    with sqlite3.connect(tmp_path / "abeq.db") as c:
+        cfg = json.loads(c.execute("select config from runs").fetchone()[0])
+        assert cfg["settings"]["runner_samples"] == 3
+        assert c.execute("select count(*) from run_cases where samples is not null").fetchone()[0] == 7
