@@ -56,6 +56,23 @@ class RunConfig:
             **({"runner_samples": self.runner_samples} if self.runner_samples > 1 else {}),
         }
 
+    def stored(self, graded_cases: int, sources: dict[str, str] | None = None) -> dict:
+        """What a run's row keeps of these settings: the key's parts (an API base without its
+        secrets: the key hashes the full one), the concurrency, the settings to resume with, and
+        `sources` (role -> git:COMMIT:PATH of inputs read at a revision; in no key: where, not what)."""
+        parts = self.key_parts()
+        for side in ("runner", "judge"):
+            if "api_base" in parts[side]:
+                parts[side] = {**parts[side], "api_base": strip_credentials(parts[side]["api_base"])[0]}
+        return {
+            **parts,
+            "concurrency": self.concurrency,
+            "api_base": bool(self.runner.api_base or self.judge.api_base),
+            "graded_cases": graded_cases,  # for the progress a reader computes from the store
+            "settings": self.settings(),
+            **({"sources": sources} if sources else {}),
+        }
+
     def runner_prompt_ref(self) -> str:
         """The runner prompt this run's runner reads: the variant's for chat, the mode's otherwise
         (a command run was recorded as runner-skill@1 though the command read runner-command)."""

@@ -17,7 +17,7 @@ from typing import Any, cast
 from ..documents import Document, detect_variant
 from ..errors import InputError, ModelCallError
 from ..models.call import CallPolicy, Cancelled
-from ..models.http import close_sessions, open_session, redact, strip_credentials
+from ..models.http import close_sessions, open_session, redact
 from ..models.ratelimit import PRIORITY, Limiter
 from ..results.backend import ResultCache
 from ..results.liveness import ACTIVE, HEARTBEAT_SECONDS, live_status, owner_id
@@ -161,7 +161,7 @@ class Engine:
                     "judge_model": self.cfg.judge.name,
                     "variant": self.cfg.variant,
                     # a key written into --runner-cmd itself is not stored either
-                    "config": redact(dumps(self._stored_config())),
+                    "config": redact(dumps(self.cfg.stored(self.graded_cases(), self.sources))),
                     # only a set that is thin can have been accepted as thin
                     "thin_accepted": int(cov.thin and (self.cfg.allow_thin or self.ts.thin_accepted)),
                 }
@@ -170,21 +170,6 @@ class Engine:
             s.claim_run(self.run_id, owner_id())  # this process's from now on: it reads as running
         s.add_pending_cases(self.run_id, [c.id for c in self.ts.cases])
         return self.run_id
-
-    def _stored_config(self) -> dict:
-        parts = self.cfg.key_parts()
-        # the key hashes the full api base; the row keeps none of its secrets
-        for side in ("runner", "judge"):
-            if "api_base" in parts[side]:
-                parts[side] = {**parts[side], "api_base": strip_credentials(parts[side]["api_base"])[0]}
-        return {
-            **parts,
-            "concurrency": self.cfg.concurrency,
-            "api_base": bool(self.cfg.runner.api_base or self.cfg.judge.api_base),
-            "graded_cases": self.graded_cases(),  # for the progress a reader computes from the store
-            "settings": self.cfg.settings(),
-            **({"sources": self.sources} if self.sources else {}),  # in no key: where, not what
-        }
 
     def _emit(self) -> None:
         if self.limiter is not None:
@@ -216,9 +201,16 @@ class Engine:
         base = {"run_id": self.run_id, "case_id": case.id, "position": i}
         stage = "runner"
         try:
-            if self.cfg.runner_samples > 1:
+            if self.cfg.runner_samples > 1:  # N samples a side, decided on the counts (sampled.py)
                 stage = "samples"
-                await self._sampled_case(base, case, policy)
+                checked, row = await run_sampled(
+                    self.calls, self.cfg, self.original, self.candidate, case, policy
+                )
+                if row["verdict"] == REGRESSED:  # decided regressed: the gate has failed
+                    self.fail_fast.stop(case.id)
+                with self.store.batch():
+                    self.store.put_check_results(self.run_id, case.id, checked)
+                    self.store.put_run_case({**base, **row})
                 self.progress.done += 1
                 self._emit()
                 return
@@ -299,32 +291,6 @@ class Engine:
             )
         self.progress.done += 1
         self._emit()
-
-    async def _sampled_case(self, base: dict, case: Case, policy: CallPolicy) -> None:
-        """A case run N > 1 times on each arm: stored with its samples, rates and decision."""
-        out = await run_sampled(self.calls, self.cfg, self.original, self.candidate, case, policy)
-        if out["verdict"] == REGRESSED:  # decided regressed: the gate has failed
-            self.fail_fast.stop(case.id)
-        with self.store.batch():
-            self.store.put_check_results(self.run_id, case.id, out["checks"])
-            self.store.put_run_case(
-                {
-                    **base,
-                    "status": "judged",
-                    "teacher_key": out["teacher_key"],
-                    "candidate_key": out["candidate_key"],
-                    "judge_keys": dumps(out["judge_keys"]),
-                    "verdict": out["verdict"],
-                    "agreement": out["agreement"],
-                    "uncertain": int(out["undecided"]),
-                    "gate_truncated": int(out["truncated"]),
-                    "aa_verdict": None,
-                    "checks_lost": out["checks_lost"],
-                    "samples": dumps(out["record"]),
-                    "error_stage": None,
-                    "error": None,
-                }
-            )
 
     # -------------------------------------------------------- whole run
     def ordered_cases(self) -> list[tuple[int, Case]]:

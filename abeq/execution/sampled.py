@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from ..models.call import CallPolicy
+from ..results.store import dumps
 from ..schemas import Case, CheckResult, RunnerReply
 from ..vocab import EQUIVALENT, REGRESSED, Verdict
 from .calls import Calls
@@ -73,8 +74,9 @@ def check_rates(per_pair: list[list[CheckResult]], n: int) -> list[Rate]:
 
 async def run_sampled(
     calls: Calls, cfg: RunConfig, original, candidate, case: Case, policy: CallPolicy
-) -> dict:
-    """Every sample of one case, judged and decided: what the engine stores for it."""
+) -> tuple[list[dict], dict]:
+    """Every sample of one case, judged and decided: what the engine stores for it (the first pair's
+    check results, shown as a single run's are, and the case's row with its samples)."""
     n = cfg.runner_samples
     runs = await asyncio.gather(
         *[calls.runner(original, case, "runner-teacher", policy, s) for s in range(n)],
@@ -121,15 +123,19 @@ async def run_sampled(
     }
     gkey = checked[0][1]
     first = [{**r.model_dump(), "grading_key": gkey if r.kind == "model" else None} for r in checks[0]]
-    return {
-        "verdict": verdict,
-        "undecided": undecided,
-        "record": record,
+    row = {
+        "status": "judged",
         "teacher_key": teacher[0][0],
         "candidate_key": cand[0][0],
-        "judge_keys": [k for k, _ in judged],
+        "judge_keys": dumps([k for k, _ in judged]),
+        "verdict": verdict,
         "agreement": round(sum(v == verdict for v in cand_pairs) / n, 4),
-        "truncated": gate_state(teacher[0][1])[0],
-        "checks": first,
+        "uncertain": int(undecided),
+        "gate_truncated": int(gate_state(teacher[0][1])[0]),
+        "aa_verdict": None,  # the teacher's pairs are this case's A/A
         "checks_lost": sum(1 for r in rates if r.lost and r.behaviour.startswith("check ")),
+        "samples": dumps(record),
+        "error_stage": None,
+        "error": None,
     }
+    return first, row

@@ -79,17 +79,17 @@ def make_scripted_handler(base):
     """The litellm handler of `scripted/…`: replies come from abeq.models.scripted (the rules,
     queued replies or a test's own handler)."""
     from .scripted import respond_message
+    from .scripted_samples import SEED
 
     def reply(model, messages, model_response, optional_params):
         opts = optional_params
-        msg = respond_message(
-            model,
-            messages,
-            schema_from_optional_params(opts),
-            opts.get("tools"),
-            opts.get("tool_choice"),
-            seed=opts.get("seed"),
-        )
+        token = SEED.set(opts.get("seed") or 0)  # the runner's sample (scripted_samples.py)
+        try:
+            msg = respond_message(
+                model, messages, schema_from_optional_params(opts), opts.get("tools"), opts.get("tool_choice")
+            )
+        finally:
+            SEED.reset(token)
         text = msg.get("content") or ""
         pt = sum(len(str(m.get("content") or "")) for m in messages) // 4
         return fill_response(

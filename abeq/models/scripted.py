@@ -2,8 +2,7 @@
 
 It is registered like any litellm provider and answers abeq's own prompts by reading their
 <data> blocks: as a runner it follows the document's list items in order (stopping at an
-unanswered "ask the user" gate; an item marked "{kept K/N}" is followed by K of the N seeds 0..N-1,
-so runner samples differ by seed); as a judge it matches the two runs' steps by their content
+unanswered "ask the user" gate); as a judge it matches the two runs' steps by their content
 words. So a candidate that drops a rule really is caught as regressed by the real pipeline. As the
 check grader it passes a natural-language check on a run when every content word of the check
 occurs in the part of the run it reads.
@@ -24,6 +23,7 @@ from collections.abc import Callable
 from ..prompts import read_data_blocks
 from ..vocab import DIVERGED, EQUIVALENT, REGRESSED, STOPPED
 from .scripted_purposes import PURPOSES, comparator, drafter, grader, judge, mutator, purpose_of, runner  # noqa: F401 (scripted.judge, …)
+from .scripted_samples import kept_steps
 
 HISTORY: list[dict] = []
 _queue: deque = deque()
@@ -68,12 +68,7 @@ def respond(model: str, messages: list[dict], schema: dict | None) -> str:
 
 
 def respond_message(
-    model: str,
-    messages: list[dict],
-    schema: dict | None,
-    tools: list | None = None,
-    tool_choice=None,
-    seed: int | None = None,
+    model: str, messages: list[dict], schema: dict | None, tools: list | None = None, tool_choice=None
 ) -> dict:
     """The assistant message the scripted model gives (shared with the loopback test server):
     {"content": text} or, when it calls tools, {"content": None, "tool_calls": [...]}. A queued
@@ -100,7 +95,7 @@ def respond_message(
 
         return agent_turn(messages, blocks, tool_choice, run_rules)
     if "document" in blocks and "case_input" in blocks:
-        return {"content": json.dumps(run_rules(blocks, seed or 0))}
+        return {"content": json.dumps(run_rules(blocks))}
     if "original_run" in blocks:
         return {"content": json.dumps(judge_rules(blocks))}
     if "run_a" in blocks and "checks" in blocks:
@@ -149,31 +144,14 @@ def _match_gate(text: str, gate_responses: list[dict]) -> dict | None:
     return None
 
 
-# a list item ending "{kept K/N}" is followed by the runner of seed s only when s mod N < K: over the
-# seeds 0..N-1 (the samples of --runner-samples N) it is kept in exactly K of N runs
-_KEPT = re.compile(r"\s*\{kept (\d+)/(\d+)\}\s*$")
-
-
-def _kept(step: str, seed: int) -> tuple[str, bool]:
-    """The step without its "{kept K/N}" mark, and whether the runner of this seed follows it."""
-    m = _KEPT.search(step)
-    if not m:
-        return step, True
-    k, n = int(m.group(1)), max(1, int(m.group(2)))
-    return step[: m.start()], seed % n < k
-
-
-def run_rules(blocks: dict, seed: int = 0) -> dict:
+def run_rules(blocks: dict) -> dict:
     doc, case = blocks["document"], blocks["case_input"].strip()
     try:
         gates = json.loads(blocks.get("gate_responses") or "[]")
     except json.JSONDecodeError:
         gates = []
     followed, hits, ambiguities = [], [], []
-    for section, marked in doc_steps(doc):
-        step, keep = _kept(marked, seed)
-        if not keep:
-            continue
+    for section, step in kept_steps(doc_steps(doc)):  # "{kept K/N}" items: by the call's seed
         if _GATE.search(step):
             g = _match_gate(step, gates)
             hits.append(
