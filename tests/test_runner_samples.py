@@ -175,3 +175,12 @@ def test_the_cli_takes_runner_samples_and_stores_them(run_args, tmp_path):
         cfg = json.loads(c.execute("select config from runs").fetchone()[0])
         assert cfg["settings"]["runner_samples"] == 3
         assert c.execute("select count(*) from run_cases where samples is not null").fetchone()[0] == 7
+
+
+def test_the_markdown_report_shows_the_rates_beside_the_verdicts(store, example):
+    from abeq.results.exports import markdown
+
+    rr, _ = run(store, example, kept(example, 4, 5), 5)
+    md = markdown(store, rr)
+    assert "## Runner samples" in md and "temperature 1" in md
+    assert "teacher 5/5, candidate 4/5" in md and f"{DIVERGED} (undecided)" in md

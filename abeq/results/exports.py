@@ -21,6 +21,7 @@ from .agreement import trust_lines
 from .mutations import mutation_line
 from .record import run_record
 from .report import RunReport, gate_result
+from .sampling import samples_md, verdict_label
 from .store import Store
 
 # format: (what it is, file name suffix, MIME type); the keys are the CLI's option names
@@ -142,13 +143,13 @@ def markdown(store: Store, rr: RunReport, gate: str = "compress") -> str:
                 else "no"
             )
             lines.append(
-                f"| {_md_cell(r.case_id)} | {r.verdict} | {_md_cell(r.behaviour_delta)} | "
+                f"| {_md_cell(r.case_id)} | {verdict_label(r)} | {_md_cell(r.behaviour_delta)} | "
                 f"{r.original_directness} → {r.candidate_directness} | {ov} |"
             )
         else:
             what = "not run" if r.status != "error" else f"**error** ({r.error_stage})"
             lines.append(f"| {_md_cell(r.case_id)} | {what} | {_md_cell(r.error or '')} | | |")
-    lines += _checks_md(rr)
+    lines += _checks_md(rr) + samples_md(rr.rows, _md_cell)
     trunc = [r.case_id for r in rr.rows if r.gate_truncated]
     if trunc:
         lines += [
