@@ -184,3 +184,22 @@ def test_the_markdown_report_shows_the_rates_beside_the_verdicts(store, example)
     md = markdown(store, rr)
     assert "## Runner samples" in md and "temperature 1" in md
     assert "teacher 5/5, candidate 4/5" in md and f"{DIVERGED} (undecided)" in md
+
+
+def test_the_review_page_shows_the_rates_and_a_sample_pair_on_request(app, db, example):
+    from abeq.results.store import Store
+
+    store = Store(db)
+    settings = RunSettings(runner_model="scripted/rules", runner_samples=3, allow_thin=True, review="s")
+    Engine(store, example["original"], kept(example, 1, 3), two_cases(example), settings).run()
+    app.run()
+    app.sidebar.selectbox(key="review_id").select(store.review("s")["id"]).run()
+    app.switch_page("desk_pages/4_review.py").run()
+    assert not app.exception
+    assert any("Runner samples" in m.value for m in app.markdown)
+    table = app.dataframe[0].value
+    assert list(table["original"])[0] == "3/3" and list(table["candidate"])[0] == "1/3"
+    app.selectbox(key=f"sample:{example['ts'].cases[0].id}").select(1).run()
+    assert not app.exception
+    app.switch_page("desk_pages/3_run.py").run()
+    assert app.number_input(key="runner_samples").value == 1

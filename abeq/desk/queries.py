@@ -67,6 +67,7 @@ def progress(store: Store, run_id: int) -> Progress:
         max(1, cfg.get("judge_samples") or 1),
         bool(cfg.get("aa")),
         cfg.get("graded_cases") or 0,
+        (cfg.get("settings") or {}).get("runner_samples", 1),
     )
     status = run.get("status") or "unknown"
     start = epoch(run.get("attempt_started_at") or run.get("started_at"))

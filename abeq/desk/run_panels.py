@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ..errors import AbeqError
+from ..execution.options import BY_NAME
 from ..execution.settings import RunSettings
 from ..results.store import Store, db_path
 from ..vocab import VARIANTS
@@ -51,6 +52,13 @@ def settings_form(original_name: str) -> None:
         1,
         9,
         key="judge_samples",
+    )
+    c2.number_input(
+        "Runner samples per case (N runs of each arm; a loss is called only beyond chance)",
+        1,
+        50,
+        key="runner_samples",
+        help=BY_NAME["runner_samples"].help,
     )
     c1.checkbox(
         "A/A noise floor: replay the original once more per case and judge it against itself",

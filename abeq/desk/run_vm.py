@@ -40,6 +40,7 @@ STICKY = {
     "api_base": "",
     "concurrency": 4,
     "judge_samples": 1,
+    "runner_samples": 1,
     "aa": False,
     "runner_mode": "chat",
     "runner_cmd": "",
@@ -82,6 +83,7 @@ def run_settings(state: Mapping, ts: TransferSet, review_name: str) -> RunSettin
         variant=state["variant"],
         concurrency=int(state["concurrency"]),
         judge_samples=int(state["judge_samples"]),
+        runner_samples=int(state.get("runner_samples") or 1),
         aa=bool(state["aa"]),
         allow_thin=ts.thin_accepted,
         review=review_name,
@@ -173,7 +175,7 @@ def estimate_lines(
         est = estimate_run(store, *documents(store, original, candidate), ts, cfg)
         return describe_estimate(est, len(ts.cases), cfg.aa)
     graded = sum(1 for c in ts.cases if model_checks(c))
-    est = estimate_calls(len(ts.cases), 1, cfg.judge_samples, cfg.aa, graded)
+    est = estimate_calls(len(ts.cases), 1, cfg.judge_samples, cfg.aa, graded, cfg.runner_samples)
     return [
         f"At most {est['total']} model calls ({est['runner_calls']} runner, {est['judge_calls']} judge"
         f"{', A/A replays included' if cfg.aa else ''}"

@@ -44,6 +44,7 @@ def settings_text(run: Mapping[str, Any]) -> str:
         f"variant {s['variant']}",
         f"concurrency {s['concurrency']}",
         f"judge samples {s['judge_samples']}",
+        f"runner samples {s['runner_samples']}" if s.get("runner_samples", 1) > 1 else "",
         "A/A replay" if s["aa"] else "",
         f"temperature {r['temperature']:g}, max tokens {r['max_tokens']}, seed {r['seed']}",
         f"timeout {r['timeout']:g} s, {s['max_retries']} retries",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from abeq.desk import links, session
+from abeq.desk import links, samples_panel, session
 from abeq.desk import review_panels as panels
 from abeq.desk import review_view as view
 from abeq.desk import review_vm as vm
@@ -82,6 +82,7 @@ def case_panel() -> None:
         query_params=links.review_params(review["name"], run_id, case_id),
     )
     view.judge_and_reviewer(st, row)
+    samples_panel.samples(store, row)
     if case := vm.set_cases(store, run).get(case_id):
         panels.case_input(case)
     panels.transcripts(store, row)
