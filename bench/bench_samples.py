@@ -1,0 +1,208 @@
+"""--runner-samples: how many samples a case needs, what they cost, and what to compare them with.
+
+1. Samples needed (exact, no simulation): a rule the original keeps in every sample and the
+   candidate keeps with probability q (0.5, and 0.2, 0.8 beside it). For each N, the chance that the
+   one-sided Fisher exact test at 0.05 calls it lost — the sum over the candidate's binomial count
+   k of P(k) · [p(N, N, k, N) <= 0.05] — and the chance it calls a loss when there is none (the
+   candidate keeps it as often as an original that keeps it 90% of the time: both sides binomial).
+   The smallest N at which a rule kept 50% of the time is called lost with 95% probability.
+2. Cost beside a single run: the calls one case makes at N (2N runner, N·K + N judge) against a
+   single run's (2 runner, K judge); and the model calls actually made by the bundled example (7
+   cases) through the real engine on the scripted model, at N = 1 and at that N, round 1 and a round
+   2 with another candidate (the original's samples come from the cache).
+3. What is compared (item 2 of issue 37), on the calibration suite's pairs (136), scored by balanced
+   accuracy as `abeq calibrate` does: the judge per pair (scripted/rules and the three baseline
+   judges), against the behaviours listed from the original run (its self-report's "followed" steps,
+   else its transcript lines) and each checked on both runs by the check grader (scripted/rules), a
+   pair called regressed when one is kept by the original and lost by the candidate.
+
+Run: .venv/bin/python bench/bench_samples.py   (writes bench/results/samples.json; ~1 minute)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+from math import comb
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+
+from abeq.execution.samples import ALPHA, fisher_less  # noqa: E402
+
+RULE = (
+    "- Write each entry as one past-tense sentence describing what changed for the user, not how the "
+    "code changed."
+)
+
+
+def binom(n: int, q: float, k: int) -> float:
+    return comb(n, k) * q**k * (1 - q) ** (n - k)
+
+
+def power(n: int, q_teacher: float, q_candidate: float) -> float:
+    """P(the test calls the rule lost) when each side's count is binomial."""
+    return sum(
+        binom(n, q_teacher, kt) * binom(n, q_candidate, kc)
+        for kt in range(n + 1)
+        for kc in range(n + 1)
+        if kc < kt and fisher_less(kt, n, kc, n) <= ALPHA
+    )
+
+
+def samples_needed(max_n: int = 30) -> dict:
+    rows = []
+    for n in range(1, max_n + 1):
+        rows.append(
+            {
+                "n": n,
+                "power_q05": round(power(n, 1.0, 0.5), 4),
+                "power_q02": round(power(n, 1.0, 0.2), 4),
+                "power_q08": round(power(n, 1.0, 0.8), 4),
+                "false_loss_at_09": round(power(n, 0.9, 0.9), 4),
+            }
+        )
+    first = next((r["n"] for r in rows if r["power_q05"] >= 0.95), None)
+    return {"alpha": ALPHA, "rows": rows, "n_for_95pct_at_q05": first}
+
+
+def calls_per_case(n: int, judge_samples: int = 1) -> dict:
+    if n == 1:
+        return {"runner": 2, "judge": judge_samples}
+    return {"runner": 2 * n, "judge": n * judge_samples + n}
+
+
+def engine_calls(n: int) -> dict:
+    """The bundled example through the real engine on the scripted model: calls made per round."""
+    from abeq import sets
+    from abeq.documents import Document, load_document
+    from abeq.execution.engine import Engine
+    from abeq.execution.settings import RunSettings
+    from abeq.results.store import Store
+
+    ex = ROOT / "abeq" / "examples" / "release-notes"
+    original = load_document(ex / "SKILL.md")
+    ts = sets.confirm(sets.load(ex / "transfer-set.json"), original.hash)
+    half = Document("SKILL.half.md", original.text.replace(RULE, f"{RULE} {{kept 1/2}}"))
+    faithful = load_document(ex / "candidate-faithful.md")
+    out = {}
+    with tempfile.TemporaryDirectory() as d:
+        store = Store(str(Path(d) / "abeq.db"))
+        settings = RunSettings(runner_model="scripted/rules", runner_samples=n)
+        for name, cand in (("round_1", half), ("round_2", faithful)):
+            t = time.perf_counter()
+            run_id = Engine(store, original, cand, ts, settings).run()
+            s = store.call_stats(run_id)
+            kinds = store.all(
+                "select kind, count(*) n from calls where run_id = ? and cached = 0 group by kind", [run_id]
+            )
+            out[name] = {
+                "made": s["made"],
+                "cached": s["cached"],
+                "by_kind": {r["kind"]: r["n"] for r in kinds},
+                "seconds": round(time.perf_counter() - t, 2),
+                "verdicts": sorted(
+                    {
+                        r["verdict"]
+                        for r in store.all("select verdict from run_cases where run_id = ?", [run_id])
+                    }
+                ),
+            }
+        store.close()
+    return out
+
+
+def _steps(run) -> list[str]:
+    """The behaviours listed from one run: its self-report's followed steps, else its transcript lines."""
+    raw = run.self_report.steps_followed_skipped
+    steps = [ln.split(":", 1)[1].strip() for ln in raw.splitlines() if ln.lower().startswith("followed:")]
+    return steps or [ln.strip() for ln in run.transcript.splitlines() if ln.strip()][:12]
+
+
+async def _listed(suite, spec) -> list[dict]:
+    """Each pair judged by listing the original's behaviours and grading each on both runs."""
+    from abeq.calibration.measure import _observed, run_key
+    from abeq.execution.checks import evaluate, model_checks
+    from abeq.execution.grading import blind_order, grade_pair, unblind
+    from abeq.schemas import Case
+    from abeq.vocab import EQUIVALENT, REGRESSED
+
+    out = []
+    for p in suite.pairs:
+        behaviours = [b for b in _steps(p.teacher) if b]
+        case = Case(id="pair", type="happy", input=p.case_input, expectations=behaviours)
+        checks = model_checks(case)
+        t, c = _observed(p.teacher), _observed(p.candidate)
+        shown = blind_order(run_key(p.teacher), run_key(p.candidate))
+        reply = (await grade_pair(case, checks, t, c, shown, spec)).value
+        results = evaluate(case, t, c, unblind(reply, [x.id for x in checks], shown), shown)
+        verdict = REGRESSED if any(r.lost for r in results) else EQUIVALENT
+        out.append({"id": p.id, "category": p.category, "label": p.label, "verdict": verdict})
+    return out
+
+
+def compare(judges=("scripted/rules", "baseline/always-regressed", "baseline/length", "baseline/self-report")):
+    from abeq.calibration.measure import measure
+    from abeq.calibration.metrics import summarise
+    from abeq.calibration.suite import load_suite
+    from abeq.models import ModelSpec
+    from abeq.results.store import Store
+
+    suite = load_suite()
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        store = Store(str(Path(d) / "abeq.db"))
+        for name in judges:
+            cal = asyncio.run(measure(suite, ModelSpec(name=name), store, swap=False))
+            s = cal.summary
+            rows.append(_row(f"judge per pair: {name}", s))
+        store.close()
+    listed = asyncio.run(_listed(suite, ModelSpec(name="scripted/rules")))
+    rows.append(_row("behaviours listed, then checked: scripted/rules grader", summarise(listed)))
+    return {"pairs": len(suite.pairs), "rows": rows}
+
+
+def _row(method: str, s: dict) -> dict:
+    return {
+        "method": method,
+        "balanced_accuracy": s["balanced_accuracy"],
+        "balanced_accuracy_ci95": s["balanced_accuracy_ci95"],
+        "regression_recall": s["regression_recall"],
+        "false_regression_rate": s["false_regression_rate"],
+    }
+
+
+def main() -> None:
+    need = samples_needed()
+    n = need["n_for_95pct_at_q05"] or 30
+    result = {
+        "samples_needed": need,
+        "calls_per_case": {"single": calls_per_case(1), f"n={n}": calls_per_case(n)},
+        "engine": {"n=1": engine_calls(1), f"n={n}": engine_calls(n)},
+        "compare": compare(),
+    }
+    out = ROOT / "bench" / "results" / "samples.json"
+    out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(f"rule kept 50% of the time is called lost with >= 95% probability from N = {n} samples")
+    for r in need["rows"]:
+        if r["n"] in (3, 5, 8, 10, 12, 15, 20, n):
+            print(
+                f"  N={r['n']:>2}: P(lost | q=0.5) {r['power_q05']:.3f}  q=0.2 {r['power_q02']:.3f}  "
+                f"q=0.8 {r['power_q08']:.3f}  false loss (0.9 vs 0.9) {r['false_loss_at_09']:.3f}"
+            )
+    print("calls per case:", result["calls_per_case"])
+    print("engine (bundled example, 7 cases):", json.dumps(result["engine"]))
+    for r in result["compare"]["rows"]:
+        print(f"  {r['method']}: balanced accuracy {r['balanced_accuracy']} CI {r['balanced_accuracy_ci95']}")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
