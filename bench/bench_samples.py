@@ -148,7 +148,9 @@ async def _listed(suite, spec) -> list[dict]:
     return out
 
 
-def compare(judges=("scripted/rules", "baseline/always-regressed", "baseline/length", "baseline/self-report")):
+def compare(
+    judges=("scripted/rules", "baseline/always-regressed", "baseline/length", "baseline/self-report"),
+):
     from abeq.calibration.measure import measure
     from abeq.calibration.metrics import summarise
     from abeq.calibration.suite import load_suite

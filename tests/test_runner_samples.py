@@ -15,7 +15,15 @@ from abeq.documents import Document
 from abeq.execution.engine import Engine
 from abeq.execution.estimate import estimate
 from abeq.execution.preflight import cautions
-from abeq.execution.samples import decide, fisher_less, judge_rate, least_samples, rate
+from abeq.execution.samples import (
+    JUDGE_BEHAVIOUR,
+    decide,
+    fisher_less,
+    holm,
+    judge_rate,
+    least_samples,
+    rate,
+)
 from abeq.execution.settings import RunSettings
 from abeq.results.record import run_record
 from abeq.results.report import build_report, exit_code
@@ -61,25 +69,48 @@ def test_the_exact_test_on_counts():
 
 def test_the_same_counts_give_the_same_decision():
     for kt, kc in [(5, 5), (5, 4), (5, 1), (3, 0), (4, 2)]:
-        rates = [rate("r", kt, kc, 5), judge_rate([EQUIVALENT] * 5, [EQUIVALENT] * 5)]
+        family = holm([rate("r", kt, kc, 5), judge_rate([EQUIVALENT] * 5, [EQUIVALENT] * 5)])
         verdicts = [EQUIVALENT] * kc + [REGRESSED] * (5 - kc)
-        assert decide(rates, verdicts) == decide(list(reversed(rates)), list(reversed(verdicts)))
+        assert decide(family, verdicts) == decide(holm(list(reversed(family))), list(reversed(verdicts)))
+
+
+def test_holm_holds_the_smallest_p_to_alpha_over_m():
+    one = holm([rate("a", 5, 1, 5)])  # p = 0.024 <= 0.05
+    assert one[0].lost
+    many = holm([rate("a", 5, 1, 5)] + [rate(f"b{i}", 5, 5, 5) for i in range(2)])  # 0.024 > 0.05 / 3
+    assert not any(r.lost for r in many) and many[0].undecided
+
+
+def rates(row) -> dict[str, tuple[int, int, bool]]:
+    return {r["behaviour"]: (r["teacher"], r["candidate"], r["lost"]) for r in row.sampling["rates"]}
 
 
 @pytest.mark.parametrize(
     ("k", "verdict", "undecided"),
-    [(5, EQUIVALENT, False), (4, DIVERGED, True), (1, REGRESSED, False)],
+    [(8, EQUIVALENT, False), (7, DIVERGED, True), (1, REGRESSED, False)],
 )
-def test_a_rule_kept_in_k_of_5_samples(store, example, k, verdict, undecided):
-    rr, _ = run(store, example, kept(example, k, 5), 5)
+def test_a_rule_kept_in_k_of_8_samples(store, example, k, verdict, undecided):
+    rr, _ = run(store, example, kept(example, k, 8), 8)
+    named = RULE.removeprefix("- ")
     for row in rr.rows:
-        judge = row.sampling["rates"][0]
-        assert (judge["teacher"], judge["candidate"], judge["n"]) == (5, k, 5), row.case_id
+        seen = rates(row)
+        # the rule is listed from the teacher's samples and graded on every pair; the judge agrees
+        assert seen[named] == (8, k, verdict == REGRESSED), row.case_id
+        assert seen[JUDGE_BEHAVIOUR] == (8, k, verdict == REGRESSED)
+        # every other behaviour the teacher listed is kept on both sides
+        assert all(t == c == 8 for b, (t, c, _) in seen.items() if b not in (named, JUDGE_BEHAVIOUR))
         assert row.sampling["pair_verdicts"].count(EQUIVALENT) == k
         assert (row.verdict, row.undecided) == (verdict, undecided)
         if verdict != EQUIVALENT:
-            assert f"teacher 5/5, candidate {k}/5" in row.behaviour_delta
+            assert f"{named}: teacher 8/8, candidate {k}/8" in row.behaviour_delta
     assert exit_code(rr) == (1 if verdict == REGRESSED else 0)
+
+
+def test_five_samples_cannot_call_one_of_many_behaviours_lost(store, example):
+    """Holm's correction over the case's ~17 behaviours: 1 of 5 is lower, not beyond chance."""
+    rr, _ = run(store, example, kept(example, 1, 5), 5)
+    assert {(r.verdict, r.undecided) for r in rr.rows} == {(DIVERGED, True)}
+    assert least_samples(len(rr.rows[0].sampling["rates"])) > 5 >= least_samples(1)
 
 
 def test_one_sample_is_the_run_it_was(store, example):
@@ -115,12 +146,13 @@ def test_samples_have_their_own_keys_temperature_and_run_key(store, example):
 def test_round_two_pays_no_teacher_sample_and_a_larger_n_only_the_new_ones(store, example):
     rr1, _ = run(store, example, kept(example, 1, 5), 5)
     assert made(store, rr1.run["id"], "runner-teacher") == 10  # 2 cases x 5 samples
+    assert made(store, rr1.run["id"], "judge-aa") == 10  # the teacher's samples against each other
     rr2, _ = run(store, example, kept(example, 2, 5), 5)
     assert made(store, rr2.run["id"], "runner-teacher") == 0
     assert made(store, rr2.run["id"], "runner-candidate") == 10
     rr3, eng = run(store, example, kept(example, 2, 8), 8)
     assert made(store, rr3.run["id"], "runner-teacher") == 6  # samples 5, 6, 7 of each case
-    assert rr3.rows[0].sampling["rates"][0]["teacher"] == 8
+    assert rates(rr3.rows[0])[JUDGE_BEHAVIOUR][0] == 8
 
 
 def test_the_estimate_counts_n_runs_and_what_is_cached(store, example):
@@ -137,18 +169,22 @@ def test_the_estimate_counts_n_runs_and_what_is_cached(store, example):
 
 
 def test_the_record_carries_the_samples_and_validates(store, example):
-    rr, _ = run(store, example, kept(example, 1, 5), 5)
+    rr, _ = run(store, example, kept(example, 0, 6), 6)
     rec = run_record(store, rr)
     RunRecord.model_validate(rec)
-    assert rec["run"]["runner_samples"] == 5 and rec["run"]["runner_temperature"] == 1.0
+    assert rec["run"]["runner_samples"] == 6 and rec["run"]["runner_temperature"] == 1.0
     case = rec["cases"][0]["runner_samples"]
-    assert case["n"] == 5 and case["rates"][0]["lost"] and case["test"].startswith("one-sided Fisher")
+    assert (
+        case["n"] == 6
+        and any(r["lost"] for r in case["rates"])
+        and case["test"].startswith("one-sided Fisher")
+    )
     assert rec["report"]["cases"][0]["verdict"] == REGRESSED  # the seed report's shape, unchanged
 
 
 def test_fail_fast_stops_on_the_first_case_decided_regressed(store, example):
-    settings = RunSettings(runner_model="scripted/rules", runner_samples=5, fail_fast=True, concurrency=1)
-    eng = Engine(store, example["original"], kept(example, 0, 5), example["ts"], settings)
+    settings = RunSettings(runner_model="scripted/rules", runner_samples=6, fail_fast=True, concurrency=1)
+    eng = Engine(store, example["original"], kept(example, 0, 6), example["ts"], settings)
     rr = build_report(store, eng.run())
     assert rr.stopped_early() and len(rr.report["cases"]) == 1 and exit_code(rr) == 1
 
@@ -169,11 +205,11 @@ def test_the_cli_takes_runner_samples_and_stores_them(run_args, tmp_path):
     from abeq.cli import main
 
     out = tmp_path / "r.json"
-    code = main(run_args("--runner-samples", "3", "--out", str(out), candidate="candidate-lossy.md"))
+    code = main(run_args("--runner-samples", "6", "--out", str(out), candidate="candidate-lossy.md"))
     assert code == 1
     with sqlite3.connect(tmp_path / "abeq.db") as c:
         cfg = json.loads(c.execute("select config from runs").fetchone()[0])
-        assert cfg["settings"]["runner_samples"] == 3
+        assert cfg["settings"]["runner_samples"] == 6
         assert c.execute("select count(*) from run_cases where samples is not null").fetchone()[0] == 7
 
 
@@ -198,8 +234,21 @@ def test_the_review_page_shows_the_rates_and_a_sample_pair_on_request(app, db, e
     assert not app.exception
     assert any("Runner samples" in m.value for m in app.markdown)
     table = app.dataframe[0].value
-    assert list(table["original"])[0] == "3/3" and list(table["candidate"])[0] == "1/3"
+    shown = dict(zip(table["behaviour"], zip(table["original"], table["candidate"])))
+    assert shown[JUDGE_BEHAVIOUR] == ("3/3", "1/3")
     app.selectbox(key=f"sample:{example['ts'].cases[0].id}").select(1).run()
     assert not app.exception
     app.switch_page("desk_pages/3_run.py").run()
     assert app.number_input(key="runner_samples").value == 1
+
+
+def test_a_small_n_is_said_before_the_run_and_undecided_cases_after(run_args, tmp_path, capsys):
+    from abeq.cli import main
+    from abeq.execution.preflight import samples_notice
+
+    assert samples_notice(1) == [] and samples_notice(30) == []
+    assert "at most 3 behaviour(s)" in samples_notice(4)[0]  # p = 1/70: 0.05 x 70 = 3.5
+    assert main(run_args("--runner-samples", "3", candidate="candidate-lossy.md", quiet=None)) == 0
+    err = capsys.readouterr().err
+    assert "--runner-samples 3: a behaviour the candidate never shows" in err
+    assert "undecided (a behaviour shown less often on the candidate, within chance at 3 samples" in err

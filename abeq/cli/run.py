@@ -277,9 +277,17 @@ def print_outcome(store, rr, gate: str) -> None:
             f"changes): {', '.join(silent)}",
             file=sys.stderr,
         )
-    uncertain = [r.case_id for r in rr.rows if len(set(r.samples)) > 1]
+    uncertain = [r.case_id for r in rr.rows if len(set(r.samples)) > 1 and not r.sampling]
     if uncertain:
         print(f"uncertain (judge samples disagree): {', '.join(uncertain)}", file=sys.stderr)
+    undecided = [r for r in rr.rows if r.undecided]
+    if undecided:
+        n = (undecided[0].sampling or {}).get("n")
+        print(
+            f"undecided (a behaviour shown less often on the candidate, within chance at {n} samples; "
+            f"more samples could tell): {', '.join(r.case_id for r in undecided)}",
+            file=sys.stderr,
+        )
     for r in rr.rows:
         if r.checks_lost:
             print(

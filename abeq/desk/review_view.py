@@ -148,7 +148,7 @@ def badges(st, row: CaseRow) -> None:
             st.badge(f"reviewer agreed ({who})", color="green", icon=":material/done_all:")
         else:
             st.badge("not reviewed", color="gray")
-        if len(set(row.samples)) > 1:
+        if len(set(row.samples)) > 1 and not row.sampling:  # a sampled case's pairs: its rates say
             st.badge(
                 f"uncertain: judge samples split {' / '.join(row.samples)} (agreement {row.agreement:.0%})",
                 color="yellow",

@@ -21,6 +21,7 @@ from .agent_cmd import command_notices
 from .checks import problems
 from .code_trust import CodeItem, trust_state
 from .config import RunConfig
+from .samples import ALPHA, behaviours_decidable
 
 NOT_CONFIRMED_HINT = (
     "Review the cases (abeq check-set), then confirm them (--confirm, or Confirm in the desk)."
@@ -92,8 +93,24 @@ def preflight(
         unconfirmed,
         items,
         trusted,
-        warnings=[*command_notices(config.mode), *cov.warnings],
+        warnings=[*command_notices(config.mode), *cov.warnings, *samples_notice(config.runner_samples)],
         cautions=cautions(config),
+    )
+
+
+def samples_notice(n: int) -> list[str]:
+    """At a small N a loss cannot be called among a case's many behaviours: said before the run."""
+    if n <= 1:
+        return []
+    most = behaviours_decidable(n)
+    return (
+        [
+            f"--runner-samples {n}: a behaviour the candidate never shows is called lost only when its case "
+            f"tests at most {most} behaviour(s) (Holm-corrected at {ALPHA:g}); a case lists about 5-20. "
+            "Undecided cases do not fail the gate: docs/guides/samples.md gives the N a loss needs."
+        ]
+        if most < 20
+        else []
     )
 
 

@@ -1,17 +1,19 @@
 """Many samples of each arm (`--runner-samples N`): how often each behaviour appears on each side,
 and whether the candidate keeps one less often than the teacher beyond chance.
 
-A behaviour is something each sample either shows or does not: the judge's "keeps the teacher's
+A behaviour is something each sample either shows or does not: each behaviour the teacher's samples
+list (graded on every sample pair), each check of the case, and the judge's "keeps the teacher's
 behaviour" (a candidate sample judged against the teacher sample of the same seed, a teacher sample
-judged against the next teacher sample: the teacher's own variation) and each check of the case.
-For each, the counts (teacher k_t of N, candidate k_c of N) go to a one-sided Fisher exact test; a
-loss is called only when p <= ALPHA. The decision is a function of the counts alone, so the same
-counts always give the same verdict.
+judged against the next teacher sample: the teacher's own variation). For each, the counts (teacher
+k_t of N, candidate k_c of N) go to a one-sided Fisher exact test, and the case's behaviours are
+tested together with Holm's step-down correction, so the chance of calling any loss in a case where
+there is none stays at most ALPHA. The decision is a function of the counts alone: the same counts
+always give the same verdict.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import comb
 
 from ..vocab import DIVERGED, EQUIVALENT, REGRESSED, Verdict
@@ -31,28 +33,32 @@ def fisher_less(kt: int, nt: int, kc: int, nc: int) -> float:
     return sum(comb(nc, x) * comb(nt, shown - x) for x in range(lo, kc + 1)) / total
 
 
-def least_samples(alpha: float = ALPHA) -> int:
+def least_samples(behaviours: int = 1, alpha: float = ALPHA) -> int:
     """The fewest samples a side at which a behaviour the teacher always shows and the candidate never
-    does is called lost: below it no count can be decided."""
+    does is called lost among `behaviours` tested together: below it no count can be decided."""
     n = 1
-    while fisher_less(n, n, 0, n) > alpha:
+    while fisher_less(n, n, 0, n) > alpha / behaviours:
         n += 1
     return n
 
 
+def behaviours_decidable(n: int, alpha: float = ALPHA) -> int:
+    """How many behaviours a case may test together at N samples and still call one lost (the one the
+    teacher always shows and the candidate never does)."""
+    return int(alpha / fisher_less(n, n, 0, n))
+
+
 @dataclass(frozen=True)
 class Rate:
-    """One behaviour's counts on each side, and the test's result."""
+    """One behaviour's counts on each side, the test's p, and whether the case's family of tests
+    (holm) calls it lost."""
 
     behaviour: str
     teacher: int
     candidate: int
     n: int
     p: float
-
-    @property
-    def lost(self) -> bool:
-        return self.candidate < self.teacher and self.p <= ALPHA
+    lost: bool = False
 
     @property
     def undecided(self) -> bool:
@@ -75,6 +81,18 @@ class Rate:
 
 def rate(behaviour: str, teacher: int, candidate: int, n: int) -> Rate:
     return Rate(behaviour, teacher, candidate, n, fisher_less(teacher, n, candidate, n))
+
+
+def holm(rates: list[Rate], alpha: float = ALPHA) -> list[Rate]:
+    """The rates with `lost` set by Holm's step-down procedure over the case's behaviours: the
+    smallest p is held to alpha/m, the next to alpha/(m-1), …, stopping at the first that fails; only
+    a lower candidate rate can be lost (the test is one-sided)."""
+    m, lost = len(rates), set()
+    for i, r in enumerate(sorted(range(m), key=lambda j: rates[j].p)):
+        if rates[r].candidate >= rates[r].teacher or rates[r].p > alpha / (m - i):
+            break
+        lost.add(r)
+    return [replace(r, lost=j in lost) for j, r in enumerate(rates)]
 
 
 def decide(rates: list[Rate], pair_verdicts: list[Verdict]) -> tuple[Verdict, bool]:
