@@ -2,10 +2,11 @@
 
 1. Samples needed (exact, no simulation): a rule the original keeps in every sample and the
    candidate keeps with probability q (0.5, and 0.2, 0.8 beside it). For each N, the chance that the
-   one-sided Fisher exact test at 0.05 calls it lost — the sum over the candidate's binomial count
-   k of P(k) · [p(N, N, k, N) <= 0.05] — and the chance it calls a loss when there is none (the
-   candidate keeps it as often as an original that keeps it 90% of the time: both sides binomial).
-   The smallest N at which a rule kept 50% of the time is called lost with 95% probability.
+   one-sided Fisher exact test calls it lost — the sum over the candidate's binomial count k of
+   P(k) · [p(N, N, k, N) <= 0.05 / m] — where m is how many behaviours the case tests together (Holm's
+   correction holds the smallest p to 0.05 / m; the other behaviours kept on both sides): m = 1, 10
+   and 20. Beside it, the chance of a false loss (both sides keep a behaviour 90% of the time, m = 1).
+   The smallest N at which a rule kept 50% of the time is called lost with 95% probability, per m.
 2. Cost beside a single run: the calls one case makes at N (2N runner, N·K + N judge) against a
    single run's (2 runner, K judge); and the model calls actually made by the bundled example (7
    cases) through the real engine on the scripted model, at N = 1 and at that N, round 1 and a round
@@ -47,13 +48,13 @@ def binom(n: int, q: float, k: int) -> float:
     return comb(n, k) * q**k * (1 - q) ** (n - k)
 
 
-def power(n: int, q_teacher: float, q_candidate: float) -> float:
-    """P(the test calls the rule lost) when each side's count is binomial."""
+def power(n: int, q_teacher: float, q_candidate: float, m: int = 1) -> float:
+    """P(the test calls the rule lost among m behaviours) when each side's count is binomial."""
     return sum(
         binom(n, q_teacher, kt) * binom(n, q_candidate, kc)
         for kt in range(n + 1)
         for kc in range(n + 1)
-        if kc < kt and fisher_less(kt, n, kc, n) <= ALPHA
+        if kc < kt and fisher_less(kt, n, kc, n) <= ALPHA / m
     )
 
 
@@ -64,13 +65,18 @@ def samples_needed(max_n: int = 30) -> dict:
             {
                 "n": n,
                 "power_q05": round(power(n, 1.0, 0.5), 4),
-                "power_q02": round(power(n, 1.0, 0.2), 4),
-                "power_q08": round(power(n, 1.0, 0.8), 4),
+                "power_q05_m10": round(power(n, 1.0, 0.5, 10), 4),
+                "power_q05_m20": round(power(n, 1.0, 0.5, 20), 4),
+                "power_q02_m10": round(power(n, 1.0, 0.2, 10), 4),
+                "power_q08_m10": round(power(n, 1.0, 0.8, 10), 4),
                 "false_loss_at_09": round(power(n, 0.9, 0.9), 4),
             }
         )
-    first = next((r["n"] for r in rows if r["power_q05"] >= 0.95), None)
-    return {"alpha": ALPHA, "rows": rows, "n_for_95pct_at_q05": first}
+    first = {
+        key: next((r["n"] for r in rows if r[key] >= 0.95), None)
+        for key in ("power_q05", "power_q05_m10", "power_q05_m20")
+    }
+    return {"alpha": ALPHA, "rows": rows, "n_for_95pct": first}
 
 
 def calls_per_case(n: int, judge_samples: int = 1) -> dict:
@@ -183,7 +189,7 @@ def _row(method: str, s: dict) -> dict:
 
 def main() -> None:
     need = samples_needed()
-    n = need["n_for_95pct_at_q05"] or 30
+    n = need["n_for_95pct"]["power_q05_m20"] or 30  # the example's cases test ~17 behaviours
     result = {
         "samples_needed": need,
         "calls_per_case": {"single": calls_per_case(1), f"n={n}": calls_per_case(n)},
@@ -192,12 +198,15 @@ def main() -> None:
     }
     out = ROOT / "bench" / "results" / "samples.json"
     out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    print(f"rule kept 50% of the time is called lost with >= 95% probability from N = {n} samples")
+    print(
+        f"a rule kept 50% of the time is called lost with >= 95% probability from N = {need['n_for_95pct']}"
+    )
     for r in need["rows"]:
-        if r["n"] in (3, 5, 8, 10, 12, 15, 20, n):
+        if r["n"] in (3, 5, 8, 10, 12, 13, 15, 16, 20, 25, 30):
             print(
-                f"  N={r['n']:>2}: P(lost | q=0.5) {r['power_q05']:.3f}  q=0.2 {r['power_q02']:.3f}  "
-                f"q=0.8 {r['power_q08']:.3f}  false loss (0.9 vs 0.9) {r['false_loss_at_09']:.3f}"
+                f"  N={r['n']:>2}: P(lost | q=0.5) m=1 {r['power_q05']:.3f} m=10 {r['power_q05_m10']:.3f} "
+                f"m=20 {r['power_q05_m20']:.3f}; m=10: q=0.2 {r['power_q02_m10']:.3f} q=0.8 "
+                f"{r['power_q08_m10']:.3f}; false loss (0.9 vs 0.9, m=1) {r['false_loss_at_09']:.3f}"
             )
     print("calls per case:", result["calls_per_case"])
     print("engine (bundled example, 7 cases):", json.dumps(result["engine"]))

@@ -99,17 +99,18 @@ def preflight(
 
 
 def samples_notice(n: int) -> list[str]:
-    """At a small N a loss cannot be called among a case's many behaviours: said before the run."""
+    """At a small N a loss cannot be called among a case's behaviours: said before the run."""
     if n <= 1:
         return []
     most = behaviours_decidable(n)
     return (
         [
             f"--runner-samples {n}: a behaviour the candidate never shows is called lost only when its case "
-            f"tests at most {most} behaviour(s) (Holm-corrected at {ALPHA:g}); a case lists about 5-20. "
-            "Undecided cases do not fail the gate: docs/guides/samples.md gives the N a loss needs."
+            f"tests at most {most} behaviour(s) (the judge's, and one per check; Holm-corrected at "
+            f"{ALPHA:g}). Undecided cases do not fail the gate: docs/guides/samples.md gives the N a loss "
+            "needs."
         ]
-        if most < 20
+        if most < 10
         else []
     )
 

@@ -2,52 +2,31 @@
 checks per pair, and the decision on the counts (abeq.execution.samples).
 
 Sample i of an arm has its own seed and cache key (sample 0 included), so a teacher's N samples are
-paid once across rounds and a larger N later pays only the new ones. The behaviours the teacher's
-samples list in their self-reports (the steps they followed) are graded, with the case's own
-natural-language checks, on each pair (teacher i, candidate i) in one blind grading call: that
-gives each named behaviour's rate on each side (docs/guides/samples.md says why this pairing and
-listing). The judge compares teacher sample i with candidate sample i, and teacher sample i with
-teacher sample i+1: how often the teacher differs from itself is the rate the candidate's is held
-against.
+paid once across rounds and a larger N later pays only the new ones. The judge compares teacher
+sample i with candidate sample i (the pairing measured against listing behaviours in
+docs/guides/samples.md), and teacher sample i with teacher sample i+1: how often the teacher
+differs from itself is the rate the candidate's is held against. The case's checks run on every
+pair, each a named behaviour with its own rate.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Mapping
 from typing import Any, cast
 
 from ..models.call import CallPolicy
 from ..results.store import dumps
-from ..schemas import NOT_REPORTED, Case, CheckResult, ObservedRun, RunnerReply
+from ..schemas import Case, CheckResult, RunnerReply
 from ..vocab import EQUIVALENT, REGRESSED, Verdict
 from .calls import Calls
-from .checks import case_checks, evaluate, model_checks
+from .checks import evaluate, model_checks
 from .config import RunConfig
 from .judge import majority
 from .runner import gate_state
 from .samples import ALPHA, Rate, decide, holm, judge_rate, rate, summary_text
 
 TEST_NAME = "one-sided Fisher exact test per behaviour, Holm-corrected over the case's behaviours"
-MAX_LISTED = 16  # behaviours listed from the teacher's samples: one grading call holds them all
-_LEAD = re.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*(?:followed\s*:\s*)?", re.I)
-_NOT_A_STEP = ("skipped", "none", "n/a", NOT_REPORTED)
-
-
-def listed(teacher: list[RunnerReply]) -> list[str]:
-    """The behaviours the teacher's samples say they showed: each line of their self-reports' steps
-    followed (list marks and a 'followed:' prefix removed; a skipped step, 'none' and a field an agent
-    did not report left out), first seen first, at most MAX_LISTED."""
-    out: dict[str, None] = {}
-    for r in teacher:
-        if isinstance(r, ObservedRun) and "steps_followed_skipped" in r.not_reported:
-            continue
-        for line in r.self_report.steps_followed_skipped.splitlines():
-            text = _LEAD.sub("", line, count=1).strip()
-            if text and not text.lower().startswith(_NOT_A_STEP):
-                out.setdefault(text[:300], None)
-    return list(out)[:MAX_LISTED]
 
 
 async def _pair(
@@ -105,29 +84,17 @@ async def run_sampled(
         *[calls.runner(candidate, case, "runner-candidate", policy, s) for s in range(n)],
     )
     teacher, cand = list(runs[:n]), list(runs[n:])
-    behaviours = listed([r for _, r in teacher])
-    own = len(case_checks(case))  # the case's own checks come first; the listed behaviours after them
-    graded = case.model_copy(update={"expectations": [*case.expectations, *behaviours]})
     cand_judged, teacher_judged, checked = await asyncio.gather(
         asyncio.gather(*[_pair(calls, cfg, case, teacher[i], cand[i], policy) for i in range(n)]),
         asyncio.gather(
             *[_pair(calls, cfg, case, teacher[i], teacher[(i + 1) % n], policy, "judge-aa") for i in range(n)]
         ),
-        asyncio.gather(*[_checks(calls, cfg, graded, teacher[i], cand[i], policy) for i in range(n)]),
+        asyncio.gather(*[_checks(calls, cfg, case, teacher[i], cand[i], policy) for i in range(n)]),
     )
     cand_pairs = [v for v, _ in cand_judged]
     teacher_pairs = [v for v, _ in teacher_judged]
-    checks = [r[:own] for r, _ in checked]
-    shown = [
-        rate(
-            b,
-            sum(bool(r[own + j].teacher) for r, _ in checked),
-            sum(bool(r[own + j].candidate) for r, _ in checked),
-            n,
-        )
-        for j, b in enumerate(behaviours)
-    ]
-    rates = holm([*shown, *check_rates(checks, n), judge_rate(teacher_pairs, cand_pairs)])
+    checks = [r for r, _ in checked]
+    rates = holm([*check_rates(checks, n), judge_rate(teacher_pairs, cand_pairs)])
     verdict, undecided = decide(rates, cand_pairs)
     judged = [j for _, js in cand_judged for j in js]  # every pair's judge samples, pair by pair
     # the judge's own words from a pair that shows the verdict's side: a loss, else a difference

@@ -1,10 +1,10 @@
 """Many samples of each arm (`--runner-samples N`): how often each behaviour appears on each side,
 and whether the candidate keeps one less often than the teacher beyond chance.
 
-A behaviour is something each sample either shows or does not: each behaviour the teacher's samples
-list (graded on every sample pair), each check of the case, and the judge's "keeps the teacher's
-behaviour" (a candidate sample judged against the teacher sample of the same seed, a teacher sample
-judged against the next teacher sample: the teacher's own variation). For each, the counts (teacher
+A behaviour is something each sample either shows or does not: each check of the case (run on every
+sample pair), and the judge's "keeps the teacher's behaviour" (a candidate sample judged against the
+teacher sample of the same seed, a teacher sample judged against the next teacher sample: the
+teacher's own variation). For each, the counts (teacher
 k_t of N, candidate k_c of N) go to a one-sided Fisher exact test, and the case's behaviours are
 tested together with Holm's step-down correction, so the chance of calling any loss in a case where
 there is none stays at most ALPHA. The decision is a function of the counts alone: the same counts
