@@ -4,8 +4,9 @@
    candidate keeps with probability q (0.5, and 0.2, 0.8 beside it). For each N, the chance that the
    one-sided Fisher exact test calls it lost — the sum over the candidate's binomial count k of
    P(k) · [p(N, N, k, N) <= 0.05 / m] — where m is how many behaviours the case tests together (Holm's
-   correction holds the smallest p to 0.05 / m; the other behaviours kept on both sides): m = 1, 10
-   and 20. Beside it, the chance of a false loss (both sides keep a behaviour 90% of the time, m = 1).
+   correction holds the smallest p to 0.05 / m; the other behaviours kept on both sides): m = 1
+   (the judge alone), 2 (the judge and one check), 10 and 20. Beside it, the chance of a false loss
+   (both sides keep a behaviour 90% of the time, m = 1).
    The smallest N at which a rule kept 50% of the time is called lost with 95% probability, per m.
 2. Cost beside a single run: the calls one case makes at N (2N runner, N·K + N judge) against a
    single run's (2 runner, K judge); and the model calls actually made by the bundled example (7
@@ -15,7 +16,9 @@
    accuracy as `abeq calibrate` does: the judge per pair (scripted/rules and the three baseline
    judges), against the behaviours listed from the original run (its self-report's "followed" steps,
    else its transcript lines) and each checked on both runs by the check grader (scripted/rules), a
-   pair called regressed when one is kept by the original and lost by the candidate.
+   pair called regressed when one is kept by the original and lost by the candidate; the pairs on
+   which the two methods disagree (McNemar's exact test); and both methods on the bundled example's
+   faithful rewording (7 cases, equivalent by construction) and lossy one.
 
 Run: .venv/bin/python bench/bench_samples.py   (writes bench/results/samples.json; ~1 minute)
 """
@@ -65,6 +68,7 @@ def samples_needed(max_n: int = 30) -> dict:
             {
                 "n": n,
                 "power_q05": round(power(n, 1.0, 0.5), 4),
+                "power_q05_m2": round(power(n, 1.0, 0.5, 2), 4),
                 "power_q05_m10": round(power(n, 1.0, 0.5, 10), 4),
                 "power_q05_m20": round(power(n, 1.0, 0.5, 20), 4),
                 "power_q02_m10": round(power(n, 1.0, 0.2, 10), 4),
@@ -74,7 +78,7 @@ def samples_needed(max_n: int = 30) -> dict:
         )
     first = {
         key: next((r["n"] for r in rows if r[key] >= 0.95), None)
-        for key in ("power_q05", "power_q05_m10", "power_q05_m20")
+        for key in ("power_q05", "power_q05_m2", "power_q05_m10", "power_q05_m20")
     }
     return {"alpha": ALPHA, "rows": rows, "n_for_95pct": first}
 
@@ -132,25 +136,79 @@ def _steps(run) -> list[str]:
     return steps or [ln.strip() for ln in run.transcript.splitlines() if ln.strip()][:12]
 
 
-async def _listed(suite, spec) -> list[dict]:
-    """Each pair judged by listing the original's behaviours and grading each on both runs."""
-    from abeq.calibration.measure import _observed, run_key
+async def listed_verdict(case_input: str, t, c, spec, order: str) -> str:
+    """Regressed when a behaviour listed from run t (the original) passes on t and fails on c."""
     from abeq.execution.checks import evaluate, model_checks
-    from abeq.execution.grading import blind_order, grade_pair, unblind
+    from abeq.execution.grading import grade_pair, unblind
     from abeq.schemas import Case
     from abeq.vocab import EQUIVALENT, REGRESSED
 
+    case = Case(id="pair", type="happy", input=case_input, expectations=[b for b in _steps(t) if b])
+    checks = model_checks(case)
+    if not checks:
+        return EQUIVALENT
+    reply = (await grade_pair(case, checks, t, c, order, spec)).value
+    results = evaluate(case, t, c, unblind(reply, [x.id for x in checks], order), order)
+    return REGRESSED if any(r.lost for r in results) else EQUIVALENT
+
+
+async def _listed(suite, spec) -> list[dict]:
+    """Each pair judged by listing the original's behaviours and grading each on both runs."""
+    from abeq.calibration.measure import _observed, run_key
+    from abeq.execution.grading import blind_order
+
     out = []
     for p in suite.pairs:
-        behaviours = [b for b in _steps(p.teacher) if b]
-        case = Case(id="pair", type="happy", input=p.case_input, expectations=behaviours)
-        checks = model_checks(case)
         t, c = _observed(p.teacher), _observed(p.candidate)
-        shown = blind_order(run_key(p.teacher), run_key(p.candidate))
-        reply = (await grade_pair(case, checks, t, c, shown, spec)).value
-        results = evaluate(case, t, c, unblind(reply, [x.id for x in checks], shown), shown)
-        verdict = REGRESSED if any(r.lost for r in results) else EQUIVALENT
+        order = blind_order(run_key(p.teacher), run_key(p.candidate))
+        verdict = await listed_verdict(p.case_input, t, c, spec, order)
         out.append({"id": p.id, "category": p.category, "label": p.label, "verdict": verdict})
+    return out
+
+
+def mcnemar(a: list[dict], b: list[dict]) -> dict:
+    """Pairs where exactly one method is right about regressed-or-not, and the exact two-sided p."""
+    from abeq.vocab import REGRESSED
+
+    right = lambda r: (r["verdict"] == REGRESSED) == (r["label"] == REGRESSED)  # noqa: E731
+    by_id = {r["id"]: r for r in b}
+    only_a = sum(1 for r in a if right(r) and not right(by_id[r["id"]]))
+    only_b = sum(1 for r in a if not right(r) and right(by_id[r["id"]]))
+    n, k = only_a + only_b, min(only_a, only_b)
+    p = min(1.0, 2 * sum(comb(n, i) for i in range(k + 1)) / 2**n) if n else 1.0
+    return {"only_judge_right": only_a, "only_listing_right": only_b, "p_two_sided": round(p, 4)}
+
+
+def example_methods() -> dict:
+    """The judge per pair and listing-then-grading on the bundled example's candidates (one run each)."""
+    from abeq import sets
+    from abeq.documents import load_document
+    from abeq.models import ModelSpec
+    from abeq.models.scripted import judge_rules, run_rules
+    from abeq.schemas import RunnerReply
+
+    ex = ROOT / "abeq" / "examples" / "release-notes"
+    original = load_document(ex / "SKILL.md")
+    ts = sets.load(ex / "transfer-set.json")
+    spec = ModelSpec(name="scripted/rules")
+    out = {}
+    for name in ("candidate-faithful.md", "candidate-lossy.md"):
+        cand = load_document(ex / name)
+        judge, listing = [], []
+        for case in ts.cases:
+            blocks = {"case_input": case.input, "gate_responses": "[]"}
+            t = run_rules({**blocks, "document": original.text})
+            c = run_rules({**blocks, "document": cand.text})
+            judge.append(
+                judge_rules({"original_run": json.dumps(t), "candidate_run": json.dumps(c)})["verdict"]
+            )
+            tr, cr = RunnerReply.model_validate(t), RunnerReply.model_validate(c)
+            listing.append(asyncio.run(listed_verdict(case.input, tr, cr, spec, "teacher")))
+        out[name] = {
+            "judge_regressed": judge.count("candidate-regressed"),
+            "listing_regressed": listing.count("candidate-regressed"),
+            "cases": len(ts.cases),
+        }
     return out
 
 
@@ -169,12 +227,18 @@ def compare(
         store = Store(str(Path(d) / "abeq.db"))
         for name in judges:
             cal = asyncio.run(measure(suite, ModelSpec(name=name), store, swap=False))
-            s = cal.summary
-            rows.append(_row(f"judge per pair: {name}", s))
+            rows.append(_row(f"judge per pair: {name}", cal.summary))
+            if name == "scripted/rules":
+                judged = cal.pairs
         store.close()
     listed = asyncio.run(_listed(suite, ModelSpec(name="scripted/rules")))
     rows.append(_row("behaviours listed, then checked: scripted/rules grader", summarise(listed)))
-    return {"pairs": len(suite.pairs), "rows": rows}
+    return {
+        "pairs": len(suite.pairs),
+        "rows": rows,
+        "disagreements": mcnemar(judged, listed),
+        "example": example_methods(),
+    }
 
 
 def _row(method: str, s: dict) -> dict:
@@ -189,7 +253,7 @@ def _row(method: str, s: dict) -> dict:
 
 def main() -> None:
     need = samples_needed()
-    n = need["n_for_95pct"]["power_q05_m20"] or 30  # the example's cases test ~17 behaviours
+    n = need["n_for_95pct"]["power_q05_m2"] or 30  # the example's cases: the judge and one check
     result = {
         "samples_needed": need,
         "calls_per_case": {"single": calls_per_case(1), f"n={n}": calls_per_case(n)},
@@ -204,7 +268,8 @@ def main() -> None:
     for r in need["rows"]:
         if r["n"] in (3, 5, 8, 10, 12, 13, 15, 16, 20, 25, 30):
             print(
-                f"  N={r['n']:>2}: P(lost | q=0.5) m=1 {r['power_q05']:.3f} m=10 {r['power_q05_m10']:.3f} "
+                f"  N={r['n']:>2}: P(lost | q=0.5) m=1 {r['power_q05']:.3f} m=2 {r['power_q05_m2']:.3f} "
+                f"m=10 {r['power_q05_m10']:.3f} "
                 f"m=20 {r['power_q05_m20']:.3f}; m=10: q=0.2 {r['power_q02_m10']:.3f} q=0.8 "
                 f"{r['power_q08_m10']:.3f}; false loss (0.9 vs 0.9, m=1) {r['false_loss_at_09']:.3f}"
             )
@@ -212,6 +277,8 @@ def main() -> None:
     print("engine (bundled example, 7 cases):", json.dumps(result["engine"]))
     for r in result["compare"]["rows"]:
         print(f"  {r['method']}: balanced accuracy {r['balanced_accuracy']} CI {r['balanced_accuracy_ci95']}")
+    print("  disagreements:", result["compare"]["disagreements"])
+    print("  bundled example:", result["compare"]["example"])
     print(f"wrote {out}")
 
 
