@@ -33,6 +33,7 @@ ORDER = (
     "local",
     "embedded_example",
     "mutate",
+    "samples",
     "overhead",
 )
 SCRIPTS = {name: BENCH / f"bench_{name}.py" for name in ORDER}
@@ -236,6 +237,30 @@ def rows(r: dict) -> list[tuple[str, str, str, str]]:
                     _mark(ok),
                 )
             )
+    sa = r.get("samples")
+    if sa and "samples_needed" in sa:
+        need, eng = sa["samples_needed"]["n_for_95pct"], sa["engine"]
+        n = next(k for k in eng if k != "n=1")
+        out.append(
+            (
+                "Runner samples: N at which a rule kept 50% of the time is called lost with 95% probability "
+                "(m = 1, 2, 10, 20 behaviours a case)",
+                ", ".join(
+                    str(need[k]) for k in ("power_q05", "power_q05_m2", "power_q05_m10", "power_q05_m20")
+                ),
+                "—",
+                "—",
+            )
+        )
+        out.append(
+            (
+                f"Runner samples, bundled example at {n}: calls round 1 / round 2 (teacher runs in round 2)",
+                f"{eng[n]['round_1']['made']} / {eng[n]['round_2']['made']} "
+                f"({eng[n]['round_2']['by_kind'].get('runner-teacher', 0)})",
+                "0 teacher runs in round 2",
+                _mark(eng[n]["round_2"]["by_kind"].get("runner-teacher", 0) == 0),
+            )
+        )
     lo = r.get("local")
     if lo:
         for name, x in lo["results"].items():
