@@ -44,9 +44,28 @@ def test_the_example_runs_keys_and_stored_settings_are_what_they_were(example, s
     import hashlib
 
     for name, settings in SETTINGS.items():
-        eng = Engine(store, example["original"], example["lossy"], example["ts"], settings)
-        stored = json.dumps(eng.cfg.settings(), sort_keys=True).encode()
-        assert (eng.config_key(), hashlib.sha256(stored).hexdigest()[:16]) == BEFORE[name], name
+        # one runner sample, given or not, is the run it was before samples existed (issue 37)
+        for s in (settings, settings.with_args(runner_samples=1)):
+            eng = Engine(store, example["original"], example["lossy"], example["ts"], s)
+            stored = json.dumps(eng.cfg.settings(), sort_keys=True).encode()
+            assert (eng.config_key(), hashlib.sha256(stored).hexdigest()[:16]) == BEFORE[name], name
+        # more than one is another run, at another temperature
+        many = Engine(
+            store, example["original"], example["lossy"], example["ts"], settings.with_args(runner_samples=3)
+        )
+        assert many.config_key() != BEFORE[name][0] and many.cfg.settings()["runner_samples"] == 3
+
+
+def test_one_runner_sample_keeps_the_runner_cache_keys(example):
+    from abeq.execution.keys import runner_keys, sample_spec
+
+    case, doc = example["ts"].cases[0], example["original"]
+    for settings in SETTINGS.values():
+        one, given = settings.config("skill"), settings.with_args(runner_samples=1).config("skill")
+        assert one.runner == given.runner and sample_spec(one.runner, 0) == one.runner
+        assert runner_keys(doc.hash, case, "skill", one.runner, "") == runner_keys(
+            doc.hash, case, "skill", given.runner, ""
+        )
 
 
 def test_the_typed_keywords_and_the_cli_table_are_the_models_fields():
