@@ -340,3 +340,21 @@ def test_two_changed_documents_make_one_result_and_each_run_names_its_revisions(
         "candidate": f"git:{head}:CLAUDE.md",
         "transfer_set": f"git:{head}:evals/claude-cases.json",
     }
+
+
+def test_runner_samples_in_the_project_file_reach_the_run(repo, tmp_path):
+    """abeq.toml's defaults are RunSettings: runner_samples there runs each arm N times (issue 37)."""
+    import sqlite3
+
+    toml = TOML.replace(
+        'runner_model = "scripted/rules"', 'runner_model = "scripted/rules"\nrunner_samples = 4'
+    )
+    repo.git("checkout", "-q", "main")  # the gate reads the base's project file
+    repo.commit("sample each arm 4 times", {"abeq.toml": toml})
+    repo.git("checkout", "-q", "-B", "pr")
+    repo.commit("shorter skill", {"skills/release-notes/SKILL.md": (RN / "candidate-lossy.md").read_text()})
+    assert gate(tmp_path) == 1  # the lost rules, 4/4 against 0/4, are beyond chance
+    with sqlite3.connect(tmp_path / "gate.db") as c:
+        (config,) = c.execute("select config from runs").fetchone()
+        assert json.loads(config)["settings"]["runner_samples"] == 4
+        assert c.execute("select count(*) from run_cases where samples is not null").fetchone()[0] == 7
