@@ -190,6 +190,7 @@ def test_undecided_within_chance_does_not_fail_the_gate(store, example):
     rr, _ = run(store, example, kept(example, 1, 2), 2)  # 2 samples: nothing can be called lost
     assert {r.verdict for r in rr.rows} == {DIVERGED} and all(r.undecided for r in rr.rows)
     assert exit_code(rr) == 0
+    assert rr.with_errors()["undecided"] == [r.case_id for r in rr.rows]  # beside the report's schema
 
 
 def test_sampling_the_embedded_model_is_cautioned():
@@ -252,3 +253,12 @@ def test_a_small_n_is_said_before_the_run_and_undecided_cases_after(run_args, tm
     err = capsys.readouterr().err
     assert "--runner-samples 3: a behaviour the candidate never shows" in err
     assert "undecided (a behaviour shown less often on the candidate, within chance at 3 samples" in err
+
+
+def test_two_checks_with_one_label_are_two_behaviours():
+    from abeq.execution.sampled import check_rates
+    from abeq.schemas import CheckResult
+
+    one = CheckResult(label='contains "x"', type="contains", kind="code", teacher=True, candidate=False)
+    rates = check_rates([[one, one]] * 3, 3)
+    assert [(r.behaviour, r.teacher, r.candidate) for r in rates] == [('check contains "x"', 3, 0)] * 2

@@ -61,16 +61,17 @@ async def _checks(
 
 
 def check_rates(per_pair: list[list[CheckResult]], n: int) -> list[Rate]:
-    """Each gating check's passes on each side over the pairs (skipped and weight-0 checks aside)."""
-    out: dict[str, list[int]] = {}
+    """Each gating check's passes on each side over the pairs (skipped and weight-0 checks aside),
+    counted by its place in the case: two checks with one label stay two behaviours."""
+    out: dict[int, tuple[str, list[int]]] = {}
     for checks in per_pair:
-        for r in checks:
+        for j, r in enumerate(checks):
             if not r.gates or r.teacher is None or r.candidate is None:
                 continue
-            counts = out.setdefault(f"check {r.label}", [0, 0])
+            counts = out.setdefault(j, (f"check {r.label}", [0, 0]))[1]
             counts[0] += int(r.teacher)
             counts[1] += int(r.candidate)
-    return [rate(name, t, c, n) for name, (t, c) in out.items()]
+    return [rate(name, t, c, n) for name, (t, c) in out.values()]
 
 
 async def run_sampled(

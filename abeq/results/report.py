@@ -147,6 +147,8 @@ class RunReport:
         out["gate_truncated"] = [
             {"case_id": r.case_id, "section": r.gate_section} for r in self.rows if r.gate_truncated
         ]
+        if any(r.undecided for r in self.rows):  # --runner-samples: lower, within chance at this N
+            out["undecided"] = [r.case_id for r in self.rows if r.undecided]
         if self.overridden:
             out["overrides"] = [
                 {
