@@ -12,6 +12,7 @@ import pytest
 from conftest import with_cases
 
 from abeq.documents import Document
+from abeq.execution.config import RunConfig
 from abeq.execution.engine import Engine
 from abeq.execution.estimate import estimate
 from abeq.execution.preflight import cautions
@@ -135,6 +136,9 @@ def test_samples_have_their_own_keys_temperature_and_run_key(store, example):
     )
     assert five.cfg.runner.temperature == 1.0 and five.config_key() != one.config_key()
     assert five.cfg.settings()["runner_samples"] == 5
+    # a resumed run is the run it was: its samples and their temperature come back from the store
+    back = RunConfig.from_settings(five.cfg.settings())
+    assert (back.runner_samples, back.runner, back.key_parts()) == (5, five.cfg.runner, five.cfg.key_parts())
     rr, _ = run(store, example, kept(example, 3, 5), 5)
     keys = rr.rows[0].sampling["teacher_keys"]
     assert len(set(keys)) == 5 and keys[0] == rr.rows[0].teacher_key
