@@ -15,7 +15,7 @@ from abeq.documents import Document
 from abeq.execution.config import RunConfig
 from abeq.execution.engine import Engine
 from abeq.execution.estimate import estimate
-from abeq.execution.preflight import cautions
+from abeq.execution.preflight import samples_warnings
 from abeq.execution.samples import (
     JUDGE_BEHAVIOUR,
     decide,
@@ -197,10 +197,22 @@ def test_undecided_within_chance_does_not_fail_the_gate(store, example):
     assert rr.with_errors()["undecided"] == [r.case_id for r in rr.rows]  # beside the report's schema
 
 
-def test_sampling_the_embedded_model_is_cautioned():
+def test_sampling_the_embedded_model_is_warned_before_the_run(example, tmp_path):
+    from abeq.api import prepare_run
+
     many = RunSettings(runner_samples=5).config("skill")
-    assert any("not worth the time" in c for c in cautions(many))
-    assert not any("not worth the time" in c for c in cautions(RunSettings().config("skill")))
+    assert any("not worth the time" in w for w in samples_warnings(many))
+    assert samples_warnings(RunSettings().config("skill")) == []
+    assert (
+        samples_warnings(RunSettings(runner_model="scripted/rules", runner_samples=5).config("skill")) == []
+    )
+    # what the CLI prints as "warning:" before the run starts (nothing has been called yet)
+    ex = example
+    prepared = prepare_run(
+        ex["original"], ex["lossy"], ex["ts"], store=str(tmp_path / "w.db"), runner_samples=5
+    )
+    assert any("not worth the time" in w for w in prepared.warnings)
+    prepared.store.close()
 
 
 def test_the_cli_takes_runner_samples_and_stores_them(run_args, tmp_path):

@@ -13,7 +13,7 @@ from ..documents import Document, detect_variant
 from ..execution.checks import model_checks
 from ..execution.code_trust import CodeItem
 from ..execution.estimate import describe_estimate, estimate_calls
-from ..execution.preflight import Preflight, preflight
+from ..execution.preflight import Preflight, preflight, samples_warnings
 from ..execution.settings import RunSettings
 from ..models import DEFAULT_MODEL
 from ..results.agreement import judge_minimum_warning
@@ -171,9 +171,10 @@ def estimate_lines(
 ) -> list[str]:
     """The estimate in sentences: the CLI's own (the cache consulted) once the set is confirmed;
     before that, the calls only."""
+    sampled = samples_warnings(cfg.config(VARIANTS[0]))  # a small N, the embedded model's samples
     if not confirmation_problem(ts, original["hash"]):
         est = estimate_run(store, *documents(store, original, candidate), ts, cfg)
-        return describe_estimate(est, len(ts.cases), cfg.aa)
+        return describe_estimate(est, len(ts.cases), cfg.aa) + sampled
     graded = sum(1 for c in ts.cases if model_checks(c))
     est = estimate_calls(len(ts.cases), 1, cfg.judge_samples, cfg.aa, graded, cfg.runner_samples)
     return [
@@ -181,7 +182,7 @@ def estimate_lines(
         f"{', A/A replays included' if cfg.aa else ''}"
         + (f", {est['grading_calls']} check grading" if graded else "")
         + "); the original's cached transcripts are reused, so later rounds make fewer."
-    ]
+    ] + sampled
 
 
 def progress_metrics(p: Progress) -> tuple[list[Metric], list[Metric]]:

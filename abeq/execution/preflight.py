@@ -93,7 +93,7 @@ def preflight(
         unconfirmed,
         items,
         trusted,
-        warnings=[*command_notices(config.mode), *cov.warnings, *samples_notice(config.runner_samples)],
+        warnings=[*command_notices(config.mode), *cov.warnings, *samples_warnings(config)],
         cautions=cautions(config),
     )
 
@@ -118,10 +118,15 @@ def samples_notice(n: int) -> list[str]:
 def cautions(config: RunConfig) -> list[str]:
     """What a user should know about the models chosen (the embedded one is tiny)."""
     specs = (config.judge,) if config.mode.kind == "command" else (config.runner, config.judge)
-    said = [s.provider.caution for s in specs if s.provider.caution]
-    if config.runner_samples > 1 and config.mode.kind != "command" and config.runner.provider.samples_caution:
-        said.append(config.runner.provider.samples_caution)
-    return list(dict.fromkeys(said))
+    return list(dict.fromkeys(s.provider.caution for s in specs if s.provider.caution))
+
+
+def samples_warnings(config: RunConfig) -> list[str]:
+    """What to know before sampling: a small N, and a runner whose samples are not worth the time."""
+    slow = config.runner_samples > 1 and config.mode.kind != "command"
+    return samples_notice(config.runner_samples) + (
+        [config.runner.provider.samples_caution] if slow and config.runner.provider.samples_caution else []
+    )
 
 
 def confirm_for_runs(
