@@ -254,6 +254,9 @@ def test_the_review_page_shows_the_rates_and_a_sample_pair_on_request(app, db, e
     assert not app.exception
     app.switch_page("desk_pages/3_run.py").run()
     assert app.number_input(key="runner_samples").value == 1
+    app.number_input(key="runner_samples").set_value(3).run()
+    said = " ".join(str(e.value) for e in [*app.caption, *app.markdown, *app.info, *app.warning])
+    assert "--runner-samples 3: a behaviour the candidate never shows" in said
 
 
 def test_a_small_n_is_said_before_the_run_and_undecided_cases_after(run_args, tmp_path, capsys):

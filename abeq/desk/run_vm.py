@@ -171,7 +171,8 @@ def estimate_lines(
 ) -> list[str]:
     """The estimate in sentences: the CLI's own (the cache consulted) once the set is confirmed;
     before that, the calls only."""
-    sampled = samples_warnings(cfg.config(VARIANTS[0]))  # a small N, the embedded model's samples
+    # a small N, the embedded model's samples (a RunConfig, as a test may pass, is resolved already)
+    sampled = samples_warnings(cfg.config(VARIANTS[0]) if isinstance(cfg, RunSettings) else cfg)
     if not confirmation_problem(ts, original["hash"]):
         est = estimate_run(store, *documents(store, original, candidate), ts, cfg)
         return describe_estimate(est, len(ts.cases), cfg.aa) + sampled
