@@ -10,6 +10,7 @@ an import inside a function counts like one at the top of the file. The test rea
 | 0 | skill_folder | a skill's folder: the files that travel with its SKILL.md |
 | 0 | git_source | documents and sets read at a git revision (`git:REV:PATH`) |
 | 0 | untrusted | untrusted text made inert for a CSV cell, Markdown, a terminal |
+| 0 | files | the files abeq reads and writes: bounded reads, regular files of the user's own |
 | 1 | models | the providers (the scripted test model is one), one call path |
 | 2 | sets | transfer sets: read, imported, drafted, confirmed |
 | 3 | results | the store and the report |
@@ -33,7 +34,8 @@ import abeq
 
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "abeq"
-MAX_LINES = 400
+MAX_LINES = 400  # past this a module is bulky: said as a warning, so that it is read, not split blindly
+HARD_MAX_LINES = 600  # past this it holds more than one job: the test fails
 MAX_PAGE_LINES = 120
 
 
@@ -135,13 +137,18 @@ def test_no_library_module_imports_the_test_helpers():
     assert users == set()
 
 
-def test_no_module_is_over_400_lines():
-    big = {
-        str(p.relative_to(ROOT)): n
-        for p in PKG.rglob("*.py")
-        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+def test_no_module_is_over_600_lines_and_a_bulky_one_is_named():
+    """A size limit warns of bulk (issue 34: a module split only to get under a line hides the job it
+    does): over 400 lines is a warning to read the module; over 600 fails."""
+    import warnings
+
+    sizes = {
+        str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines()) for p in PKG.rglob("*.py")
     }
-    assert big == {}
+    bulky = {m: n for m, n in sizes.items() if n > MAX_LINES}
+    if bulky:
+        warnings.warn(f"modules over {MAX_LINES} lines (does each still do one job?): {bulky}", stacklevel=1)
+    assert {m: n for m, n in bulky.items() if n > HARD_MAX_LINES} == {}
 
 
 def test_no_desk_page_is_over_120_lines():
