@@ -127,6 +127,9 @@ def test_agreement_with_reviewers_from_overrides(store, example, scripted_cfg):
     assert a["reviewed"] == 7 and a["raw_agreement"] == pytest.approx(5 / 7, abs=1e-4)
     assert a["kappa"] == 0.0  # the judge said regressed every time: no agreement beyond chance
     assert "too few" in a["note"]
+    # κ 0 beside 71% agreement says why, with the counts (issue 38)
+    assert a["kappa_note"].startswith("κ is undefined or unstable: the judge gave every reviewed case one")
+    assert "judge: 7 candidate-regressed; reviewers: 5 candidate-regressed, 2 equivalent" in a["kappa_note"]
 
 
 def test_record_has_the_per_case_trust_fields(store, example, scripted_cfg):

@@ -121,11 +121,11 @@ def cmd_stats(args) -> int:
         else "no reviewed cases yet (abeq agree and abeq override record reviews)"
     )
     for a in agree:
-        k = "n/a" if a["kappa"] is None else f"{a['kappa']:.2f}"
+        k = "n/a" if a["kappa"] is None or a["kappa_note"] else f"{a['kappa']:.2f}"
         print(
             f"  {a['judge_model']}: {a['reviewed']} reviewed ({a['agreed']} agreed, {a['overridden']} "
             f"overridden), raw agreement {a['raw_agreement']:.0%}, "
-            f"Cohen's kappa {k}" + (f" ({a['note']})" if a["note"] else "")
+            f"Cohen's kappa {k}" + "".join(f" ({x})" for x in (a["kappa_note"], a["note"]) if x)
         )
     for a in aa:
         print(

@@ -52,6 +52,7 @@ if asked is not None:
         ss["flash_sidebar"] = md(f"No review named '{asked}' in this database; showing another.")
 if ss.get("review_id") not in names and names:
     ss["review_id"] = next(iter(names))
+session.keep_reviewer(q, ss)  # the reviewer's name: from the link, this session, or the machine
 
 with st.sidebar:
     st.markdown("### abeq review desk")

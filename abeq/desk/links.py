@@ -20,6 +20,7 @@ from .access import TOKEN_PARAM, expected_token
 REVIEW_PAGE = "desk_pages/4_review.py"
 COMPARE_PAGE = "desk_pages/6_compare.py"
 NAMES = ("review", "run", "case")
+REVIEWER = "reviewer"  # the reviewer's name, when it is not this machine's default
 
 
 def run_id(text: str | None) -> int | None:
@@ -37,12 +38,19 @@ def review_params(review: str | None, run: int | None = None, case: str | None =
 
 
 def review_url(
-    review: str | None, run: int | None = None, case: str | None = None, page: str = "review"
+    review: str | None,
+    run: int | None = None,
+    case: str | None = None,
+    page: str = "review",
+    reviewer: str | None = None,
 ) -> str:
     """A link relative to the desk's root (it works under any base path): `review?review=…&run=…`.
 
-    Under `abeq app` the link carries the launch token, so opening it in a new tab works."""
+    Under `abeq app` the link carries the launch token, so opening it in a new tab works; a
+    `reviewer` name typed on this desk (not the machine's default) travels with it too."""
     params = review_params(review, run, case)
+    if reviewer:
+        params[REVIEWER] = reviewer
     if token := expected_token():
         params[TOKEN_PARAM] = token
     q = urlencode(params)

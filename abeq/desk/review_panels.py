@@ -116,10 +116,13 @@ def no_evidence(kind: str, said: str, code: str | None) -> None:
 
 
 def case_input(case: Case) -> None:
-    with st.expander(vm.case_input_title(case)):
+    """The input the runner was given, in view (a long one scrolls in a pane of its own)."""
+    st.markdown(f"**{vm.case_input_title(case)}**")
+    long = len(case.input.splitlines()) + len(case.input) // 100 > 7
+    with st.container(height=170 if long else "content", border=long):
         st.text(case.input)
-        for said in vm.gate_answers(case):
-            st.caption(said)
+    for said in vm.gate_answers(case):
+        st.caption(said)
 
 
 def transcripts(store: Store, row: CaseRow) -> None:

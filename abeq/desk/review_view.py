@@ -8,6 +8,9 @@ imports without it.
 
 from __future__ import annotations
 
+import html
+import time
+
 from ..errors import AbeqError, ReviewConflict
 from ..results import exports
 from ..results.agreement import aa_rates, check_witness, judge_agreement, judge_calibration
@@ -19,16 +22,15 @@ from ..vocab import AGREE, OVERRIDE, VERDICTS
 from . import cases
 from .keys import KEYS, KEYS_HELP, keyboard  # noqa: F401 (keyboard: the page calls it from here)
 from .render import VERDICT_COLOR, checks_html, error_md, md
-from .review_vm import BOARD, CASE_PANEL
+from .review_vm import BOARD, CASE_PANEL, figures
 
 
 # ---------------------------------------------------------------- summary
-def summary(st, store: Store, rr: RunReport, run: dict, gate: dict, running: str | None) -> None:
+def summary(
+    st, store: Store, rr: RunReport, run: dict, gate: dict, running: str | None, in_flight: list[str]
+) -> None:
     """PASS/FAIL (or, while the run runs, how far it is), the effective verdict counts, reviewed
     cases, and how far to trust the judge."""
-    s = rr.report["summary"]
-    reviewed = sum(1 for r in rr.rows if r.reviewed)
-    judged = sum(1 for r in rr.rows if r.status == "judged")
     # metrics of their own width that wrap: every label whole from 1024 px up (columns cut them)
     verdict, head = st.columns([1, 4], vertical_alignment="center")
     with verdict:
@@ -42,16 +44,7 @@ def summary(st, store: Store, rr: RunReport, run: dict, gate: dict, running: str
             st.markdown("### :green[✓ PASS]" if gate["pass"] else "### :red[✗ FAIL]")
             st.caption(f"{gate['gate']} gate, from effective verdicts")
     row = head.container(horizontal=True, gap="medium")
-    figures = [
-        ("Regressed", s["regressions"], None),
-        ("Diverged", s["divergences"], None),
-        ("Equivalent", s["equivalents"], None),
-        ("Errored", len(rr.failed), "Cases started that produced no verdict (they fail the gate)."),
-        ("Not run", len(rr.not_run), "Cases a Cancel, an interrupt or --fail-fast left unrun: not errors."),
-        ("Overridden", rr.overridden, None),
-        ("Reviewed", f"{reviewed}/{judged}", "Judged cases a reviewer agreed with or overrode."),
-    ]
-    for label, value, why in figures:
+    for label, value, why in figures(rr, in_flight):
         if label != "Not run" or value:
             row.metric(label, value, help=why, width="content")
     trust = [
@@ -80,7 +73,9 @@ def summary(st, store: Store, rr: RunReport, run: dict, gate: dict, running: str
         help="Share of reviewed cases where the reviewer's verdict is the judge's.",
         width="content",
     )
+    unstable = bool(agree and agree["kappa_note"])
     kappa = "—" if not agree or agree["kappa"] is None else f"{agree['kappa']:.2f}"
+    kappa = "undefined" if unstable and kappa == "—" else kappa + " (unstable)" if unstable else kappa
     t.metric(
         "Cohen's κ",
         kappa,
@@ -91,7 +86,7 @@ def summary(st, store: Store, rr: RunReport, run: dict, gate: dict, running: str
     if agree:
         t.caption(
             md(f"{run['judge_model']}: {agree['agreed']} agreed, {agree['overridden']} overridden")
-            + (f" · {agree['note']}" if agree["note"] else "")
+            + "".join(f" · {x}" for x in (agree["kappa_note"], agree["note"]) if x)
         )
     if trust:
         st.caption(" · ".join(trust))
@@ -163,22 +158,19 @@ def badges(st, row: CaseRow) -> None:
 
 def judge_and_reviewer(st, row: CaseRow) -> None:
     """The judge's delta and notes stay in view after an override, beside the reviewer's reason."""
-    c1, c2 = st.columns(2)
-    with c1:
-        st.markdown(f"**Judge: {row.judge_verdict}** · behaviour delta")
-        st.text(row.judge_delta or "— (none: equivalent)")
-        st.markdown("**Interpretation notes**")
-        st.text(row.interpretation_notes or "—")
-    with c2:
-        if row.review:
-            st.markdown("**Reviewer:** " + md(describe(row.review)))
-            st.caption(md(local(row.review["created_at"])))
-            if row.review.get("reason"):
-                st.markdown("**Reviewer's reason**")
-                st.text(row.review["reason"])
-        else:
-            st.markdown("**Not reviewed yet**")
-            st.caption("Agree with the judge, or override it with a reason, below.")
+    st.markdown(f"**Judge: {row.judge_verdict}** · behaviour delta")
+    st.text(row.judge_delta or "— (none: equivalent)")
+    if row.review:
+        st.markdown("**Reviewer:** " + md(describe(row.review)) + " · " + md(local(row.review["created_at"])))
+        if row.review.get("reason"):
+            st.markdown("**Reviewer's reason**")
+            st.text(row.review["reason"])
+
+
+def case_figures(st, row: CaseRow) -> None:
+    """The judge's notes, directness, what the case cost, and its checks."""
+    st.markdown("**Interpretation notes**")
+    st.text(row.interpretation_notes or "—")
     figures = st.container(horizontal=True, gap="medium", vertical_alignment="bottom")
     figures.metric(
         "Directness original → candidate",
@@ -259,8 +251,32 @@ def _keep_theirs() -> None:
     st.session_state["ov_case"] = None  # read the case afresh: what is in effect now is what you saw
 
 
-def actions(st, store: Store, run_id: int, row: CaseRow, goto: str | None) -> None:
-    """Agree, Override, the question when someone else acted first, and the audit trail."""
+def announce(st, row: CaseRow, pos: int, total: int) -> None:
+    """The case open, named at the top of its panel: what the last action did, then this case's id
+    and verdict. After Agree or Override the page scrolls back here and a screen reader hears it."""
+    ss = st.session_state
+    flash = ss.pop("review_flash", None)
+    assert row.verdict is not None  # only judged cases get here
+    said = f"{flash} Now: {row.case_id} ({pos} of {total}), {row.verdict}." if flash else ""
+    # data-abeq-case tells the keyboard script which case is shown (A waits a moment after it changes)
+    st.html(
+        f'<div class="abeq-case" data-abeq-case="{html.escape(row.case_id, quote=True)}" role="status" '
+        f'aria-live="polite" style="font:600 1.25rem/1.4 sans-serif;margin:0">'
+        f"{html.escape(row.case_id)} <span style='font-weight:400;color:#59636e'>· case {pos} of "
+        f"{total}</span></div>"
+        + (f'<div style="color:#1a7f37;font-size:.9rem">{html.escape(flash)}</div>' if flash else "")
+        + (f'<span style="position:absolute;left:-9999px">{html.escape(said)}</span>' if said else "")
+    )
+    if flash:  # the view stays where Agree was: bring the next case's top into view
+        st.html(
+            "<script>(() => {const m = window.document.querySelector('[data-testid=stMain]');"
+            f"if (m) m.scrollTo({{top: 0}}); /* {html.escape(row.case_id)} {time.time()} */}})();</script>",
+            unsafe_allow_javascript=True,
+        )
+
+
+def review_form(st, run_id: int, row: CaseRow, goto: str | None) -> None:
+    """Agree, Override, and the question when someone else acted first."""
     ss = st.session_state
     case_id = row.case_id
     if ss.get("ov_case") != (run_id, case_id):  # a fresh form for each case; the name stays
@@ -270,10 +286,6 @@ def actions(st, store: Store, run_id: int, row: CaseRow, goto: str | None) -> No
             ov_reason="",
             ov_seen=row.review["id"] if row.review else None,  # what this reviewer has in front of them
         )
-    st.subheader("Your review")
-    st.caption(KEYS_HELP)
-    if msg := ss.pop("review_flash", None):
-        st.success(msg)
     if err := ss.pop("review_error", None):
         st.error(err)
     conflict = ss.get("review_conflict")
@@ -301,27 +313,29 @@ def actions(st, store: Store, run_id: int, row: CaseRow, goto: str | None) -> No
     # field outside the form commits on blur, and the click that caused the blur was lost).
     if "ov_reviewer" not in ss:
         ss["ov_reviewer"] = ss.get("keep:ov_reviewer", "")
-    with st.form("review_action"):
-        st.text_input("Reviewer (your name, kept with every action)", key="ov_reviewer")
-        verdict = st.selectbox("Verdict (for an override)", list(VERDICTS), key="ov_verdict")
-        reason = st.text_area(
-            "Reason (required to override; a note when you agree; kept with your name and the time)",
-            key="ov_reason",
-        )
-        buttons = st.container(horizontal=True)
+    with st.form("review_action", border=True):
         label = f"Agree with the judge: {row.machine_verdict}"
         if row.machine_verdict != row.judge_verdict:  # a lost check made it regressed
             label = f"Agree: {row.machine_verdict} (a check was lost; the judge said {row.judge_verdict})"
         if row.override:
             label += " (replaces the override)"
-        agree = buttons.form_submit_button(
+        agree = st.form_submit_button(
             label,
             key="agree",
             icon=":material/done_all:",
-            shortcut=KEYS["agree"],
-            help="Accept the judge's verdict: recorded with your name and the time; it counts toward κ.",
+            width="stretch",
+            help="Accept the judge's verdict: recorded with your name and the time; it counts toward κ. "
+            "Key A (it waits a moment after a new case is shown, so that you read it first).",
         )
-        save = buttons.form_submit_button("Save override", type="primary", key="ov_submit")
+        verdict = st.selectbox("Verdict (for an override)", list(VERDICTS), key="ov_verdict")
+        reason = st.text_area(
+            "Reason (required to override; a note when you agree; kept with your name and the time)",
+            key="ov_reason",
+            height=68,
+        )
+        save = st.form_submit_button("Save override", type="primary", key="ov_submit", width="stretch")
+        st.text_input("Reviewer (your name, kept with every action)", key="ov_reviewer")
+    st.caption(KEYS_HELP)
     ss["keep:ov_reviewer"] = ss["ov_reviewer"]
     if agree or save:
         if agree:
@@ -329,6 +343,9 @@ def actions(st, store: Store, run_id: int, row: CaseRow, goto: str | None) -> No
         else:
             _act(run_id, case_id, OVERRIDE, verdict, reason, goto)
         st.rerun()
+
+
+def audit_trail(st, store: Store, run_id: int, case_id: str) -> None:
     history = store.override_history(run_id, case_id)
     if history:
         st.caption("Audit trail (the latest is in effect)")

@@ -20,7 +20,8 @@ from .render import md
 from .runs import finished_rows
 
 RUN, CASE = "review_run", "review_case"  # the widgets' keys
-BOARD, CASE_PANEL = "review_board", "review_case_panel"  # the page's two fragments (st.rerun targets)
+BOARD, CASE_PANEL = "review_board", "review_case_panel"  # the page's fragments (st.rerun targets)
+HEADER = "review_header"  # the compact line of the run's figures above the case
 REFRESH_SECONDS = 2.0  # while the run shown runs, its queue and headline are read again this often
 
 # What a run reads as, per database and run, while it has not changed (`stamp`); shared by every
@@ -260,3 +261,48 @@ def live_caption(running: list[str], unlisted: int) -> str:
             f" {unlisted} finished case(s) not in the case picker yet: Next, Previous or a pick lists them."
         )
     return said
+
+
+def figures(rr: RunReport, running: list[str] | None = None) -> list[tuple[str, object, str | None]]:
+    """The run's figures as (label, value, help). While the run runs, its cases without a verdict
+    are queued or running, not "not run" (that is what a Cancel or --fail-fast leaves)."""
+    s = rr.report["summary"]
+    reviewed = sum(1 for r in rr.rows if r.reviewed)
+    judged = sum(1 for r in rr.rows if r.status == "judged")
+    out: list[tuple[str, object, str | None]] = [
+        ("Regressed", s["regressions"], None),
+        ("Diverged", s["divergences"], None),
+        ("Equivalent", s["equivalents"], None),
+        ("Errored", len(rr.failed), "Cases started that produced no verdict (they fail the gate)."),
+    ]
+    if live(rr.run):
+        pending = sum(1 for r in rr.rows if r.status == "pending")
+        now = len(running or [])
+        out += [
+            ("Running", now, "Cases with a model call landed and no verdict yet."),
+            ("Queued", pending - now, "Cases this run has not started yet."),
+        ]
+    else:
+        out.append(
+            ("Not run", len(rr.not_run), "Cases a Cancel, an interrupt or --fail-fast left unrun: not errors.")
+        )
+    out += [
+        ("Overridden", rr.overridden, None),
+        ("Reviewed", f"{reviewed}/{judged}", "Judged cases a reviewer agreed with or overrode."),
+    ]
+    return out
+
+
+def headline(rr: RunReport, gate: Mapping[str, Any], running: list[str] | None = None) -> str:
+    """The run's figures in one line of Markdown, for the top of the page: the gate (or how far a
+    live run is) and each non-zero count."""
+    if live(rr.run):
+        c = counts(rr)
+        state = f":blue[**{rr.run['status']}**] {c['judged']} of {c['total']} judged"
+    elif incomplete := rr.incomplete():
+        state = f":orange[**{incomplete.split(':')[0]}**]"
+    else:
+        state = (":green[**✓ PASS**]" if gate["pass"] else ":red[**✗ FAIL**]") + f" ({gate['gate']} gate)"
+    parts = [f"{v} {label.lower()}" for label, v, _ in figures(rr, running) if label != "Reviewed" and v]
+    reviewed = next(v for label, v, _ in figures(rr, running) if label == "Reviewed")
+    return " · ".join([f"Run {rr.run['id']}: {state}", *parts, f"{reviewed} reviewed"])

@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
+import functools
 import sqlite3
+import subprocess
 from collections.abc import MutableMapping
 from pathlib import Path
 
@@ -24,6 +26,7 @@ from ..results.liveness import ACTIVE, live_status
 from ..results.rows import DocumentRow, ReviewRow
 from ..results.store import Store, db_path
 from ..sets.confirm import set_hash
+from . import links
 from .render import md
 
 FAVICON = Path(__file__).with_name("favicon.png")
@@ -165,7 +168,49 @@ def who(state: MutableMapping) -> str:
     """Who acts from this desk: the reviewer name typed on Review, else this computer's account."""
     import getpass
 
-    return state.get("keep:ov_reviewer") or f"{getpass.getuser()} (account on this computer)"
+    return state.get(REVIEWER_KEY) or f"{getpass.getuser()} (account on this computer)"
+
+
+REVIEWER_KEY = "keep:ov_reviewer"  # the reviewer's name for this session (the Review form's copy)
+
+
+@functools.cache
+def default_reviewer() -> str:
+    """The name a reviewer acts under until they type another: `git config user.name`, else the
+    login name of this computer's account ('' when neither can be read)."""
+    import getpass
+
+    try:
+        out = subprocess.run(
+            ["git", "config", "user.name"], capture_output=True, text=True, timeout=5, stdin=subprocess.DEVNULL
+        )
+        name = out.stdout.strip() if out.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        name = ""
+    if not name:
+        try:
+            name = getpass.getuser()
+        except (OSError, KeyError):  # no login name in the environment nor the password database
+            name = ""
+    return name[:100]
+
+
+def keep_reviewer(params: MutableMapping, state: MutableMapping) -> None:
+    """The reviewer's name survives a reload, a deep link and a new tab: a name in the URL is
+    adopted; else this session's; else the machine's default. A name other than the default is
+    written to the URL (and the links the desk draws for new tabs), so it travels with them."""
+    asked = links.adopt(params, state, links.REVIEWER)
+    if asked is not None and asked.strip():
+        state[REVIEWER_KEY] = state["ov_reviewer"] = asked.strip()[:100]
+    if REVIEWER_KEY not in state:
+        state[REVIEWER_KEY] = default_reviewer()
+    links.publish(params, state, links.REVIEWER, reviewer_param(state))
+
+
+def reviewer_param(state: MutableMapping) -> str | None:
+    """The name to carry in a link: None when it is the machine's default (it comes back anyway)."""
+    name = state.get(REVIEWER_KEY) or ""
+    return name if name and name != default_reviewer() else None
 
 
 def set_transfer_set(store: Store, review: dict, ts, by: str | None = None) -> str:

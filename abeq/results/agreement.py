@@ -47,6 +47,7 @@ def judge_agreement(store: Store) -> list[dict]:
     out = []
     for model, pairs in sorted(by_model.items()):
         n = len(pairs)
+        judge, reviewer = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
         out.append(
             {
                 "judge_model": model,
@@ -55,10 +56,30 @@ def judge_agreement(store: Store) -> list[dict]:
                 "overridden": n - agreed[model],
                 "raw_agreement": round(sum(a == b for a, b in pairs) / n, 4),
                 "kappa": cohen_kappa(pairs),
+                "judge_verdicts": dict(judge),
+                "reviewer_verdicts": dict(reviewer),
+                "kappa_note": kappa_note(judge, reviewer),
                 "note": f"only {n} reviewed case(s): too few to mean much" if n < SMALL_N else "",
             }
         )
     return out
+
+
+def _tally(c: Counter) -> str:
+    return ", ".join(f"{n} {v}" for v, n in c.most_common())
+
+
+def kappa_note(judge: Counter, reviewer: Counter) -> str:
+    """Why κ says nothing here ("" when it can): when the judge or the reviewers gave one verdict to
+    every reviewed case, chance agreement is that verdict's share, so κ is undefined or sits at 0
+    whatever the raw agreement; the counts say what happened instead."""
+    if len(judge) > 1 and len(reviewer) > 1:
+        return ""
+    who = "the judge" if len(judge) == 1 else "the reviewers"
+    return (
+        f"κ is undefined or unstable: {who} gave every reviewed case one verdict, so chance alone "
+        f"explains the agreement (judge: {_tally(judge)}; reviewers: {_tally(reviewer)})"
+    )
 
 
 def aa_rates(store: Store, run_id: int | None = None) -> list[dict]:
@@ -220,9 +241,9 @@ def trust_lines(store: Store, run: Mapping[str, Any]) -> list[str]:
     ]
     for a in judge_agreement(store):
         if a["judge_model"] == run["judge_model"]:
-            k = "n/a" if a["kappa"] is None else f"{a['kappa']:.2f}"
+            k = "n/a" if a["kappa"] is None or a["kappa_note"] else f"{a['kappa']:.2f}"
             out.append(
                 f"{a['reviewed']} reviewed case(s), Cohen's kappa {k}"
-                + (f" ({a['note']})" if a["note"] else "")
+                + "".join(f" ({x})" for x in (a["kappa_note"], a["note"]) if x)
             )
     return out

@@ -25,17 +25,31 @@ if not runs:
 
 if warning := vm.choose_run(q, ss, [r["id"] for r in runs]):
     st.warning(warning)
-run_id = panels.run_picker(runs, vm.candidate_names(store, runs))
+top = st.columns([3, 2], vertical_alignment="bottom")
+with top[0]:
+    run_id = panels.run_picker(runs, vm.candidate_names(store, runs))
+with top[1]:
+    profile = panels.gate_picker()
 ss[f"keep:{vm.RUN}"] = run_id
-profile = panels.gate_picker()
 view.keyboard(st)
 live = vm.live(next(r for r in runs if r["id"] == run_id))
+rr0 = vm.report(store, store.run(run_id) or {})
+if warning := vm.adopt_case(q, ss, run_id, {r.case_id for r in run_state.finished_rows(rr0.run, rr0.rows)}):
+    st.warning(warning)
 
 
-# The run's part (banner, headline, filters, case list) is read again every few seconds while the
-# run runs; the case (its picker and evidence) is a fragment beside it, not inside it, so the timer
-# never redraws an open case picker (a redraw closes it when the picked case moves in the list, and
-# any scroll closes it) and Next reruns only the case. A filter or a pick in the list redraws both.
+# Laid out as a review queue: the run in one line at the top, then the case open with Agree and
+# Override beside it (in the first screen at 1024x768), then its evidence; the run's figures,
+# filters and case list below. The run's parts are read again every few seconds while it runs; the
+# case is a fragment of its own, never redrawn by the timer (a redraw closes an open case picker).
+@st.fragment(run_every=vm.REFRESH_SECONDS if live else None, key=vm.HEADER)
+def header() -> None:
+    run = store.run(run_id) or {}
+    rr = vm.report(store, run)
+    running = vm.in_flight(store, run, rr.rows)
+    st.caption(vm.headline(rr, gate_result(rr, profile), running))
+
+
 @st.fragment(run_every=vm.REFRESH_SECONDS if live else None, key=vm.BOARD)
 def board() -> None:
     run = store.run(run_id) or {}
@@ -43,18 +57,16 @@ def board() -> None:
         st.rerun()  # the run ended: draw the page once more, without the timer
     rr = vm.report(store, run)
     running = vm.in_flight(store, run, rr.rows)
+    st.divider()
     st.info(vm.banner(rr, runs[0]["id"], running), icon=":material/arrow_forward:")  # the run shown
-    view.summary(st, store, rr, run, gate_result(rr, profile), run_state.review_headline(run, rr.rows))
-    view.export_buttons(st, run_id, profile)
-    shown = run_state.finished_rows(run, rr.rows)  # a pending case is not an error yet
-    if warning := vm.adopt_case(q, ss, run_id, {r.case_id for r in shown}):
-        st.warning(warning)
     rows = vm.queue(store, ss, run, rr.rows)
     if live:
         st.caption(vm.live_caption(running, len(rows) - len(ss.get("review_ids", rows))))
-    panels.queue_filters(shown)
+    panels.queue_filters(run_state.finished_rows(dict(run), rr.rows))
     if rows:
         view.case_table(st, rows, ss.get(vm.CASE, ""), run_id)
+    view.summary(st, store, rr, run, gate_result(rr, profile), run_state.review_headline(run, rr.rows), running)
+    view.export_buttons(st, run_id, profile)
 
 
 @st.fragment(key=vm.CASE_PANEL)
@@ -74,21 +86,28 @@ def case_panel() -> None:
     if stop := vm.no_evidence(row, run_id):
         panels.no_evidence(*stop)
         return
-    view.badges(st, row)
+    left, right = st.columns([3, 2], gap="medium")
+    with left:
+        view.announce(st, row, ids.index(case_id) + 1, len(ids))
+        view.badges(st, row)
+        view.judge_and_reviewer(st, row)
+        if case := vm.set_cases(store, run).get(case_id):
+            panels.case_input(case)
+    with right:
+        view.review_form(st, run_id, row, vm.next_case(rr, ids, case_id))
+    samples_panel.samples(store, row)  # a sampled run's rates per behaviour, its samples on request
+    panels.transcripts(store, row)
+    view.case_figures(st, row)
+    panels.workspaces(store, row)
     st.page_link(
         links.COMPARE_PAGE,
         label="Blind-compare this case's two outputs",
         icon=":material/compare:",
         query_params=links.review_params(review["name"], run_id, case_id),
     )
-    view.judge_and_reviewer(st, row)
-    samples_panel.samples(store, row)
-    if case := vm.set_cases(store, run).get(case_id):
-        panels.case_input(case)
-    panels.transcripts(store, row)
-    panels.workspaces(store, row)
-    view.actions(st, store, run_id, row, vm.next_case(rr, ids, case_id))
+    view.audit_trail(st, store, run_id, case_id)
 
 
-board()
+header()
 case_panel()
+board()

@@ -19,10 +19,11 @@ if not rows:
     st.info("No run yet for this review: start one on Run.")
     st.stop()
 
+who = session.reviewer_param(st.session_state)  # a name typed on this desk goes with the new tabs
 started = {r["id"]: r["started_at"] for r in store.runs(review["id"])}
 table = pd.DataFrame(
     [
-        {"open": links.review_url(review["name"], r["run"]), "started": local(started.get(r["run"])), **r}
+        {"open": links.review_url(review["name"], r["run"], reviewer=who), "started": local(started.get(r["run"])), **r}
         for r in rows
     ]
 )
@@ -76,7 +77,7 @@ if len(rows) >= 2:
     if changed:
         st.dataframe(
             pd.DataFrame(
-                [{**c, "open": links.review_url(review["name"], after, c["case_id"])} for c in changed]
+                [{**c, "open": links.review_url(review["name"], after, c["case_id"], reviewer=who)} for c in changed]
             ),
             hide_index=True,
             width="stretch",
