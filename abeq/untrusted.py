@@ -35,11 +35,15 @@ def csv_uncell(text: str) -> str:
     return text
 
 
-# the punctuation that makes Markdown (or Streamlit's :directives:) anywhere in a line; CommonMark lets
-# a backslash make any ASCII punctuation literal
-_MD_INLINE = re.compile(r"([\\`*_{}\[\]()<>!|~$:&#])")
-# and what makes a block only at the start of a line: a list item, a setext underline, "1."
-_MD_LINE_START = re.compile(r"(?m)^([ \t]*)([-+=]|\d+(?=\.))")
+# the punctuation that makes Markdown anywhere in a line (CommonMark lets a backslash make any ASCII
+# punctuation literal, but escaping all of it made "(… 15:50)" read "\(… 15\:50\)"): emphasis, code,
+# links and images (a "(" is inert once "[" and "]" are), HTML ("<", "<!"), table cells, strikethrough,
+# maths ($); a ":" only where Streamlit reads a directive or a shortcode (":red[", ":material/x:",
+# ":smile:"), an "&" only where it starts an entity ("&lt;")
+_MD_INLINE = re.compile(r"([\\`*_\[\]<|~$])|:(?=[A-Za-z]|[\w+/-]+:)|&(?=#?\w+;)|!(?=\[)|(?<=<)!")
+# and what makes a block only at the start of a line: a list item, a heading, a quote, a setext
+# underline, "1." and "1)"
+_MD_LINE_START = re.compile(r"(?m)^([ \t]*)([-+=#>]|\d+(?=[.)]))")
 # GFM autolinks are found in the text *after* escapes are read (remark-gfm), so a backslash does not
 # stop them; a word joiner (invisible) after the scheme, "www" or an e-mail's "@" does
 _AUTOLINK = re.compile(r"(?i)(https?:|ftp:|mailto:|xmpp:|www|(?<=[\w.+-])@)")  # the @ of an e-mail
@@ -56,13 +60,13 @@ def md_escape(text, one_line: bool = False) -> str:
         s = _LINE_BREAKS.sub(" ", s)
     s = term_safe(s)  # a report is read in a terminal too (cat, less -R): no raw ESC reaches it
     s = _AUTOLINK.sub(lambda m: m.group(1) + WORD_JOINER, s)
-    s = _MD_INLINE.sub(r"\\\1", s)
+    s = _MD_INLINE.sub(lambda m: "\\" + m.group(0), s)
     return _MD_LINE_START.sub(_line_start, s)
 
 
 def _line_start(m: re.Match) -> str:
     lead, mark = m.groups()
-    return lead + (mark + "\\" if mark[0].isdigit() else "\\" + mark)  # "1\." and "\-"
+    return lead + (mark + "\\" if mark[0].isdigit() else "\\" + mark)  # "1\." (or "1\)") and "\-"
 
 
 # C0 and C1 controls but tab, newline and CR-LF, and DEL: ESC (and C1's CSI) start the sequences that

@@ -303,7 +303,7 @@ def test_compare_page_judges_two_pasted_outputs_blind(app):
 def test_review_shows_the_case_input_and_the_candidate_and_needs_a_reviewer(app, db):
     run_id = confirm_and_run(app, db)
     app.switch_page("desk_pages/4_review.py").run()
-    assert any(e.label.startswith("Case input (") for e in app.expander)
+    assert any(m.value.startswith("**Case input (") for m in app.markdown)  # in view, not folded away
     assert "candidate candidate-lossy.md" in app.selectbox(key="review_run").format_func(run_id)
     override(app, reason="looks fine to me", reviewer="  ")
     assert any("reviewer's name" in e.value for e in app.error)

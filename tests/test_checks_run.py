@@ -203,12 +203,15 @@ def test_exports_carry_each_check(tmp_path):
     )
     assert row["checks_disagree_with_judge"] == "True" and len(json.loads(row["checks_detail"])) == 4
     suite = ET.fromstring(to_junit(rr).encode())
-    checks = [tc for tc in suite.iter("testcase") if tc.get("classname") == "abeq.check.happy-1"]
-    assert len(checks) == 4 and suite.get("skipped") == "1"
-    by_name = {tc.get("name"): tc for tc in checks}
-    assert by_name[WORDING_LABEL].find("failure") is not None
-    assert "both arms" in by_name['contains "zebra crossing"'].find("system-out").text
-    assert by_name['webhook "https://example.test/grade"'].find("skipped") is not None
+    # one testcase per case (issue 38: checks counted as cases made tests="13" for 7 cases); the
+    # case's checks are its properties, and the lost one makes the case itself fail
+    assert suite.get("tests") == "7" and suite.get("skipped") == "0"
+    [case] = [tc for tc in suite.iter("testcase") if tc.get("name") == "happy-1"]
+    by_name = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert len(by_name) == 4 and case.find("failure") is not None
+    assert by_name[f"check: {WORDING_LABEL}"].startswith("lost on the candidate")
+    assert "both arms" in by_name['check: contains "zebra crossing"']
+    assert by_name['check: webhook "https://example.test/grade"'].startswith("skipped: ")
     md = markdown(store, rr)
     assert "## Checks" in md and f"| happy-1 | {WORDING_LABEL} | ✓ | ✗ | lost |" in md
 

@@ -209,7 +209,7 @@ def test_junit_fails_when_the_directive_clarity_gate_fails(run_args, tmp_path):
         == 1
     )
     suite = ET.parse(j).getroot()
-    assert suite.get("failures") == "1" and suite.get("tests") == "14"  # 7 cases, 6 checks, the gate
+    assert suite.get("failures") == "1" and suite.get("tests") == "8"  # 7 cases and the gate
     gate = next(tc for tc in suite.iter("testcase") if tc.get("name") == "gate directive-clarity")
     assert "directness did not rise" in gate.find("failure").get("message")
 
@@ -218,8 +218,8 @@ def test_junit_for_the_compress_gate_is_the_cases_alone(run_args, tmp_path):
     j = tmp_path / "j.xml"
     assert main(run_args("--junit", str(j), "--out", str(tmp_path / "r.json"))) == 0
     suite = ET.parse(j).getroot()
-    # compress: the cases are the gate (beside them, one testcase per check: the example has 6)
-    assert suite.get("failures") == "0" and suite.get("tests") == "13"
+    # compress: the cases are the gate (their checks, 6 in the example, are the cases' properties)
+    assert suite.get("failures") == "0" and suite.get("tests") == "7"
 
 
 # ------------------------------------------------------------------ 7. history text has every size

@@ -162,7 +162,7 @@ def test_an_edited_table_is_unsaved_until_saved_and_locked_once_the_review_has_r
     first = s.ts.cases[0].id
     assert e.dirty and not e.save_disabled and not e.confirm_disabled and not e.thin_box_disabled
     assert e.unsaved["edited"] == [f"{first}: input"] and e.edited_fields() == {first: "input"}
-    assert e.unsaved_text().startswith("Unsaved edits\\: edited ")  # Markdown-escaped
+    assert e.unsaved_text().startswith("Unsaved edits: edited ")  # Markdown-escaped
     assert (
         e.shown.cases[0].input == "A different request"
         and e.to_save().cases[0].input == e.shown.cases[0].input
@@ -228,7 +228,7 @@ def test_a_case_without_a_verdict_says_why():
     kind, said, code = vm.no_evidence(CaseRow(case_id="a", status="error", error_stage="judge", error="boom"))
     assert kind == "error" and "**judge**" in said and code == "boom"
     skipped = CaseRow(case_id="a", status="error", error_stage=NOT_RUN_STAGE, error="not run: fail fast")
-    assert vm.no_evidence(skipped) == ("info", "not run\\: fail fast", None)
+    assert vm.no_evidence(skipped) == ("info", "not run: fail fast", None)
 
 
 # ---------------------------------------------------------------- Documents

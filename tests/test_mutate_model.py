@@ -115,9 +115,7 @@ def test_a_repeat_makes_no_call_and_the_cli_shows_each_mutants_kind(scripted_mod
     assert [(m["section"], m["status"]) for m in written] == [("Alpha", "killed"), ("Beta", "killed")]
     assert written[0]["removed_behaviour"] == "no longer: Write the alpha report with totals."
     md = (tmp / "m.md").read_text()
-    assert (
-        "| Alpha | model | no longer\\: Write the alpha report with totals. | killed by the judge |" in md
-    )  # escaped
+    assert "| Alpha | model | no longer: Write the alpha report with totals. | killed by the judge |" in md
     assert "asked scripted/writer" in md and "it wrote 2, 2 kept" in md
     err = capsys.readouterr().err
     assert "without 'no longer: Write the alpha report with totals.' (in Alpha)" in err

@@ -110,14 +110,11 @@ def test_exports_apply_overrides_and_say_so(store, example, scripted_cfg):
         and h1["overridden"] == "True"
     )
     suite = ET.fromstring(to_junit(rr).encode())
-    # 7 cases and the example's 6 ticket-id checks (kept on both arms: they pass)
-    assert suite.get("tests") == "13" and suite.get("failures") == "6"
+    # 7 cases; the example's 6 ticket-id checks (kept on both arms: they pass) are their properties
+    assert suite.get("tests") == "7" and suite.get("failures") == "6"
     failed = {tc.get("name") for tc in suite.iter("testcase") if tc.find("failure") is not None}
-    assert not any(
-        tc.get("classname").startswith("abeq.check.")
-        for tc in suite.iter("testcase")
-        if tc.find("failure") is not None
-    )
+    props = [p.get("value") for p in suite.iter("property") if p.get("name", "").startswith("check: ")]
+    assert len(props) == 6 and all(v.startswith("kept (teacher ✓, candidate ✓)") for v in props), props
     assert failed == {"adversarial-1", "adversarial-2", "composition-1", "edge-1", "edge-2", "happy-2"}
 
 
@@ -133,7 +130,7 @@ def test_junit_stays_valid_xml_with_control_characters(store, example, scripted_
     )
     xml = to_junit(build_report(store, run_id))
     suite = ET.fromstring(xml.encode())
-    assert suite.get("tests") == "13" and "pasted [31mred[0m text" in xml
+    assert suite.get("tests") == "7" and "pasted [31mred[0m text" in xml
 
 
 def test_errored_cases_are_junit_errors(scripted_model, store, example, scripted_cfg):

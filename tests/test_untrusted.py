@@ -113,3 +113,16 @@ def test_the_mutation_report_escapes_sections_case_ids_and_deltas():
     assert "<img" not in raw and "<!--" not in raw and "![i](" not in md
     assert not [line for line in md.splitlines() if line.startswith("# Gate")]
     assert "`````text\nx ```` y\n`````" in md  # a fence the text inside cannot close
+
+
+def test_md_escape_leaves_plain_punctuation_alone():
+    """Only what would add structure is escaped (issue 38): times, brackets of prose, colons."""
+    assert (
+        md_escape("(released 2025-03-14, 15:50) Note: see {x}!")
+        == "(released 2025-03-14, 15:50) Note: see {x}!"
+    )
+    assert md_escape("a & b; x > y") == "a & b; x > y"
+    assert md_escape("&lt;b&gt; :smile: :material/home: > q\n1) one\n## h") == (
+        "\\&lt;b\\&gt; \\:smile: \\:material/home: > q\n1\\) one\n\\## h"
+    )
+    assert md_escape("> quoted") == "\\> quoted"

@@ -64,8 +64,8 @@ KEY_SCRIPT = """<script>
   };
   doc.addEventListener("keydown", window.__abeqFocusKey, true);
 })();
-</script>"""
+</script>""".replace("PAUSE", str(AGREE_PAUSE_MS))
 
 
 def keyboard(st) -> None:
-    st.html(KEY_SCRIPT.replace("PAUSE", str(AGREE_PAUSE_MS)), unsafe_allow_javascript=True)
+    st.html(KEY_SCRIPT, unsafe_allow_javascript=True)

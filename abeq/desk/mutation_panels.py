@@ -59,17 +59,24 @@ def _map(original: dict, report: dict, state: MutableMapping) -> None:
     if said := vm.caveat(report):
         st.warning(md(said), icon=":material/science_off:")
     st.caption(vm.LEGEND)
+    # a mutant's evidence opens in place, under its own block (drawn after the whole map, it came
+    # ~900 px below the button and the click looked dead); one open at a time, Evidence again closes it
+    open_ = state.get(EVIDENCE)
+    if open_ is not None and open_ >= len(report["mutants"]):
+        open_ = None
     for n, b in enumerate(vm.blocks(original["content"], report)):
         left, right = st.columns([12, 2], vertical_alignment="center")
         left.html(b.html())
         if b.mutant is not None:
             right.button(
-                "Evidence",
+                "Hide evidence" if open_ == b.mutant else "Evidence",
                 key=f"mutant_ev_{n}",
                 help=f"What deleting {b.section} did",
-                on_click=state.__setitem__,
-                args=(EVIDENCE, b.mutant),
+                on_click=_toggle,
+                args=(state, b.mutant),
             )
+            if open_ == b.mutant:
+                _evidence(report["mutants"][b.mutant])
     written = vm.model_mutants(report)
     if written or report.get("model_mutants"):
         st.markdown("**Mutants a model wrote** (one behaviour each, weakened or removed)")
@@ -78,14 +85,22 @@ def _map(original: dict, report: dict, state: MutableMapping) -> None:
     for n, m in written:
         left, right = st.columns([12, 2], vertical_alignment="center")
         left.html(vm.Block(m["removed_behaviour"], m["section"], n, vm.state(m)).html())
-        right.button("Evidence", key=f"mutant_ev_model_{n}", help="What removing it did",
-                     on_click=state.__setitem__, args=(EVIDENCE, n))  # fmt: skip
-    i = state.get(EVIDENCE)
-    if i is not None and i < len(report["mutants"]):
-        _evidence(report["mutants"][i])
+        right.button("Hide evidence" if open_ == n else "Evidence", key=f"mutant_ev_model_{n}",
+                     help="What removing it did", on_click=_toggle, args=(state, n))  # fmt: skip
+        if open_ == n:
+            _evidence(m)
+
+
+def _toggle(state: MutableMapping, mutant: int) -> None:
+    state[EVIDENCE] = None if state.get(EVIDENCE) == mutant else mutant
 
 
 def _evidence(m: dict) -> None:
+    with st.container(border=True, key="mutant_evidence"):
+        _evidence_body(m)
+
+
+def _evidence_body(m: dict) -> None:
     what = f" ({m['removed_behaviour']})" if m.get("removed_behaviour") else ""
     st.markdown(f"#### Evidence: {md(m['section'] + what)} · {md(vm.state(m))}")
     st.markdown(md(vm.reading(m)))

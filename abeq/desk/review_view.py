@@ -260,17 +260,19 @@ def announce(st, row: CaseRow, pos: int, total: int) -> None:
     said = f"{flash} Now: {row.case_id} ({pos} of {total}), {row.verdict}." if flash else ""
     # data-abeq-case tells the keyboard script which case is shown (A waits a moment after it changes)
     st.html(
-        f'<div class="abeq-case" data-abeq-case="{html.escape(row.case_id, quote=True)}" role="status" '
-        f'aria-live="polite" style="font:600 1.25rem/1.4 sans-serif;margin:0">'
+        f'<div class="abeq-case" data-abeq-case="{html.escape(row.case_id, quote=True)}" '
+        f'data-abeq-verdict="{html.escape(row.verdict, quote=True)}" role="status" '
+        f'aria-live="polite" style="font:600 1.25rem/1.4 sans-serif;margin:0;scroll-margin-top:4.5rem">'
         f"{html.escape(row.case_id)} <span style='font-weight:400;color:#59636e'>· case {pos} of "
         f"{total}</span></div>"
         + (f'<div style="color:#1a7f37;font-size:.9rem">{html.escape(flash)}</div>' if flash else "")
         + (f'<span style="position:absolute;left:-9999px">{html.escape(said)}</span>' if said else "")
     )
-    if flash:  # the view stays where Agree was: bring the next case's top into view
+    if flash:  # the view stays where Agree was: bring the next case's top to the top of the screen
         st.html(
-            "<script>(() => {const m = window.document.querySelector('[data-testid=stMain]');"
-            f"if (m) m.scrollTo({{top: 0}}); /* {html.escape(row.case_id)} {time.time()} */}})();</script>",
+            "<script>(() => {const c = window.document.querySelector('[data-abeq-case]');"
+            "if (c) c.scrollIntoView({block: 'start'});"
+            f"/* {html.escape(row.case_id)} {time.time()} */}})();</script>",
             unsafe_allow_javascript=True,
         )
 
@@ -329,9 +331,10 @@ def review_form(st, run_id: int, row: CaseRow, goto: str | None) -> None:
         )
         verdict = st.selectbox("Verdict (for an override)", list(VERDICTS), key="ov_verdict")
         reason = st.text_area(
-            "Reason (required to override; a note when you agree; kept with your name and the time)",
+            "Reason (required to override)",
             key="ov_reason",
             height=68,
+            help="Required to override; a note when you agree. Kept with your name and the time.",
         )
         save = st.form_submit_button("Save override", type="primary", key="ov_submit", width="stretch")
         st.text_input("Reviewer (your name, kept with every action)", key="ov_reviewer")

@@ -284,7 +284,11 @@ def figures(rr: RunReport, running: list[str] | None = None) -> list[tuple[str, 
         ]
     else:
         out.append(
-            ("Not run", len(rr.not_run), "Cases a Cancel, an interrupt or --fail-fast left unrun: not errors.")
+            (
+                "Not run",
+                len(rr.not_run),
+                "Cases a Cancel, an interrupt or --fail-fast left unrun: not errors.",
+            )
         )
     out += [
         ("Overridden", rr.overridden, None),

@@ -182,7 +182,11 @@ def default_reviewer() -> str:
 
     try:
         out = subprocess.run(
-            ["git", "config", "user.name"], capture_output=True, text=True, timeout=5, stdin=subprocess.DEVNULL
+            ["git", "config", "user.name"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            stdin=subprocess.DEVNULL,
         )
         name = out.stdout.strip() if out.returncode == 0 else ""
     except (OSError, subprocess.SubprocessError):

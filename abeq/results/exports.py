@@ -307,33 +307,34 @@ def _overruled(r) -> bool:
     return bool(r.override) and r.verdict != REGRESSED
 
 
-def _check_case(suite: ET.Element, r, c) -> None:
-    """One testcase per check: lost → failure (unless a reviewer overrode the case), skipped →
-    skipped with the reason, failed on both arms → a pass that says so (not a regression)."""
-    tc = ET.SubElement(suite, "testcase", classname=f"abeq.check.{r.case_id}", name=c.label)
-    both = f"teacher {_mark(c.teacher)}, candidate {_mark(c.candidate)}"
-    if c.outcome == CHECK_SKIPPED:
-        ET.SubElement(tc, "skipped", message=c.reason[:200])
-    elif c.lost and not _overruled(r):
-        ET.SubElement(
-            tc, "failure", message=f"check failed on candidate: {c.label}"[:200], type="check-lost"
-        ).text = f"{both}\nteacher: {c.teacher_evidence}\ncandidate: {c.candidate_evidence}"
-    elif c.lost:
-        ET.SubElement(
-            tc, "system-out"
-        ).text = f"lost on the candidate ({both}), but a reviewer overrode the case: {r.override['reason']}"
-    elif c.outcome == CHECK_FAILED_BOTH:
-        ET.SubElement(
-            tc, "system-out"
-        ).text = f"fails on both arms ({both}): a property of the task, not a regression"
+def _check_properties(tc: ET.Element, r) -> None:
+    """A case's checks as properties of its testcase (one each: outcome on both arms, and why), so
+    `tests` counts cases: a lost check already makes its case regressed (a failure), unless a
+    reviewer overrode the case; a skipped check says why; one failed on both arms is a property of
+    the task, not a regression."""
+    props = ET.SubElement(tc, "properties")
+    for c in r.checks:
+        both = f"teacher {_mark(c.teacher)}, candidate {_mark(c.candidate)}"
+        if c.outcome == CHECK_SKIPPED:
+            said = f"skipped: {c.reason}"
+        elif c.lost and _overruled(r):
+            said = f"lost on the candidate ({both}), but a reviewer overrode the case: {r.override['reason']}"
+        elif c.lost:
+            said = f"lost on the candidate ({both}); teacher: {c.teacher_evidence}; candidate: {c.candidate_evidence}"
+        elif c.outcome == CHECK_FAILED_BOTH:
+            said = f"fails on both arms ({both}): a property of the task, not a regression"
+        else:
+            said = f"{c.outcome} ({both})"
+        ET.SubElement(props, "property", name=f"check: {c.label}", value=said[:1000])
 
 
 _XML_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def to_junit(rr: RunReport, gate: str = "compress") -> str:
-    """One testcase per case: regressed cases fail, errored cases are errors; overrides applied. And
-    one testcase per check of a judged case (classname abeq.check.<case>).
+    """One testcase per case: regressed cases fail, errored cases are errors, cases not run are
+    skipped; overrides applied. A case's checks are properties of its testcase (a lost check makes
+    the case regressed), so `tests` is the number of cases.
 
     A gate with a condition beyond "no case regressed" (directive-clarity) gets a testcase of its
     own, so a CI reading only the XML sees the same PASS/FAIL as the exit code.
@@ -341,15 +342,13 @@ def to_junit(rr: RunReport, gate: str = "compress") -> str:
     g = gate_result(rr, gate)
     gate_case = gate != "compress"  # compress passes exactly when no case fails or errors
     gate_failed = gate_case and not g["pass"]
-    checks = [(r, c) for r in rr.rows for c in r.checks]
-    lost = sum(1 for r, c in checks if c.lost and not _overruled(r))
     suite = ET.Element(
         "testsuite",
         name=f"abeq run {rr.run['id']}",
-        tests=str(len(rr.rows) + gate_case + len(checks)),
-        failures=str(rr.report["summary"]["regressions"] + gate_failed + lost),
+        tests=str(len(rr.rows) + gate_case),
+        failures=str(rr.report["summary"]["regressions"] + gate_failed),
         errors=str(len(rr.failed)),
-        skipped=str(sum(1 for _, c in checks if c.outcome == CHECK_SKIPPED) + len(rr.not_run)),
+        skipped=str(len(rr.not_run)),
     )
     props = ET.SubElement(suite, "properties")
     for k, v in (
@@ -361,6 +360,8 @@ def to_junit(rr: RunReport, gate: str = "compress") -> str:
         ET.SubElement(props, "property", name=k, value=str(v))
     for r in rr.rows:
         tc = ET.SubElement(suite, "testcase", classname="abeq.equivalence", name=r.case_id)
+        if r.checks:
+            _check_properties(tc, r)
         if r.error_stage == NOT_RUN_STAGE or r.status == "pending":  # not run: never an error
             ET.SubElement(tc, "skipped", message=(r.error or "not run (cancelled or interrupted run)")[:200])
         elif r.status != "judged":
@@ -384,8 +385,6 @@ def to_junit(rr: RunReport, gate: str = "compress") -> str:
             ET.SubElement(
                 tc, "system-err"
             ).text = f"gate-truncated at {r.gate_section or 'a gate'}: judged only up to the unanswered gate"
-    for r, c in checks:
-        _check_case(suite, r, c)
     if gate_case:
         tc = ET.SubElement(suite, "testcase", classname="abeq.gate", name=f"gate {gate}")
         if gate_failed:

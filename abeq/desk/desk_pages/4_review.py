@@ -65,7 +65,9 @@ def board() -> None:
     panels.queue_filters(run_state.finished_rows(dict(run), rr.rows))
     if rows:
         view.case_table(st, rows, ss.get(vm.CASE, ""), run_id)
-    view.summary(st, store, rr, run, gate_result(rr, profile), run_state.review_headline(run, rr.rows), running)
+    view.summary(
+        st, store, rr, run, gate_result(rr, profile), run_state.review_headline(run, rr.rows), running
+    )
     view.export_buttons(st, run_id, profile)
 
 
