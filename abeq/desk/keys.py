@@ -18,7 +18,10 @@ KEY_SCRIPT = """<script>
   if (window.__abeqFocusKey) doc.removeEventListener("keydown", window.__abeqFocusKey, true);
   if (window.__abeqWatch) clearInterval(window.__abeqWatch);
   // when the case shown (the panel's data-abeq-case) last changed
-  const shown = () => { const m = doc.querySelector("[data-abeq-case]"); return m ? m.dataset.abeqCase : null; };
+  const shown = () => {
+    const m = doc.querySelector("[data-abeq-case]");
+    return m ? m.dataset.abeqCase : null;
+  };
   window.__abeqCase = shown(); window.__abeqShownAt = Date.now();
   if (!doc.getElementById("abeq-key-style")) {
     const css = doc.createElement("style");

@@ -318,9 +318,13 @@ def _check_properties(tc: ET.Element, r) -> None:
         if c.outcome == CHECK_SKIPPED:
             said = f"skipped: {c.reason}"
         elif c.lost and _overruled(r):
-            said = f"lost on the candidate ({both}), but a reviewer overrode the case: {r.override['reason']}"
+            why = r.override["reason"]
+            said = f"lost on the candidate ({both}), but a reviewer overrode the case: {why}"
         elif c.lost:
-            said = f"lost on the candidate ({both}); teacher: {c.teacher_evidence}; candidate: {c.candidate_evidence}"
+            said = (
+                f"lost on the candidate ({both}); teacher: {c.teacher_evidence}; "
+                f"candidate: {c.candidate_evidence}"
+            )
         elif c.outcome == CHECK_FAILED_BOTH:
             said = f"fails on both arms ({both}): a property of the task, not a regression"
         else:
