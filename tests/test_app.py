@@ -113,7 +113,7 @@ def test_a_set_confirmed_for_another_original_must_be_confirmed_again(app, db):
         review["variant"],
     )
     app.switch_page("desk_pages/3_run.py").run()
-    assert "confirmed for a different version of the original" in app.error[0].value
+    assert "confirmed for another original document, not this one" in app.error[0].value
     assert app.button(key="start").disabled
     app.switch_page("desk_pages/2_transfer_set.py").run()
     assert not app.button(key="confirm").disabled

@@ -75,7 +75,7 @@ def test_a_set_confirmed_for_another_original_needs_confirming_again(lossy_run, 
     other = sets.confirm(example["ts"], "0" * 64)
     path = write(tmp_path / "set.json", other)
     assert main(lossy_run(path)) == 2
-    assert "different version of the original" in capsys.readouterr().err
+    assert "confirmed for another original document, not this one" in capsys.readouterr().err
     assert main(lossy_run(path, "--confirm")) == 1
 
 

@@ -96,6 +96,18 @@ def test_progress_reads_as_metrics_and_never_shows_an_unknown_price_as_zero():
     assert said == "Provider prompt cache: 2,048 prompt tokens read from it, 1,024 written; it saved $0.0100."
 
 
+def test_the_time_left_is_a_range_over_the_last_half_minute_not_one_swinging_reading():
+    """Readings 539, 804, 389, 569 s a few seconds apart (issue 38) show as one steady range."""
+    shown = []
+    for i, eta in enumerate((539.0, 804.0, 389.0, 569.0)):
+        p = progress(run_id=38, eta=eta, elapsed=100.0 + 3 * i)
+        shown.append(run_vm.eta_text(run_vm.eta_range(p, now=1000.0 + 3 * i)))
+    assert shown == ["about 9 min", "8–14 min", "6–14 min", "6–14 min"]
+    later = run_vm.eta_range(progress(run_id=38, eta=300.0, elapsed=160.0), now=1060.0)
+    assert later == (300.0, 300.0)  # readings older than 30 s are dropped
+    assert run_vm.eta_text((41.0, 58.0)) == "40–60 s" and run_vm.eta_text(None) == "—"
+
+
 def test_the_view_models_need_no_streamlit():
     import subprocess
     from pathlib import Path
@@ -296,3 +308,26 @@ def test_a_comparison_reads_as_a_verdict_totals_and_both_orders():
     tie = r.model_copy(update={"winner": "tie", "order_dependent": True})
     kind, said = vm.verdict(tie)
     assert kind == "warning" and said.startswith("**Tie, order-dependent**")
+
+
+def test_cases_confirmed_for_another_document_are_not_called_a_version_of_this_one(example, store):
+    """A new review loading the same cases for another original (issue 38): the page says who
+    confirmed them, where, and that it was for another document; nobody confirmed them for this one."""
+    from abeq.desk import session
+    from abeq.desk import transfer_set_vm as vm
+
+    original = doc_row(example["original"])
+    oh = store.put_document(original["name"], original["content"])
+    other = store.put_document("OTHER.md", "# Other\n\n## Steps\n- something else entirely\n")
+    store.upsert_review("theirs", other, None, "skill")
+    store.upsert_review("mine", oh, None, "skill")
+    theirs = store.review("theirs")
+    session.set_transfer_set(store, theirs, sets.confirm(example["ts"], other), by="ana")
+    session.set_transfer_set(store, store.review("mine"), sets.load(example["dir"] / "transfer-set.json"))
+    state = vm.set_state(store, store.review("mine"), original)
+    [(kind, said)] = vm.status(state)
+    assert kind == "warning" and "different version" not in said
+    assert said.startswith(
+        "Not confirmed for this original: these cases were confirmed by ana in review theirs for another "
+        "document, not this review's original (nobody has confirmed them for it)."
+    )

@@ -5,6 +5,8 @@ draw these."""
 
 from __future__ import annotations
 
+import time
+
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 
@@ -205,9 +207,10 @@ def progress_metrics(p: Progress) -> tuple[list[Metric], list[Metric]]:
         Metric("Elapsed", f"{p.elapsed:.0f} s"),
         Metric(
             "Time left (est.)",
-            f"~{p.eta:.0f} s" if p.eta is not None else "—",
-            help="The calls still to resolve, at this run's pace so far (cache hits still to come make it "
-            "shorter).",
+            eta_text(eta_range(p)),
+            help="The calls still to resolve, at this run's pace so far, as the range of the last "
+            f"{ETA_WINDOW:g} s of estimates (a pace read second by second swings with each batch of calls; "
+            "cache hits still to come make it shorter).",
         ),
         Metric("Tokens", f"{p.tokens:,}"),
         Metric(
@@ -237,3 +240,36 @@ def open_run_line(r: dict) -> str:
         f"**{md(r['label'])}** · {r['counts']['done']} of {r['counts']['total']} cases done · "
         f"started {md(local(r['started_at']))} ({ago(r['started_at'])})"
     )
+
+
+ETA_WINDOW = 30.0  # seconds of estimates the time left is given as a range of
+_ETAS: dict[int, list[tuple[float, float, float]]] = {}  # run -> [(when, eta, elapsed)]
+
+
+def eta_range(p: Progress, now: float | None = None) -> tuple[float, float] | None:
+    """The time left as (low, high): the lowest and highest estimate of the last ETA_WINDOW seconds
+    (shared by every session of this desk). One reading swings with each batch of calls (539, 804,
+    389, 569 s a few seconds apart); their range is what the pace can tell."""
+    if p.eta is None or not p.active:
+        return None
+    now = time.time() if now is None else now
+    # a resumed run is a new attempt (its elapsed time starts again): its pace is its own
+    kept = [x for x in _ETAS.get(p.run_id, []) if now - x[0] <= ETA_WINDOW and x[2] <= p.elapsed + 1]
+    if len(_ETAS) > 64:
+        _ETAS.clear()
+    _ETAS[p.run_id] = seen = [*kept, (now, p.eta, p.elapsed)]
+    etas = [e for _, e, _ in seen]
+    return min(etas), max(etas)
+
+
+def eta_text(span: tuple[float, float] | None) -> str:
+    """A range in round figures: "40–60 s", "about 7 min", "6–13 min" ("—" when unknown)."""
+    if span is None:
+        return "—"
+    lo, hi = span
+    if hi < 90:
+        a, b = int(lo // 10 * 10), int(-(-hi // 10) * 10)
+        return f"~{b} s" if a == b else f"{a}–{b} s"
+    if hi - lo < 60:  # one reading, or readings within a minute of each other
+        return f"about {round((lo + hi) / 120)} min"
+    return f"{max(1, int(lo // 60))}–{int(-(-hi // 60))} min"

@@ -38,6 +38,7 @@ class SetState:
     has_runs: bool  # rounds of a review run the same cases (so that they compare): its set is fixed
     confirmation: dict = field(default_factory=dict)  # stored: confirmed_at, confirmed_by, confirmed_in
     review: str = ""  # the review shown
+    original: str = ""  # the hash of the review's original
 
     @property
     def confirmed(self) -> bool:
@@ -53,8 +54,9 @@ def set_state(store: Store, review: dict, original: dict, ts_hash: str | None = 
     ts_hash = ts_hash or review["transfer_set_hash"]
     ts = (store.transfer_set(ts_hash) if ts_hash else None) or TransferSet(cases=[])
     why = sets.confirmation_problem(ts, original["hash"])
-    prov = store.confirmation(ts_hash) if ts_hash and not why else {}
-    return SetState(ts, ts_hash, why, bool(ts_hash and store.runs(review["id"])), prov, review["name"])
+    prov = store.confirmation(ts_hash) if ts_hash and (not why or ts.user_confirmed) else {}
+    has_runs = bool(ts_hash and store.runs(review["id"]))
+    return SetState(ts, ts_hash, why, has_runs, prov, review["name"], original["hash"])
 
 
 def _base_key(review: dict) -> str:
@@ -114,16 +116,27 @@ def status(s: SetState) -> list[tuple[str, str]]:
             ),
         ]
     if ts.user_confirmed:
-        why = s.unconfirmed_why.removeprefix("the transfer set ")
-        return [
-            (
-                "warning",
-                md(f"Not confirmed for this original: {why}. Read the cases against it and press Confirm."),
-            )
-        ]
+        return [("warning", confirmed_elsewhere(s))]
     return [
         ("warning", "Not confirmed: no runner call happens until you read these cases and press Confirm.")
     ]
+
+
+def confirmed_elsewhere(s: SetState) -> str:
+    """A set that carries a confirmation that does not hold here, said as it happened: who confirmed
+    these cases and where, when this database knows; never "confirmed" for a set nobody confirmed
+    for this original (Markdown)."""
+    by, where = s.confirmation.get("confirmed_by"), s.confirmation.get("confirmed_in")
+    if s.ts.document_hash and s.ts.document_hash != s.original:
+        who = " by " + md(by) if by else ""
+        at = f" in review {md(where)}" if where and where != s.review else ""
+        said = (
+            f"Not confirmed for this original: these cases were confirmed{who}{at} for another document, "
+            "not this review's original (nobody has confirmed them for it)."
+        )
+    else:
+        said = md(f"Not confirmed: {s.unconfirmed_why}.")
+    return said + " Read the cases against this original and press Confirm."
 
 
 def export_json(ts: TransferSet, original_text: str) -> str:

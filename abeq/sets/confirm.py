@@ -101,5 +101,6 @@ def confirmation_problem(ts: TransferSet, original_hash: str | None = None) -> s
     if original_hash and not ts.document_hash:
         return "the transfer set is marked confirmed but names no original (its document_hash is empty)"
     if original_hash and ts.document_hash != original_hash:
-        return "the transfer set was confirmed for a different version of the original"
+        # not "a different version of the original": the other document may be any document at all
+        return "the transfer set's cases were confirmed for another original document, not this one"
     return ""
