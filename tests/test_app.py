@@ -69,7 +69,12 @@ def override(at: AppTest, reason: str, verdict: str = "equivalent", reviewer: st
 def test_first_start_loads_the_example_and_says_what_to_do(app, db):
     assert [r["name"] for r in Store(db).reviews()] == ["example"]
     assert "Confirm" in app.info[0].value
-    assert any("135M" in c.value for c in app.sidebar.caption)
+    # what abeq is, in one sentence with its three words (issue 38); the tiny model's caution is on Run
+    intro = next(m.value for m in app.markdown if m.value.startswith("abeq checks whether"))
+    assert all(w in intro for w in ("**original**", "**candidate**", "**transfer set**"))
+    app.switch_page("desk_pages/3_run.py").run()
+    assert any("135M" in i.value for i in app.info)
+    app.switch_page("desk_pages/1_documents.py").run()
     assert [s.label for s in app.metric] == [
         "Candidate characters",
         "Candidate tokens (est.)",

@@ -163,3 +163,31 @@ def test_a_word_diff_inside_a_self_report_field_is_escaped():
 
     html = self_report_html([("1 · Output produced", "run <b>x</b> now", "run <script>y()</script> now")])
     assert "&lt;<del" in html and "&lt;<ins" in html and "<script" not in html and "<b>" not in html
+
+
+def test_the_tiny_model_warning_is_said_once_and_only_while_it_is_chosen(app):
+    """On Run it was said three times (sidebar, next step, the page) and Compare still said it after
+    scripted/rules was typed (issue 38)."""
+
+    def said(at) -> int:
+        texts = [e.value for e in (*at.info, *at.caption, *at.warning)]
+        return sum("is tiny" in t for t in texts)
+
+    app.switch_page("desk_pages/3_run.py").run()
+    assert said(app) == 1, [
+        e.value[:90] for e in (*app.info, *app.caption, *app.warning) if "is tiny" in e.value
+    ]
+    for key in ("runner_model", "judge_model"):
+        app.text_input(key=key).set_value("scripted/rules").run()
+    assert said(app) == 0
+    app.switch_page("desk_pages/6_compare.py").run()
+    assert app.text_input(key="compare_model").value == "scripted/rules" and said(app) == 0
+    app.switch_page("desk_pages/1_documents.py").run()
+    assert said(app) == 0
+
+
+def test_the_diff_pane_is_as_tall_as_its_text():
+    from abeq.desk import documents_vm as vm
+
+    assert vm.diff_height("# a\n\nshort\n", "# a\n") == "content"  # no tall empty box (issue 38)
+    assert vm.diff_height("line\n" * 400, "line\n") == 1100  # a long one scrolls in its own pane

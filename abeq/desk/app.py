@@ -8,7 +8,6 @@ import streamlit as st
 from abeq.desk import access, links, session
 from abeq.desk.render import error_md, md
 from abeq.errors import InputError
-from abeq.models.registry import PROVIDERS
 from abeq.results.store import db_path
 
 # a file shipped with abeq, served by the desk itself: a ":material/…:" icon here makes every page
@@ -68,9 +67,8 @@ with st.sidebar:
         st.button("Create", on_click=_create_review)
     if msg := ss.pop("flash_sidebar", None):
         st.error(msg)
-    st.caption(
-        f"The preselected model: {PROVIDERS['local'].caution} "
-        "Enter any litellm model string on **Run** (its API key in the environment), "
+    st.caption(  # the tiny model's caution is said where it is chosen (Run), once, and only then
+        "Models are chosen on **Run**: any litellm model string (its API key in the environment), "
         "or an API base for Ollama, vLLM or any OpenAI-compatible server."
     )
     st.caption("Database: " + md(db_path()))
@@ -93,5 +91,6 @@ current = session.current_review(store, ss)
 if current:  # the picker's choice, in the URL (a reload or a copied link opens the same review)
     links.publish(q, ss, "review", current["name"])
 if pg.url_path != "review":  # Review says it about the run it shows, with the counts of its headline
-    st.info(session.next_step(store, current, ss), icon=":material/arrow_forward:")
+    step = session.next_step(store, current, ss, mention_model=pg.url_path != "run")
+    st.info(step, icon=":material/arrow_forward:")
 pg.run()

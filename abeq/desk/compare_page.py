@@ -121,14 +121,17 @@ def render_compare_page() -> None:
     st.title("Compare")
     st.caption(vm.ABOUT)
     c1, c2, c3 = st.columns([2, 2, 1])
-    model = c1.text_input("Judge model", value=DEFAULT_MODEL, key="compare_model")
+    # the Run page's judge, when one was chosen there (typing scripted/rules on Run meant it here too)
+    if "compare_model" not in st.session_state:
+        st.session_state["compare_model"] = st.session_state.get("keep:judge_model") or DEFAULT_MODEL
+    model = c1.text_input("Judge model", key="compare_model")
     api_base = c2.text_input("API base (optional)", key="compare_api_base") or None
     seed_text = c3.text_input("Seed (optional)", key="compare_seed")
     content_w = st.slider(
         "Content weight (structure gets the rest)", 0.0, 1.0, 0.6, 0.05, key="compare_weight"
     )
     spec = ModelSpec.for_purpose(model, "compare", api_base=api_base)
-    if spec.provider.caution:
+    if session.tiny_model_chosen(st.session_state, model):
         st.info(session.EMBEDDED_NOTE)  # our own Markdown: rendered, not escaped
     store = session.open_store()
     runs = vm.judged_runs(store)

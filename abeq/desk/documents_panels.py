@@ -20,7 +20,10 @@ def loader(which: str, review: dict) -> tuple[str, str, dict] | None:
     mode = st.radio("Load by", modes, horizontal=True, key=f"{which}_mode")
     if mode == "Upload":
         f = st.file_uploader("File", type=["md", "mdc", "txt"], key=f"{which}_file")
-        if f is not None and st.button("Load file", key=f"{which}_load_file"):
+        # one step: a file is loaded as it is dropped (once: the uploader keeps it across reruns)
+        seen = f"{which}_file_loaded"
+        if f is not None and st.session_state.get(seen) != f.file_id:
+            st.session_state[seen] = f.file_id
             try:
                 return file_name(f.name), f.getvalue().decode("utf-8-sig"), {}
             except UnicodeDecodeError:

@@ -82,3 +82,18 @@ def size_said(original_text: str, candidate_text: str) -> tuple[str, list[Metric
             f"{(1 - ratio) * 100:.0f}% shorter" if ratio <= 1 else f"{(ratio - 1) * 100:.0f}% longer",
         ),
     ]
+
+
+INTRO = (
+    "abeq checks whether a rewritten instruction file still makes a model do what the old one did: "
+    "it runs the **original** and the **candidate** (your rewrite) on the same **transfer set** of "
+    "cases, and a judge compares what the model did under each."
+)
+
+
+def diff_height(original: str, candidate: str) -> int | str:
+    """The diff pane's height: as tall as its text ("content") up to a long screen, then a pane of
+    its own that scrolls (a fixed 640 px left short documents in a tall empty box)."""
+    lines = max(len(original.splitlines()), len(candidate.splitlines()))
+    wrapped = max(len(original), len(candidate)) // 90  # long lines wrap in a half-width column
+    return "content" if lines + wrapped <= 60 else 1100

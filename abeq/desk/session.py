@@ -21,6 +21,7 @@ from ..documents import (
 )
 from ..errors import InputError
 from ..execution.preflight import review_refusal
+from ..models import DEFAULT_MODEL
 from ..models.registry import PROVIDERS
 from ..results.liveness import ACTIVE, live_status
 from ..results.rows import DocumentRow, ReviewRow
@@ -229,7 +230,19 @@ def set_transfer_set(store: Store, review: dict, ts, by: str | None = None) -> s
 
 
 # ---------------------------------------------------------------- models
-def next_step(store: Store, review: ReviewRow | None, state: MutableMapping) -> str:
+def tiny_model_chosen(state: MutableMapping, *names: str | None) -> bool:
+    """Whether a model this session runs with (the Run page's, or `names` given) is the embedded
+    one: EMBEDDED_NOTE is about it, and is shown only then (not for scripted/… nor a hosted model)."""
+    from ..models.registry import provider_for
+
+    if not names:
+        names = tuple(state.get(f"keep:{k}") or DEFAULT_MODEL for k in ("runner_model", "judge_model"))
+    return any(provider_for((n or "").strip() or DEFAULT_MODEL) is PROVIDERS["local"] for n in names)
+
+
+def next_step(
+    store: Store, review: ReviewRow | None, state: MutableMapping, mention_model: bool = True
+) -> str:
     """One line telling the reviewer what to do next on this review, from where it stands: nothing
     loaded, set not confirmed, no run, a run going or stopped, cases left to review, all reviewed."""
     if review is None:
@@ -246,6 +259,8 @@ def next_step(store: Store, review: ReviewRow | None, state: MutableMapping) -> 
         return "Read the cases on **Transfer set**, then press **Confirm**; runs are refused until you do."
     runs = store.runs(review["id"])
     if not runs:
+        if not (mention_model and tiny_model_chosen(state)):  # said once: the Run page says it itself
+            return "Start a run on **Run**."
         return (
             "Start a run on **Run**. The preselected model is the embedded `local/smollm2`: no key needed, "
             "but it is tiny and its verdicts are for trying the tool."

@@ -15,6 +15,7 @@ review = session.current_review(store, st.session_state)
 if review is None:
     st.stop()
 st.title("Documents")
+st.markdown(vm.INTRO)  # a first visit learns what abeq is, in its three words
 
 original = store.document(review["original_hash"]) if review["original_hash"] else None
 candidate = session.current_candidate(store, review, st.session_state)
@@ -28,7 +29,7 @@ if original and candidate:
     st.caption(caption)
     draw(st.columns(4), metrics)
     st.caption(vm.TOKENS_NOTE)
-    with st.container(height=640):
+    with st.container(height=vm.diff_height(original["content"], candidate["content"])):
         st.html(
             side_by_side_html(
                 original["content"],
