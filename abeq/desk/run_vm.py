@@ -6,7 +6,6 @@ draw these."""
 from __future__ import annotations
 
 import time
-
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 
