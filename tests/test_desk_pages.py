@@ -116,10 +116,11 @@ def test_the_next_step_follows_the_run_and_the_reviews(db):
     assert step().startswith(f"Every judged case of run {run} is reviewed")
 
 
-def test_the_banner_names_the_embedded_model_before_the_first_run(app):
+def test_before_the_first_run_the_banner_says_start_and_the_sidebar_names_the_model(app):
     app.switch_page("desk_pages/2_transfer_set.py").run()
     app.button(key="confirm").click().run()
-    assert "embedded `local/smollm2`" in app.info[0].value and "scripted/rules" not in app.info[0].value
+    assert app.info[0].value == "Start a run on **Run**."  # the sidebar names the model (issue 38: once)
+    assert any("embedded model is tiny" in c.value for c in app.sidebar.caption)
     # local, readable time (the database keeps UTC ISO 8601)
     assert any(re.search(r"Confirmed \d{4}-\d\d-\d\d \d\d:\d\d \w+ ·", plain(s.value)) for s in app.success)
 
@@ -173,6 +174,7 @@ def test_the_tiny_model_warning_is_said_once_and_only_while_it_is_chosen(app):
         texts = [e.value for e in (*at.info, *at.caption, *at.warning)]
         return sum("is tiny" in t for t in texts)
 
+    assert said(app) == 1  # Documents: the sidebar's line
     app.switch_page("desk_pages/3_run.py").run()
     assert said(app) == 1, [
         e.value[:90] for e in (*app.info, *app.caption, *app.warning) if "is tiny" in e.value

@@ -8,6 +8,7 @@ import streamlit as st
 from abeq.desk import access, links, session
 from abeq.desk.render import error_md, md
 from abeq.errors import InputError
+from abeq.models.registry import PROVIDERS
 from abeq.results.store import db_path
 
 # a file shipped with abeq, served by the desk itself: a ":material/…:" icon here makes every page
@@ -67,7 +68,10 @@ with st.sidebar:
         st.button("Create", on_click=_create_review)
     if msg := ss.pop("flash_sidebar", None):
         st.error(msg)
-    st.caption(  # the tiny model's caution is said where it is chosen (Run), once, and only then
+    # the tiny model's caution, once a page and only while it is chosen (Run and Compare say it in full)
+    tiny = session.tiny_model_chosen(ss)
+    tiny_note = st.empty()
+    st.caption(
         "Models are chosen on **Run**: any litellm model string (its API key in the environment), "
         "or an API base for Ollama, vLLM or any OpenAI-compatible server."
     )
@@ -91,6 +95,7 @@ current = session.current_review(store, ss)
 if current:  # the picker's choice, in the URL (a reload or a copied link opens the same review)
     links.publish(q, ss, "review", current["name"])
 if pg.url_path != "review":  # Review says it about the run it shows, with the counts of its headline
-    step = session.next_step(store, current, ss, mention_model=pg.url_path != "run")
-    st.info(step, icon=":material/arrow_forward:")
+    st.info(session.next_step(store, current, ss), icon=":material/arrow_forward:")
+if tiny and pg.url_path not in ("run", "compare"):
+    tiny_note.caption(f"The model preselected on **Run**: {PROVIDERS['local'].caution}")
 pg.run()

@@ -252,12 +252,11 @@ def _keep_theirs() -> None:
 
 
 def announce(st, row: CaseRow, pos: int, total: int) -> None:
-    """The case open, named at the top of its panel: what the last action did, then this case's id
-    and verdict. After Agree or Override the page scrolls back here and a screen reader hears it."""
+    """The case open, named at the top of its panel, then what the last action did. After Agree or
+    Override the page scrolls back here, and a screen reader reads it (a live region)."""
     ss = st.session_state
     flash = ss.pop("review_flash", None)
     assert row.verdict is not None  # only judged cases get here
-    said = f"{flash} Now: {row.case_id} ({pos} of {total}), {row.verdict}." if flash else ""
     # data-abeq-case tells the keyboard script which case is shown (A waits a moment after it changes)
     st.html(
         f'<div class="abeq-case" data-abeq-case="{html.escape(row.case_id, quote=True)}" '
@@ -266,7 +265,6 @@ def announce(st, row: CaseRow, pos: int, total: int) -> None:
         f"{html.escape(row.case_id)} <span style='font-weight:400;color:#59636e'>· case {pos} of "
         f"{total}</span></div>"
         + (f'<div style="color:#1a7f37;font-size:.9rem">{html.escape(flash)}</div>' if flash else "")
-        + (f'<span style="position:absolute;left:-9999px">{html.escape(said)}</span>' if said else "")
     )
     if flash:  # the view stays where Agree was: bring the next case's top to the top of the screen
         st.html(
@@ -334,7 +332,7 @@ def review_form(st, run_id: int, row: CaseRow, goto: str | None) -> None:
             "Reason (required to override)",
             key="ov_reason",
             height=68,
-            help="Required to override; a note when you agree. Kept with your name and the time.",
+            placeholder="Required to override; a note when you agree. Kept with your name and the time.",
         )
         save = st.form_submit_button("Save override", type="primary", key="ov_submit", width="stretch")
         st.text_input("Reviewer (your name, kept with every action)", key="ov_reviewer")

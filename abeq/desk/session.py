@@ -240,9 +240,7 @@ def tiny_model_chosen(state: MutableMapping, *names: str | None) -> bool:
     return any(provider_for((n or "").strip() or DEFAULT_MODEL) is PROVIDERS["local"] for n in names)
 
 
-def next_step(
-    store: Store, review: ReviewRow | None, state: MutableMapping, mention_model: bool = True
-) -> str:
+def next_step(store: Store, review: ReviewRow | None, state: MutableMapping) -> str:
     """One line telling the reviewer what to do next on this review, from where it stands: nothing
     loaded, set not confirmed, no run, a run going or stopped, cases left to review, all reviewed."""
     if review is None:
@@ -258,13 +256,8 @@ def next_step(
     if sets.confirmation_problem(ts, review["original_hash"]):
         return "Read the cases on **Transfer set**, then press **Confirm**; runs are refused until you do."
     runs = store.runs(review["id"])
-    if not runs:
-        if not (mention_model and tiny_model_chosen(state)):  # said once: the Run page says it itself
-            return "Start a run on **Run**."
-        return (
-            "Start a run on **Run**. The preselected model is the embedded `local/smollm2`: no key needed, "
-            "but it is tiny and its verdicts are for trying the tool."
-        )
+    if not runs:  # (the tiny model's caution is the sidebar's, or the Run page's, said once)
+        return "Start a run on **Run**."
     run = runs[-1]
     c = store.case_counts(run["id"])
     status = live_status(run)  # a run whose process died reads as interrupted, not running

@@ -96,13 +96,13 @@ def test_several_browser_sessions_on_one_database(context, tmp_path):
         for i, p in enumerate(pages):  # start all four loads before waiting for any
             p.goto(f"{url}/review?run={run_id}&case=case-{i:04d}", wait_until="commit")
         for p in pages:
-            p.get_by_role("heading", name="Your review").wait_for(timeout=30_000)
+            p.get_by_role("button", name="Save override").wait_for(timeout=30_000)
         for _ in range(3):
             for p in pages:
                 p.get_by_role("button", name="Next →").click()
         for p in pages:
             p.wait_for_timeout(500)
-            p.get_by_role("heading", name="Your review").wait_for()
+            p.get_by_role("button", name="Save override").wait_for()
             assert p.get_by_test_id("stException").count() == 0
 
 

@@ -93,7 +93,8 @@ def test_the_case_and_its_actions_are_on_the_first_screen(browser, served, size)
     page.keyboard.press("a")  # agree: the first case has been in view long enough
     expect(shown_case(page)).not_to_have_attribute("data-abeq-case", first)
     second = shown_case(page).get_attribute("data-abeq-case")
-    page.get_by_text(f"Now: {second}").wait_for(state="attached")  # announced (role=status)
+    status = page.get_by_role("status").filter(has_text=second)  # announced (a live region)
+    expect(status).to_contain_text(f"Agreed with the judge: {first} stays")
     page.keyboard.press("a")  # at once: refused, and says so
     expect(shown_case(page)).to_have_attribute("data-abeq-wait", "1")
     settle(page)

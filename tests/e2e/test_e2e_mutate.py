@@ -70,8 +70,14 @@ def test_the_coloured_map_and_a_survived_sections_evidence(page, tmp_path):
         killed = page.locator('div[data-state^="killed"]').first
         assert killed.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(218, 251, 225)"
 
-        page.get_by_role("button", name="Evidence").first.click()  # the Preamble's, the first section
-        page.get_by_text("Evidence: Preamble").wait_for()
+        button = page.get_by_role("button", name="Evidence").first  # the Preamble's, the first section
+        button.click()
+        heading = page.get_by_text("Evidence: Preamble")
+        heading.wait_for()
+        # in place, under its own section: in view where it was asked for (it drew ~935 px below)
+        box, below = heading.bounding_box(), button.bounding_box()
+        assert 0 <= box["y"] and box["y"] + box["height"] <= page.viewport_size["height"], box
+        assert 0 < box["y"] - below["y"] < 200, (box, below)
         # the original's and the mutant's transcripts are the same: said so, and shown once
         page.get_by_text("produced the identical transcript").wait_for()
         page.get_by_text("Not a trust figure").first.wait_for()  # the scripted double made the calls

@@ -171,6 +171,7 @@ def test_keyboard_next_previous_agree_and_the_reason(browser, two_reviews):
         page.keyboard.press("p")
         wait_case(page, "case-0002")
         settle(page)
+        page.wait_for_timeout(1300)  # A waits a moment on a case just shown (read it first)
         page.keyboard.press("a")
         page.get_by_text("Agreed with the judge: case-0002").wait_for()
         wait_case(page, "case-0005")  # the queue moved on
