@@ -122,7 +122,7 @@ def test_the_main_job_the_bundled_example_on_the_embedded_model(page, tmp_path):
         page.get_by_role("button", name="Start run").click()
         page.get_by_text("7/7 cases · finished").wait_for(timeout=900_000)
         nav(page, "Review")
-        page.get_by_role("heading", name="Your review").wait_for(timeout=30_000)
+        page.get_by_role("button", name="Save override").wait_for(timeout=30_000)
         assert page.get_by_test_id("stException").count() == 0
         screenshot(page, ARTIFACTS / "review-embedded.png")
     con = sqlite3.connect(db)
