@@ -260,11 +260,12 @@ def announce(st, row: CaseRow, pos: int, total: int) -> None:
     # data-abeq-case tells the keyboard script which case is shown (A waits a moment after it changes)
     st.html(
         f'<div class="abeq-case" data-abeq-case="{html.escape(row.case_id, quote=True)}" '
-        f'data-abeq-verdict="{html.escape(row.verdict, quote=True)}" role="status" '
-        f'aria-live="polite" style="font:600 1.25rem/1.4 sans-serif;margin:0;scroll-margin-top:4.5rem">'
+        f'data-abeq-verdict="{html.escape(row.verdict, quote=True)}" role="status" aria-live="polite" '
+        'style="scroll-margin-top:4.5rem"><div style="font:600 1.25rem/1.4 sans-serif">'
         f"{html.escape(row.case_id)} <span style='font-weight:400;color:#59636e'>· case {pos} of "
         f"{total}</span></div>"
         + (f'<div style="color:#1a7f37;font-size:.9rem">{html.escape(flash)}</div>' if flash else "")
+        + "</div>"
     )
     if flash:  # the view stays where Agree was: bring the next case's top to the top of the screen
         st.html(
