@@ -29,3 +29,23 @@ def test_before_and_after_default_to_runs_of_the_same_models():
 def test_directness_is_drawn_on_its_whole_scale():
     y = vm.directness_spec()["encoding"]["y"]
     assert y["scale"]["domain"] == [1, 5] and y["axis"]["values"] == [1, 2, 3, 4, 5]
+
+
+def test_a_round_reads_the_reviews_made_in_its_earlier_runs(tmp_path):
+    """An override made before the round was run again still counts in the round's bars (issue 38)."""
+    from abeq.results import history
+    from abeq.results.report import build_report
+    from abeq.results.store import Store
+    from abeq.testing.synthetic import synthetic_run
+
+    store = Store(str(tmp_path / "h.db"))
+    first = synthetic_run(store, 6, review="r", error_every=0, seed=1)
+    second = synthetic_run(store, 6, review="r", error_every=0, seed=2)  # round 1 again
+    regressed = next(c for c in build_report(store, second).rows if c.verdict == "candidate-regressed")
+    store.add_override(first, regressed.case_id, "equivalent", "checked by hand", "ana", "candidate-regressed")
+    rows = history.rounds(store, store.review("r")["id"])
+    [plain], _, _ = vm.chart_rounds(rows)
+    [read], said, _ = vm.chart_rounds(rows, store)
+    assert read["run"] == second and read["carried reviews"] == 1
+    assert (read["regressed"], read["equivalent"]) == (plain["regressed"] - 1, plain["equivalent"] + 1)
+    assert said == "Bars from round 1: run 2 (synthetic), with 1 review(s) from earlier runs of the round."

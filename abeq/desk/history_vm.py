@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..results.history import per_round
+from ..results.history import per_round, round_reviews
+from ..results.store import Store
 from ..timestamps import local
 from . import links
 from .render import md
@@ -46,18 +47,24 @@ def table(rows: list[dict], review: str, started: dict[int, str], reviewer: str 
     ]
 
 
-def chart_rounds(rows: list[dict]) -> tuple[list[dict], str, str]:
+def chart_rounds(rows: list[dict], store: Store | None = None) -> tuple[list[dict], str, str]:
     """The runs the per-round charts draw: the latest run of each round made with the models of the
-    review's latest run (a round re-run with another model is not mixed in silently); what the
-    bars come from, in Markdown; and a warning ('' when none) naming what was left out or mixed."""
+    review's latest run (a round re-run with another model is not mixed in silently), reading the
+    reviews made in earlier runs of its round (given the store); what the bars come from, in
+    Markdown; and a warning ('' when none) naming what was left out or mixed."""
     latest = rows[-1]
     same = [r for r in rows if models(r) == models(latest)]
     chosen = per_round(same)
-    said = (
-        "Bars from "
-        + "; ".join(f"round {r['round']}: run {r['run']} ({md(models(r))})" for r in chosen)
-        + "."
-    )
+    if store is not None:
+        chosen = round_reviews(store, chosen, rows)
+
+    def source(r: dict) -> str:
+        carried = r.get("carried reviews")
+        return f"round {r['round']}: run {r['run']} ({md(models(r))})" + (
+            f", with {carried} review(s) from earlier runs of the round" if carried else ""
+        )
+
+    said = "Bars from " + "; ".join(source(r) for r in chosen) + "."
     left = sorted({r["round"] for r in rows} - {r["round"] for r in chosen}, key=str)
     others = sorted({models(r) for r in rows} - {models(latest)})
     warn = ""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..documents import compression_ratio, size_stats
-from ..vocab import EQUIVALENT
+from ..vocab import DIVERGED, EQUIVALENT, REGRESSED
 from .report import build_report
 from .rows import DocumentRow
 from .store import Store
@@ -61,6 +61,45 @@ def per_round(rows: list[dict]) -> list[dict]:
     for r in rows:
         latest[r["round"]] = r
     return [latest[k] for k in sorted(latest, key=lambda x: (x is None, x))]
+
+
+def round_reviews(store: Store, chosen: list[dict], rows: list[dict]) -> list[dict]:
+    """The chosen run of each round (rows of `rounds`) with its verdict counts read as its round
+    reads: a case nobody reviewed in this run takes the latest reviewer action on it in an earlier
+    run of the same round, candidate and models (an override made before a re-run still counts).
+    Each row says how many it took (`carried reviews`)."""
+    out = []
+    for row in chosen:
+        earlier = [
+            r["run"]
+            for r in rows
+            if r["round"] == row["round"] and r["run"] < row["run"] and r["candidate"] == row["candidate"]
+            and (r["runner"], r["judge"]) == (row["runner"], row["judge"])
+        ]  # fmt: skip
+        taken: dict[str, str] = {}
+        for run_id in earlier:  # oldest first: a later run's action wins
+            for c in build_report(store, run_id).rows:
+                if c.review and c.verdict:
+                    taken[c.case_id] = c.verdict
+        cases = build_report(store, row["run"]).rows
+        verdicts, carried = [], 0
+        for c in cases:
+            if c.status == "judged" and not c.review and c.case_id in taken:
+                verdicts.append(taken[c.case_id])
+                carried += 1
+            else:
+                verdicts.append(c.verdict if c.status == "judged" else "errored")
+        counts = {v: verdicts.count(v) for v in (EQUIVALENT, DIVERGED, REGRESSED)}
+        out.append(
+            {
+                **row,
+                EQUIVALENT: counts[EQUIVALENT],
+                "diverged": counts[DIVERGED],
+                "regressed": counts[REGRESSED],
+                "carried reviews": carried,
+            }
+        )
+    return out
 
 
 def review_history(store: Store, name: str) -> list[dict]:

@@ -55,7 +55,7 @@ st.dataframe(
         ),
     },
 )
-chosen, said, warn = vm.chart_rounds(rows)
+chosen, said, warn = vm.chart_rounds(rows, store)
 latest = pd.DataFrame(chosen).assign(round=lambda d: d["round"].map(lambda r: f"round {r}"))
 c1, c2 = st.columns(2)
 with c1:
