@@ -82,7 +82,8 @@ def round_reviews(store: Store, chosen: list[dict], rows: list[dict]) -> list[di
                 if c.review and c.verdict:
                     taken[c.case_id] = c.verdict
         cases = build_report(store, row["run"]).rows
-        verdicts, carried = [], 0
+        verdicts: list[str | None] = []
+        carried = 0
         for c in cases:
             if c.status == "judged" and not c.review and c.case_id in taken:
                 verdicts.append(taken[c.case_id])
