@@ -331,3 +331,26 @@ def test_cases_confirmed_for_another_document_are_not_called_a_version_of_this_o
         "Not confirmed for this original: these cases were confirmed by ana in review theirs for another "
         "document, not this review's original (nobody has confirmed them for it)."
     )
+
+
+def test_a_live_runs_unfinished_cases_read_queued_and_running_not_not_run(store):
+    """A running run's cases without a verdict are queued or running (issue 38: "Not run 6"); a
+    cancelled run's are not run."""
+    from abeq.desk import review_vm
+    from abeq.results.liveness import owner_id
+    from abeq.results.report import build_report
+    from abeq.testing.synthetic import synthetic_run
+    from abeq.timestamps import now
+
+    run = synthetic_run(store, 3, review="live", error_every=0)
+    store.update_run(run, status="running", finished_at=None, owner=owner_id(), heartbeat_at=now())
+    for i in range(3, 9):
+        store.put_run_case({"run_id": run, "case_id": f"case-{i:04d}", "position": i, "status": "pending"})
+    rr = build_report(store, run)
+    said = {label: value for label, value, _ in review_vm.figures(rr, ["case-0003", "case-0004"])}
+    assert said["Running"] == 2 and said["Queued"] == 4 and "Not run" not in said
+    line = review_vm.headline(rr, {"gate": "compress", "pass": False}, ["case-0003", "case-0004"])
+    assert "running" in line and "2 running · 4 queued" in line and "not run" not in line
+    store.update_run(run, status="cancelled")
+    said = {label: value for label, value, _ in review_vm.figures(build_report(store, run))}
+    assert said["Not run"] == 6 and "Queued" not in said
