@@ -1,7 +1,8 @@
 """The desk laid out for a reviewer's eye (issue 38), in a real Chromium at 1440x900 and 1024x768:
 the case open, its verdict, its behaviour delta and Agree/Override in the first screen; after Agree
 the next case named at the top; the A key waits a moment on a case just shown; the reviewer's
-name survives a reload and a deep link; History's columns fit at 1440.
+name survives a reload and a deep link; History's columns fit at 1440; Documents says what abeq is
+and loads a dropped file at once.
 
 One desk for the module's tests, one browser context per screen size.
 """
@@ -146,4 +147,14 @@ def test_a_typed_name_survives_a_reload_and_a_deep_link_and_history_fits(browser
     for col in ("pass", "regressed", "overridden", "directness", "mutation score"):
         assert any(col in h for h in headers), (col, headers)
     page.screenshot(path=str(ARTIFACTS / "history-1440.png"))
+
+    # Documents: a first visit reads what abeq is; a dropped file is loaded at once (one step)
+    page.get_by_test_id("stSidebarNav").get_by_text("Documents", exact=True).click()
+    page.get_by_text("abeq checks whether a rewritten instruction file").wait_for()
+    page.get_by_text("Load another candidate").click()
+    upload = page.get_by_test_id("stFileUploaderDropzoneInput").last  # the candidate's column
+    upload.set_input_files(
+        files=[{"name": "dropped.md", "mimeType": "text/markdown", "buffer": b"# Steps\n- one step\n"}]
+    )
+    page.get_by_text("dropped.md · sha256").wait_for()  # loaded: no second button to press
     ctx.close()
