@@ -23,13 +23,14 @@ ts = store.transfer_set(review["transfer_set_hash"]) if review["transfer_set_has
 if not (original and candidate and ts):
     st.warning("This review needs an original and a candidate (Documents) and a transfer set (Transfer set).")
     st.stop()
+note = st.empty()  # a slot of its own: the note comes and goes without moving the elements below it
 st.caption(md(f"Original {original['name']} → candidate {candidate['name']} · {len(ts.cases)} cases"))
 
 run_vm.restore_settings(st.session_state)
 settings_form(original["name"])
 run_vm.keep_settings(st.session_state)
 if session.tiny_model_chosen(st.session_state):  # once, and only while the tiny model is chosen
-    st.info(session.EMBEDDED_NOTE, icon=":material/info:")
+    note.info(session.EMBEDDED_NOTE, icon=":material/info:")
 settings = run_vm.run_settings(st.session_state, ts, review["name"])
 # the same estimate the CLI prints: the cache is consulted for the teacher's transcripts
 for line in run_vm.estimate_lines(store, original, candidate, ts, settings):
