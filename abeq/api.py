@@ -47,9 +47,9 @@ from .results.liveness import ACTIVE
 from .results.report import RunReport, build_report
 from .results.store import Store, open_store
 from .schemas import TransferSet
-from .sets.confirm import confirm as confirm_set
-from .sets.confirm import set_hash
-from .sets.coverage import CoverageReport
+from .sets.confirmation import confirm as confirm_set
+from .sets.confirmation import set_hash
+from .sets.coverage_report import CoverageReport
 from .sets.parse import load as load_set
 from .skill_folder import differences
 

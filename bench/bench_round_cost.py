@@ -45,7 +45,7 @@ def main() -> int:
     from abeq.models.pricing import register_price
     from abeq.results.report import build_report, exit_code
     from abeq.results.store import Store
-    from abeq.sets.confirm import confirm
+    from abeq.sets.confirmation import confirm
     from abeq.testing.loopback import LoopbackServer
     from abeq.testing.prompt_cache import PromptCache
     from abeq.testing.synthetic import documents, many_cases

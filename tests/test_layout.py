@@ -175,8 +175,8 @@ PUBLIC = {
     "Document": "abeq.documents:Document",
     "load_set": "abeq.sets.parse:load",
     "import_set": "abeq.sets.imported:import_set",
-    "check_set": "abeq.sets.coverage:coverage",
-    "confirm_set": "abeq.sets.confirm:confirm",
+    "check_set": "abeq.sets.coverage_report:coverage",
+    "confirm_set": "abeq.sets.confirmation:confirm",
     "draft_set": "abeq.sets.drafting:draft",
     "compare": "abeq.comparator.comparator:compare",
     "calibrate": "abeq.calibration.measure:calibrate",
@@ -220,6 +220,37 @@ def test_every_public_name_is_its_documented_object_after_every_module_is_import
 def test_no_public_name_is_a_module_or_folder_of_abeq():
     children = {p.stem for p in PKG.glob("*.py")} | {p.parent.name for p in PKG.glob("*/__init__.py")}
     assert children & set(abeq.__all__) == set()
+
+
+def test_no_package_binds_a_name_of_its_own_submodules():
+    """`abeq.sets` once bound the functions `confirm` and `coverage` over its submodules of those
+    names: `import abeq.sets.coverage as c` gave the function. A package's names and its modules'
+    names are apart, so each dotted path names one thing."""
+    clashes = []
+    for init in sorted(PKG.rglob("__init__.py")):
+        package = _module_name(init)
+        if package in NOT_IMPORTED:
+            continue
+        submodules = {p.stem for p in init.parent.glob("*.py")} | {
+            p.parent.name for p in init.parent.glob("*/__init__.py")
+        }
+        bound = {
+            t.id
+            for node in ast.walk(ast.parse(init.read_text(encoding="utf-8")))
+            for t in (node.targets if isinstance(node, ast.Assign) else [])
+            if isinstance(t, ast.Name)
+        } | {
+            a.asname or a.name
+            for node in ast.walk(ast.parse(init.read_text(encoding="utf-8")))
+            if isinstance(node, ast.ImportFrom) and node.module  # `from . import x` binds the module
+            for a in node.names
+        } | {
+            n.name
+            for n in ast.parse(init.read_text(encoding="utf-8")).body
+            if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+        }
+        clashes += [f"{package}.{name}" for name in sorted(bound & submodules)]
+    assert clashes == []
 
 
 def test_test_servers_live_in_abeq_testing_and_the_scripted_model_with_the_providers():

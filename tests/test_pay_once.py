@@ -7,7 +7,7 @@ from abeq.execution.engine import Engine
 from abeq.execution.keys import legacy_runner_key
 from abeq.models import scripted
 from abeq.results.report import build_report
-from abeq.sets.confirm import set_hash
+from abeq.sets.confirmation import set_hash
 
 
 def run(store, ex, cfg, ts, candidate="lossy"):

@@ -19,7 +19,7 @@ from abeq.execution.options import OPTIONS
 from abeq.execution.preflight import Preflight
 from abeq.execution.settings import RunSettings, RunSettingsArgs
 from abeq.mutation.run import prepare_mutation
-from abeq.sets.coverage import CoverageReport
+from abeq.sets.coverage_report import CoverageReport
 
 # (config_key, sha256 of the stored settings' JSON) of the bundled example's run (original and
 # candidate-lossy) as abeq made them before RunSettings: a changed key would make users pay for

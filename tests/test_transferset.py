@@ -339,7 +339,7 @@ def test_check_set_json_exits_0_when_runnable_and_2_when_refused(tmp_path, capsy
 
 def test_a_case_without_the_optional_fields_hashes_as_before(example):
     """The identity of a case grows only by what it sets: old confirmations and cache keys still hold."""
-    from abeq.sets.confirm import case_identity
+    from abeq.sets.confirmation import case_identity
 
     case = next(c for c in example["ts"].cases if not c.assertions)
     assert set(case_identity(case)) == {"input", "gate_responses"}

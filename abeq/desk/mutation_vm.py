@@ -24,7 +24,7 @@ from ..mutation.report import BLIND, KILLED, READINGS, SURVIVED, UNMAPPED, UNNOT
 from ..mutation.run import PreparedMutation, prepare_mutation
 from ..results.store import Store
 from ..schemas import TransferSet
-from ..sets.confirm import set_hash
+from ..sets.confirmation import set_hash
 from .run_vm import STICKY, stored_document
 
 # state -> (background, edge): green keep, red blind, amber claimed but unnoticed, grey otherwise

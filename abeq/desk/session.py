@@ -26,7 +26,7 @@ from ..models.registry import PROVIDERS
 from ..results.liveness import ACTIVE, live_status
 from ..results.rows import DocumentRow, ReviewRow
 from ..results.store import Store, db_path
-from ..sets.confirm import set_hash
+from ..sets.confirmation import set_hash
 from . import links
 from .render import md
 

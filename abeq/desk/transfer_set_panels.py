@@ -8,7 +8,7 @@ import streamlit as st
 
 from ..errors import AbeqError
 from ..schemas import CASE_TYPES
-from ..sets.coverage import CoverageReport
+from ..sets.coverage_report import CoverageReport
 from . import editor, session
 from . import transfer_set_vm as vm
 from .case_view import case_detail

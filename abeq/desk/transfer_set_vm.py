@@ -15,7 +15,7 @@ from ..execution import check_audit
 from ..execution.preflight import confirm_for_runs
 from ..results.store import Store
 from ..schemas import CASE_TYPES, Case, TransferSet
-from ..sets.coverage import CoverageReport
+from ..sets.coverage_report import CoverageReport
 from ..timestamps import local
 from . import editor
 from .metric import Metric

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 
 from ..results.store import Store
 from ..schemas import Case, RunnerReply, TransferSet
-from ..sets.confirm import case_identity
+from ..sets.confirmation import case_identity
 from .checks import case_checks, problems, run_check
 from .code_trust import code_hash, trust_state
 from .scripts import Sandbox, sandbox_level

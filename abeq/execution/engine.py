@@ -24,7 +24,7 @@ from ..results.liveness import ACTIVE, HEARTBEAT_SECONDS, live_status, owner_id
 from ..results.report import build_report
 from ..results.store import Store, dumps
 from ..schemas import Case, TransferSet
-from ..sets.confirm import set_hash
+from ..sets.confirmation import set_hash
 from ..timestamps import now
 from ..vocab import REGRESSED
 from .calls import Calls

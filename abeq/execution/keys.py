@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from ..models.spec import ModelSpec
 from ..schemas import Case
-from ..sets.confirm import case_identity
+from ..sets.confirmation import case_identity
 from .grading import grader_prompt
 from .judge import judge_prompt
 from .runner import runner_prompt

@@ -15,8 +15,8 @@ from ..errors import AbeqError, InputError, NotConfirmedError
 from ..models.check import model_refusal
 from ..results.store import Store
 from ..schemas import TransferSet
-from ..sets.confirm import confirm, confirmation_problem
-from ..sets.coverage import CoverageReport, coverage, thin_refusal
+from ..sets.confirmation import confirm, confirmation_problem
+from ..sets.coverage_report import CoverageReport, coverage, thin_refusal
 from .agent_cmd import command_notices
 from .checks import problems
 from .code_trust import CodeItem, trust_state

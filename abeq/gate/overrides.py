@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..schemas import Case
-from ..sets.confirm import case_identity
+from ..sets.confirmation import case_identity
 from ..vocab import is_verdict
 
 FORMAT = "abeq-decisions"

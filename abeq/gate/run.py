@@ -94,7 +94,7 @@ class GateResult:
 def set_confirmation(ts, target: Target, base_hash: str, head_hash: str, set_name: str) -> None:
     """A set the pull request changed must carry a person's confirmation of its new content (for the
     base's or the head's document); an unchanged one, a confirmation of its content at all."""
-    from ..sets.confirm import confirmation_problem
+    from ..sets.confirmation import confirmation_problem
 
     problem = confirmation_problem(ts)
     if not problem and target.set_changed and ts.document_hash not in (base_hash, head_hash):
@@ -131,7 +131,7 @@ def prepare(repo: Repo, revs: Revisions, targets: list[Target], store, settings_
     a reviewer decided for the same original, candidate and case content is left out of the run."""
     from ..api import document, prepare_run, transfer_set
     from ..documents import detect_variant
-    from ..sets.coverage import require_runnable
+    from ..sets.coverage_report import require_runnable
 
     decisions = decisions or Decisions({})
     planned = []

@@ -16,7 +16,7 @@ from ..execution.judge import judge_prompt
 from ..execution.keys import grading_key, judge_key, judge_spec, runner_keys
 from ..execution.runner import runner_prompt
 from ..models.pricing import price
-from ..sets.confirm import set_hash
+from ..sets.confirmation import set_hash
 
 
 def mutation_estimate(prep) -> dict:

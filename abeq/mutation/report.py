@@ -24,7 +24,7 @@ from typing import Any
 
 from ..results.report import case_rows
 from ..results.store import Store
-from ..sets.confirm import set_hash
+from ..sets.confirmation import set_hash
 from ..vocab import REGRESSED
 
 KILLED, SURVIVED, INCOMPLETE, UNCONFIRMED = "killed", "survived", "incomplete", "unconfirmed"

@@ -35,8 +35,8 @@ from ..models.call import CallPolicy
 from ..results.store import Store, dumps, open_store
 from ..schemas import TransferSet
 from ..sections import SectionIndex
-from ..sets.confirm import confirm as confirm_set
-from ..sets.confirm import set_hash
+from ..sets.confirmation import confirm as confirm_set
+from ..sets.confirmation import set_hash
 from ..timestamps import now
 from .estimate import mutation_estimate
 from .mutants import Mutant, section_mutants

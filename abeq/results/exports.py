@@ -14,7 +14,7 @@ import re
 from xml.etree import ElementTree as ET
 
 from ..documents import compression_ratio, size_stats
-from ..sets.coverage import coverage
+from ..sets.coverage_report import coverage
 from ..untrusted import csv_report_cell, md_escape
 from ..vocab import CHECK_FAILED_BOTH, CHECK_SKIPPED, DIVERGED, NOT_RUN_STAGE, REGRESSED
 from .agreement import trust_lines

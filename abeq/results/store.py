@@ -22,7 +22,7 @@ from ..documents import document_hash
 from ..errors import InputError
 from ..schemas import TransferSet
 from ..sets import workspace
-from ..sets.confirm import set_hash
+from ..sets.confirmation import set_hash
 from ..timestamps import now
 from .cached import CachedResults
 from .calibrations import Calibrations

@@ -1,8 +1,8 @@
 """Transfer sets: parsed strictly, confirmed and hashed, measured for coverage, imported from the
 files people already have, drafted from the original, and written back out."""
 
-from .confirm import UNCONFIRMED, confirm, confirmation_problem, edit, set_hash
-from .coverage import (
+from .confirmation import UNCONFIRMED, confirm, confirmation_problem, edit, set_hash
+from .coverage_report import (
     COVERAGE_WARN,
     MIN_CASES,
     CoverageReport,

@@ -22,7 +22,7 @@ from ..schemas import Case, DraftReply, GateResponse, TransferSet
 from ..sections import SectionIndex, normalize
 from ..vocab import CASE_TYPES
 from ._common import slugify, unique_id
-from .coverage import coverage
+from .coverage_report import coverage
 
 PROMPT = "draft-cases"
 

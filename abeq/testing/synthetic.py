@@ -15,7 +15,7 @@ from ..documents import Document, load_document, sha256
 from ..execution.keys import cache_key
 from ..results.store import Store, dumps
 from ..schemas import Case, TransferSet
-from ..sets.confirm import confirm
+from ..sets.confirmation import confirm
 from ..sets.parse import dump, load
 from ..vocab import CASE_TYPES, DIVERGED, EQUIVALENT, REGRESSED
 
