@@ -120,7 +120,7 @@ class PreparedRun:
 
     @property
     def round(self) -> int:
-        row = self.store.run(self.run_id)
+        row = self.store.log.run(self.run_id)
         return (row["round"] if row else None) or 1
 
     def estimate(self) -> dict:
@@ -267,7 +267,7 @@ def resume_run(
     it again (`runner_cmd`, with the same `runner_env` names) or `trust_stored_command` (the user read
     it): a database is data someone may have handed over, and its command would run as you."""
     db = store if isinstance(store, Store) else open_store(store)
-    run = db.run(run_id)
+    run = db.log.run(run_id)
     if run is None:
         raise InputError(f"there is no run {run_id} in this database", path=db.path)
     hint_new = "Start it again with the same documents, cases and models (Run page, or `abeq run`)."
@@ -287,12 +287,12 @@ def resume_run(
     refused = stored_command_refusal(run_id, cfg.mode, runner_cmd, runner_env, trust_stored_command)
     if refused:
         raise InputError(refused[0], path=db.path, hint=refused[1])
-    orig, cand = db.document(run["original_hash"]), db.document(run["candidate_hash"])
-    ts = db.transfer_set(run["transfer_set_hash"])
+    orig, cand = db.inputs.document(run["original_hash"]), db.inputs.document(run["candidate_hash"])
+    ts = db.inputs.transfer_set(run["transfer_set_hash"])
     if not (orig and cand and ts):
         raise InputError(f"run {run_id}'s documents or cases are missing from the database", hint=hint_new)
     original, candidate = (
-        Document(row["name"], row["content"], files=tuple(sorted(db.document_files(row).items())))
+        Document(row["name"], row["content"], files=tuple(sorted(db.inputs.document_files(row).items())))
         for row in (orig, cand)
     )
     # the set was accepted by a person when this run started: that acceptance holds for the run

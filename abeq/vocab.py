@@ -20,7 +20,7 @@ def is_verdict(name: object) -> TypeGuard[Verdict]:
 
 
 # most cautious first: a tie between judge samples resolves to the earliest (SPEC §3: when unsure, regressed)
-VERDICT_ORDER: tuple[str, ...] = (REGRESSED, DIVERGED, EQUIVALENT)
+VERDICT_ORDER: tuple[Verdict, ...] = (REGRESSED, DIVERGED, EQUIVALENT)
 # an A/A replay (the teacher judged against its own re-run) with any of these verdicts shows the
 # judge's noise: the Python rule (abeq.results.report) and the SQL counts (the ledger) both read it
 AA_NOISY: tuple[Verdict, ...] = tuple(v for v in VERDICTS if v != EQUIVALENT)
@@ -33,8 +33,10 @@ OVERRIDE: Final = "override"
 
 CaseType = Literal["happy", "edge", "adversarial", "composition"]
 CASE_TYPES: tuple[CaseType, ...] = get_args(CaseType)
-CaseStatus = Literal["derived", "user-modified", "user-added", "confirmed"]
-CASE_STATUSES: tuple[CaseStatus, ...] = get_args(CaseStatus)
+# where a case of a transfer set came from (its `status` field): drafted from the original, edited or
+# added by a person, or confirmed as drafted
+CaseProvenance = Literal["derived", "user-modified", "user-added", "confirmed"]
+CASE_PROVENANCES: tuple[CaseProvenance, ...] = get_args(CaseProvenance)
 # what a calibration pair shows (abeq/calibration): the category names a pair's kind of difference,
 # not the verdict it must carry ("equivalent" pairs are reworded narration over the same actions)
 CalibrationCategory = Literal[
@@ -87,9 +89,30 @@ CHECK_GAINED: Final = "gained"
 CHECK_FAILED_BOTH: Final = "failed-both"
 CHECK_SKIPPED: Final = "skipped"
 
+# a run as stored: a process works on it (running, cancelling), or it ended one of five ways; a run
+# read back as running whose process is gone reads interrupted (abeq.results.liveness)
+RunStatus = Literal["running", "cancelling", "finished", "cancelled", "interrupted", "failed", "stopped"]
+RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
+RUNNING: Final = "running"
+CANCELLING: Final = "cancelling"
+FINISHED: Final = "finished"
+CANCELLED: Final = "cancelled"
+INTERRUPTED: Final = "interrupted"
+FAILED: Final = "failed"
+STOPPED_EARLY: Final = "stopped"  # --fail-fast: no new case started after a regression
+# why a run's cancel flag was set: a person pressed Cancel, or Ctrl-C, SIGTERM, the desk shutting down
+StopReason = Literal["cancelled", "interrupted"]
+
+# a case within a run: waiting, judged, errored at some stage, or never started (--fail-fast)
+CaseRunStatus = Literal["pending", "judged", "error", "not-run"]
+CASE_RUN_STATUSES: tuple[CaseRunStatus, ...] = get_args(CaseRunStatus)
+PENDING: Final = "pending"
+JUDGED: Final = "judged"
+CASE_ERROR: Final = "error"
+
 # --fail-fast: a case never started because an earlier one was judged regressed; reported beside
 # the errors with this stage, never as an error of its own and never as a verdict
 NOT_RUN_STAGE = "not run (stopped early)"
-NOT_RUN_STATUS = "not-run"
+NOT_RUN_STATUS: Final = "not-run"
 # a case a cancelled or interrupted run never judged (still pending): not run, never an error
 PENDING_STAGE = "not run"

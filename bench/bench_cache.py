@@ -44,8 +44,8 @@ def main() -> int:
                 )
             wall = time.perf_counter() - t
             store = Store(db)
-            run_id = store.runs()[0]["id"]
-            st = store.call_stats(run_id)
+            run_id = store.log.runs()[0]["id"]
+            st = store.log.call_stats(run_id)
             store.close()
             return {
                 "candidate": candidate,

@@ -53,7 +53,7 @@ def one_run(cases: int) -> dict:
         run_id = Engine(store, original, lossy, ts, cfg).run()
         wall = time.perf_counter() - t
         rr = build_report(store, run_id)
-        st = store.call_stats(run_id)
+        st = store.log.call_stats(run_id)
         store.close()
     return {
         "contexts": int(os.environ.get("ABEQ_LOCAL_CONTEXTS", "3")),

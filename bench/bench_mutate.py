@@ -68,7 +68,7 @@ def main() -> int:
     store = Store(str(db))
     before = len(scripted.HISTORY)
     rr = run(original, faithful, ts, runner_model=MODEL, store=store, concurrency=1)
-    st = store.call_stats(rr.run["id"])
+    st = store.log.call_stats(rr.run["id"])
     rows["full run"] = {
         "model_calls": len(scripted.HISTORY) - before,
         "calls": st["made"],

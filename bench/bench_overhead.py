@@ -61,8 +61,8 @@ def engine_run(url: str, ts, db: str, concurrency: int) -> int:
             store, original, faithful, ts, RunConfig(runner=spec, judge=spec, concurrency=concurrency)
         )
         run_id = eng.run()
-        st = store.call_stats(run_id)
-        errors = sum(1 for r in store.run_cases(run_id) if r["status"] != "judged")
+        st = store.log.call_stats(run_id)
+        errors = sum(1 for r in store.log.run_cases(run_id) if r["status"] != "judged")
         return st["made"] if not errors else -errors
     finally:
         store.close()

@@ -67,14 +67,8 @@ def main() -> int:
             cfg = RunConfig(runner=spec, judge=spec, concurrency=CONCURRENCY, fail_fast=fail_fast)
             before = srv.stats["requests"]
             run_id = Engine(store, original, candidate, ts, cfg).run()
-            rr, st = build_report(store, run_id), store.call_stats(run_id)
-            kinds = {
-                r["kind"]: r["n"]
-                for r in store.all(
-                    "select kind, count(*) n from calls where run_id = ? and cached = 0 group by kind",
-                    [run_id],
-                )
-            }
+            rr, st = build_report(store, run_id), store.log.call_stats(run_id)
+            kinds = store.log.made_calls_by_kind(run_id)
             rows[label] = {
                 "cases": len(ts.cases),
                 "http_requests": srv.stats["requests"] - before,

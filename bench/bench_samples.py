@@ -109,7 +109,7 @@ def engine_calls(n: int) -> dict:
         for name, cand in (("round_1", half), ("round_2", faithful)):
             t = time.perf_counter()
             run_id = Engine(store, original, cand, ts, settings).run()
-            s = store.call_stats(run_id)
+            s = store.log.call_stats(run_id)
             kinds = store.all(
                 "select kind, count(*) n from calls where run_id = ? and cached = 0 group by kind", [run_id]
             )

@@ -35,7 +35,7 @@ def confirm_and_open_run(at: AppTest, runner: str = "scripted/rules", judge: str
 def confirm_and_run(at: AppTest, db: str) -> int:
     confirm_and_open_run(at)
     at.button(key="start").click().run()
-    run_id = Store(db).runs()[0]["id"]
+    run_id = Store(db).log.runs()[0]["id"]
     assert worker.wait(run_id, 120)
     return run_id
 
@@ -55,7 +55,7 @@ def gate(at: AppTest) -> str:
 def open_review(at: AppTest, db: str, name: str) -> None:
     """Pick a review in the sidebar and open its Review page."""
     at.run()
-    at.sidebar.selectbox(key="review_id").select(Store(db).review(name)["id"]).run()
+    at.sidebar.selectbox(key="review_id").select(Store(db).inputs.review(name)["id"]).run()
     at.switch_page("desk_pages/4_review.py").run()
 
 
@@ -67,7 +67,7 @@ def override(at: AppTest, reason: str, verdict: str = "equivalent", reviewer: st
 
 
 def test_first_start_loads_the_example_and_says_what_to_do(app, db):
-    assert [r["name"] for r in Store(db).reviews()] == ["example"]
+    assert [r["name"] for r in Store(db).inputs.reviews()] == ["example"]
     assert "Confirm" in app.info[0].value
     # what abeq is, in one sentence with its three words (issue 38); the tiny model's caution is on Run
     intro = next(m.value for m in app.markdown if m.value.startswith("abeq checks whether"))
@@ -94,7 +94,7 @@ def test_run_is_refused_until_the_set_is_confirmed(app, db):
     assert "not confirmed" in app.error[0].value
     assert app.button(key="start").disabled
     assert any("135M" in i.value for i in app.info)
-    assert Store(db).runs() == []
+    assert Store(db).log.runs() == []
 
 
 def test_a_model_no_provider_serves_is_refused_before_a_run_exists(app, db):
@@ -104,17 +104,17 @@ def test_a_model_no_provider_serves_is_refused_before_a_run_exists(app, db):
         "Runner model nosuchprovider/xyz: no provider serves this model string" in e.value.replace("\\", "")
         for e in app.error
     ), [e.value for e in app.error]
-    assert Store(db).runs() == []
+    assert Store(db).log.runs() == []
 
 
 def test_a_set_confirmed_for_another_original_must_be_confirmed_again(app, db):
     store = Store(db)
-    review = store.reviews()[0]
-    ts = store.transfer_set(review["transfer_set_hash"])
-    store.upsert_review(
+    review = store.inputs.reviews()[0]
+    ts = store.inputs.transfer_set(review["transfer_set_hash"])
+    store.inputs.upsert_review(
         review["name"],
         review["original_hash"],
-        store.put_transfer_set(sets.confirm(ts, "0" * 64)),
+        store.inputs.put_transfer_set(sets.confirm(ts, "0" * 64)),
         review["variant"],
     )
     app.switch_page("desk_pages/3_run.py").run()
@@ -129,7 +129,7 @@ def test_a_set_confirmed_for_another_original_must_be_confirmed_again(app, db):
 
 def test_confirming_then_running_the_scripted_model_judges_every_case(app, db):
     run_id = confirm_and_run(app, db)
-    cases = Store(db).run_cases(run_id)
+    cases = Store(db).log.run_cases(run_id)
     assert len(cases) == 7 and {c["status"] for c in cases} == {"judged"}
     app.run()
     assert metrics(app)["Cases done"] == "7/7"
@@ -155,11 +155,11 @@ def test_judge_samples_and_aa_from_the_run_page_reach_the_run_and_the_budget(app
         for c in app.caption
     ), [c.value for c in app.caption]
     app.button(key="start").click().run()
-    run_id = Store(db).runs()[0]["id"]
+    run_id = Store(db).log.runs()[0]["id"]
     assert worker.wait(run_id, 120)
-    cfg = json.loads(Store(db).run(run_id)["config"])
+    cfg = json.loads(Store(db).log.run(run_id)["config"])
     assert cfg["judge_samples"] == 3 and cfg["aa"] is True
-    assert Store(db).call_stats(run_id)["made"] == 49
+    assert Store(db).log.call_stats(run_id)["made"] == 49
     app.switch_page("desk_pages/4_review.py").run()
     assert not app.exception
     assert any("A/A false-regression rate" in c.value for c in app.caption), [c.value for c in app.caption]
@@ -178,7 +178,7 @@ def test_judge_samples_and_aa_from_the_run_page_reach_the_run_and_the_budget(app
 def test_editing_a_confirmed_set_makes_an_unconfirmed_version(app, db):
     app.switch_page("desk_pages/2_transfer_set.py").run()
     app.button(key="confirm").click().run()
-    review = Store(db).review("example")
+    review = Store(db).inputs.review("example")
     key = f"ts_editor_{review['transfer_set_hash']}"
     app.session_state[key] = {
         "edited_rows": {0: {"input": "A different request."}},
@@ -188,7 +188,7 @@ def test_editing_a_confirmed_set_makes_an_unconfirmed_version(app, db):
     app.run()
     assert any("new unconfirmed version" in i.value for i in app.info)
     app.button(key="confirm").click().run()  # re-confirming the edit is allowed
-    ts = Store(db).transfer_set(Store(db).review("example")["transfer_set_hash"])
+    ts = Store(db).inputs.transfer_set(Store(db).inputs.review("example")["transfer_set_hash"])
     assert ts.user_confirmed and ts.cases[0].input == "A different request."
     assert ts.cases[0].status == "confirmed"
 
@@ -198,11 +198,11 @@ def test_an_override_needs_a_reason_changes_the_summary_and_is_stored(app, db):
     app.switch_page("desk_pages/4_review.py").run()
     override(app, reason="")
     assert any("needs a reason" in e.value for e in app.error)
-    assert Store(db).overrides(run_id) == {}
+    assert Store(db).ledger.overrides(run_id) == {}
 
     override(app, reason="The candidate still strips ticket ids; the judge misread the step.")
     assert metrics(app)["Regressed"] == "6" and metrics(app)["Overridden"] == "1"
-    (row,) = Store(db).overrides(run_id).values()
+    (row,) = Store(db).ledger.overrides(run_id).values()
     assert row["reason"].startswith("The candidate still strips") and row["reviewer"] == "ana"
     assert row["judge_verdict"] == "candidate-regressed" and row["verdict"] == "equivalent"
 
@@ -253,7 +253,7 @@ def test_a_run_survives_a_new_session_and_can_be_cancelled_from_it(app, db):
         app.text_input(key="runner_model").input("scripted/rules")
         app.text_input(key="judge_model").input("scripted/rules")
         app.button(key="start").click().run()
-        run_id = Store(db).runs()[0]["id"]
+        run_id = Store(db).log.runs()[0]["id"]
         assert worker.alive(run_id)
 
         reloaded = AppTest.from_file(str(DESK_APP), default_timeout=60)  # a browser reload
@@ -264,7 +264,7 @@ def test_a_run_survives_a_new_session_and_can_be_cancelled_from_it(app, db):
     finally:
         release.set()
     assert worker.wait(run_id, 60)
-    assert Store(db).run(run_id)["status"] == "cancelled"
+    assert Store(db).log.run(run_id)["status"] == "cancelled"
 
 
 def test_pasting_a_candidate_makes_it_current_and_shows_the_size_delta(app, db):
@@ -312,7 +312,7 @@ def test_review_shows_the_case_input_and_the_candidate_and_needs_a_reviewer(app,
     assert "candidate candidate-lossy.md" in app.selectbox(key="review_run").format_func(run_id)
     override(app, reason="looks fine to me", reviewer="  ")
     assert any("reviewer's name" in e.value for e in app.error)
-    assert Store(db).overrides(run_id) == {}
+    assert Store(db).ledger.overrides(run_id) == {}
 
 
 def test_an_override_under_a_filter_moves_on_to_the_next_case(app, db):
@@ -328,12 +328,12 @@ def test_an_override_under_a_filter_moves_on_to_the_next_case(app, db):
 
 def test_a_thin_set_is_refused_on_the_run_page_in_the_desks_words(app, db):
     store = Store(db)
-    review = store.reviews()[0]
-    ts = store.transfer_set(review["transfer_set_hash"])
-    original = store.document(review["original_hash"])
+    review = store.inputs.reviews()[0]
+    ts = store.inputs.transfer_set(review["transfer_set_hash"])
+    original = store.inputs.document(review["original_hash"])
     thin = sets.confirm(ts.model_copy(update={"cases": ts.cases[:3]}), original["hash"])
-    store.upsert_review(
-        review["name"], review["original_hash"], store.put_transfer_set(thin), review["variant"]
+    store.inputs.upsert_review(
+        review["name"], review["original_hash"], store.inputs.put_transfer_set(thin), review["variant"]
     )
     app.switch_page("desk_pages/3_run.py").run()
     assert any("Accept a thin set" in e.value for e in app.error) and app.button(key="start").disabled
@@ -343,21 +343,21 @@ def test_a_thin_set_is_refused_on_the_run_page_in_the_desks_words(app, db):
 
 def test_confirm_refuses_a_thin_set_until_it_is_accepted_as_thin_as_check_set_does(app, db):
     store = Store(db)
-    review = store.reviews()[0]
-    ts = store.transfer_set(review["transfer_set_hash"])
+    review = store.inputs.reviews()[0]
+    ts = store.inputs.transfer_set(review["transfer_set_hash"])
     thin = ts.model_copy(update={"cases": ts.cases[:3]})
-    store.upsert_review(
-        review["name"], review["original_hash"], store.put_transfer_set(thin), review["variant"]
+    store.inputs.upsert_review(
+        review["name"], review["original_hash"], store.inputs.put_transfer_set(thin), review["variant"]
     )
     app.switch_page("desk_pages/2_transfer_set.py").run()
     app.button(key="confirm").click().run()
     assert any("a run would refuse this set" in e.value for e in app.error), [e.value for e in app.error]
-    stored = Store(db).review(review["name"])
-    assert not Store(db).transfer_set(stored["transfer_set_hash"]).user_confirmed
+    stored = Store(db).inputs.review(review["name"])
+    assert not Store(db).inputs.transfer_set(stored["transfer_set_hash"]).user_confirmed
     next(c for c in app.checkbox if c.label.startswith("Accept a thin set")).check().run()
     app.button(key="confirm").click().run()
-    stored = Store(db).review(review["name"])
-    done = Store(db).transfer_set(stored["transfer_set_hash"])
+    stored = Store(db).inputs.review(review["name"])
+    done = Store(db).inputs.transfer_set(stored["transfer_set_hash"])
     assert done.user_confirmed and done.thin_accepted and not app.exception
 
 
@@ -366,10 +366,10 @@ def test_fail_fast_from_the_run_page_stops_and_says_so_then_runs_the_rest(app, d
     app.checkbox(key="fail_fast").check().run()
     app.number_input(key="concurrency").set_value(1).run()
     app.button(key="start").click().run()
-    run_id = Store(db).runs()[0]["id"]
+    run_id = Store(db).log.runs()[0]["id"]
     assert worker.wait(run_id, 120)
     app.run()
-    cases = Store(db).run_cases(run_id)
+    cases = Store(db).log.run_cases(run_id)
     assert [c["status"] for c in cases] == ["judged"] + ["not-run"] * 6
     assert any("Stopped early (fail fast)" in i.value for i in app.info), [i.value for i in app.info]
     app.switch_page("desk_pages/4_review.py").run()
@@ -377,6 +377,6 @@ def test_fail_fast_from_the_run_page_stops_and_says_so_then_runs_the_rest(app, d
     app.switch_page("desk_pages/3_run.py").run()
     app.checkbox(key="fail_fast").uncheck().run()
     app.button(key="start").click().run()
-    assert Store(db).runs()[0]["id"] == run_id  # the same run, resumed
+    assert Store(db).log.runs()[0]["id"] == run_id  # the same run, resumed
     assert worker.wait(run_id, 120)
-    assert {c["status"] for c in Store(db).run_cases(run_id)} == {"judged"}
+    assert {c["status"] for c in Store(db).log.run_cases(run_id)} == {"judged"}

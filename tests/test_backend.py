@@ -1,9 +1,166 @@
-"""The store's interfaces (abeq/results/backend.py): the sqlite Store implements them, and the
-engine runs against whatever ResultCache it is given."""
+"""The store's interfaces (abeq/results/backend.py): the sqlite store is its parts, each implementing
+one interface; callers reach the parts, never SQL; the engine runs against whatever ResultCache it
+is given."""
+
+import ast
+import re
+import sqlite3
+from pathlib import Path
 
 from abeq.execution.engine import Engine
-from abeq.models import scripted
-from abeq.results.backend import ResultCache, RunLog
+from abeq.results import backend
+from abeq.results.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+# the store's backend: the only modules that may speak SQL (a second engine adds its own)
+BACKEND = {
+    f"abeq/results/{m}.py"
+    for m in (
+        "store",
+        "connection",
+        "migrations",
+        "inputs",
+        "runlog",
+        "cached",
+        "ledger",
+        "calibrations",
+        "mutations",
+    )
+}
+PARTS = {
+    "inputs": backend.Inputs,
+    "log": backend.RunLog,
+    "cache": backend.ResultCache,
+    "ledger": backend.Ledger,
+    "calibrations": backend.Calibrations,
+    "mutations": backend.Mutations,
+}
+SQL_CALLS = {"execute", "executemany", "executescript", "query"}  # sqlite3's and sqlite-utils' own
+SQL_MODULES = {"sqlite3", "sqlite_utils"}
+
+
+def _methods(protocol: type) -> set[str]:
+    return {n for n, v in vars(protocol).items() if callable(v) and not n.startswith("_")}
+
+
+def _sql_words() -> re.Pattern:
+    """A string that names a table of abeq's schema as SQL does (after from, join, into, update or
+    table): the tables are read from a freshly migrated store, so a new table is covered too."""
+    store = Store(memory=True)
+    tables = [t for t in store.sql.db.table_names() if not t.startswith("_")]
+    store.close()
+    assert "run_cases" in tables and "overrides" in tables
+    names = "|".join(sorted(tables, key=len, reverse=True))
+    return re.compile(rf"\b(from|join|into|update|table)\s+[\"']?({names})\b", re.IGNORECASE)
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the string nodes that are docstrings (prose about a table may name it)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
+
+
+def sql_outside_the_backend(files: list[Path], root: Path = ROOT) -> list[str]:
+    """Where a file outside the backend speaks SQL: imports sqlite3 or sqlite-utils, calls a
+    database's execute/query, or holds an SQL statement over one of abeq's tables."""
+    words, found = _sql_words(), []
+    for path in files:
+        rel = path.relative_to(root).as_posix()
+        if rel in BACKEND:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            where = f"{rel}:{getattr(node, 'lineno', '?')}"
+            if isinstance(node, ast.Import) and {a.name.split(".")[0] for a in node.names} & SQL_MODULES:
+                found.append(f"{where} imports {', '.join(a.name for a in node.names)}")
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in SQL_MODULES:
+                found.append(f"{where} imports from {node.module}")
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in SQL_CALLS
+            ):
+                found.append(f"{where} calls .{node.func.attr}()")
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+                if words.search(node.value):
+                    found.append(f"{where} holds SQL: {node.value.strip()[:60]!r}")
+    return found
+
+
+def _library_files() -> list[Path]:
+    """abeq itself, the desk's pages and app.py, the benchmarks (the tests may read the file)."""
+    return [
+        *sorted((ROOT / "abeq").rglob("*.py")),
+        *sorted((ROOT / "desk_pages").glob("*.py")),
+        ROOT / "app.py",
+        *sorted((ROOT / "bench").rglob("*.py")),
+    ]
+
+
+def test_no_module_outside_the_stores_backend_issues_sql():
+    assert sql_outside_the_backend(_library_files()) == []
+
+
+def test_the_sql_check_finds_each_way_of_issuing_sql(tmp_path):
+    cases = {
+        "a.py": 'def f(store):\n    return store.sql.all("select case_id from calls where run_id = 1")\n',
+        "b.py": "import sqlite3\n",
+        "c.py": "from sqlite_utils import Database\n",
+        "d.py": 'def f(conn):\n    conn.execute("pragma x")\n',
+        "e.py": 'Q = """select\n  (select coalesce(max(id), 0) from overrides)"""\n',
+        "ok.py": '"""Reads what the ledger holds from overrides."""\nLABEL = "Select a run from the list"\n',
+    }
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+    found = sql_outside_the_backend(sorted(tmp_path.glob("*.py")), tmp_path)
+    assert sorted({f.split(":")[0] for f in found}) == ["a.py", "b.py", "c.py", "d.py", "e.py"]
+
+
+def test_each_part_of_the_sqlite_store_implements_its_interface(store):
+    for name, protocol in PARTS.items():
+        assert isinstance(getattr(store, name), protocol), name
+    assert set(backend.Backend.__annotations__) == {"path", *PARTS}
+
+
+def test_the_store_has_no_forwarding_methods():
+    """A part's methods are reached through the part (`store.ledger.add_override`), never through
+    the store: the store's own public names are its parts, where it lives, and close."""
+    of_parts = set().union(*map(_methods, PARTS.values()))
+    assert of_parts & set(dir(Store)) == set()
+    own = {n for n, v in vars(Store).items() if callable(v) and not n.startswith("_")}
+    assert own == {"close"}
+
+
+def test_the_interfaces_name_every_public_method_of_the_sqlite_parts(store):
+    """What a second backend implements is all a caller can reach: no sqlite part offers a method
+    its interface does not list (mypy holds the signatures: the parts are typed by them)."""
+    for name, protocol in PARTS.items():
+        part = type(getattr(store, name))
+        public = {n for n, v in vars(part).items() if callable(v) and not n.startswith("_")}
+        assert public == _methods(protocol), name
+
+
+def test_a_review_made_by_another_process_meanwhile_is_updated_not_refused(tmp_path):
+    path = str(tmp_path / "r.db")
+    a, b = Store(path), Store(path)
+    real, asked = b.inputs.review, []
+
+    def stale(name):  # b looked before a's insert landed
+        asked.append(name)
+        return None if len(asked) == 1 else real(name)
+
+    b.inputs.review = stale
+    rid = a.inputs.upsert_review("demo", None, None, "skill")
+    assert b.inputs.upsert_review("demo", None, None, "instruction-file") == rid
+    a.close()
+    b.close()
+    assert sqlite3.connect(path).execute("select variant from reviews").fetchall() == [("instruction-file",)]
 
 
 class SpyCache:
@@ -44,18 +201,14 @@ class SpyCache:
         return self.inner.gate_section(runner_key)
 
 
-def test_the_sqlite_store_implements_the_interfaces(store):
-    assert isinstance(store, ResultCache) and isinstance(store, RunLog)
-    assert isinstance(store.cache, ResultCache)
-    assert isinstance(SpyCache(store.cache), ResultCache)
-
-
 def test_the_engine_caches_in_the_result_cache_it_is_given(store, example, scripted_cfg):
     cache = SpyCache(store.cache)
+    assert isinstance(cache, backend.ResultCache)
     ex = example
     Engine(store, ex["original"], ex["lossy"], ex["ts"], scripted_cfg(), cache=cache).run()
     assert sorted(cache.puts) == ["judge"] * 7 + ["runner"] * 14  # every result made went through it
-    n = len(scripted.HISTORY)
+    made = store.log.call_stats(1)["made"]
     run_id = Engine(store, ex["original"], ex["lossy"], ex["ts"], scripted_cfg(), cache=cache).run()
-    assert len(scripted.HISTORY) == n and len(cache.puts) == 21  # the rerun is served by the spy
-    assert store.call_stats(run_id)["cached"] == 21
+    assert len(cache.puts) == 21  # the rerun is served by the spy
+    assert store.log.call_stats(run_id)["cached"] == 21 and store.log.call_stats(run_id)["made"] == 0
+    assert made == 21

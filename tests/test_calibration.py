@@ -180,9 +180,9 @@ def test_the_scripted_judge_is_measured_and_stored(store):
         "baseline/length",
         "baseline/self-report",
     ]
-    [row] = store.calibrations("scripted/rules")
+    [row] = store.calibrations.all("scripted/rules")
     assert row["regression_recall"] == s["regression_recall"] and row["prompt"] == cal.judge_prompt
-    assert store.latest_calibration("scripted/rules", cal.judge_prompt)["id"] == cal.id
+    assert store.calibrations.latest("scripted/rules", cal.judge_prompt)["id"] == cal.id
 
 
 def test_calibrate_needs_a_judge_model(tmp_path, capsys):

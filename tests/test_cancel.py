@@ -74,17 +74,17 @@ def test_cancel_keeps_what_finished_and_the_same_run_resumes(store, example, scr
     )
     run_id = eng.run()
     assert len(scripted.HISTORY) == 5  # the call that saw the cancel finished; none started after it
-    assert store.run(run_id)["status"] == "cancelled"
-    counts = store.case_counts(run_id)
+    assert store.log.run(run_id)["status"] == "cancelled"
+    counts = store.log.case_counts(run_id)
     assert counts["judged"] == 1 and counts["done"] == 1 and counts["total"] == 7
     assert eng.progress.as_dict()["runner_done"] == 4  # the 5th reply arrived after the cancel: kept
 
     scripted.reset()
     again = Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg(concurrency=1))
-    assert again.run() == run_id and store.run(run_id)["status"] == "finished"
+    assert again.run() == run_id and store.log.run(run_id)["status"] == "finished"
     # case 1 (3 calls) and case 2's two runs come from the cache; 21 - 5 calls are made
     assert len(scripted.HISTORY) == 21 - 5
-    assert store.case_counts(run_id)["judged"] == 7
+    assert store.log.case_counts(run_id)["judged"] == 7
 
 
 def test_concurrent_cancel_starts_nothing_past_the_calls_in_flight(store, example, scripted_cfg):
@@ -96,7 +96,7 @@ def test_concurrent_cancel_starts_nothing_past_the_calls_in_flight(store, exampl
     run_id = eng.run()
     # 14 runner calls were queued at once behind 2 slots; at most the other call in flight arrives
     assert len(scripted.HISTORY) <= 3 + 1
-    assert store.run(run_id)["status"] == "cancelled"
+    assert store.log.run(run_id)["status"] == "cancelled"
 
 
 def test_calls_in_flight_are_dropped_not_awaited(store, example):
@@ -114,8 +114,8 @@ def test_calls_in_flight_are_dropped_not_awaited(store, example):
         assert not t.is_alive()
         st = srv.stats
     assert st["requests"] == 3 and st["ok"] == 0
-    run = store.run(eng.run_id)
-    assert run["status"] == "interrupted" and store.call_stats(eng.run_id)["n"] == 0
+    run = store.log.run(eng.run_id)
+    assert run["status"] == "interrupted" and store.log.call_stats(eng.run_id)["n"] == 0
 
 
 def test_a_cancel_asked_through_the_store_reaches_the_run(store, example, scripted_cfg, tmp_path):
@@ -127,7 +127,7 @@ def test_a_cancel_asked_through_the_store_reaches_the_run(store, example, script
     def ask_once(model, messages, schema):
         if not first["done"]:
             first["done"] = True
-            other.request_cancel(eng.run_id)
+            other.log.request_cancel(eng.run_id)
         import time
 
         time.sleep(0.3)  # the engine looks at the store once a second
@@ -136,7 +136,7 @@ def test_a_cancel_asked_through_the_store_reaches_the_run(store, example, script
     scripted.handler = ask_once
     eng = Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg(concurrency=1))
     eng.run()
-    assert store.run(eng.run_id)["status"] == "cancelled"
+    assert store.log.run(eng.run_id)["status"] == "cancelled"
     assert len(scripted.HISTORY) < 21
 
 
@@ -163,12 +163,12 @@ def test_a_running_row_whose_process_died_reads_as_interrupted(store, example, s
     run_id = eng.prepare()
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    store.claim_run(run_id, f"{owner_id().rpartition(':')[0]}:{dead.pid}")
-    assert store.run(run_id)["status"] == "interrupted"
-    assert store.run(run_id)["stored_status"] == "running"
-    store.claim_run(run_id, owner_id())  # this process, beating: running
-    assert store.run(run_id)["status"] == "running"
-    row = {**store.run(run_id), "status": "running"}
+    store.log.claim_run(run_id, f"{owner_id().rpartition(':')[0]}:{dead.pid}")
+    assert store.log.run(run_id)["status"] == "interrupted"
+    assert store.log.run(run_id)["stored_status"] == "running"
+    store.log.claim_run(run_id, owner_id())  # this process, beating: running
+    assert store.log.run(run_id)["status"] == "running"
+    row = {**store.log.run(run_id), "status": "running"}
     assert live_status({**row, "owner": "elsewhere:1"}) == "running"  # another host: the heartbeat decides
     stale = float(__import__("calendar").timegm(__import__("time").gmtime())) + STALE_SECONDS + 5
     assert live_status({**row, "owner": "elsewhere:1"}, now=stale) == "interrupted"
@@ -202,4 +202,4 @@ def test_the_embedded_model_finishes_its_generation_and_starts_no_other(store, e
     finally:
         local._generate = real
     assert not t.is_alive() and len(calls) == 1
-    assert store.run(eng.run_id)["status"] == "cancelled"
+    assert store.log.run(eng.run_id)["status"] == "cancelled"

@@ -131,7 +131,7 @@ def test_natural_language_checks_cost_one_blind_call_per_case(store, example, sc
     lost = row.checks_lost[0]
     assert lost.label == 'llm-rubric "Strips internal ticket ids" on the transcript'
     assert "ticket ids" in lost.teacher_evidence and lost.candidate_evidence.startswith("no mention of")
-    assert store.call_stats(rr.run["id"])["judge_made"] == 7 + 2
+    assert store.log.call_stats(rr.run["id"])["judge_made"] == 7 + 2
 
 
 def test_the_grader_is_unblinded_by_the_recorded_order(store, example, scripted_cfg):
@@ -226,7 +226,7 @@ def test_a_reviewer_override_wins_over_a_lost_check(store, example, scripted_cfg
     )
     run_id = Engine(store, example["original"], example["faithful"], ts, scripted_cfg()).run()
     assert exit_code(build_report(store, run_id)) == 1
-    store.add_override(
+    store.ledger.add_override(
         run_id, "happy-1", "equivalent", "the wording check is too literal", "ann", "equivalent"
     )
     rr = build_report(store, run_id)

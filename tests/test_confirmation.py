@@ -83,13 +83,13 @@ def test_the_engine_refuses_a_set_edited_after_confirmation(store, example, scri
     edited = example["ts"].model_copy(update={"cases": example["ts"].cases[:5]})  # no re-confirmation
     with pytest.raises(NotConfirmedError, match="changed after it was confirmed"):
         Engine(store, example["original"], example["lossy"], edited, scripted_cfg()).run()
-    assert store.runs() == []
+    assert store.log.runs() == []
 
 
 def test_sets_confirmed_in_an_older_database_stay_confirmed(store, example):
     legacy = example["ts"].model_copy(update={"confirmed_hash": None})
-    h = store.put_transfer_set(legacy)
-    assert sets.confirmation_problem(store.transfer_set(h), example["original"].hash) == ""
+    h = store.inputs.put_transfer_set(legacy)
+    assert sets.confirmation_problem(store.inputs.transfer_set(h), example["original"].hash) == ""
 
 
 def test_a_review_keeps_its_original(run_args, lossy_run, tmp_path, example, capsys):
@@ -113,10 +113,10 @@ def test_allow_thin_on_a_full_set_is_not_recorded_as_thin(store, example, script
     full = Engine(
         store, example["original"], example["lossy"], example["ts"], scripted_cfg(allow_thin=True)
     ).run()
-    assert store.run(full)["thin_accepted"] == 0
+    assert store.log.run(full)["thin_accepted"] == 0
     thin = with_cases(example, example["ts"].cases[:2])
     small = Engine(store, example["original"], example["lossy"], thin, scripted_cfg(allow_thin=True)).run()
-    assert store.run(small)["thin_accepted"] == 1
+    assert store.log.run(small)["thin_accepted"] == 1
 
 
 def test_the_aa_replay_is_a_sample_with_its_own_seed(store, example, scripted_cfg, monkeypatch):
@@ -169,14 +169,14 @@ def test_a_review_keeps_its_transfer_set(store, example, scripted_cfg):
     # the same cases confirmed again are the same set: round 2 runs
     again = sets.confirm(example["ts"], example["original"].hash)
     Engine(store, example["original"], example["faithful"], again, scripted_cfg(review="R")).run()
-    assert sorted(r["round"] for r in store.runs()) == [1, 2]
+    assert sorted(r["round"] for r in store.log.runs()) == [1, 2]
 
 
 def test_the_desk_will_not_swap_the_cases_of_a_review_with_runs(store, example, scripted_cfg):
     from abeq.desk import session
 
     Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg(review="R")).run()
-    review = store.review("R")
+    review = store.inputs.review("R")
     with pytest.raises(InputError, match="already has runs against a different transfer set"):
         session.set_transfer_set(store, review, with_cases(example, example["ts"].cases[1:]))
     assert session.set_transfer_set(store, review, example["ts"]) == review["transfer_set_hash"]
@@ -186,16 +186,16 @@ def test_a_review_never_takes_another_reviews_candidate(store, example):
     from abeq.desk import session
 
     session.load_example(store)
-    first = store.review("example")
-    rid = store.upsert_review("other", first["original_hash"], None, "skill")
-    other = store.review("other")
+    first = store.inputs.review("example")
+    rid = store.inputs.upsert_review("other", first["original_hash"], None, "skill")
+    other = store.inputs.review("other")
     assert (
         rid == other["id"] and session.current_candidate(store, other, {}) is None
     )  # nothing loaded into it
     session.set_candidate(store, other, {}, "OTHER-candidate.md", "Other text.\n")
-    example_cand = session.current_candidate(store, store.review("example"), {})
+    example_cand = session.current_candidate(store, store.inputs.review("example"), {})
     assert example_cand["name"] == "candidate-lossy.md"  # untouched by the other review's load
-    assert session.current_candidate(store, store.review("other"), {})["name"] == "OTHER-candidate.md"
+    assert session.current_candidate(store, store.inputs.review("other"), {})["name"] == "OTHER-candidate.md"
 
 
 def test_the_desk_will_not_open_its_own_database_as_a_document(tmp_path, monkeypatch):

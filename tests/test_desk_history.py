@@ -42,8 +42,8 @@ def test_a_round_reads_the_reviews_made_in_its_earlier_runs(tmp_path):
     first = synthetic_run(store, 6, review="r", error_every=0, seed=1)
     second = synthetic_run(store, 6, review="r", error_every=0, seed=2)  # round 1 again
     regressed = next(c for c in build_report(store, second).rows if c.verdict == "candidate-regressed")
-    store.add_override(first, regressed.case_id, "equivalent", "by hand", "ana", "candidate-regressed")
-    rows = history.rounds(store, store.review("r")["id"])
+    store.ledger.add_override(first, regressed.case_id, "equivalent", "by hand", "ana", "candidate-regressed")
+    rows = history.rounds(store, store.inputs.review("r")["id"])
     [plain], _, _ = vm.chart_rounds(rows)
     [read], said, _ = vm.chart_rounds(rows, store)
     assert read["run"] == second and read["carried reviews"] == 1

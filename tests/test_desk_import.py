@@ -135,7 +135,7 @@ def test_the_transfer_set_page_imports_a_real_config_by_path(app, db):
     ]
     assert any("Imported 4 cases" in s.value and "promptfoo" in s.value for s in app.success)
     store = Store(db)
-    ts = store.transfer_set(store.review("example")["transfer_set_hash"])
+    ts = store.inputs.transfer_set(store.inputs.review("example")["transfer_set_hash"])
     assert [c.type for c in ts.cases] == ["edge"] * 4 and not ts.user_confirmed
 
 
@@ -149,10 +149,10 @@ def test_by_path_an_abeq_set_brings_its_case_workspaces(tmp_path, db):
     f.write_text('{"cases": [{"id": "c1", "type": "happy", "input": "Fix app.py", "workspace": "repo"}]}')
     got = editor.import_path(str(f), "detect", ORIGINAL)
     store = Store(db)
-    store.put_document("SKILL.md", load_document(EXAMPLE / "SKILL.md").text)
-    store.upsert_review("ws", ORIGINAL, None, "skill")
-    session.set_transfer_set(store, store.review("ws"), got.ts)
-    kept = store.transfer_set(store.review("ws")["transfer_set_hash"])
+    store.inputs.put_document("SKILL.md", load_document(EXAMPLE / "SKILL.md").text)
+    store.inputs.upsert_review("ws", ORIGINAL, None, "skill")
+    session.set_transfer_set(store, store.inputs.review("ws"), got.ts)
+    kept = store.inputs.transfer_set(store.inputs.review("ws")["transfer_set_hash"])
     assert sets.set_hash(kept) == sets.set_hash(got.ts)
     with pytest.raises(InputError, match="workspace"):
         editor.import_uploads(uploads(f), f.name, "detect", ORIGINAL)

@@ -31,7 +31,7 @@ def test_a_judge_never_calibrated_is_warned_of_once_a_minimum_is_set(app, db):
     [said] = warnings(app)
     assert "was never calibrated" in said
     assert "regression recall is unknown (minimum judge recall 0.9)" in said
-    assert Store(db).runs() == []  # before any run
+    assert Store(db).log.runs() == []  # before any run
 
 
 def test_a_calibrated_judge_is_warned_of_only_below_the_minimum(app, db, capsys):

@@ -28,7 +28,7 @@ def app(app):
 
 def start(at: AppTest, db: str) -> int:
     at.button(key="start").click().run()
-    run_id = Store(db).runs()[0]["id"]
+    run_id = Store(db).log.runs()[0]["id"]
     assert worker.wait(run_id, 120)
     at.switch_page("desk_pages/4_review.py").run()
     assert not at.exception
@@ -64,7 +64,7 @@ def test_a_command_run_from_the_desk(app, db, tmp_path):
     cmd = shlex.join([sys.executable, str(agent), "--log", str(tmp_path / "calls.log")])
     app.text_input(key="runner_cmd").input(cmd).run()
     run_id = start(app, db)
-    assert Store(db).run(run_id)["runner_model"].startswith("command: ")
+    assert Store(db).log.run(run_id)["runner_model"].startswith("command: ")
     assert (tmp_path / "calls.log").read_text().count("\n") == 14
 
 

@@ -43,9 +43,9 @@ def test_the_page_starts_a_mutation_test_and_opens_a_sections_evidence(app, db):
     from abeq.results.store import Store
 
     store = Store(db)
-    row = next(store.db.query("select * from mutations order by id desc limit 1"))
-    original = store.document(row["original_hash"])
-    ts = store.transfer_set(row["transfer_set_hash"])
+    row = next(store.sql.db.query("select * from mutations order by id desc limit 1"))
+    original = store.inputs.document(row["original_hash"])
+    ts = store.inputs.transfer_set(row["transfer_set_hash"])
     prep = prepare_mutation(stored_document(store, original), ts, runner_model="scripted/rules", store=store,
                             concurrency=1, allow_thin=ts.thin_accepted, model_mutants=1)  # fmt: skip
     prep.run()

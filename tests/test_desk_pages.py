@@ -20,7 +20,7 @@ def plain(text: str) -> str:
 
 
 def editor_key(db: str) -> str:
-    return f"ts_editor_{Store(db).review('example')['transfer_set_hash']}"
+    return f"ts_editor_{Store(db).inputs.review('example')['transfer_set_hash']}"
 
 
 def test_the_case_detail_panel_shows_a_whole_case(app):
@@ -49,7 +49,7 @@ def test_unsaved_edits_are_named_and_a_half_filled_row_is_refused(app, db):
     app.selectbox(key="ts_detail_case").select("happy-1").run()
     assert any("unsaved edits: input" in m.value for m in app.markdown)
 
-    before = Store(db).review("example")["transfer_set_hash"]
+    before = Store(db).inputs.review("example")["transfer_set_hash"]
     app.session_state[editor_key(db)] = {
         "edited_rows": {},
         "added_rows": [{"id": "new-1", "type": "edge"}],
@@ -63,7 +63,7 @@ def test_unsaved_edits_are_named_and_a_half_filled_row_is_refused(app, db):
     )
     assert next(b for b in app.button if b.label == "Save edits").disabled
     assert app.button(key="confirm").disabled
-    assert Store(db).review("example")["transfer_set_hash"] == before
+    assert Store(db).inputs.review("example")["transfer_set_hash"] == before
 
 
 def test_an_error_and_its_hint_are_two_paragraphs(app):
@@ -81,8 +81,8 @@ def test_new_review_closes_its_popover_after_create(app, db):
     app.sidebar.button[0].click().run()
     assert app.session_state["new_review_open"] is False
     assert (
-        Store(db).review("second")
-        and app.sidebar.selectbox(key="review_id").value == Store(db).review("second")["id"]
+        Store(db).inputs.review("second")
+        and app.sidebar.selectbox(key="review_id").value == Store(db).inputs.review("second")["id"]
     )
     assert app.query_params["review"] == "second"
 
@@ -96,20 +96,22 @@ def test_compare_renders_its_note_as_markdown(app):
 def test_the_next_step_follows_the_run_and_the_reviews(db):
     store = Store(db)
     run = synthetic_run(store, 4, review="r", error_every=0)
-    step = lambda: session.next_step(store, store.review("r"), {})  # noqa: E731
+    step = lambda: session.next_step(store, store.inputs.review("r"), {})  # noqa: E731
     from abeq.results.liveness import owner_id
     from abeq.timestamps import now
 
-    store.update_run(run, status="running", finished_at=None, owner=owner_id(), heartbeat_at=now())
+    store.log.update_run(run, status="running", finished_at=None, owner=owner_id(), heartbeat_at=now())
     for i in range(4):  # nothing judged yet: the banner says so, it does not send the reviewer to read
-        store.put_run_case({"run_id": run, "case_id": f"case-{i:04d}", "position": i, "status": "pending"})
+        store.log.put_run_case(
+            {"run_id": run, "case_id": f"case-{i:04d}", "position": i, "status": "pending"}
+        )
     assert step().startswith(f"Run {run} is running: 0 of 4 cases done")
     run = synthetic_run(store, 4, review="r", error_every=0)  # a later run of the review, judged
-    store.update_run(run, status="running", finished_at=None, owner=owner_id(), heartbeat_at=now())
+    store.log.update_run(run, status="running", finished_at=None, owner=owner_id(), heartbeat_at=now())
     assert step().startswith(f"Run {run} is running: 4 of 4 cases done")
-    store.update_run(run, owner="nohost-elsewhere:1", heartbeat_at="2020-01-01T00:00:00Z")  # long dead
+    store.log.update_run(run, owner="nohost-elsewhere:1", heartbeat_at="2020-01-01T00:00:00Z")  # long dead
     assert step().startswith(f"Run {run} stopped (interrupted) after 4 of 4 cases")
-    store.update_run(run, status="finished")
+    store.log.update_run(run, status="finished")
     assert "4 of 4 judged cases await a reviewer" in step()
     for c in ("case-0000", "case-0001", "case-0002", "case-0003"):
         record(store, run, c, action="agree", reviewer="ana")
@@ -132,7 +134,7 @@ def test_history_rows_and_the_run_page_link_to_their_run_on_review(app, db):
     app.text_input(key="runner_model").input("scripted/rules")
     app.text_input(key="judge_model").input("scripted/rules")
     app.button(key="start").click().run()
-    run_id = Store(db).runs()[0]["id"]
+    run_id = Store(db).log.runs()[0]["id"]
     assert worker.wait(run_id, 120)
     app.run()
     (link,) = [p for p in app.get("page_link") if p.value == "Read the verdicts on Review"]

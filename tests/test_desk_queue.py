@@ -85,7 +85,7 @@ def test_a_link_to_a_filtered_out_case_clears_the_filters(runs):
 def test_the_sidebar_picker_writes_the_review_into_the_url(runs, db):
     at = desk()
     assert at.query_params["review"] == "second"
-    at.sidebar.selectbox(key="review_id").select(Store(db).review("first")["id"]).run()
+    at.sidebar.selectbox(key="review_id").select(Store(db).inputs.review("first")["id"]).run()
     assert at.query_params["review"] == "first"
     assert at.query_params["run"] == str(runs["first"])  # the Review page follows the new review
 
@@ -121,7 +121,7 @@ def test_agree_records_the_reviewer_moves_on_and_updates_kappa(runs, db):
     act_as(at, "ana")
     at.button(key="agree").click().run()
     assert at.selectbox(key="review_case").value == "case-0005"  # the next regressed case
-    (row,) = Store(db).reviewed(runs["first"]).values()
+    (row,) = Store(db).ledger.reviewed(runs["first"]).values()
     assert (row["case_id"], row["action"], row["reviewer"]) == (first, "agree", "ana")
     assert metrics(at)["Reviewed"] == "1/6" and metrics(at)["Cohen's κ"] == "undefined"  # one label each side
     override(at, "it kept the rule", verdict="equivalent")
@@ -143,9 +143,9 @@ def test_two_reviewers_on_one_case_get_asked_before_replacing(runs, db):
     assert any(
         "A overrode this just now to equivalent: replace?" in w.value.replace("\\", "") for w in b.warning
     )
-    assert len(Store(db).override_history(runs["first"], "case-0001")) == 1
+    assert len(Store(db).ledger.override_history(runs["first"], "case-0001")) == 1
     b.button(key="conflict_replace").click().run()
-    trail = Store(db).override_history(runs["first"], "case-0001")
+    trail = Store(db).ledger.override_history(runs["first"], "case-0001")
     assert [(t["reviewer"], t["verdict"], t["seen_verdict"]) for t in trail] == [
         ("A", "equivalent", "candidate-diverged"),
         ("B", "candidate-regressed", "equivalent"),

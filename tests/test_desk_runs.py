@@ -53,13 +53,13 @@ def interrupted_run(db: str, judged: int = 2) -> int:
     with pytest.raises(SystemExit):
         prepared.run()
     scripted.reset()
-    store.update_run(prepared.run_id, owner=dead_owner(), status="running")  # as the dead process left it
+    store.log.update_run(prepared.run_id, owner=dead_owner(), status="running")  # as the dead process left it
     return prepared.run_id
 
 
 def test_a_run_whose_process_died_is_listed_as_interrupted_and_resumes_with_its_settings(app, db):
     run_id = interrupted_run(db)
-    assert Store(db).run(run_id)["status"] == "interrupted"
+    assert Store(db).log.run(run_id)["status"] == "interrupted"
     app.switch_page("desk_pages/3_run.py").run()
     text = " ".join(m.value for m in app.markdown) + " ".join(c.value for c in app.caption)
     assert f"Run {run_id}" in text and "interrupted" in text and "2 of 7 cases done" in text
@@ -69,18 +69,18 @@ def test_a_run_whose_process_died_is_listed_as_interrupted_and_resumes_with_its_
     assert not app.exception
     assert worker.wait(run_id, 120)
     store = Store(db)
-    assert store.run(run_id)["status"] == "finished" and len(store.runs()) == 1
-    assert {r["model"] for r in store.all("select distinct model from calls")} == {"scripted/rules"}
-    assert store.call_progress(run_id, store.run(run_id)["attempt_first_call"])["cached"] >= 2 * 3
+    assert store.log.run(run_id)["status"] == "finished" and len(store.log.runs()) == 1
+    assert {r["model"] for r in store.sql.all("select distinct model from calls")} == {"scripted/rules"}
+    assert store.log.call_progress(run_id, store.log.run(run_id)["attempt_first_call"])["cached"] >= 2 * 3
 
 
 def test_resume_refuses_a_finished_or_running_run(db):
     run_id = interrupted_run(db)
     store = Store(db)
-    store.claim_run(run_id, owner_id())  # alive: this process
+    store.log.claim_run(run_id, owner_id())  # alive: this process
     with pytest.raises(InputError, match="still running"):
         resume_run(run_id, store)
-    store.update_run(run_id, status="finished")
+    store.log.update_run(run_id, status="finished")
     with pytest.raises(InputError, match="has finished"):
         resume_run(run_id, store)
 
@@ -100,10 +100,10 @@ def test_an_api_base_with_credentials_is_stored_without_them(db):
     ).engine
     eng = Engine(store, ex.original, ex.candidate, ex.ts, RunConfig(runner=spec, judge=spec))
     run_id = eng.prepare()
-    row = store.one("select * from runs where id = ?", [run_id])
+    row = store.sql.one("select * from runs where id = ?", [run_id])
     assert "s3cret" not in json.dumps(row) and "k-123" not in json.dumps(row)
     assert json.loads(row["config"])["settings"]["runner"]["api_base"] == "https://gw.example/v1"
-    store.claim_run(run_id, dead_owner())
+    store.log.claim_run(run_id, dead_owner())
     with pytest.raises(InputError, match="credentials"):
         resume_run(run_id, store)
 
@@ -112,10 +112,12 @@ def test_review_says_running_not_fail_while_a_run_runs(app, db):
     store = Store(db)
     run_id = synthetic_run(store, 6, review="live", error_every=0)
     for cid in ("case-0004", "case-0005"):  # not done yet
-        store.put_run_case({"run_id": run_id, "case_id": cid, "position": int(cid[-1]), "status": "pending"})
-    store.claim_run(run_id, owner_id())  # this process runs it, beating
+        store.log.put_run_case(
+            {"run_id": run_id, "case_id": cid, "position": int(cid[-1]), "status": "pending"}
+        )
+    store.log.claim_run(run_id, owner_id())  # this process runs it, beating
     app.run()
-    app.sidebar.selectbox(key="review_id").select(store.review("live")["id"]).run()
+    app.sidebar.selectbox(key="review_id").select(store.inputs.review("live")["id"]).run()
     app.switch_page("desk_pages/4_review.py").run()
     assert not app.exception
     marks = [m.value for m in app.markdown]
@@ -124,7 +126,9 @@ def test_review_says_running_not_fail_while_a_run_runs(app, db):
     assert {m.label: m.value for m in app.metric}["Errored"] == "0"
     assert "case-0004" not in app.selectbox(key="review_case").options
 
-    store.update_run(run_id, owner=dead_owner())  # its process died: now the pending cases are what's missing
+    store.log.update_run(
+        run_id, owner=dead_owner()
+    )  # its process died: now the pending cases are what's missing
     app.run()
     # interrupted: what was judged stands, the two cases never judged are not run, not errors
     assert any(c.value == "interrupted: 4 of 6 judged, 2 not run" for c in app.caption)
@@ -136,7 +140,7 @@ def test_review_says_running_not_fail_while_a_run_runs(app, db):
 def test_run_page_counts_calls(app, db):
     run_id = interrupted_run(db)
     store = Store(db)
-    store.update_run(run_id, status="cancelled")
+    store.log.update_run(run_id, status="cancelled")
     app.switch_page("desk_pages/3_run.py").run()
     m = {x.label: x.value for x in app.metric}
     # the dead attempt: case 1 and 2 judged (6 calls), case 3's two runs, then the 3rd judgement died
@@ -150,9 +154,9 @@ def test_a_tools_run_resumes_as_a_tools_run(db):
     store = Store(db)
     docs = (EXAMPLE / "SKILL.md", EXAMPLE / "candidate-lossy.md", EXAMPLE / "transfer-set.json")
     first = prepare_run(*docs, runner_model="scripted/rules", store=store, confirm=True, runner_mode="tools")
-    store.update_run(first.run_id, status="cancelled")
+    store.log.update_run(first.run_id, status="cancelled")
     again = resume_run(first.run_id, store)
     assert again.run_id == first.run_id and again.engine.cfg.mode.kind == "tools"
     rr = again.run()
     assert rr.run["status"] == "finished" and not rr.errors
-    assert {r["mode"] for r in store.db.query("select mode from runner_results")} == {"tools"}
+    assert {r["mode"] for r in store.sql.db.query("select mode from runner_results")} == {"tools"}

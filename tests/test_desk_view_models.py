@@ -145,18 +145,18 @@ def test_a_set_confirmed_in_another_review_says_who_confirmed_it_when_and_where(
     from abeq.desk import transfer_set_vm as vm
 
     original = doc_row(example["original"])
-    oh = store.put_document(original["name"], original["content"])
-    store.upsert_review("mine", oh, None, "skill")
-    store.upsert_review("theirs", oh, None, "skill")
-    mine, theirs = store.review("mine"), store.review("theirs")
+    oh = store.inputs.put_document(original["name"], original["content"])
+    store.inputs.upsert_review("mine", oh, None, "skill")
+    store.inputs.upsert_review("theirs", oh, None, "skill")
+    mine, theirs = store.inputs.review("mine"), store.inputs.review("theirs")
     session.set_transfer_set(store, theirs, example["ts"], by="ana")  # ana confirms in her review
     unconfirmed = sets.load(example["dir"] / "transfer-set.json")  # the same cases, unconfirmed file
     session.set_transfer_set(store, mine, unconfirmed, by="bo")
-    review = store.review("mine")
+    review = store.inputs.review("mine")
     said = vm.status(vm.set_state(store, review, original))[0][1]
     assert said.startswith("Confirmed ") and "by ana in review theirs" in said.replace("\\", "")
     assert "bo" not in said
-    own = vm.status(vm.set_state(store, store.review("theirs"), original))[0][1]
+    own = vm.status(vm.set_state(store, store.inputs.review("theirs"), original))[0][1]
     assert "by ana" in own and "in review" not in own
 
 
@@ -317,14 +317,16 @@ def test_cases_confirmed_for_another_document_are_not_called_a_version_of_this_o
     from abeq.desk import transfer_set_vm as vm
 
     original = doc_row(example["original"])
-    oh = store.put_document(original["name"], original["content"])
-    other = store.put_document("OTHER.md", "# Other\n\n## Steps\n- something else entirely\n")
-    store.upsert_review("theirs", other, None, "skill")
-    store.upsert_review("mine", oh, None, "skill")
-    theirs = store.review("theirs")
+    oh = store.inputs.put_document(original["name"], original["content"])
+    other = store.inputs.put_document("OTHER.md", "# Other\n\n## Steps\n- something else entirely\n")
+    store.inputs.upsert_review("theirs", other, None, "skill")
+    store.inputs.upsert_review("mine", oh, None, "skill")
+    theirs = store.inputs.review("theirs")
     session.set_transfer_set(store, theirs, sets.confirm(example["ts"], other), by="ana")
-    session.set_transfer_set(store, store.review("mine"), sets.load(example["dir"] / "transfer-set.json"))
-    state = vm.set_state(store, store.review("mine"), original)
+    session.set_transfer_set(
+        store, store.inputs.review("mine"), sets.load(example["dir"] / "transfer-set.json")
+    )
+    state = vm.set_state(store, store.inputs.review("mine"), original)
     [(kind, said)] = vm.status(state)
     assert kind == "warning" and "different version" not in said
     assert said.startswith(
@@ -343,14 +345,16 @@ def test_a_live_runs_unfinished_cases_read_queued_and_running_not_not_run(store)
     from abeq.timestamps import now
 
     run = synthetic_run(store, 3, review="live", error_every=0)
-    store.update_run(run, status="running", finished_at=None, owner=owner_id(), heartbeat_at=now())
+    store.log.update_run(run, status="running", finished_at=None, owner=owner_id(), heartbeat_at=now())
     for i in range(3, 9):
-        store.put_run_case({"run_id": run, "case_id": f"case-{i:04d}", "position": i, "status": "pending"})
+        store.log.put_run_case(
+            {"run_id": run, "case_id": f"case-{i:04d}", "position": i, "status": "pending"}
+        )
     rr = build_report(store, run)
     said = {label: value for label, value, _ in review_vm.figures(rr, ["case-0003", "case-0004"])}
     assert said["Running"] == 2 and said["Queued"] == 4 and "Not run" not in said
     line = review_vm.headline(rr, {"gate": "compress", "pass": False}, ["case-0003", "case-0004"])
     assert "running" in line and "2 running · 4 queued" in line and "not run" not in line
-    store.update_run(run, status="cancelled")
+    store.log.update_run(run, status="cancelled")
     said = {label: value for label, value, _ in review_vm.figures(build_report(store, run))}
     assert said["Not run"] == 6 and "Queued" not in said

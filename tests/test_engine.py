@@ -18,7 +18,7 @@ from abeq.schemas import Report
 def run(store, ex, cfg, candidate="lossy", ts=None, **kw):
     eng = Engine(store, ex["original"], ex[candidate], ts or ex["ts"], cfg, **kw)
     run_id = eng.run()
-    return build_report(store, run_id), store.call_stats(run_id)
+    return build_report(store, run_id), store.log.call_stats(run_id)
 
 
 def test_lossy_candidate_regresses_and_fails(store, example, scripted_cfg):
@@ -127,7 +127,7 @@ def test_unconfirmed_set_is_refused_before_any_call(store, example, scripted_cfg
     with pytest.raises(NotConfirmedError):
         Engine(store, example["original"], example["lossy"], ts, scripted_cfg()).run()
     assert scripted.HISTORY == []
-    assert store.runs() == []
+    assert store.log.runs() == []
 
 
 def test_thin_set_is_refused_unless_accepted(store, example, scripted_cfg):
@@ -148,14 +148,14 @@ def test_missing_self_report_field_is_retried_then_an_error(store, example, scri
     assert "no valid reply after 3 attempts" in rr.errors[0]["error"]
     assert rr.report["summary"]["pass"] is False
     assert exit_code(rr) == 3
-    assert store.one("select count(*) n from runner_results")["n"] == 0  # errors are never cached
+    assert store.sql.one("select count(*) n from runner_results")["n"] == 0  # errors are never cached
 
 
 def test_a_report_fixed_on_the_second_ask_is_used(store, example, scripted_cfg, scripted_model):
     scripted_model.runner.enqueue('{"transcript": "x", "self_report": {}}')  # the first runner reply only
     rr, _ = run(store, example, scripted_cfg(concurrency=1))
     assert rr.report["summary"]["regressions"] == 7 and not rr.errors
-    assert store.one("select max(attempts) a from runner_results")["a"] == 2
+    assert store.sql.one("select max(attempts) a from runner_results")["a"] == 2
 
 
 def test_judge_equivalent_with_a_delta_is_not_accepted(store, example, scripted_cfg, scripted_model):
@@ -208,7 +208,7 @@ def test_resume_after_a_crash_repeats_nothing_finished(store, example, scripted_
     assert len(scripted.HISTORY) == 1 + 2 * 3
     assert stats["cached"] == 4 * 3 + 2
     assert rr.report["summary"]["regressions"] == 7
-    assert len(store.runs()) == 1  # the same run was resumed, not a second one made
+    assert len(store.log.runs()) == 1  # the same run was resumed, not a second one made
 
 
 def test_concurrent_and_sequential_give_the_same_report(tmp_path, example, scripted_cfg):
@@ -256,6 +256,6 @@ def test_replies_that_never_validate_still_count_their_tokens(store, example, sc
     scripted_model.runner.always("not json at all")
     rr, stats = run(store, example, scripted_cfg())
     assert len(rr.errors) == 7
-    failed = store.all("select prompt_tokens, completion_tokens, cost from calls where ok = 0")
+    failed = store.sql.all("select prompt_tokens, completion_tokens, cost from calls where ok = 0")
     assert failed and all(r["prompt_tokens"] > 0 and r["completion_tokens"] > 0 for r in failed)
     assert stats["prompt_tokens"] >= sum(r["prompt_tokens"] for r in failed)

@@ -67,7 +67,7 @@ def test_one_case_at_a_time_stops_right_after_the_first_regression(store, exampl
     rr = build_report(store, Engine(store, example["original"], example["lossy"], example["ts"], cfg).run())
     assert len(rr.report["cases"]) == 1 and len(rr.not_run) == 6 and not rr.failed
     assert rr.run["status"] == "stopped" and exit_code(rr) == 1
-    assert store.call_stats(rr.run["id"])["made"] == 3
+    assert store.log.call_stats(rr.run["id"])["made"] == 3
 
 
 def test_with_k_samples_a_majority_of_regressed_samples_stops_before_the_last_one():

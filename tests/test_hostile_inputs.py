@@ -99,7 +99,7 @@ def test_a_full_disk_says_so_and_leaves_the_run_resumable(tmp_path, monkeypatch,
     monkeypatch.setattr(connection.Connection, "__init__", opened)
     assert main(argv) in (0, 1)  # space again: the same command resumes the run it left
     store = Store(str(db))
-    assert [r["status"] for r in store.runs()] == ["finished"]
+    assert [r["status"] for r in store.log.runs()] == ["finished"]
 
 
 def test_a_damaged_database_is_checked_and_named(tmp_path, capsys):
@@ -157,7 +157,7 @@ def test_exports_of_a_run_hold_no_raw_escape(tmp_path, run_args):
     assert main(run_args(runner_model="scripted/rules", db=str(db))) in (0, 1)
     store = Store(str(db))
     note = "see \x1b]52;c;ZXZpbA==\x07 \x1b[31mred\x9b0m"  # a reviewer's note pasted from a terminal
-    store.add_override(1, "edge-1", "candidate-regressed", note, "ann\x1b[2J", "candidate-regressed")
+    store.ledger.add_override(1, "edge-1", "candidate-regressed", note, "ann\x1b[2J", "candidate-regressed")
     store.close()
     md, csv = tmp_path / "r.md", tmp_path / "r.csv"
     assert main(["export", "1", "--db", str(db), "--markdown", str(md), "--csv", str(csv)]) in (0, 1)
@@ -197,7 +197,7 @@ def test_a_desk_saving_over_a_set_changed_elsewhere_is_warned_and_loses_nothing(
         app.switch_page("desk_pages/2_transfer_set.py").run()
         desks.append(app)
     a, b = desks
-    v0 = Store(db).review("example")["transfer_set_hash"]
+    v0 = Store(db).inputs.review("example")["transfer_set_hash"]
     b_edit = {"edited_rows": {1: {"input": "B's edit"}}, "added_rows": [], "deleted_rows": []}
     a_edit = {"edited_rows": {0: {"input": "A's edit"}}, "added_rows": [], "deleted_rows": []}
     b.session_state[f"ts_editor_{v0}"] = b_edit
@@ -205,8 +205,8 @@ def test_a_desk_saving_over_a_set_changed_elsewhere_is_warned_and_loses_nothing(
     a.session_state[f"ts_editor_{v0}"] = a_edit
     a.run()
     next(x for x in a.button if x.label == "Save edits").click().run()
-    v1 = Store(db).review("example")["transfer_set_hash"]
-    assert v1 != v0 and Store(db).transfer_set(v1).cases[0].input == "A's edit"
+    v1 = Store(db).inputs.review("example")["transfer_set_hash"]
+    assert v1 != v0 and Store(db).inputs.transfer_set(v1).cases[0].input == "A's edit"
 
     b.run()  # B's next redraw: its edits are still there, and it is told
     assert any("saved elsewhere" in w.value for w in b.warning)
@@ -215,5 +215,5 @@ def test_a_desk_saving_over_a_set_changed_elsewhere_is_warned_and_loses_nothing(
     assert save.disabled  # not over A's change without a word
     b.checkbox(key="ts_over_theirs").check().run()
     next(x for x in b.button if x.label == "Save edits").click().run()
-    v2 = Store(db).review("example")["transfer_set_hash"]
-    assert v2 not in (v0, v1) and Store(db).transfer_set(v2).cases[1].input == "B's edit"
+    v2 = Store(db).inputs.review("example")["transfer_set_hash"]
+    assert v2 not in (v0, v1) and Store(db).inputs.transfer_set(v2).cases[1].input == "B's edit"

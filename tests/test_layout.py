@@ -234,21 +234,25 @@ def test_no_package_binds_a_name_of_its_own_submodules():
         submodules = {p.stem for p in init.parent.glob("*.py")} | {
             p.parent.name for p in init.parent.glob("*/__init__.py")
         }
-        bound = {
-            t.id
-            for node in ast.walk(ast.parse(init.read_text(encoding="utf-8")))
-            for t in (node.targets if isinstance(node, ast.Assign) else [])
-            if isinstance(t, ast.Name)
-        } | {
-            a.asname or a.name
-            for node in ast.walk(ast.parse(init.read_text(encoding="utf-8")))
-            if isinstance(node, ast.ImportFrom) and node.module  # `from . import x` binds the module
-            for a in node.names
-        } | {
-            n.name
-            for n in ast.parse(init.read_text(encoding="utf-8")).body
-            if isinstance(n, (ast.FunctionDef, ast.ClassDef))
-        }
+        bound = (
+            {
+                t.id
+                for node in ast.walk(ast.parse(init.read_text(encoding="utf-8")))
+                for t in (node.targets if isinstance(node, ast.Assign) else [])
+                if isinstance(t, ast.Name)
+            }
+            | {
+                a.asname or a.name
+                for node in ast.walk(ast.parse(init.read_text(encoding="utf-8")))
+                if isinstance(node, ast.ImportFrom) and node.module  # `from . import x` binds the module
+                for a in node.names
+            }
+            | {
+                n.name
+                for n in ast.parse(init.read_text(encoding="utf-8")).body
+                if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+            }
+        )
         clashes += [f"{package}.{name}" for name in sorted(bound & submodules)]
     assert clashes == []
 

@@ -29,7 +29,7 @@ def test_embedded_model_runs_a_small_set_and_the_report_validates(store, example
         assert c["verdict"] in ("equivalent", "candidate-regressed", "candidate-diverged")
         assert (c["behaviour_delta"] == "") == (c["verdict"] == "equivalent")
     assert local.LOAD_COUNT["n"] == 1
-    costs = store.all("select cost from calls where cached = 0 and ok = 1")
+    costs = store.sql.all("select cost from calls where cached = 0 and ok = 1")
     assert costs and all(r["cost"] == 0.0 for r in costs)
 
 
@@ -88,7 +88,7 @@ def test_embedded_model_with_three_judge_samples_and_aa_on_the_example(store, ex
     else:  # an honest error, with its reason, and never a verdict
         assert row["error"] and row["verdict"] is None
     # teacher + candidate + teacher replay, 3 judge samples + 1 A/A judgement: each a real call
-    made = store.all("select count(*) as n from calls where cached = 0")[0]["n"]
+    made = store.sql.all("select count(*) as n from calls where cached = 0")[0]["n"]
     assert made >= (3 if row["status"] != "judged" else 7)
 
 

@@ -168,7 +168,7 @@ def test_cached_teacher_one_case_per_kill_and_a_repeat_makes_no_call(known):
     rep = prep.run()
     assert rep.report["calls"]["teacher_made"] == 0  # the original's run is cached
     for m in rep.report["mutants"]:
-        stats = prep.store.call_stats(m["run_id"])
+        stats = prep.store.log.call_stats(m["run_id"])
         if m["status"] == "killed" and m["claimed_by"]:
             assert m["cases_run"] == 1 and stats["made"] == 2  # one case: the mutant's run and its judgement
         elif m["status"] == "killed":  # Delta: no case claims it, so the cases run in the set's order
@@ -275,4 +275,4 @@ def test_the_score_stands_with_the_sets_trust_figures(known, capsys):
     # the mutants' runs are no person's candidates: Compare's run picker leaves them out
     from abeq.desk.compare_vm import judged_runs
 
-    assert [r["review_id"] for r in judged_runs(Store(db))] == [Store(db).review("r")["id"]]
+    assert [r["review_id"] for r in judged_runs(Store(db))] == [Store(db).inputs.review("r")["id"]]

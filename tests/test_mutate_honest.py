@@ -104,7 +104,9 @@ def test_a_kill_cancels_the_mutants_cases_in_flight(tmp_path):
     rep = prep.run()
     [m] = rep.report["mutants"]
     assert m["status"] == "killed"
-    rows = prep.store.db.query("select status, error_stage from run_cases where run_id = ?", [m["run_id"]])
+    rows = prep.store.sql.db.query(
+        "select status, error_stage from run_cases where run_id = ?", [m["run_id"]]
+    )
     status = [r["status"] for r in rows]
     assert "error" not in status and len(status) == len(ts.cases)
     assert status.count("judged") < len(ts.cases)  # the rest were cancelled, not judged

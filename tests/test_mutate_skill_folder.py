@@ -41,7 +41,7 @@ def test_each_mutant_runs_with_the_originals_folder_beside_its_skill_md(tmp_path
                             runner_mode="command", runner_cmd=cmd, runner_cmd_version="cat")  # fmt: skip
     rep = prep.run()
     assert rep.report["count"] == 2 and not rep.incomplete
-    rows = prep.store.db.query("select doc_hash, transcript from runner_results")
+    rows = prep.store.sql.db.query("select doc_hash, transcript from runner_results")
     transcripts = {r["doc_hash"]: r["transcript"] for r in rows}
     prep.store.close()
     assert set(transcripts) == {doc.hash, *(m.hash for m in mutants)}  # the original and each mutant ran
@@ -54,7 +54,7 @@ def test_the_desks_mutation_test_takes_the_stored_skill_with_its_folder(store):
     from abeq.schemas import Case, TransferSet
 
     folder = {"references/conversion-rules.md": "1 mile = 1.609 km\n"}
-    row = store.document(store.put_document("SKILL.md", SKILL, folder))
+    row = store.inputs.document(store.inputs.put_document("SKILL.md", SKILL, folder))
     ts = TransferSet(cases=[Case(id="happy-1", type="happy", input="Convert 3 miles.", status="confirmed")])
     ts = sets.confirm(ts, row["hash"], thin_accepted=True)
     state = {"runner_model": "scripted/rules", "judge_model": "scripted/rules"}

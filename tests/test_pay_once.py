@@ -12,7 +12,7 @@ from abeq.sets.confirmation import set_hash
 
 def run(store, ex, cfg, ts, candidate="lossy"):
     run_id = Engine(store, ex["original"], ex[candidate], ts, cfg).run()
-    return build_report(store, run_id), store.call_stats(run_id)
+    return build_report(store, run_id), store.log.call_stats(run_id)
 
 
 def six_and_seven(example):
@@ -48,7 +48,7 @@ def test_results_stored_under_the_v1_key_are_found_and_nothing_is_paid_again(
     run(store, example, cfg, ts)
     back_to_now()
     v1 = {legacy_runner_key(example["original"].hash, c, "skill", cfg.runner, set_hash(ts)) for c in ts.cases}
-    assert v1 <= {r["key"] for r in store.all("select key from runner_results")}
+    assert v1 <= {r["key"] for r in store.sql.all("select key from runner_results")}
     n = len(scripted.HISTORY)
     rr, stats = run(store, example, cfg, ts)
     # the transcripts are found under their v1 keys, and so are the judgements made on them

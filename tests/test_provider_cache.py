@@ -36,7 +36,7 @@ def run(store, example, spec, concurrency=1):
 
 
 def calls(store, run_id):
-    return store.all("select * from calls where run_id = ? and cached = 0 order by id", [run_id])
+    return store.sql.all("select * from calls where run_id = ? and cached = 0 order by id", [run_id])
 
 
 def test_the_document_prefix_is_identical_first_and_marked(example):
@@ -84,7 +84,7 @@ def test_openai_style_cached_tokens_are_counted_and_priced_at_the_cache_rate(
         )
         assert r["cost"] == pytest.approx(want, rel=1e-9)
         assert r["cache_saved"] == pytest.approx(r["cache_read_tokens"] * (1e-6 - 1e-7), rel=1e-9)
-    st = store.call_stats(run_id)
+    st = store.log.call_stats(run_id)
     assert st["cache_read_tokens"] == sum(r["cache_read_tokens"] for r in rows) > 0
     assert st["cache_saved"] == pytest.approx(st["cache_read_tokens"] * 9e-7)
     rec = run_record(store, build_report(store, run_id))["run"]
@@ -127,7 +127,7 @@ def test_anthropic_cache_reads_and_writes_through_litellm_are_counted_at_their_o
         assert r["cost"] == pytest.approx(want, rel=1e-6)
         full = r["prompt_tokens"] * rates[0] + r["completion_tokens"] * rates[1]
         assert r["cache_saved"] == pytest.approx(full - want, rel=1e-6, abs=1e-12)
-    st = store.call_stats(run_id)
+    st = store.log.call_stats(run_id)
     assert st["cache_write_tokens"] > 0 and st["cache_saved"] > 0  # twelve reads outweigh two writes
 
 

@@ -38,14 +38,14 @@ def test_documents_page_warns_that_pasted_imports_cannot_be_followed(app):
 
 def test_transfer_set_page_maps_imported_cases_to_sections(app, tmp_path):
     store = Store(str(tmp_path / "desk.db"))
-    review = store.review("example")
+    review = store.inputs.review("example")
     imported, _ = sets.import_set("skill-creator", EVALS, default_type="happy")
     session.set_transfer_set(store, review, imported)
     app.switch_page("desk_pages/2_transfer_set.py").run()
     assert any("coverage is 0% because no case names a section" in w.value for w in app.warning)
     assert any("How sections were found" in c.value for c in app.caption)
-    review = store.review("example")
-    original = store.document(review["original_hash"])["content"]
+    review = store.inputs.review("example")
+    original = store.inputs.document(review["original_hash"])["content"]
     frame = editor.mapping_frame(imported, original)
     assert frame.loc[0, "suggested"]  # a hint from shared words, not applied
     app.session_state[f"map_editor_{review['transfer_set_hash']}"] = {
@@ -56,7 +56,7 @@ def test_transfer_set_page_maps_imported_cases_to_sections(app, tmp_path):
     app.run()
     app.button(key="save_mapping").click().run()
     assert not app.exception
-    saved = store.transfer_set(store.review("example")["transfer_set_hash"])
+    saved = store.inputs.transfer_set(store.inputs.review("example")["transfer_set_hash"])
     assert saved.cases[0].exercises_sections == ["Sorting changes by type", "Writing each entry"]
     assert saved.cases[0].status == "user-modified" and saved.cases[1].exercises_sections == []
     cov = sets.coverage(original, saved)

@@ -61,9 +61,9 @@ def test_saving_over_a_newer_action_is_refused_until_replace(store, run):
     with pytest.raises(ReviewConflict) as e:
         record(store, run, REG, action="agree", reviewer="B", seen=None)
     assert str(e.value).startswith("A overrode this just now to equivalent: replace?")
-    assert len(store.override_history(run, REG)) == 1  # nothing written
+    assert len(store.ledger.override_history(run, REG)) == 1  # nothing written
     second = record(store, run, REG, action="agree", reviewer="B", seen=None, replace=True)
-    trail = store.override_history(run, REG)
+    trail = store.ledger.override_history(run, REG)
     assert [t["id"] for t in trail] == [first, second]
     assert trail[1]["seen_id"] == first and trail[1]["seen_verdict"] == "equivalent"
     assert trail[0]["seen_id"] is None and trail[0]["seen_verdict"] == "candidate-regressed"
@@ -86,7 +86,7 @@ def test_saving_over_a_newer_action_is_refused_until_replace(store, run):
 def test_bad_actions_are_refused_and_write_nothing(store, run, kw, message):
     with pytest.raises(InputError, match=message):
         record(store, run, **kw)
-    assert store.all_overrides() == []
+    assert store.ledger.all_overrides() == []
 
 
 def test_cli_agree_and_stats(tmp_path, capsys):

@@ -21,7 +21,7 @@ def test_rounds_reuse_the_teacher_and_are_numbered(store, example, scripted_cfg)
     cfg = scripted_cfg(review="compress-skill")
     r1 = _round(store, example, cfg, "lossy")
     r2 = _round(store, example, cfg, "faithful")
-    assert store.call_stats(r1)["teacher_made"] == 7 and store.call_stats(r2)["teacher_made"] == 0
+    assert store.log.call_stats(r1)["teacher_made"] == 7 and store.log.call_stats(r2)["teacher_made"] == 0
     hist = review_history(store, "compress-skill")
     assert [h["round"] for h in hist] == [1, 2]
     assert [h["regressed"] for h in hist] == [7, 0] and [h["equivalent"] for h in hist] == [0, 7]
@@ -93,7 +93,7 @@ def test_directive_clarity_passes_with_a_gain_and_no_regression(scripted_model, 
 
 def test_exports_apply_overrides_and_say_so(store, example, scripted_cfg):
     run_id = _round(store, example, scripted_cfg(), "lossy")
-    store.add_override(
+    store.ledger.add_override(
         run_id, "happy-1", "equivalent", "ticket ids never appear in this input", "ann", "candidate-regressed"
     )
     rr = build_report(store, run_id)
@@ -120,7 +120,7 @@ def test_exports_apply_overrides_and_say_so(store, example, scripted_cfg):
 
 def test_junit_stays_valid_xml_with_control_characters(store, example, scripted_cfg):
     run_id = _round(store, example, scripted_cfg(), "lossy")
-    store.add_override(
+    store.ledger.add_override(
         run_id,
         "edge-1",
         "candidate-regressed",
@@ -180,7 +180,7 @@ def test_cost_per_case_counts_what_this_run_spent_on_it(store, example, scripted
     # a priced call and an unpriced one, logged as the engine logs them
     case = rows2[0].case_id
     for cost in (0.0125, None):
-        store.log_call(
+        store.log.log_call(
             {
                 "run_id": r2,
                 "case_id": case,

@@ -243,7 +243,7 @@ def test_the_review_page_shows_the_rates_and_a_sample_pair_on_request(app, db, e
     settings = RunSettings(runner_model="scripted/rules", runner_samples=3, allow_thin=True, review="s")
     Engine(store, example["original"], kept(example, 1, 3), two_cases(example), settings).run()
     app.run()
-    app.sidebar.selectbox(key="review_id").select(store.review("s")["id"]).run()
+    app.sidebar.selectbox(key="review_id").select(store.inputs.review("s")["id"]).run()
     app.switch_page("desk_pages/4_review.py").run()
     assert not app.exception
     assert any("Runner samples" in m.value for m in app.markdown)

@@ -147,7 +147,7 @@ def test_a_run_checks_once_and_measures_coverage_once(example, store, counted):
     assert counted == {"preflight": 1, "coverage": 1} and prepared.checked is not None
     prepared.run()
     assert counted == {"preflight": 1, "coverage": 1}
-    store.update_run(prepared.run_id, status="cancelled")  # a resume checks once too
+    store.log.update_run(prepared.run_id, status="cancelled")  # a resume checks once too
     resume_run(prepared.run_id, store)
     assert counted == {"preflight": 2, "coverage": 2}
 

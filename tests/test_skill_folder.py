@@ -62,7 +62,7 @@ def run(tmp_path, original, candidate):
                            runner_mode="command", runner_cmd=cmd, runner_cmd_version="cat")  # fmt: skip
     rr = prepared.run()
     transcripts = {
-        r["doc_hash"]: r["transcript"] for r in prepared.store.db.query("select * from runner_results")
+        r["doc_hash"]: r["transcript"] for r in prepared.store.sql.db.query("select * from runner_results")
     }
     prepared.store.close()
     return prepared, rr, transcripts
@@ -87,8 +87,8 @@ def test_a_candidate_folder_brings_its_own_files_and_the_difference_is_said(tmp_
     from abeq.results.store import Store
 
     store = Store(str(tmp_path / "abeq.db"))
-    row = store.document(load_document(candidate).hash)
-    assert row and store.document_files(row)["references/conversion-rules.md"] == "1 mile = 1.6 km\n"
+    row = store.inputs.document(load_document(candidate).hash)
+    assert row and store.inputs.document_files(row)["references/conversion-rules.md"] == "1 mile = 1.6 km\n"
     store.close()
 
 
@@ -106,14 +106,14 @@ def test_the_desk_keeps_a_skills_folder_and_says_which_files_differ(tmp_path, st
 
     original = load_document(skill_folder(tmp_path / "skill"))
     rid = session.create_review(store, "converter")
-    review = next(r for r in store.reviews() if r["id"] == rid)
+    review = next(r for r in store.inputs.reviews() if r["id"] == rid)
     session.set_original(store, review, original.name, original.text, original.folder)
-    review = next(r for r in store.reviews() if r["id"] == rid)
+    review = next(r for r in store.inputs.reviews() if r["id"] == rid)
     assert review["original_hash"] == original.hash
     state: dict = {}
     session.set_candidate(store, review, state, "SKILL.short.md", SKILL.replace("Convert what", "Do what"))
     orig_row, cand_row = (
-        store.document(review["original_hash"]),
+        store.inputs.document(review["original_hash"]),
         session.current_candidate(store, review, state),
     )
     said = documents_vm.folder_said(store, review, "candidate", cand_row)

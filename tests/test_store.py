@@ -60,14 +60,14 @@ def test_reopening_applies_nothing_twice(tmp_path):
 
 
 def test_documents_are_content_addressed(store):
-    h1 = store.put_document("a.md", "same text")
-    h2 = store.put_document("b.md", "same text")
-    assert h1 == h2 and store.one("select count(*) n from documents")["n"] == 1
+    h1 = store.inputs.put_document("a.md", "same text")
+    h2 = store.inputs.put_document("b.md", "same text")
+    assert h1 == h2 and store.sql.one("select count(*) n from documents")["n"] == 1
 
 
 def test_foreign_keys_are_enforced(store):
     with pytest.raises(sqlite3.IntegrityError):
-        store.add_override(
+        store.ledger.add_override(
             run_id=999, case_id="x", verdict="equivalent", reason="r", reviewer="me", judge_verdict=None
         )
 
@@ -76,7 +76,7 @@ def test_override_needs_a_reason(store):
     from abeq.errors import InputError
 
     with pytest.raises(InputError):
-        store.add_override(
+        store.ledger.add_override(
             run_id=1, case_id="x", verdict="equivalent", reason="  ", reviewer="", judge_verdict=None
         )
 

@@ -30,7 +30,7 @@ def forged_db(tmp_path, marker) -> tuple[str, int, str]:
         runner_cmd=agent,
         runner_env=("MY_DEPLOY_TOKEN",),
     )
-    store.update_run(first.run_id, status="cancelled")
+    store.log.update_run(first.run_id, status="cancelled")
     store.close()
     return db, first.run_id, agent
 
@@ -60,13 +60,13 @@ def test_the_desk_names_the_command_and_resumes_it_only_once_confirmed(tmp_path)
     marker = tmp_path / "marker"
     db, run_id, agent = forged_db(tmp_path, marker)
     store = Store(db)
-    line = runs.settings_text(store.run(run_id))
+    line = runs.settings_text(store.log.run(run_id))
     assert f"runner command: {agent}" in line and "MY_DEPLOY_TOKEN" in line
     assert "scripted/rules" not in line.split("·")[0]
     from abeq.desk.review_vm import run_label
 
-    assert f"command {agent[:30]}" in run_label(store.run(run_id), "c.md")  # the Review page's picker
-    [row] = runs.unfinished(store, store.run(run_id)["review_id"])
+    assert f"command {agent[:30]}" in run_label(store.log.run(run_id), "c.md")  # the Review page's picker
+    [row] = runs.unfinished(store, store.log.run(run_id)["review_id"])
     assert row["command"] == agent
     with pytest.raises(Exception, match="stored command"):
         worker.resume(db, run_id)

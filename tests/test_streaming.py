@@ -23,7 +23,7 @@ def _engine(store, example, url, flag=None):
 
 def _kinds(store, run_id: int) -> list[str]:
     """The run's calls in the order they finished (the calls log is written as each one lands)."""
-    return [r["kind"] for r in store.all("select kind from calls where run_id = ? order by id", [run_id])]
+    return [r["kind"] for r in store.sql.all("select kind from calls where run_id = ? order by id", [run_id])]
 
 
 def test_the_first_judge_call_comes_before_a_quarter_of_the_runner_calls(store, example):
@@ -35,7 +35,9 @@ def test_the_first_judge_call_comes_before_a_quarter_of_the_runner_calls(store, 
     before = kinds.index("judge")
     assert kinds[:before].count("runner-teacher") + kinds[:before].count("runner-candidate") < len(runner) / 4
     # and verdicts land in case order: each case's judgement before the judgement of any case 4 later
-    judged = [r["case_id"] for r in store.all("select case_id from calls where kind = 'judge' order by id")]
+    judged = [
+        r["case_id"] for r in store.sql.all("select case_id from calls where kind = 'judge' order by id")
+    ]
     order = [c.id for c in many_cases(N).cases]
     assert all(order.index(c) < i + 4 for i, c in enumerate(judged))
     assert build_report(store, run_id).report["summary"]["regressions"] > 0

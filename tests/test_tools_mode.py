@@ -23,11 +23,11 @@ TOOLS = RunnerMode(kind="tools")
 
 def run(store, original, candidate, ts, cfg):
     run_id = Engine(store, original, candidate, ts, cfg).run()
-    return build_report(store, run_id), store.call_stats(run_id)
+    return build_report(store, run_id), store.log.call_stats(run_id)
 
 
 def observed(store, key) -> dict:
-    return json.loads(store.runner_result(key)["observed"])
+    return json.loads(store.cache.runner_result(key)["observed"])
 
 
 def test_tools_mode_catches_the_lossy_candidate_and_passes_the_faithful(store, example, scripted_cfg):
@@ -38,7 +38,7 @@ def test_tools_mode_catches_the_lossy_candidate_and_passes_the_faithful(store, e
     rr, second = run(store, example["original"], example["faithful"], example["ts"], scripted_cfg(mode=TOOLS))
     assert rr.report["summary"] == {"pass": True, "regressions": 0, "divergences": 0, "equivalents": 7}
     assert first["teacher_made"] == 7 and second["teacher_made"] == 0
-    teacher = store.runner_result(rr.rows[0].teacher_key)
+    teacher = store.cache.runner_result(rr.rows[0].teacher_key)
     assert (
         teacher["mode"] == "tools" and "read_file" in teacher["transcript"]
     )  # the tool trace is the transcript
@@ -69,7 +69,7 @@ def test_a_write_in_the_instruction_file_variant_is_refused_and_recorded(store, 
     writes = [s for s in seen["tool_trace"] if s["tool"] == "write_file"]
     assert writes and all(s.get("refused") and "read-only" in s["result"] for s in writes)
     assert "workspace_changes" not in seen  # nothing was written
-    assert "(REFUSED)" in store.runner_result(rr.rows[0].teacher_key)["transcript"]
+    assert "(REFUSED)" in store.cache.runner_result(rr.rows[0].teacher_key)["transcript"]
 
 
 def test_run_command_answers_from_the_cases_scripted_outputs(store, scripted_cfg):
@@ -112,9 +112,9 @@ def test_tools_mode_over_the_loopback_http_server(store, example, scripted_cfg, 
         stats = srv.stats
     assert rr.report["summary"]["regressions"] == 7 and not rr.errors
     # every turn of every tools-mode run went over HTTP (a run's attempts are its turns)
-    turns = store.one("select sum(attempts) n from calls where run_id = ? and cached = 0", [rr.run["id"]])[
-        "n"
-    ]
+    turns = store.sql.one(
+        "select sum(attempts) n from calls where run_id = ? and cached = 0", [rr.run["id"]]
+    )["n"]
     assert stats["ok"] == turns and turns >= 7 * 2 * 2 + 7  # list+read, (write,) self-report; judge
     seen = observed(store, rr.rows[0].candidate_key)
     assert [c["path"] for c in seen["workspace_changes"]] == ["CHANGELOG.md"]

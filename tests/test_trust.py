@@ -86,7 +86,7 @@ def test_agreeing_samples_are_not_uncertain(store, example, scripted_cfg):
 def test_aa_adds_a_replay_and_a_judgement_per_case_and_reports_the_rate(store, example, scripted_cfg):
     eng = Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg(aa=True))
     run_id = eng.run()
-    st = store.call_stats(run_id)
+    st = store.log.call_stats(run_id)
     assert st["made"] == 7 * 5  # teacher, candidate, judge, teacher replay, A/A judge
     rates = aa_rates(store, run_id)
     assert rates == [
@@ -116,11 +116,11 @@ def test_agreement_with_reviewers_from_overrides(store, example, scripted_cfg):
     run_id = Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg()).run()
     rows = build_report(store, run_id).rows
     for r in rows[:5]:  # agrees with the judge
-        store.add_override(
+        store.ledger.add_override(
             run_id, r.case_id, r.judge_verdict, "checked: it did drop the rule", "ann", r.judge_verdict
         )
     for r in rows[5:]:  # disagrees
-        store.add_override(
+        store.ledger.add_override(
             run_id, r.case_id, "equivalent", "the rule does not apply to this input", "ann", r.judge_verdict
         )
     [a] = judge_agreement(store)
@@ -136,7 +136,7 @@ def test_record_has_the_per_case_trust_fields(store, example, scripted_cfg):
     run_id = Engine(
         store, example["original"], example["lossy"], example["ts"], scripted_cfg(judge_samples=3, aa=True)
     ).run()
-    store.add_override(run_id, "happy-1", "equivalent", "not relevant", "ann", "candidate-regressed")
+    store.ledger.add_override(run_id, "happy-1", "equivalent", "not relevant", "ann", "candidate-regressed")
     rec = run_record(store, build_report(store, run_id))
     assert set(rec) >= {"report", "run", "cases"}
     assert set(rec["report"]) == {"cases", "summary"}  # the report stays exactly SPEC §4
@@ -181,8 +181,8 @@ def test_no_judged_replay_means_no_aa_rate_rather_than_zero(store, example, scri
     rec = run_record(store, build_report(store, run_id))
     assert rec["run"]["aa_false_regression_rate"] == 0.0 and rec["run"]["aa_cases_judged"] == 7
     # As if every A/A judgement had failed: the record must not claim a 0% rate it never measured.
-    with store.db.conn:
-        store.db.conn.execute("update run_cases set aa_verdict = null where run_id = ?", [run_id])
+    with store.sql.db.conn:
+        store.sql.db.conn.execute("update run_cases set aa_verdict = null where run_id = ?", [run_id])
     rec = run_record(store, build_report(store, run_id))
     assert rec["run"]["aa_false_regression_rate"] is None and rec["run"]["aa_cases_judged"] == 0
 
@@ -210,6 +210,6 @@ def test_an_identical_re_run_does_not_count_its_aa_twice(store, example, scripte
 
     for _ in range(2):
         Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg(aa=True)).run()
-    assert len(store.runs()) == 2
+    assert len(store.log.runs()) == 2
     [rate] = aa_rates(store)
     assert rate["cases"] == 7

@@ -28,7 +28,7 @@ def _run(store, example, scripted_cfg, case_ids):
 
 def test_csv_cells_starting_with_a_formula_character_are_neutralised(store, example, scripted_cfg):
     rr = _run(store, example, scripted_cfg, FORMULAS[:4])
-    store.add_override(
+    store.ledger.add_override(
         rr.run["id"], "+1+1", "equivalent", "=cmd|' /C calc'!A0", "@ann", "candidate-regressed"
     )
     rows = list(csv.DictReader(io.StringIO(to_csv(build_report(store, rr.run["id"])))))

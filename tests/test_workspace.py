@@ -114,7 +114,7 @@ def test_the_store_keeps_a_folders_files_with_the_set(tmp_path, store):
 
     ts = sets.load(make_set(tmp_path, {"app.py": "x = 1\n"}))
     shutil.rmtree(tmp_path / "repo")  # the desk runs from the database, not from the folder
-    back = store.transfer_set(store.put_transfer_set(ts))
+    back = store.inputs.transfer_set(store.inputs.put_transfer_set(ts))
     assert sets.set_hash(back) == sets.set_hash(ts)
     edited = from_frame(to_frame(back), back)  # the desk's table editor keeps them too
     assert sets.set_hash(back.model_copy(update={"cases": edited})) == sets.set_hash(ts)

@@ -175,7 +175,7 @@ class Tools:
     def run_status(self, run_id: int) -> RunStatus:
         store = self._store()
         try:
-            run = store.run(run_id)
+            run = store.log.run(run_id)
             if run is None:
                 raise InputError(f"there is no run {run_id} in this database", path=store.path)
             from ..results.report import case_rows
@@ -215,7 +215,7 @@ class Tools:
                     f"run {run_id} is still running", hint="Wait for run_status to say finished."
                 )
             g = gate_result(rr, gate)
-            st = store.call_stats(run_id)
+            st = store.log.call_stats(run_id)
             m = store.mutations.latest(
                 run["transfer_set_hash"], run["original_hash"], run["runner_model"], run["judge_model"]
             )
@@ -302,8 +302,8 @@ class Tools:
 
         store = self._store()
         try:
-            if store.review(review) is None:
-                names = ", ".join(r["name"] for r in store.reviews()) or "none yet"
+            if store.inputs.review(review) is None:
+                names = ", ".join(r["name"] for r in store.inputs.reviews()) or "none yet"
                 raise InputError(f"no review named '{review}'", hint=f"Reviews in this database: {names}.")
             return HistoryResult(review=review, rounds=review_history(store, review))
         finally:
@@ -323,7 +323,7 @@ class Tools:
             )
         store = self._store()
         try:
-            if store.run(run_id) is None:
+            if store.log.run(run_id) is None:
                 raise InputError(f"no run {run_id} in this database", path=store.path)
             rr = build_report(store, run_id)
             text = render(store, rr, "out" if format == "report" else format, gate)

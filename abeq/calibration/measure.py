@@ -22,6 +22,7 @@ from ..execution.keys import cache_key, judge_key, judge_spec
 from ..models.baseline import BASELINE_JUDGES
 from ..models.call import CallPolicy
 from ..models.spec import ModelSpec
+from ..results.rows import JudgementRow
 from ..results.store import Store, open_store
 from ..schemas import Case, ObservedRun
 from .metrics import headline, summarise
@@ -93,20 +94,20 @@ class _Judge:
         s: int,
         truncated: bool,
         candidate_first: bool = False,
-    ) -> dict:
+    ) -> JudgementRow:
         spec = judge_spec(self.spec, s, self.samples)
         key = judge_key(okey, ckey, spec, s, truncated, candidate_first)
-        cached = None if self.fresh else self.store.judgement(key)
+        cached = None if self.fresh else self.store.cache.judgement(key)
         if cached:
             self.calls["cached"] += 1
-            return dict(cached)
+            return cached
         try:
             out = await judge_pair(case, o, c, spec, self.policy, truncated, candidate_first)
         except ModelCallError:
             self.calls["failed"] += 1
             raise
         row = judgement_row(key, spec, s, out)
-        self.store.put_judgement(row)
+        self.store.cache.put_judgement(row)
         self.calls["made"] += 1
         return row
 
@@ -247,7 +248,7 @@ BASELINE_FIGURES = ("balanced_accuracy", "regression_recall", "false_regression_
 
 
 def _store(db: Store, s: Suite, cal: Calibration) -> int:
-    return db.put_calibration(
+    return db.calibrations.put(
         {
             "judge_model": cal.judge_model,
             "prompt": cal.judge_prompt,

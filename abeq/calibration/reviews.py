@@ -15,7 +15,7 @@ from .suite import REVIEWED, CalibrationRun, Pair, Source, Suite
 
 
 def _run_of(store: Store, key: str | None) -> CalibrationRun | None:
-    row = store.runner_result(key) if key else None
+    row = store.cache.runner_result(key) if key else None
     if not row:
         return None
     observed = json.loads(row.get("observed") or "{}")
@@ -29,14 +29,14 @@ def _run_of(store: Store, key: str | None) -> CalibrationRun | None:
 def reviewed_runs(store: Store, review: str | None = None) -> list[RunRow]:
     """The runs whose reviewed cases count: all of them, or those of one review (by name)."""
     if review is None:
-        return store.runs()
-    r = store.review(review)
+        return store.log.runs()
+    r = store.inputs.review(review)
     if r is None:
-        names = ", ".join(x["name"] for x in store.reviews()) or "none yet"
+        names = ", ".join(x["name"] for x in store.inputs.reviews()) or "none yet"
         raise InputError(
             f"no review named '{review}'", path=store.path, hint=f"Reviews in this database: {names}."
         )
-    return store.runs(r["id"])
+    return store.log.runs(r["id"])
 
 
 def suite_from_reviews(store: Store, review: str | None = None) -> Suite:
@@ -44,15 +44,15 @@ def suite_from_reviews(store: Store, review: str | None = None) -> Suite:
     the judge's), each keeping its runs' cache keys. An InputError when there is none."""
     pairs, sources = [], []
     for run in sorted(reviewed_runs(store, review), key=lambda r: r["id"]):
-        acted = store.reviewed(run["id"])
+        acted = store.ledger.reviewed(run["id"])
         if not acted:
             continue
-        ts = store.transfer_set(run["transfer_set_hash"])
+        ts = store.inputs.transfer_set(run["transfer_set_hash"])
         inputs = {c.id: c.input for c in (ts.cases if ts else [])}
         src = f"run-{run['id']}"
         used = False
         for case_id, action in sorted(acted.items()):
-            rc = store.run_case(run["id"], case_id)
+            rc = store.log.run_case(run["id"], case_id)
             if not rc or action["verdict"] not in VERDICTS or case_id not in inputs:
                 continue
             teacher, candidate = _run_of(store, rc["teacher_key"]), _run_of(store, rc["candidate_key"])

@@ -75,8 +75,8 @@ def cmd_history(args) -> int:
     from ..results.history import review_history
 
     store = existing_store(args.db)
-    if store.review(args.name) is None:
-        names = ", ".join(r["name"] for r in store.reviews()) or "none yet"
+    if store.inputs.review(args.name) is None:
+        names = ", ".join(r["name"] for r in store.inputs.reviews()) or "none yet"
         raise InputError(f"no review named '{args.name}'", hint=f"Reviews in this database: {names}.")
     rounds = review_history(store, args.name)
     if args.json:
@@ -106,8 +106,8 @@ def cmd_stats(args) -> int:
     from ..models.baseline import BASELINE_JUDGES
 
     # the baselines' figures stand in every judge's line; listed apart only when a run used one
-    calibrated = {c["judge_model"] for c in store.calibrations()} - set(BASELINE_JUDGES)
-    judges = sorted({r["judge_model"] for r in store.runs()} | calibrated)
+    calibrated = {c["judge_model"] for c in store.calibrations.all()} - set(BASELINE_JUDGES)
+    judges = sorted({r["judge_model"] for r in store.log.runs()} | calibrated)
     calibration = [judge_calibration(store, j) for j in judges]
     if args.json:
         out = {"judge_agreement": agree, "aa": aa, "checks": witness, "calibration": calibration}
@@ -159,7 +159,7 @@ def cmd_export(args) -> int:
         raise InputError(
             "abeq export needs a run id (or --overrides FILE)", hint="`abeq history` lists runs."
         )
-    if store.run(args.run_id) is None:
+    if store.log.run(args.run_id) is None:
         raise InputError(f"no run {args.run_id} in this database", path=store.path)
     rr = build_report(store, args.run_id)
     write_exports(store, rr, args, args.gate)
@@ -191,7 +191,7 @@ def _review_action(args, action: str, verdict: str | None) -> int:
     from ..results.reviewing import describe, in_effect, record
 
     store = existing_store(args.db)
-    before = in_effect(store, args.run_id, args.case_id) if store.run(args.run_id) else None
+    before = in_effect(store, args.run_id, args.case_id) if store.log.run(args.run_id) else None
     record(
         store,
         args.run_id,

@@ -238,7 +238,7 @@ def print_outcome(store, rr, gate: str) -> None:
     from ..results.agreement import aa_rates
     from ..results.report import gate_result
 
-    st = store.call_stats(rr.run["id"])
+    st = store.log.call_stats(rr.run["id"])
     s = rr.report["summary"]
     g = gate_result(rr, gate)
     cost = "unknown cost" if st["unpriced"] else f"${st['cost']:.4f}"

@@ -286,25 +286,25 @@ def compare_run_case(
     store: Store, run_id: int, case_id: str, spec: ModelSpec | None = None, seed: int | None = None, **kw: Any
 ) -> ComparisonResult:
     """Compare the teacher (a) and candidate (b) transcripts of one case of a stored run."""
-    run = store.run(run_id)
+    run = store.log.run(run_id)
     if run is None:
         raise InputError(f"no run {run_id} in this database", path=store.path)
-    rc = store.run_case(run_id, case_id)
+    rc = store.log.run_case(run_id, case_id)
     if rc is None:
         raise InputError(f"run {run_id} has no case '{case_id}'")
     teacher, candidate = (
-        store.runner_result(k) if k else None for k in (rc["teacher_key"], rc["candidate_key"])
+        store.cache.runner_result(k) if k else None for k in (rc["teacher_key"], rc["candidate_key"])
     )
     if teacher is None or candidate is None:
         raise InputError(
             f"case '{case_id}' of run {run_id} does not have both transcripts (it errored or is pending)",
             hint="Compare a case that was judged.",
         )
-    ts = store.transfer_set(run["transfer_set_hash"])
+    ts = store.inputs.transfer_set(run["transfer_set_hash"])
     case = next((c for c in (ts.cases if ts else []) if c.id == case_id), None)
     if case is None:
         raise InputError(f"the transfer set of run {run_id} has no case '{case_id}'")
-    docs = [store.document(run[h]) for h in ("original_hash", "candidate_hash")]
+    docs = [store.inputs.document(run[h]) for h in ("original_hash", "candidate_hash")]
     names = [d["name"] for d in docs if d] + [run.get("runner_model") or ""]
     hide = [n for n in names if n] + [n.rsplit(".", 1)[0] for n in names if n and "." in n]
     labels = {

@@ -37,13 +37,13 @@ def _create_review() -> None:
 
 
 ss, q = st.session_state, st.query_params
-reviews = store.reviews()
+reviews = store.inputs.reviews()
 names = {r["id"]: r["name"] for r in reviews}
 # The URL names the review (a reload, a fresh tab, a shared link); a link that names only a run
 # opens that run's review.
 asked = links.adopt(q, ss, "review")
 if asked is None and "review" not in q and (run := links.run_id(q.get("run"))) is not None:
-    asked = next((names.get(r["review_id"]) for r in [store.run(run)] if r), None)
+    asked = next((names.get(r["review_id"]) for r in [store.log.run(run)] if r), None)
 if asked is not None:
     by_name = {v: k for k, v in names.items()}
     if asked in by_name:

@@ -89,7 +89,7 @@ def search(store: Store, run_id: int, cases_by_id: dict, text: str) -> set[str]:
     found = {
         cid for cid, c in cases_by_id.items() if needle in cid.casefold() or needle in c.input.casefold()
     }
-    for t in store.transcripts(run_id):
+    for t in store.log.transcripts(run_id):
         if needle in t["case_id"].casefold() or any(
             needle in (t[k] or "").casefold() for k in ("teacher", "candidate")
         ):
@@ -146,7 +146,7 @@ class Side:
 
 
 def side(store: Store, key: str | None) -> Side | None:
-    row = store.runner_result(key) if key else None
+    row = store.cache.runner_result(key) if key else None
     if row is None:
         return None
     report = json.loads(row["self_report"])

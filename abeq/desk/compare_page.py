@@ -27,7 +27,7 @@ def _from_run(st, store, runs: list[dict], spec):
     if not runs:
         st.info("No run with a judged case yet: start one on Run.")
         return None
-    review_names = {r["id"]: r["name"] for r in store.reviews()}
+    review_names = {r["id"]: r["name"] for r in store.inputs.reviews()}
     by_id = {r["id"]: r for r in runs}
     vm.keep_valid(ss, "compare_run", list(by_id))
     run_id = st.selectbox(

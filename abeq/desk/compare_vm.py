@@ -31,13 +31,13 @@ def judged_runs(store: Store) -> list[RunRow]:
     mutants = store.mutations.mutation_run_ids()
     return [
         r
-        for r in store.runs()
-        if r["id"] not in mutants and any(c["status"] == "judged" for c in store.run_cases(r["id"]))
+        for r in store.log.runs()
+        if r["id"] not in mutants and any(c["status"] == "judged" for c in store.log.run_cases(r["id"]))
     ]
 
 
 def judged_cases(store: Store, run_id: int) -> list[str]:
-    return [c["case_id"] for c in store.run_cases(run_id) if c["status"] == "judged"]
+    return [c["case_id"] for c in store.log.run_cases(run_id) if c["status"] == "judged"]
 
 
 def adopt_link(params: Mapping, state: MutableMapping, run_ids: list[int]) -> None:

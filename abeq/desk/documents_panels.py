@@ -82,7 +82,7 @@ def document_column(store, review: dict, which: str, doc: dict | None) -> None:
         if folder := vm.folder_said(store, review, which, doc):
             st.caption(folder)
     if which == "candidate":
-        earlier = store.review_candidates(review["id"])
+        earlier = store.inputs.review_candidates(review["id"])
         if len(earlier) > 1:
             st.selectbox(
                 "Switch to an earlier candidate of this review",

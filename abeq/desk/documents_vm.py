@@ -33,11 +33,11 @@ def imports_said(doc: dict) -> tuple[str, str] | None:
 def folder_said(store, review: dict, which: str, doc: dict) -> str:
     """A skill's folder in a sentence (Markdown): the files that travel with the original; for the
     candidate, which of them it adds, drops or changes. "" for a single-file document."""
-    files = store.document_files(doc)
+    files = store.inputs.document_files(doc)
     if which == "original":
         return md(f"{doc['name']} travels with its folder: {', '.join(sorted(files))}.") if files else ""
-    original = store.document(review["original_hash"]) if review.get("original_hash") else None
-    theirs = store.document_files(original) if original else {}
+    original = store.inputs.document(review["original_hash"]) if review.get("original_hash") else None
+    theirs = store.inputs.document_files(original) if original else {}
     if not (files or theirs):
         return ""
     diff = {k: v for k, v in differences(theirs, files).items() if v}

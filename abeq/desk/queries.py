@@ -56,10 +56,10 @@ class Progress:
 
 def progress(store: Store, run_id: int) -> Progress:
     """A run's progress as written to sqlite by whichever thread or process runs it."""
-    run: Mapping[str, Any] = store.run(run_id) or {}
-    c = store.case_counts(run_id)
-    s = store.call_stats(run_id)
-    a = store.call_progress(run_id, run.get("attempt_first_call") or 0)
+    run: Mapping[str, Any] = store.log.run(run_id) or {}
+    c = store.log.case_counts(run_id)
+    s = store.log.call_stats(run_id)
+    a = store.log.call_progress(run_id, run.get("attempt_first_call") or 0)
     cfg = json.loads(run.get("config") or "{}")
     need = estimate_calls(
         c["total"],

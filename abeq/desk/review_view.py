@@ -348,7 +348,7 @@ def review_form(st, run_id: int, row: CaseRow, goto: str | None) -> None:
 
 
 def audit_trail(st, store: Store, run_id: int, case_id: str) -> None:
-    history = store.override_history(run_id, case_id)
+    history = store.ledger.override_history(run_id, case_id)
     if history:
         st.caption("Audit trail (the latest is in effect)")
         st.dataframe(

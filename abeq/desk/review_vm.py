@@ -30,13 +30,6 @@ REFRESH_SECONDS = 2.0  # while the run shown runs, its queue and headline are re
 _REPORTS: dict[tuple[str, int], tuple[tuple, RunReport]] = {}
 _SETS: dict[tuple[str, str], dict[str, Case]] = {}
 _LOCK = threading.Lock()
-_STAMP = """select
-  (select count(*) || '|' || coalesce(max(rowid), 0) || '|' || coalesce(max(updated_at), '') || '|'
-          || sum(status = 'judged') || '|' || sum(status = 'error') || '|' || sum(status = 'pending')
-     from run_cases where run_id = ?1),
-  (select coalesce(max(id), 0) from overrides),
-  (select count(*) || '|' || coalesce(max(id), 0) from calls where run_id = ?1),
-  (select count(*) from check_results where run_id = ?1)"""
 
 
 def run_label(run: dict, candidate: str) -> str:
@@ -52,7 +45,7 @@ def run_label(run: dict, candidate: str) -> str:
 
 
 def candidate_names(store: Store, runs: list[dict]) -> dict[str, str]:
-    docs = {r["candidate_hash"]: store.document(r["candidate_hash"]) for r in runs}
+    docs = {r["candidate_hash"]: store.inputs.document(r["candidate_hash"]) for r in runs}
     return {h: d["name"] if d else "?" for h, d in docs.items()}
 
 
@@ -169,8 +162,7 @@ def in_flight(store: Store, run: Mapping[str, Any], rows: list[CaseRow]) -> list
     if not live(run):
         return []
     pending = {r.case_id for r in rows if r.status == "pending"}
-    sql = "select distinct case_id from calls where run_id = ? and id > ?"
-    got = {r["case_id"] for r in store.all(sql, [run["id"], run.get("attempt_first_call") or 0])}
+    got = store.log.cases_with_calls(run["id"], run.get("attempt_first_call") or 0)
     return [r.case_id for r in rows if r.case_id in pending & got]
 
 
@@ -209,8 +201,7 @@ def stamp(store: Store, run: Mapping[str, Any]) -> tuple:
     whose process died reads interrupted), its cases (a status change moves a count; a re-judged
     case is a new row), any reviewer action (carried ones too), its calls (costs) and its checks.
     One indexed read instead of the report's seven."""
-    row = store.one(_STAMP, [run["id"]])
-    return tuple(sorted(run.items())) + (tuple(row.values()) if row else ())
+    return tuple(sorted(run.items())) + store.log.report_stamp(run["id"])
 
 
 def report(store: Store, run: Mapping[str, Any]) -> RunReport:
@@ -233,7 +224,7 @@ def set_cases(store: Store, run: Mapping[str, Any]) -> dict[str, Case]:
     """The run's transfer set's cases by id (a set's content never changes under its hash)."""
     key = (store.path, run["transfer_set_hash"])
     if key not in _SETS:
-        ts = store.transfer_set(run["transfer_set_hash"])
+        ts = store.inputs.transfer_set(run["transfer_set_hash"])
         _SETS[key] = {c.id: c for c in (ts.cases if ts else [])}
     return _SETS[key]
 

@@ -111,7 +111,9 @@ def progress_panel(run_id: int, ticking: bool, review_name: str) -> None:
         st.rerun()  # ended: redraw the page once, without the timer
     label = runs.status_text(p.status, p.cancel_requested or worker.cancelling(run_id))
     st.progress(p.fraction, text=f"Run {run_id}: {p.done}/{p.total} cases · {label}")
-    st.caption(md(runs.settings_text(db.run(run_id) or {})))  # the run's own models, whatever the form says
+    st.caption(
+        md(runs.settings_text(db.log.run(run_id) or {}))
+    )  # the run's own models, whatever the form says
     first, second = progress_metrics(p)
     draw(st.columns(5), first)
     m = st.columns(5)

@@ -159,7 +159,7 @@ def code_lines(items: list[CodeItem]) -> list[str]:
 
 def stored_document(store: Store, d: dict) -> Document:
     """A stored document as a run takes it (a skill with its folder's files)."""
-    return Document(d["name"], d["content"], files=tuple(sorted(store.document_files(d).items())))
+    return Document(d["name"], d["content"], files=tuple(sorted(store.inputs.document_files(d).items())))
 
 
 def documents(store: Store, original: dict, candidate: dict) -> tuple[Document, Document]:

@@ -78,15 +78,15 @@ def unfinished(store: Store, review_id: int) -> list[dict]:
     """The review's runs that did not finish, newest first, each with its case counts, candidate,
     settings line and whether it can be resumed."""
     out = []
-    for run in reversed(store.runs(review_id)):
+    for run in reversed(store.log.runs(review_id)):
         if run["status"] == "finished":
             continue
-        doc = store.document(run["candidate_hash"])
+        doc = store.inputs.document(run["candidate_hash"])
         out.append(
             {
                 **run,
                 "candidate": doc["name"] if doc else "?",
-                "counts": store.case_counts(run["id"]),
+                "counts": store.log.case_counts(run["id"]),
                 "settings_text": settings_text(run),
                 "resume_problem": resume_problem(run),
                 "command": stored_command(run)[0],

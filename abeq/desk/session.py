@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import functools
-import sqlite3
 import subprocess
 from collections.abc import MutableMapping
 from pathlib import Path
@@ -56,26 +55,23 @@ def load_example(store: Store, candidate: str = "lossy") -> int:
     """The bundled release-notes example as review 'example': its transfer set stays unconfirmed."""
     original = load_document(EXAMPLE_DIR / "SKILL.md", "original")
     ts = sets.load(EXAMPLE_DIR / "transfer-set.json")
-    oh = store.put_document(original.name, original.text)
-    tsh = store.put_transfer_set(ts)
-    rid = store.upsert_review(EXAMPLE_REVIEW, oh, tsh, detect_variant(original.name))
-    store.set_review_candidate(rid, example_candidate(store, candidate))
+    oh = store.inputs.put_document(original.name, original.text)
+    tsh = store.inputs.put_transfer_set(ts)
+    rid = store.inputs.upsert_review(EXAMPLE_REVIEW, oh, tsh, detect_variant(original.name))
+    store.inputs.set_review_candidate(rid, example_candidate(store, candidate))
     return rid
 
 
 def example_candidate(store: Store, which: str) -> str:
     doc = load_document(EXAMPLE_DIR / EXAMPLE_CANDIDATES[which], "candidate")
-    return store.put_document(doc.name, doc.text)
+    return store.inputs.put_document(doc.name, doc.text)
 
 
 def bootstrap(store: Store) -> int | None:
     """On a database with no review yet, load the example; returns its id when it did."""
-    if store.reviews():
+    if store.inputs.reviews():
         return None
-    try:
-        return load_example(store)
-    except sqlite3.IntegrityError:  # another browser session loaded it at the same moment
-        return None
+    return load_example(store)  # another browser session loading it at the same moment loads the same
 
 
 # ---------------------------------------------------------------- reviews
@@ -84,16 +80,16 @@ def create_review(store: Store, name: str) -> int:
     name = name.strip()
     if not name:
         raise InputError("a review needs a name")
-    if store.review(name):
+    if store.inputs.review(name):
         raise InputError(
             f"a review named '{name}' already exists", hint="Pick it in the list, or choose another name."
         )
-    return store.upsert_review(name, None, None, "skill")
+    return store.inputs.upsert_review(name, None, None, "skill")
 
 
 def current_review(store: Store, state: MutableMapping) -> ReviewRow | None:
     """The review this session works on: its pick, else the newest review."""
-    reviews = store.reviews()
+    reviews = store.inputs.reviews()
     for r in reviews:
         if r["id"] == state.get("review_id"):
             return r
@@ -107,10 +103,10 @@ def _cand_key(review_id: int) -> str:
 def current_candidate(store: Store, review: ReviewRow, state: MutableMapping) -> DocumentRow | None:
     """The candidate document: this session's choice, else the review's latest one."""
     h = state.get(_cand_key(review["id"]))
-    doc = store.document(h) if h else None
+    doc = store.inputs.document(h) if h else None
     if doc is None:
-        h = store.review_candidate(review["id"])
-        doc = store.document(h) if h else None
+        h = store.inputs.review_candidate(review["id"])
+        doc = store.inputs.document(h) if h else None
     return doc
 
 
@@ -126,11 +122,11 @@ def set_candidate(
     file) is tested with the original's other files, as on the command line."""
     text = normalize_newlines(text)  # a pasted CRLF copy is the same document as the file
     check_document_text(text, name)
-    original = store.document(review["original_hash"]) if review.get("original_hash") else None
+    original = store.inputs.document(review["original_hash"]) if review.get("original_hash") else None
     if not files and original and review.get("variant") == "skill":
-        files = store.document_files(original)
-    h = store.put_document(name, text, files)
-    store.set_review_candidate(review["id"], h)
+        files = store.inputs.document_files(original)
+    h = store.inputs.put_document(name, text, files)
+    store.inputs.set_review_candidate(review["id"], h)
     pick_candidate(state, review["id"], h)
     return h
 
@@ -160,8 +156,8 @@ def set_original(store: Store, review: dict, name: str, text: str, files: dict |
     refused = review_refusal(store, review["name"], original_hash=document_hash(text, files), desk=True)
     if refused:
         raise refused
-    h = store.put_document(name, text, files)
-    store.upsert_review(review["name"], h, review["transfer_set_hash"], detect_variant(name))
+    h = store.inputs.put_document(name, text, files)
+    store.inputs.upsert_review(review["name"], h, review["transfer_set_hash"], detect_variant(name))
     return h
 
 
@@ -224,8 +220,8 @@ def set_transfer_set(store: Store, review: dict, ts, by: str | None = None) -> s
     refused = review_refusal(store, review["name"], ts_hash=set_hash(ts), desk=True)
     if refused:
         raise refused
-    h = store.put_transfer_set(ts, by, review["name"])
-    store.upsert_review(review["name"], review["original_hash"], h, review["variant"])
+    h = store.inputs.put_transfer_set(ts, by, review["name"])
+    store.inputs.upsert_review(review["name"], review["original_hash"], h, review["variant"])
     return h
 
 
@@ -250,16 +246,16 @@ def next_step(store: Store, review: ReviewRow | None, state: MutableMapping) -> 
     candidate = current_candidate(store, review, state)
     if candidate is None:
         return "Load a candidate (the rewritten document) on **Documents**."
-    ts = store.transfer_set(review["transfer_set_hash"]) if review["transfer_set_hash"] else None
+    ts = store.inputs.transfer_set(review["transfer_set_hash"]) if review["transfer_set_hash"] else None
     if ts is None:
         return "Add or import cases on **Transfer set**."
     if sets.confirmation_problem(ts, review["original_hash"]):
         return "Read the cases on **Transfer set**, then press **Confirm**; runs are refused until you do."
-    runs = store.runs(review["id"])
+    runs = store.log.runs(review["id"])
     if not runs:  # (the tiny model's caution is the sidebar's, or the Run page's, said once)
         return "Start a run on **Run**."
     run = runs[-1]
-    c = store.case_counts(run["id"])
+    c = store.log.case_counts(run["id"])
     status = live_status(run)  # a run whose process died reads as interrupted, not running
     if status in ACTIVE:
         return (
@@ -274,8 +270,8 @@ def next_step(store: Store, review: ReviewRow | None, state: MutableMapping) -> 
     if candidate["hash"] not in {r["candidate_hash"] for r in runs}:
         name = md(candidate["name"])  # the file name is the uploader's: shown as text, not Markdown
         return f"This candidate ({name}) has no run yet: start one on **Run** (the next round)."
-    judged = {r["case_id"] for r in store.run_cases(run["id"]) if r["status"] == "judged"}
-    acted = set(store.reviewed(run["id"])) | set(store.carried_overrides(run["id"]))
+    judged = {r["case_id"] for r in store.log.run_cases(run["id"]) if r["status"] == "judged"}
+    acted = set(store.ledger.reviewed(run["id"])) | set(store.ledger.carried_overrides(run["id"]))
     todo = len(judged - acted)
     if todo:
         return (

@@ -13,6 +13,7 @@ from .. import sets
 from ..errors import AbeqError
 from ..execution import check_audit
 from ..execution.preflight import confirm_for_runs
+from ..results.rows import SetConfirmation
 from ..results.store import Store
 from ..schemas import CASE_TYPES, Case, TransferSet
 from ..sets.coverage_report import CoverageReport
@@ -36,7 +37,7 @@ class SetState:
     ts_hash: str | None
     unconfirmed_why: str
     has_runs: bool  # rounds of a review run the same cases (so that they compare): its set is fixed
-    confirmation: dict = field(default_factory=dict)  # stored: confirmed_at, confirmed_by, confirmed_in
+    confirmation: SetConfirmation = field(default_factory=lambda: SetConfirmation())  # when, by whom, where
     review: str = ""  # the review shown
     original: str = ""  # the hash of the review's original
 
@@ -52,10 +53,10 @@ class SetState:
 def set_state(store: Store, review: dict, original: dict, ts_hash: str | None = None) -> SetState:
     """The review's stored set (or the version `ts_hash` of it) and where it stands."""
     ts_hash = ts_hash or review["transfer_set_hash"]
-    ts = (store.transfer_set(ts_hash) if ts_hash else None) or TransferSet(cases=[])
+    ts = (store.inputs.transfer_set(ts_hash) if ts_hash else None) or TransferSet(cases=[])
     why = sets.confirmation_problem(ts, original["hash"])
-    prov = store.confirmation(ts_hash) if ts_hash and (not why or ts.user_confirmed) else {}
-    has_runs = bool(ts_hash and store.runs(review["id"]))
+    prov = store.inputs.confirmation(ts_hash) if ts_hash and (not why or ts.user_confirmed) else {}
+    has_runs = bool(ts_hash and store.log.runs(review["id"]))
     return SetState(ts, ts_hash, why, has_runs, prov, review["name"], original["hash"])
 
 
@@ -76,7 +77,7 @@ def editing_state(store: Store, review: dict, original: dict, state: MutableMapp
     stored set."""
     current = set_state(store, review, original)
     base = state.get(_base_key(review))
-    if base and base != current.ts_hash and has_table_edits(state, base) and store.transfer_set(base):
+    if base and base != current.ts_hash and has_table_edits(state, base) and store.inputs.transfer_set(base):
         return set_state(store, review, original, base), True
     state[_base_key(review)] = current.ts_hash
     return current, False

@@ -79,7 +79,7 @@ def _work(db: str, prepared: PreparedRun) -> None:
     except Exception as e:  # noqa: BLE001 — a crashed worker must leave a trace, not a 'running' row
         job.error = f"{type(e).__name__}: {e}"
         try:
-            store.update_run(run_id, status="failed", finished_at=now())
+            store.log.update_run(run_id, status="failed", finished_at=now())
         except Exception:
             pass
     finally:
@@ -103,9 +103,9 @@ def cancel(run_id: int, db: str | None = None) -> bool:
     if db is not None:
         store = Store(db)
         try:
-            run = store.run(run_id)
+            run = store.log.run(run_id)
             if run and run["status"] == "running":
-                store.request_cancel(run_id)
+                store.log.request_cancel(run_id)
                 here = True
         finally:
             store.close()

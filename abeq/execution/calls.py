@@ -12,6 +12,7 @@ from ..errors import ModelCallError
 from ..models.ask import Outcome
 from ..models.call import CallPolicy
 from ..results.backend import ResultCache, RunLog
+from ..results.rows import GradingRow, RunnerResultRow
 from ..results.store import dumps
 from ..schemas import Case, RunnerReply, grading_reply
 from .checks import Check
@@ -105,7 +106,7 @@ class Calls:
             raise
         reply = out.value
         truncated, section = gate_state(reply)
-        made = {
+        made: RunnerResultRow = {
             "key": key,
             "doc_hash": doc.hash,
             "case_id": case.id,
@@ -180,7 +181,7 @@ class Calls:
             self._log(case.id, "judge-checks", spec.name, key, False, row=e.usage, error=e.message)
             raise
         r = out.value
-        made = {
+        made: GradingRow = {
             "key": key,
             "model": spec.name,
             "prompt": grader_prompt().ref,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
+from ..results.rows import TeacherCase
 from ..results.store import Store
 from ..schemas import Case, RunnerReply, TransferSet
 from ..sets.confirmation import case_identity
@@ -113,20 +114,20 @@ def _try_on_teacher(
 ) -> None:
     wanted = {case.id: case for case in ts.cases if case_checks(case)}
     sets: dict[str, TransferSet | None] = {}
-    found: dict[str, dict] = {}
-    for r in store.teacher_runs(original_hash):  # newest run first
+    found: dict[str, TeacherCase] = {}
+    for r in store.log.teacher_runs(original_hash):  # newest run first
         case = wanted.get(r["case_id"])
         if case is None or case.id in found or not r["teacher_key"]:
             continue
         h = r["transfer_set_hash"]
         if h not in sets:
-            sets[h] = store.transfer_set(h)
+            sets[h] = store.inputs.transfer_set(h)
         stored = sets[h]
         old = next((c for c in (stored.cases if stored else []) if c.id == case.id), None)
         if old is not None and _runnable(old) == _runnable(case):
             found[case.id] = r
     for cid, r in found.items():
-        row = store.runner_result(r["teacher_key"])
+        row = store.cache.runner_result(r["teacher_key"])
         if row is None:
             continue
         reply = RunnerReply.model_validate(
@@ -134,7 +135,7 @@ def _try_on_teacher(
         )
         a.tried_cases += 1
         graded = {
-            g["label"]: g for g in store.check_results(r["run_id"]).get(cid, []) if g["kind"] == "model"
+            g["label"]: g for g in store.log.check_results(r["run_id"]).get(cid, []) if g["kind"] == "model"
         }
         for c in case_checks(wanted[cid]):
             if c.kind == "code" and c.runs_code and not a.code_trusted:

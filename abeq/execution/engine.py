@@ -22,11 +22,12 @@ from ..models.ratelimit import PRIORITY, Limiter
 from ..results.backend import ResultCache
 from ..results.liveness import ACTIVE, HEARTBEAT_SECONDS, live_status, owner_id
 from ..results.report import build_report
+from ..results.rows import CheckResultRow, RunCaseKey
 from ..results.store import Store, dumps
 from ..schemas import Case, TransferSet
 from ..sets.confirmation import set_hash
 from ..timestamps import now
-from ..vocab import REGRESSED
+from ..vocab import REGRESSED, RunStatus, Variant
 from .calls import Calls
 from .checks import evaluate, model_checks, runs_scripts
 from .config import SETTINGS, RunConfig
@@ -80,7 +81,7 @@ class Engine:
 
     def _new_calls(self) -> Calls:
         return Calls(
-            self.cache, self.store, self.run_id, self.cfg, self.original, self.ts_hash, self._counted
+            self.cache, self.store.log, self.run_id, self.cfg, self.original, self.ts_hash, self._counted
         )
 
     def _counted(self, kind: str, cached: bool, ok: bool, cost: float | None = None) -> None:
@@ -129,7 +130,7 @@ class Engine:
         cov = checked.coverage
         s = self.store
         config_key = self.config_key()
-        existing = s.unfinished_run(config_key)
+        existing = s.log.unfinished_run(config_key)
         if existing and live_status(existing) in ACTIVE and existing.get("owner") != owner_id():
             # two processes making the same calls for one run would each pay for them
             raise InputError(
@@ -137,19 +138,19 @@ class Engine:
                 f"process ({existing.get('owner') or 'unknown'})",
                 hint="Cancel it there (Ctrl-C, or Cancel on the desk's Run page), or wait for it to end.",
             )
-        oh = s.put_document(self.original.name, self.original.text, self.original.folder)
-        ch = s.put_document(self.candidate.name, self.candidate.text, self.candidate.folder)
-        s.put_transfer_set(self.ts)
+        oh = s.inputs.put_document(self.original.name, self.original.text, self.original.folder)
+        ch = s.inputs.put_document(self.candidate.name, self.candidate.text, self.candidate.folder)
+        s.inputs.put_transfer_set(self.ts)
         review_id, rnd = None, None
         if self.cfg.review:
-            review_id = s.upsert_review(self.cfg.review, oh, self.ts_hash, self.cfg.variant)
-            prior = [r for r in s.runs(review_id) if r["candidate_hash"] != ch]
-            same = [r for r in s.runs(review_id) if r["candidate_hash"] == ch]
+            review_id = s.inputs.upsert_review(self.cfg.review, oh, self.ts_hash, self.cfg.variant)
+            prior = [r for r in s.log.runs(review_id) if r["candidate_hash"] != ch]
+            same = [r for r in s.log.runs(review_id) if r["candidate_hash"] == ch]
             rnd = same[-1]["round"] if same else len({r["candidate_hash"] for r in prior}) + 1
         if existing:
             self.run_id = existing["id"]
         else:
-            self.run_id = s.create_run(
+            self.run_id = s.log.create_run(
                 {
                     "review_id": review_id,
                     "round": rnd,
@@ -159,7 +160,7 @@ class Engine:
                     "transfer_set_hash": self.ts_hash,
                     "runner_model": self.cfg.mode.label(self.cfg.runner),
                     "judge_model": self.cfg.judge.name,
-                    "variant": self.cfg.variant,
+                    "variant": cast(Variant, self.cfg.variant),  # a str in RunConfig, one of VARIANTS
                     # a key written into --runner-cmd itself is not stored either
                     "config": redact(dumps(self.cfg.stored(self.graded_cases(), self.sources))),
                     # only a set that is thin can have been accepted as thin
@@ -167,8 +168,8 @@ class Engine:
                 }
             )
         if not (existing and live_status(existing) in ACTIVE):  # (already running here: leave it be)
-            s.claim_run(self.run_id, owner_id())  # this process's from now on: it reads as running
-        s.add_pending_cases(self.run_id, [c.id for c in self.ts.cases])
+            s.log.claim_run(self.run_id, owner_id())  # this process's from now on: it reads as running
+        s.log.add_pending_cases(self.run_id, [c.id for c in self.ts.cases])
         return self.run_id
 
     def _emit(self) -> None:
@@ -198,7 +199,7 @@ class Engine:
                 PRIORITY.reset(token)
 
     async def _run_case(self, i: int, case: Case, policy: CallPolicy) -> None:
-        base = {"run_id": self.run_id, "case_id": case.id, "position": i}
+        base: RunCaseKey = {"run_id": self.run_id, "case_id": case.id, "position": i}
         stage = "runner"
         try:
             if self.cfg.runner_samples > 1:  # N samples a side, decided on the counts (sampled.py)
@@ -208,9 +209,9 @@ class Engine:
                 )
                 if row["verdict"] == REGRESSED:  # decided regressed: the gate has failed
                     self.fail_fast.stop(case.id)
-                with self.store.batch():
-                    self.store.put_check_results(self.run_id, case.id, checked)
-                    self.store.put_run_case({**base, **row})
+                with self.store.log.batch():
+                    self.store.log.put_check_results(self.run_id, case.id, checked)
+                    self.store.log.put_run_case({**base, **row})
                 self.progress.done += 1
                 self._emit()
                 return
@@ -259,10 +260,13 @@ class Engine:
                     case, okey, o, rkey, replay, 0, 1, truncated, policy, kind="judge-aa"
                 )
                 aa_verdict = aa["verdict"]
-            checked = [{**r.model_dump(), "grading_key": gkey if r.kind == "model" else None} for r in checks]
-            with self.store.batch():  # a case's checks and its verdict land together
-                self.store.put_check_results(self.run_id, case.id, checked)
-                self.store.put_run_case(
+            checked = [
+                cast(CheckResultRow, {**r.model_dump(), "grading_key": gkey if r.kind == "model" else None})
+                for r in checks
+            ]
+            with self.store.log.batch():  # a case's checks and its verdict land together
+                self.store.log.put_check_results(self.run_id, case.id, checked)
+                self.store.log.put_run_case(
                     {
                         **base,
                         "status": "judged",
@@ -286,7 +290,7 @@ class Engine:
             return
         except ModelCallError as e:
             self.progress.errors += 1
-            self.store.put_run_case(
+            self.store.log.put_run_case(
                 {**base, "status": "error", "error_stage": stage, "error": e.message[:2000]}
             )
         self.progress.done += 1
@@ -320,10 +324,10 @@ class Engine:
             t = time.monotonic()
             if t - poll >= 1.0 and not self.cancel.is_set():
                 poll = t
-                if self.store.cancel_requested(self.run_id):
+                if self.store.log.cancel_requested(self.run_id):
                     stop(self.cancel, "cancelled")
             if self.cancel.is_set():
-                self.store.update_run(self.run_id, status="cancelling")
+                self.store.log.update_run(self.run_id, status="cancelling")
                 # aiohttp and litellm requests are dropped mid-flight; a call on the embedded model
                 # that is generating finishes on its thread (llama.cpp cannot be stopped), and its
                 # reply is thrown away; the calls queued behind it never start
@@ -331,7 +335,7 @@ class Engine:
                 return
             if t - beat >= HEARTBEAT_SECONDS:
                 beat = t
-                self.store.heartbeat(self.run_id)
+                self.store.log.heartbeat(self.run_id)
 
     async def run_async(self) -> int:
         if not self.run_id:
@@ -345,8 +349,8 @@ class Engine:
             semaphore=self.limiter,
             cancel=self.cancel,
         )
-        self.store.claim_run(self.run_id, owner_id())
-        self.store.update_run(self.run_id, stopped_after=None)  # this attempt may run what was not run
+        self.store.log.claim_run(self.run_id, owner_id())
+        self.store.log.update_run(self.run_id, stopped_after=None)  # this attempt may run what was not run
         self.progress = self._new_progress()
         self.calls = self._new_calls()  # for this run, now that it has an id
         await open_session()
@@ -369,26 +373,26 @@ class Engine:
         after = self.fail_fast.after  # the case after which --fail-fast stopped the run, if it did
         if after is not None and not self.cancel.is_set():
             # not "finished": the same command (with or without --fail-fast) resumes this run
-            self.store.mark_not_run(self.run_id, NOT_RUN_STATUS, NOT_RUN_STAGE, not_run_error(after))
-            self.store.update_run(self.run_id, stopped_after=after)
+            self.store.log.mark_not_run(self.run_id, NOT_RUN_STATUS, NOT_RUN_STAGE, not_run_error(after))
+            self.store.log.update_run(self.run_id, stopped_after=after)
             self.progress.ended = True
             self._end("stopped")
             return self.run_id
         self._end(getattr(self.cancel, "reason", "cancelled") if self.cancel.is_set() else "finished")
         return self.run_id
 
-    def _end(self, status: str) -> None:
+    def _end(self, status: RunStatus) -> None:
         """Record how the attempt ended; a run with every case done is finished whatever stopped it."""
-        c = self.store.case_counts(self.run_id)
+        c = self.store.log.case_counts(self.run_id)
         if c["done"] == c["total"]:
             status = "finished"
         rep = build_report(self.store, self.run_id)
-        self.store.update_run(
+        self.store.log.update_run(
             self.run_id,
             status=status,
             finished_at=now(),
             summary=dumps(rep.report["summary"]),
-            stats=dumps(self.store.call_stats(self.run_id)),
+            stats=dumps(self.store.log.call_stats(self.run_id)),
         )
         self._emit()
 

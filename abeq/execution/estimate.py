@@ -179,7 +179,7 @@ def _stored_key(engine, doc, case, sample: int = 0) -> str | None:
     cfg = engine.cfg
     parts = cfg.mode.key_parts(engine.original, cfg.variant)
     spec = sample_spec(cfg.runner, sample)
-    row = engine.store.first_runner_result(
+    row = engine.store.cache.first_runner_result(
         runner_keys(doc.hash, case, cfg.variant, spec, engine.ts_hash, sample, mode_parts=parts)
     )
     return row["key"] if row else None
@@ -192,7 +192,7 @@ def _grading_cached(engine, case) -> bool:
         return False
     cfg = engine.cfg
     key = grading_key(okey, ckey, checks_spec(model_checks(case)), cfg.judge, blind_order(okey, ckey))
-    return engine.store.grading(key) is not None
+    return engine.store.cache.grading(key) is not None
 
 
 def estimate_calls(

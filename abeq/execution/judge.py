@@ -9,8 +9,9 @@ from ..models.ask import Outcome, ask_validated
 from ..models.call import CallPolicy
 from ..models.spec import ModelSpec
 from ..prompts import load_prompt, messages
+from ..results.rows import JudgementRow
 from ..schemas import NOT_REPORTED, Case, JudgeReply, ObservedRun, RunnerReply
-from ..vocab import EQUIVALENT, VERDICT_ORDER
+from ..vocab import EQUIVALENT, VERDICT_ORDER, Verdict
 
 
 def judge_prompt():
@@ -80,7 +81,7 @@ async def judge_pair(
     )
 
 
-def judgement_row(key: str, spec: ModelSpec, sample: int, out: Outcome) -> dict:
+def judgement_row(key: str, spec: ModelSpec, sample: int, out: Outcome) -> JudgementRow:
     """A judge sample's reply as the store keeps it (the judgements table), its spend included:
     for a run's judge and the calibration's alike."""
     r: JudgeReply = out.value
@@ -99,7 +100,7 @@ def judgement_row(key: str, spec: ModelSpec, sample: int, out: Outcome) -> dict:
     }
 
 
-def majority(verdicts: list[str]) -> tuple[str, float]:
+def majority(verdicts: list[Verdict]) -> tuple[Verdict, float]:
     """The majority verdict and the share of samples that gave it.
 
     A tie that involves a regressed verdict resolves to it (a false regression costs a round; a

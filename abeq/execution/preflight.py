@@ -173,11 +173,11 @@ def review_refusal(
 ) -> InputError | None:
     """Rounds of a review compare only when they share the original and the cases (SPEC §9): what
     the review's earlier runs used decides, not what the review points at now."""
-    known = store.review(name) if name else None
-    earlier = store.runs(known["id"]) if known else []
+    known = store.inputs.review(name) if name else None
+    earlier = store.log.runs(known["id"]) if known else []
     new = "Create a new review (sidebar) for it" if desk else "Use a new --review name for it"
     if original_hash and any(r["original_hash"] != original_hash for r in earlier):
-        doc = store.document(earlier[0]["original_hash"])
+        doc = store.inputs.document(earlier[0]["original_hash"])
         was = doc["name"] if doc else "another document"
         return InputError(
             f"review '{name}' already has runs against a different original ({was})",

@@ -6,6 +6,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 
+from ..vocab import CANCELLED, StopReason
 from .estimate import time_left
 
 
@@ -13,9 +14,9 @@ class Stop(threading.Event):
     """A run's cancel flag, with why it was set: 'cancelled' (a person pressed Cancel) or
     'interrupted' (Ctrl-C, SIGTERM, the desk shutting down). Either way no new model call starts."""
 
-    reason = "cancelled"
+    reason: StopReason = CANCELLED
 
-    def stop(self, reason: str = "cancelled") -> None:
+    def stop(self, reason: StopReason = CANCELLED) -> None:
         if not self.is_set():
             self.reason = reason
         self.set()
@@ -81,7 +82,7 @@ class Progress:
         return round(self.runner_cost / self.runner_priced * left, 4)
 
 
-def stop(flag: threading.Event, reason: str = "cancelled") -> None:
+def stop(flag: threading.Event, reason: StopReason = CANCELLED) -> None:
     """Set a run's cancel flag, saying why when it can carry a reason (a Stop)."""
     if isinstance(flag, Stop):
         flag.stop(reason)

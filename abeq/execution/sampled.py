@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from ..models.call import CallPolicy
+from ..results.rows import CaseResult, CheckResultRow
 from ..results.store import dumps
 from ..schemas import Case, CheckResult, RunnerReply
 from ..vocab import EQUIVALENT, REGRESSED, Verdict
@@ -45,7 +46,7 @@ async def _pair(
     done = await asyncio.gather(
         *[calls.judge(case, okey, o, ckey, cand, s, k, truncated, policy, kind=kind) for s in range(k)]
     )
-    return cast("Verdict", majority([r["verdict"] for _, r in done])[0]), list(done)
+    return majority([r["verdict"] for _, r in done])[0], list(done)
 
 
 async def _checks(
@@ -76,7 +77,7 @@ def check_rates(per_pair: list[list[CheckResult]], n: int) -> list[Rate]:
 
 async def run_sampled(
     calls: Calls, cfg: RunConfig, original, candidate, case: Case, policy: CallPolicy
-) -> tuple[list[dict], dict]:
+) -> tuple[list[CheckResultRow], CaseResult]:
     """Every sample of one case, judged and decided: what the engine stores for it (the first pair's
     check results, shown as a single run's are, and the case's row with its samples)."""
     n = cfg.runner_samples
@@ -124,8 +125,11 @@ async def run_sampled(
         "behaviour_delta": delta,
     }
     gkey = checked[0][1]
-    first = [{**r.model_dump(), "grading_key": gkey if r.kind == "model" else None} for r in checks[0]]
-    row = {
+    first = [
+        cast(CheckResultRow, {**r.model_dump(), "grading_key": gkey if r.kind == "model" else None})
+        for r in checks[0]
+    ]
+    row: CaseResult = {
         "status": "judged",
         "teacher_key": teacher[0][0],
         "candidate_key": cand[0][0],

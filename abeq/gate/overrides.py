@@ -24,7 +24,7 @@ _FIELDS = ("action", "verdict", "judge_verdict", "reviewer", "reason", "created_
 
 
 def case_hash(case: Case) -> str:
-    """A case's content: what can change what a run of it produces (sets.confirm.case_identity)."""
+    """A case's content: what can change what a run of it produces (sets.confirmation.case_identity)."""
     blob = json.dumps(case_identity(case), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -35,16 +35,16 @@ Key = tuple[str, str, str]  # original hash, candidate hash, case hash
 def from_store(store) -> list[dict[str, Any]]:
     """Every reviewer decision in effect in the store (the latest per run and case), with its keys."""
     latest: dict[tuple[int, str], dict] = {}
-    for o in store.all_overrides():
+    for o in store.ledger.all_overrides():
         latest[(o["run_id"], o["case_id"])] = dict(o)
     out, sets = [], {}
     for (run_id, case_id), o in latest.items():
-        run = store.run(run_id)
+        run = store.log.run(run_id)
         if run is None:
             continue
         h = run["transfer_set_hash"]
         if h not in sets:
-            sets[h] = store.transfer_set(h)
+            sets[h] = store.inputs.transfer_set(h)
         ts = sets[h]
         case = next((c for c in ts.cases if c.id == case_id), None) if ts else None
         if case is None:

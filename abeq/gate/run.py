@@ -175,7 +175,7 @@ def prepare(repo: Repo, revs: Revisions, targets: list[Target], store, settings_
                 "candidate": f"git:{revs.head}:{t.path}",
                 "transfer_set": f"git:{revs.head}:{t.transfer_set}",
             }
-            store.update_run(p.run_id, config=_with_sources(store, p))
+            store.log.update_run(p.run_id, config=_with_sources(store, p))
         planned.append(Planned(t, p, orig, cand, decided))
     return planned
 
@@ -184,7 +184,7 @@ def _with_sources(store, p) -> str:
     """The run's stored config with where its inputs were read (git:COMMIT:PATH by role)."""
     import json
 
-    cfg = json.loads(store.run(p.run_id)["config"] or "{}")
+    cfg = json.loads(store.log.run(p.run_id)["config"] or "{}")
     cfg["sources"] = p.engine.sources
     return json.dumps(cfg, ensure_ascii=False, sort_keys=True)
 
@@ -204,7 +204,7 @@ def run_all(planned: list[Planned], *, on_progress=None, cancel=None) -> list[Ou
             rr = p.run(on_progress=on_progress, cancel=cancel)
             code, passed = exit_code(rr, gate), gate_result(rr, gate)["pass"] and not lost
             code = code if code else (1 if lost else 0)
-            calls = p.store.call_stats(p.run_id)
+            calls = p.store.log.call_stats(p.run_id)
         out.append(
             Outcome(
                 t,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Literal, TypedDict, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
@@ -15,6 +15,23 @@ from .spec import ModelSpec
 
 MAX_ATTEMPTS = 3  # a reply that does not validate is re-asked this many times in all
 Reply = TypeVar("Reply", bound=BaseModel)
+
+
+class Spend(TypedDict):
+    """What a model reply cost, as the stored rows spell it (summed over re-asks)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+    latency: float
+    attempts: int
+
+
+class CachedSpend(Spend, total=False):
+    """The same with the provider's prompt-cache tokens (a column a stored row may leave NULL)."""
+
+    cache_read_tokens: int | None
+    cache_write_tokens: int | None
 
 
 @dataclass
@@ -32,9 +49,15 @@ class Outcome(Generic[Reply]):
     cache_write_tokens: int = 0
     cache_saved: float | None = 0.0
 
-    def spend(self, *, cache: bool = True) -> dict:
+    @overload
+    def spend(self) -> CachedSpend: ...
+
+    @overload
+    def spend(self, *, cache: Literal[False]) -> Spend: ...
+
+    def spend(self, *, cache: bool = True) -> Spend | CachedSpend:
         """What the reply cost, as the stored rows spell it (`cache`: with the prompt-cache tokens)."""
-        out = {
+        out: Spend = {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "cost": self.cost,
@@ -42,7 +65,11 @@ class Outcome(Generic[Reply]):
             "attempts": self.attempts,
         }
         if cache:
-            out.update(cache_read_tokens=self.cache_read_tokens, cache_write_tokens=self.cache_write_tokens)
+            return {
+                **out,
+                "cache_read_tokens": self.cache_read_tokens,
+                "cache_write_tokens": self.cache_write_tokens,
+            }
         return out
 
 

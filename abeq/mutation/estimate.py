@@ -26,7 +26,7 @@ def mutation_estimate(prep) -> dict:
 
     def stored(doc_hash: str, case, sample: int = 0) -> dict | None:
         keys = runner_keys(doc_hash, case, cfg.variant, cfg.runner, ts_hash, sample, mode_parts)
-        return None if cfg.fresh else store.first_runner_result(keys)
+        return None if cfg.fresh else store.cache.first_runner_result(keys)
 
     teachers = {c.id: stored(orig.hash, c) for c in ts.cases}
     teacher_calls = sum(1 for t in teachers.values() if t is None)
@@ -63,7 +63,9 @@ def mutation_estimate(prep) -> dict:
             else:
                 truncated = bool(t["gate_truncated"])
                 calls[1] = sum(
-                    store.judgement(judge_key(t["key"], c["key"], judge_spec(cfg.judge, s, k), s, truncated))
+                    store.cache.judgement(
+                        judge_key(t["key"], c["key"], judge_spec(cfg.judge, s, k), s, truncated)
+                    )
                     is None
                     for s in range(k)
                 )
@@ -72,7 +74,7 @@ def mutation_estimate(prep) -> dict:
                     key = grading_key(
                         t["key"], c["key"], checks_spec(graded), cfg.judge, blind_order(t["key"], c["key"])
                     )
-                    calls[1] += int(store.grading(key) is None)
+                    calls[1] += int(store.cache.grading(key) is None)
             runner_calls, judge_calls = runner_calls + calls[0], judge_calls + calls[1]
             out, case_in = run_out(case), estimate_tokens(case.input)[0]
             graded_calls = int(bool(model_checks(case))) if calls[1] else 0

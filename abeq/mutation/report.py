@@ -205,7 +205,7 @@ def build_mutation_report(db: Store, prep, run_ids: list[int]) -> MutationReport
     caveats = model_caveats(cfg.runner, cfg.judge, cfg.mode.kind)
     sums: dict[str, float] = {}
     for rid in run_ids:
-        stats: Mapping[str, Any] = db.call_stats(rid)  # every value a number (CallSums)
+        stats: Mapping[str, Any] = db.log.call_stats(rid)  # every value a number (CallSums)
         for k, v in stats.items():
             sums[k] = sums.get(k, 0) + float(v or 0)
     report = {

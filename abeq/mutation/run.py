@@ -123,10 +123,10 @@ class PreparedMutation:
             {
                 # a skill's hash covers its folder's files: stored under it, as runs are, so check-set
                 # (which looks the folder's hash up) finds the score
-                "original_hash": db.put_document(
+                "original_hash": db.inputs.put_document(
                     self.original.name, self.original.text, self.original.folder
                 ),
-                "transfer_set_hash": db.put_transfer_set(self.ts),
+                "transfer_set_hash": db.inputs.put_transfer_set(self.ts),
                 "runner_model": self.cfg.mode.label(self.cfg.runner),
                 "judge_model": self.cfg.judge.name,
                 "mutants": len(self.mutants),

@@ -15,8 +15,9 @@ from __future__ import annotations
 import asyncio
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ..documents import Document, estimate_tokens, normalize_newlines
 from ..errors import ModelCallError
@@ -85,8 +86,9 @@ def write_mutants(
     spec = writer_spec(spec, doc, count)
     key, reply_cls = writer_key(doc, count, spec), mutants_reply(count)
     row = None if fresh else store.mutations.written(key)
+    spent: Mapping[str, Any] = {}  # what the call cost (nothing: read from the store)
     if row is not None:
-        reply, spent = reply_cls.model_validate_json(row["reply"]), {}
+        reply = reply_cls.model_validate_json(row["reply"])
     else:
         try:
             out = asyncio.run(

@@ -36,7 +36,7 @@ def judge_agreement(store: Store) -> list[dict]:
     an override (which may also keep the judge's verdict); the latest action per case counts.
     """
     latest: dict[tuple, dict] = {}
-    for r in store.reviewed_pairs():
+    for r in store.ledger.reviewed_pairs():
         latest[(r["run_id"], r["case_id"])] = r
     by_model: dict[str, list[tuple[str, str]]] = defaultdict(list)
     agreed: Counter = Counter()
@@ -85,7 +85,7 @@ def kappa_note(judge: Counter, reviewer: Counter) -> str:
 def aa_rates(store: Store, run_id: int | None = None) -> list[dict]:
     """A/A false-regression rate per runner/judge model pair: the share of cases where the judge
     called the teacher's own replay regressed."""
-    rows = store.aa_counts(run_id)
+    rows = store.ledger.aa_counts(run_id)
     return [
         {
             "runner_model": r["runner_model"],
@@ -103,7 +103,7 @@ def check_witness(store: Store) -> list[dict]:
     check the teacher passed failed on the candidate, and how often the judge itself called those
     regressed. Each disagreement is a case the judge would have let through."""
     out = []
-    for r in store.check_witness_counts():
+    for r in store.ledger.check_witness_counts():
         n, agreed = r["n"], r["agreed"] or 0
         out.append(
             {
@@ -122,8 +122,8 @@ def baseline_figures(store: Store, suite: str, prompt: str | None = None) -> lis
     judge): the floor a judge's figures are read against."""
     out = []
     for name in BASELINE_JUDGES:
-        row = store.latest_calibration(name, prompt, suite) if prompt else None
-        row = row or store.latest_calibration(name, None, suite)
+        row = store.calibrations.latest(name, prompt, suite) if prompt else None
+        row = row or store.calibrations.latest(name, None, suite)
         if row is None:
             continue
         summary = json.loads(row["summary"] or "{}")
@@ -155,7 +155,7 @@ def judge_calibration(store: Store, judge_model: str) -> dict:
     from ..prompts import load_prompt
 
     prompt = load_prompt("equivalence-judge").ref
-    row = store.latest_calibration(judge_model, prompt) or store.latest_calibration(judge_model)
+    row = store.calibrations.latest(judge_model, prompt) or store.calibrations.latest(judge_model)
     if row is None:
         return {
             "judge_model": judge_model,

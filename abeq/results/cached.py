@@ -11,11 +11,11 @@ from .connection import Connection
 from .rows import GradingRow, JudgementRow, RunnerResultRow
 
 
-class CachedResults:
-    """The cache part of a Store, over the store's one connection: implements backend.ResultCache."""
+class SqliteResultCache:
+    """Cached model results over the store's one connection: implements backend.ResultCache."""
 
     def __init__(self, sql: Connection):
-        self.one, self.all, self._insert = sql.one, sql.all, sql.insert
+        self.one, self.all, self._insert = sql.one, sql.all, sql.insert  # the connection's, bound once
 
     def runner_result(self, key: str) -> RunnerResultRow | None:
         return cast("RunnerResultRow | None", self.one("select * from runner_results where key = ?", [key]))
@@ -30,7 +30,7 @@ class CachedResults:
         found = {r["key"]: r for r in rows}
         return next((cast(RunnerResultRow, found[k]) for k in keys if k in found), None)
 
-    def put_runner_result(self, row: dict) -> None:
+    def put_runner_result(self, row: RunnerResultRow) -> None:
         self._insert("runner_results", {**row, "created_at": now()}, replace=True)
 
     def judgement(self, key: str) -> JudgementRow | None:
@@ -50,11 +50,11 @@ class CachedResults:
         t = self.one("select gate_section from runner_results where key = ?", [runner_key])
         return (t or {}).get("gate_section") or ""
 
-    def put_judgement(self, row: dict) -> None:
+    def put_judgement(self, row: JudgementRow) -> None:
         self._insert("judgements", {**row, "created_at": now()}, replace=True)
 
     def grading(self, key: str) -> GradingRow | None:
         return cast("GradingRow | None", self.one("select * from gradings where key = ?", [key]))
 
-    def put_grading(self, row: dict) -> None:
+    def put_grading(self, row: GradingRow) -> None:
         self._insert("gradings", {**row, "created_at": now()}, replace=True)

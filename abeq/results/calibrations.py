@@ -10,26 +10,28 @@ from .connection import Connection
 from .rows import CalibrationRow
 
 
-class Calibrations:
-    def __init__(self, sql: Connection):
-        self.sql, self.one, self.all = sql, sql.one, sql.all
+class SqliteCalibrations:
+    """Calibrations over the store's one connection: implements backend.Calibrations."""
 
-    def put_calibration(self, row: dict) -> int:
+    def __init__(self, sql: Connection):
+        self.sql = sql
+
+    def put(self, row: CalibrationRow) -> int:
         """Store one calibration; its id."""
-        row = {**row, "created_at": now()}
-        sql = f"insert into calibrations ({', '.join(row)}) values ({', '.join('?' * len(row))})"
-        cur = self.sql.tx(self.sql.db.conn.execute, sql, list(row.values()))
+        full = {**row, "created_at": now()}
+        sql = f"insert into calibrations ({', '.join(full)}) values ({', '.join('?' * len(full))})"
+        cur = self.sql.tx(self.sql.db.conn.execute, sql, list(full.values()))
         assert cur.lastrowid is not None  # set by every insert
         return cur.lastrowid
 
-    def calibrations(self, judge_model: str | None = None) -> list[CalibrationRow]:
+    def all(self, judge_model: str | None = None) -> list[CalibrationRow]:
         """Every calibration, newest first (of one judge model when given)."""
         where, params = ("where judge_model = ?", [judge_model]) if judge_model else ("", [])
         return cast(
-            list[CalibrationRow], self.all(f"select * from calibrations {where} order by id desc", params)
+            list[CalibrationRow], self.sql.all(f"select * from calibrations {where} order by id desc", params)
         )
 
-    def latest_calibration(
+    def latest(
         self, judge_model: str, prompt: str | None = None, suite: str | None = None
     ) -> CalibrationRow | None:
         """The newest calibration of this judge model (with this judge prompt, on this suite, when given)."""
@@ -37,5 +39,5 @@ class Calibrations:
         for col, value in (("prompt", prompt), ("suite", suite)):
             if value:
                 where, params = f"{where} and {col} = ?", [*params, value]
-        row = self.one(f"select * from calibrations where {where} order by id desc limit 1", params)
+        row = self.sql.one(f"select * from calibrations where {where} order by id desc limit 1", params)
         return cast("CalibrationRow | None", row)

@@ -61,8 +61,8 @@ CAVEAT = (
 
 def _docs(store: Store, rr: RunReport):
     run = rr.run
-    o, c = store.document(run["original_hash"]), store.document(run["candidate_hash"])
-    return o, c, store.transfer_set(run["transfer_set_hash"])
+    o, c = store.inputs.document(run["original_hash"]), store.inputs.document(run["candidate_hash"])
+    return o, c, store.inputs.transfer_set(run["transfer_set_hash"])
 
 
 def _md_cell(text) -> str:

@@ -13,14 +13,14 @@ def rounds(store: Store, review_id: int) -> list[dict]:
     """Every run of the review, oldest first (overrides applied to the counts)."""
     out = []
     docs: dict[str, DocumentRow] = {}
-    for run in store.runs(review_id):
+    for run in store.log.runs(review_id):
         # the set's score as measured with this round's models when there is one (it depends on them)
         m = store.mutations.latest(
             run["transfer_set_hash"], run["original_hash"], run["runner_model"], run["judge_model"]
         )
         for h in (run["original_hash"], run["candidate_hash"]):
             if h not in docs:
-                doc = store.document(h)
+                doc = store.inputs.document(h)
                 assert doc is not None  # a run's documents are foreign keys: always stored
                 docs[h] = doc
         orig, cand = docs[run["original_hash"]]["content"], docs[run["candidate_hash"]]
@@ -105,7 +105,7 @@ def round_reviews(store: Store, chosen: list[dict], rows: list[dict]) -> list[di
 
 def review_history(store: Store, name: str) -> list[dict]:
     """Every run of the named review, oldest first."""
-    review = store.review(name)
+    review = store.inputs.review(name)
     return rounds(store, review["id"]) if review else []
 
 

@@ -1,6 +1,6 @@
-"""The ledger part of the store: the calls each run made (tokens, cost, cache hits), what the checks
-found on both arms of each case, and what reviewers said about its verdicts (overrides and
-agreements), with the sums the trust figures read."""
+"""The ledger part of the sqlite store: what reviewers said about the judge's verdicts (overrides and
+agreements, the latest per case in effect, the older ones kept as the audit trail), and the sums the
+judge-trust figures read; implements backend.Ledger."""
 
 from __future__ import annotations
 
@@ -8,115 +8,17 @@ from typing import cast
 
 from ..errors import InputError, ReviewConflict
 from ..timestamps import now
-from ..vocab import AA_NOISY, OVERRIDE, REGRESSED
+from ..vocab import AA_NOISY, JUDGED, OVERRIDE, REGRESSED, ReviewAction, Verdict
 from .connection import Connection
-from .rows import CallSums, CheckResultRow, OverrideRow
+from .rows import OverrideRow
 
 
-class Ledger:
-    """The ledger part of a Store, over the store's one connection (writes hold its lock)."""
+class SqliteLedger:
+    """Reviewer actions and the trust sums over the store's one connection (writes hold its lock)."""
 
     def __init__(self, sql: Connection):
         self.db, self._write = sql.db, sql.write
-        self.one, self.all, self._tx, self._insert = sql.one, sql.all, sql.tx, sql.insert
-
-    def log_call(self, row: dict) -> None:
-        self._insert("calls", {**row, "created_at": now()})
-
-    # What the calls of a run add up to; the same sums for the whole run and for each case.
-    _CALL_SUMS = """count(*) n, sum(cached) cached, sum(1 - ok) errors,
-                    sum(case when cached = 0 then 1 else 0 end) made,
-                    sum(case when cached = 0 and kind like 'runner%' then 1 else 0 end) runner_made,
-                    sum(case when cached = 0 and kind = 'runner-teacher' then 1 else 0 end) teacher_made,
-                    sum(case when cached = 0 and kind like 'judge%' then 1 else 0 end) judge_made,
-                    sum(case when cached = 0 then prompt_tokens else 0 end) prompt_tokens,
-                    sum(case when cached = 0 then completion_tokens else 0 end) completion_tokens,
-                    sum(case when cached = 0 then cost else 0 end) cost,
-                    sum(case when cached = 0 then cache_read_tokens else 0 end) cache_read_tokens,
-                    sum(case when cached = 0 then cache_write_tokens else 0 end) cache_write_tokens,
-                    sum(case when cached = 0 then cache_saved else 0 end) cache_saved,
-                    sum(case when cached = 0 and cost is null
-                             and (ok = 1 or prompt_tokens + completion_tokens > 0)
-                        then 1 else 0 end) unpriced"""
-
-    def call_stats(self, run_id: int) -> CallSums:
-        r = self.one(f"select {self._CALL_SUMS} from calls where run_id = ?", [run_id]) or {}
-        return cast(CallSums, {k: (v or 0) for k, v in r.items()})
-
-    def call_progress(self, run_id: int, after_call: int = 0) -> dict:
-        """The calls of a run logged after calls.id `after_call` (the current attempt's): runner and
-        judge calls resolved (made, from the cache or failed), cached, made, failed."""
-        r = (
-            self.one(
-                """select sum(kind like 'runner%') runner, sum(kind like 'judge%') judge,
-                          sum(cached) cached, sum(1 - cached) made, sum(1 - ok) failed
-                   from calls where run_id = ? and id > ?""",
-                [run_id, after_call or 0],
-            )
-            or {}
-        )
-        return {k: r.get(k) or 0 for k in ("runner", "judge", "cached", "made", "failed")}
-
-    def case_costs(self, run_id: int) -> dict[str, CallSums]:
-        """call_stats per case of a run: calls made and served from the cache, tokens and cost of
-        the calls this run made (a cached call costs nothing now), made calls with no price."""
-        rows = self.all(
-            f"select case_id, {self._CALL_SUMS} from calls where run_id = ? group by case_id", [run_id]
-        )
-        return {r.pop("case_id"): cast(CallSums, {k: (v or 0) for k, v in r.items()}) for r in rows}
-
-    # -------------------------------------------------------- who runs a run (liveness.py)
-    def claim_run(self, run_id: int, owner: str) -> None:
-        """This process runs the run now: a new attempt, a fresh heartbeat, no cancel pending."""
-        t = now()
-        self._tx(
-            self.db.conn.execute,
-            """update runs set status = 'running', owner = ?, heartbeat_at = ?, attempt_started_at = ?,
-                      cancel_requested_at = null, finished_at = null,
-                      attempt_first_call = (select coalesce(max(id), 0) from calls)
-               where id = ?""",
-            [owner, t, t, run_id],
-        )
-
-    def heartbeat(self, run_id: int) -> None:
-        self._tx(self.db.conn.execute, "update runs set heartbeat_at = ? where id = ?", [now(), run_id])
-
-    def request_cancel(self, run_id: int) -> None:
-        """Ask whichever process runs this run to cancel it (its engine looks every second)."""
-        self._tx(
-            self.db.conn.execute,
-            "update runs set cancel_requested_at = ? where id = ? and status in ('running', 'cancelling')",
-            [now(), run_id],
-        )
-
-    def cancel_requested(self, run_id: int) -> bool:
-        r = self.one("select cancel_requested_at from runs where id = ?", [run_id])
-        return bool(r and r["cancel_requested_at"])
-
-    # -------------------------------------------------------- checks
-    def put_check_results(self, run_id: int, case_id: str, rows: list[dict]) -> None:
-        """The case's checks in this run, replacing what an interrupted attempt left."""
-
-        def go():
-            self.db.conn.execute(
-                "delete from check_results where run_id = ? and case_id = ?", [run_id, case_id]
-            )
-            for i, r in enumerate(rows):
-                row = {"run_id": run_id, "case_id": case_id, "idx": i, **r}
-                cols = ", ".join(f'"{c}"' for c in row)
-                self.db.conn.execute(
-                    f"insert into check_results ({cols}) values ({', '.join('?' * len(row))})",
-                    list(row.values()),
-                )
-
-        self._tx(go)
-
-    def check_results(self, run_id: int) -> dict[str, list[CheckResultRow]]:
-        """A run's check results by case, in the case's order of checks."""
-        out: dict[str, list] = {}
-        for r in self.all("select * from check_results where run_id = ? order by case_id, idx", [run_id]):
-            out.setdefault(r["case_id"], []).append(r)
-        return out
+        self.one, self.all = sql.one, sql.all
 
     def check_witness_counts(self) -> list[dict]:
         """Per judge model: judged cases where a check was lost on the candidate, and how many of
@@ -127,9 +29,9 @@ class Ledger:
                       sum(case when verdict = ? then 1 else 0 end) agreed
                from (select distinct r.judge_model, c.teacher_key, c.candidate_key, c.judge_keys, c.verdict
                      from run_cases c join runs r on r.id = c.run_id
-                     where c.status = 'judged' and c.checks_lost > 0)
+                     where c.status = ? and c.checks_lost > 0)
                group by judge_model order by judge_model""",
-            [REGRESSED],
+            [REGRESSED, JUDGED],
         )
 
     # -------------------------------------------------------- reviewer actions (override or agree)
@@ -137,12 +39,12 @@ class Ledger:
         self,
         run_id: int,
         case_id: str,
-        verdict: str,
+        verdict: Verdict,
         reason: str,
         reviewer: str,
-        judge_verdict: str | None,
+        judge_verdict: Verdict | None,
         *,
-        action: str = OVERRIDE,
+        action: ReviewAction = OVERRIDE,
         check_seen: bool = False,
         seen_id: int | None = None,
     ) -> int:
@@ -218,11 +120,11 @@ class Ledger:
             """select o.*, o.run_id as carried_from from overrides o
                              join run_cases src on src.run_id = o.run_id and src.case_id = o.case_id
                              join run_cases cur on cur.run_id = ? and cur.case_id = src.case_id
-                             where o.run_id != ? and cur.status = 'judged' and src.status = 'judged'
+                             where o.run_id != ? and cur.status = ? and src.status = ?
                                and cur.teacher_key = src.teacher_key and cur.candidate_key = src.candidate_key
                                and cur.judge_keys = src.judge_keys and (? is null or o.case_id = ?)
                              order by o.id""",
-            [run_id, run_id, case_id, case_id],
+            [run_id, run_id, JUDGED, JUDGED, case_id, case_id],
         ):
             out[r["case_id"]] = cast(OverrideRow, r)
         return out
@@ -244,17 +146,6 @@ class Ledger:
         action, oldest first (an agreement's verdict is the judge's)."""
         return self.all("""select r.judge_model, o.run_id, o.case_id, o.judge_verdict, o.verdict, o.action
                            from overrides o join runs r on r.id = o.run_id order by o.id""")
-
-    def transcripts(self, run_id: int) -> list[dict]:
-        """case_id with its teacher and candidate transcripts, for every judged or errored case that
-        has them (text search on the Review page)."""
-        return self.all(
-            """select c.case_id, t.transcript teacher, k.transcript candidate from run_cases c
-               left join runner_results t on t.key = c.teacher_key
-               left join runner_results k on k.key = c.candidate_key
-               where c.run_id = ?""",
-            [run_id],
-        )
 
     def aa_counts(self, run_id: int | None = None) -> list[dict]:
         """Per runner/judge pair: A/A measurements, how many were called regressed, how many noisy

@@ -11,9 +11,9 @@ from ..vocab import AA_NOISY
 from .connection import Connection
 
 
-class MutationLog:
+class SqliteMutations:
     """Mutation tests in the `mutations` table (migration m009), and the mutants a model wrote for
-    them in `written_mutants` (m012)."""
+    them in `written_mutants` (m012): implements backend.Mutations."""
 
     def __init__(self, sql: Connection):
         self.sql = sql

@@ -12,7 +12,7 @@ ARMS = (("original", "teacher_key"), ("candidate", "candidate_key"))
 
 def observed(store: Store, key: str | None) -> dict:
     """One runner result's extras ({} for a plain chat run, or when the result is missing)."""
-    row = store.runner_result(key) if key else None
+    row = store.cache.runner_result(key) if key else None
     found = row["observed"] if row else None
     return json.loads(found) if found else {}
 

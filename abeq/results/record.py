@@ -37,7 +37,7 @@ def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
     per-case detail, validated as it is built."""
     run = rr.run
     cfg = json.loads(run["config"] or "{}")
-    stats = store.call_stats(run["id"])
+    stats = store.log.call_stats(run["id"])
     aa = aa_rates(store, run["id"])  # one model pair per run: no entry when no replay was judged
     record = RunRecord(
         version=RECORD_VERSION,

@@ -181,12 +181,14 @@ class RunReport:
 
 def case_rows(store: Store, run_id: int) -> list[CaseRow]:
     # this run's own reviewer actions, else one made on the identical judgement in another run
-    actions = {**store.carried_overrides(run_id), **store.reviewed(run_id)}
+    actions = {**store.ledger.carried_overrides(run_id), **store.ledger.reviewed(run_id)}
     rows = []
-    rc = store.run_cases(run_id)
-    spent = store.case_costs(run_id)
-    judgements = store.judgements([k for r in rc if r["judge_keys"] for k in json.loads(r["judge_keys"])])
-    checks = store.check_results(run_id)
+    rc = store.log.run_cases(run_id)
+    spent = store.log.case_costs(run_id)
+    judgements = store.cache.judgements(
+        [k for r in rc if r["judge_keys"] for k in json.loads(r["judge_keys"])]
+    )
+    checks = store.log.check_results(run_id)
     for r in rc:
         row = CaseRow(
             case_id=r["case_id"],
@@ -229,7 +231,7 @@ def case_rows(store: Store, run_id: int) -> list[CaseRow]:
             # the A/A replay measures the judge's noise: a regression a check witnessed is not within it
             row.within_noise = row.verdict == REGRESSED and not row.checks_lost and row.aa_verdict in AA_NOISY
         if row.gate_truncated and row.teacher_key:
-            row.gate_section = store.gate_section(row.teacher_key)
+            row.gate_section = store.cache.gate_section(row.teacher_key)
         rows.append(_reviewed(row, actions.get(r["case_id"])))
     return rows
 
@@ -302,7 +304,7 @@ def summarise(rows: list[CaseRow]) -> tuple[dict, list[dict]]:
 
 
 def build_report(store: Store, run_id: int) -> RunReport:
-    run = store.run(run_id)
+    run = store.log.run(run_id)
     if run is None:
         raise InputError(f"no run {run_id} in this database", path=store.path)
     rows = case_rows(store, run_id)

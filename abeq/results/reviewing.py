@@ -37,7 +37,7 @@ def describe(action: Mapping[str, Any], now_s: float | None = None) -> str:
 def in_effect(store: Store, run_id: int, case_id: str) -> OverrideRow | None:
     """The action in effect on a case: its latest in this run, else one carried from an identical
     judgement in another run; None when no reviewer has acted on it."""
-    return store.action_in_effect(run_id, case_id)
+    return store.ledger.action_in_effect(run_id, case_id)
 
 
 def record(
@@ -62,9 +62,9 @@ def record(
     """
     if action not in REVIEW_ACTIONS:
         raise InputError(f"unknown review action '{action}'", hint=f"Use {' or '.join(REVIEW_ACTIONS)}.")
-    if store.run(run_id) is None:
+    if store.log.run(run_id) is None:
         raise InputError(f"no run {run_id} in this database", path=store.path)
-    rc = store.run_case(run_id, case_id)
+    rc = store.log.run_case(run_id, case_id)
     if rc is None:
         raise InputError(f"run {run_id} has no case '{case_id}'")
     if rc["status"] != "judged":
@@ -87,7 +87,7 @@ def record(
     if action == OVERRIDE and not reason.strip():
         raise InputError("an override needs a reason", hint="Say why the judge's verdict is wrong.")
     try:
-        return store.add_override(
+        return store.ledger.add_override(
             run_id,
             case_id,
             verdict,

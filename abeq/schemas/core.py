@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, field_validator
 
-from ..vocab import EQUIVALENT, CaseStatus, CaseType, Verdict
+from ..vocab import EQUIVALENT, CaseProvenance, CaseType, Verdict
 
 
 class Strict(BaseModel):
@@ -52,7 +52,7 @@ class Case(Strict):
     type: CaseType
     input: str = Field(min_length=1)
     exercises_sections: list[str] = []
-    status: CaseStatus = "user-added"
+    status: CaseProvenance = "user-added"
     gate_responses: list[GateResponse] = []
     # Kept from imported formats (e.g. skill-creator expectations); not sent to the runner.
     expectations: list[str] = []

@@ -13,11 +13,12 @@ from pathlib import Path
 
 from ..documents import Document, load_document, sha256
 from ..execution.keys import cache_key
+from ..results.rows import RunCaseKey
 from ..results.store import Store, dumps
 from ..schemas import Case, TransferSet
 from ..sets.confirmation import confirm
 from ..sets.parse import dump, load
-from ..vocab import CASE_TYPES, DIVERGED, EQUIVALENT, REGRESSED
+from ..vocab import CASE_TYPES, DIVERGED, EQUIVALENT, REGRESSED, Verdict
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "release-notes"
 
@@ -101,8 +102,8 @@ def synthetic_run(
     Every `error_every`-th case is stored as an error (0: none).
     """
     rng = random.Random(seed)
-    oh = store.put_document("SKILL.md", ORIGINAL)
-    ch = store.put_document("candidate.md", CANDIDATE)
+    oh = store.inputs.put_document("SKILL.md", ORIGINAL)
+    ch = store.inputs.put_document("candidate.md", CANDIDATE)
     cases = [
         Case(
             id=f"case-{i:04d}",
@@ -113,9 +114,9 @@ def synthetic_run(
         for i in range(n)
     ]
     ts = confirm(TransferSet(cases=cases), oh)
-    tsh = store.put_transfer_set(ts)
-    review_id = store.upsert_review(review, oh, tsh, "skill")
-    run_id = store.create_run(
+    tsh = store.inputs.put_transfer_set(ts)
+    review_id = store.inputs.upsert_review(review, oh, tsh, "skill")
+    run_id = store.log.create_run(
         {
             "review_id": review_id,
             "round": 1,
@@ -130,11 +131,11 @@ def synthetic_run(
             "thin_accepted": 0,
         }
     )
-    verdicts = [EQUIVALENT, DIVERGED, REGRESSED]
+    verdicts: list[Verdict] = [EQUIVALENT, DIVERGED, REGRESSED]
     for i, c in enumerate(cases):
-        base = {"run_id": run_id, "case_id": c.id, "position": i}
+        base: RunCaseKey = {"run_id": run_id, "case_id": c.id, "position": i}
         if error_every and i % error_every == error_every - 1:
-            store.put_run_case(
+            store.log.put_run_case(
                 {
                     **base,
                     "status": "error",
@@ -152,7 +153,7 @@ def synthetic_run(
                 else (teacher_text if side == "teacher" else teacher_text.replace("group", "sort", 3))
             )
             keys[side] = cache_key("synthetic-runner", {"case": c.id, "side": side, "seed": seed})
-            store.put_runner_result(
+            store.cache.put_runner_result(
                 {
                     "key": keys[side],
                     "doc_hash": oh if side == "teacher" else ch,
@@ -174,7 +175,7 @@ def synthetic_run(
             )
         verdict = verdicts[i % 3]
         jkey = cache_key("synthetic-judge", {"case": c.id, "seed": seed})
-        store.put_judgement(
+        store.cache.put_judgement(
             {
                 "key": jkey,
                 "model": "synthetic",
@@ -193,7 +194,7 @@ def synthetic_run(
                 "attempts": 1,
             }
         )
-        store.put_run_case(
+        store.log.put_run_case(
             {
                 **base,
                 "status": "judged",
@@ -206,9 +207,9 @@ def synthetic_run(
                 "gate_truncated": 0,
             }
         )
-    run = store.run(run_id)
+    run = store.log.run(run_id)
     assert run is not None  # created above
-    store.update_run(run_id, status="finished", finished_at=run["started_at"])
+    store.log.update_run(run_id, status="finished", finished_at=run["started_at"])
     return run_id
 
 

@@ -26,12 +26,12 @@ def cached_calls(db: Path) -> None:
 
     store = Store(str(db))
     session.load_example(store)  # what the desk loads on a fresh database
-    review = store.review(session.EXAMPLE_REVIEW)
-    original = store.document(review["original_hash"])
-    ts = sets.confirm(store.transfer_set(review["transfer_set_hash"]), original["hash"])
+    review = store.inputs.review(session.EXAMPLE_REVIEW)
+    original = store.inputs.document(review["original_hash"])
+    ts = sets.confirm(store.inputs.transfer_set(review["transfer_set_hash"]), original["hash"])
     doc = Document(original["name"], original["content"])
     mutate(doc, ts, runner_model="scripted/rules", store=store, all_cases=True)
-    store.sql.tx(store.db.conn.execute, "delete from mutations")
+    store.sql.tx(store.sql.db.conn.execute, "delete from mutations")
     store.close()
 
 

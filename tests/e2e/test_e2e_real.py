@@ -23,7 +23,7 @@ def test_imports_and_section_mapping_in_the_browser(page, tmp_path):
         page.get_by_role("heading", name="Documents", exact=True).wait_for(timeout=30_000)
         store = Store(str(db))
         imported, _ = sets.import_set("skill-creator", EVALS, default_type="happy")
-        session.set_transfer_set(store, store.review("example"), imported)
+        session.set_transfer_set(store, store.inputs.review("example"), imported)
 
         nav(page, "Transfer set")
         page.get_by_text("coverage is 0% because no case names a section").wait_for()
@@ -66,6 +66,6 @@ def test_a_promptfoo_config_uploaded_with_its_tests_file_in_the_browser(page, tm
         )
         screenshot(page, ARTIFACTS / "transfer-set-promptfoo-upload.png")
     store = Store(str(db))
-    ts = store.transfer_set(store.review("example")["transfer_set_hash"])
+    ts = store.inputs.transfer_set(store.inputs.review("example")["transfer_set_hash"])
     assert len(ts.cases) == 4 and {c.type for c in ts.cases} == {"composition"}
     assert all(c.input for c in ts.cases) and not ts.user_confirmed

@@ -37,11 +37,13 @@ def test_mid_run_review_follows_the_run_without_a_reload_and_its_counts_agree(br
     db = tmp_path / "live.db"
     store = Store(str(db))
     run_id = synthetic_run(store, 6, review="live", error_every=0)
-    done = {r["case_id"]: r for r in store.run_cases(run_id)}
+    done = {r["case_id"]: r for r in store.log.run_cases(run_id)}
     for cid in ("case-0004", "case-0005"):  # not judged yet
-        store.put_run_case({"run_id": run_id, "case_id": cid, "position": int(cid[-1]), "status": "pending"})
-    store.claim_run(run_id, owner_id())  # this (living) process runs it
-    store.update_run(run_id, status="running")
+        store.log.put_run_case(
+            {"run_id": run_id, "case_id": cid, "position": int(cid[-1]), "status": "pending"}
+        )
+    store.log.claim_run(run_id, owner_id())  # this (living) process runs it
+    store.log.update_run(run_id, status="running")
     with desk(db) as url:
         ctx, page = open_page(browser)
         page.goto(f"{url}/review?review=live&run={run_id}")
@@ -49,14 +51,14 @@ def test_mid_run_review_follows_the_run_without_a_reload_and_its_counts_agree(br
         expect(banner(page)).to_contain_text("4 of 6 judged")
         page.evaluate("window.__sameDocument = true")  # gone if the page reloads
         # case-0004 has its runs in (a call of this attempt is logged): listed as running
-        store.log_call(
+        store.log.log_call(
             {"run_id": run_id, "case_id": "case-0004", "kind": "runner-teacher", "model": "synthetic",
              "key": "k", "cached": 0, "ok": 1, "error": "", "prompt_tokens": 1, "completion_tokens": 1,
              "cost": 0.0, "latency": 0.1, "attempts": 1}
         )  # fmt: skip
         expect(page.get_by_text("Running now: case-0004.")).to_be_visible(timeout=15_000)
         expect(banner(page)).to_contain_text("4 of 6 judged, 1 running")
-        store.put_run_case({k: v for k, v in done["case-0004"].items() if k != "updated_at"})  # judged
+        store.log.put_run_case({k: v for k, v in done["case-0004"].items() if k != "updated_at"})  # judged
         expect(page.get_by_text("running — 5 of 6 judged")).to_be_visible(timeout=15_000)
         expect(banner(page)).to_contain_text("5 of 6 judged")  # the same count, on the same screen
         # it joined the queue: 5 cases listed; the case picker (not redrawn by the timer) says so
@@ -74,11 +76,13 @@ def test_an_open_case_picker_stays_open_while_the_run_refreshes_and_picks_a_case
     db = tmp_path / "pick.db"
     store = Store(str(db))
     run_id = synthetic_run(store, 8, review="pick", error_every=0)  # equivalent, diverged, regressed, …
-    done = {r["case_id"]: r for r in store.run_cases(run_id)}
+    done = {r["case_id"]: r for r in store.log.run_cases(run_id)}
     for cid in ("case-0006", "case-0007"):
-        store.put_run_case({"run_id": run_id, "case_id": cid, "position": int(cid[-1]), "status": "pending"})
-    store.claim_run(run_id, owner_id())
-    store.update_run(run_id, status="running")
+        store.log.put_run_case(
+            {"run_id": run_id, "case_id": cid, "position": int(cid[-1]), "status": "pending"}
+        )
+    store.log.claim_run(run_id, owner_id())
+    store.log.update_run(run_id, status="running")
     with desk(db) as url:
         ctx, page = open_page(browser)
         page.goto(f"{url}/review?review=pick&run={run_id}&case=case-0003")  # equivalent: late in the queue
@@ -93,7 +97,7 @@ def test_an_open_case_picker_stays_open_while_the_run_refreshes_and_picks_a_case
         expect(options).to_be_visible()
         # while it is open a diverged case lands (ahead of case-0003 in the queue) and the page
         # reads the run again, twice more after that
-        store.put_run_case({k: v for k, v in done["case-0007"].items() if k != "updated_at"})
+        store.log.put_run_case({k: v for k, v in done["case-0007"].items() if k != "updated_at"})
         expect(page.get_by_text("running — 7 of 8 judged")).to_be_visible(timeout=15_000)
         page.wait_for_timeout(2_000 * 2 + 500)
         expect(options).to_be_visible()
@@ -174,7 +178,7 @@ def test_the_checks_table_and_the_figures_are_legible(browser, tmp_path, width):
     db = tmp_path / "checks.db"
     store = Store(str(db))
     run_id = synthetic_run(store, 6, review="c", error_every=0)
-    store.put_check_results(run_id, "case-0002", CHECKS)
+    store.log.put_check_results(run_id, "case-0002", CHECKS)
     store.close()
     with desk(db) as url:
         ctx, page = open_page(browser, width)
@@ -209,7 +213,7 @@ def test_an_unpriced_cost_reads_unknown(browser, tmp_path):
     db = tmp_path / "price.db"
     store = Store(str(db))
     run_id = synthetic_run(store, 3, review="p", error_every=0)
-    store.log_call(
+    store.log.log_call(
         {"run_id": run_id, "case_id": "case-0002", "kind": "judge", "model": "openai/no-price", "key": "j",
          "cached": 0, "ok": 1, "error": "", "prompt_tokens": 1200, "completion_tokens": 80, "cost": None,
          "latency": 0.1, "attempts": 1}

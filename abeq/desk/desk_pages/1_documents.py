@@ -17,7 +17,7 @@ if review is None:
 st.title("Documents")
 st.markdown(vm.INTRO)  # a first visit learns what abeq is, in its three words
 
-original = store.document(review["original_hash"]) if review["original_hash"] else None
+original = store.inputs.document(review["original_hash"]) if review["original_hash"] else None
 candidate = session.current_candidate(store, review, st.session_state)
 left, right = st.columns(2)
 for col, which, doc in ((left, "original", original), (right, "candidate", candidate)):

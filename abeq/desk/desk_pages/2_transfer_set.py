@@ -17,7 +17,7 @@ review = session.current_review(store, st.session_state)
 if review is None:
     st.stop()
 st.title("Transfer set")
-original = store.document(review["original_hash"]) if review["original_hash"] else None
+original = store.inputs.document(review["original_hash"]) if review["original_hash"] else None
 if original is None:
     st.warning("Load the original on Documents first: coverage is measured against it.")
     st.stop()

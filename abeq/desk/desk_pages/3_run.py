@@ -17,9 +17,9 @@ review = session.current_review(store, st.session_state)
 if review is None:
     st.stop()
 st.title("Run")
-original = store.document(review["original_hash"]) if review["original_hash"] else None
+original = store.inputs.document(review["original_hash"]) if review["original_hash"] else None
 candidate = session.current_candidate(store, review, st.session_state)
-ts = store.transfer_set(review["transfer_set_hash"]) if review["transfer_set_hash"] else None
+ts = store.inputs.transfer_set(review["transfer_set_hash"]) if review["transfer_set_hash"] else None
 if not (original and candidate and ts):
     st.warning("This review needs an original and a candidate (Documents) and a transfer set (Transfer set).")
     st.stop()
@@ -63,12 +63,12 @@ if st.button("Start run", type="primary", key="start", disabled=gate.refused):
     except AbeqError as e:
         st.error(md(e.render()), icon=":material/block:")
 
-run_id = st.session_state.get(run_key) or (store.latest_run(review["id"]) or {}).get("id")
+run_id = st.session_state.get(run_key) or (store.log.latest_run(review["id"]) or {}).get("id")
 if run_id:
     st.subheader("Progress")
     ticking = progress(store, run_id).active
     st.fragment(progress_panel, run_every=1.0 if ticking else None)(run_id, ticking, review["name"])
 
 # runs of other processes change too: keep the list fresh while any of them runs
-active = any(r["status"] in ("running", "cancelling") for r in store.runs(review["id"]))
+active = any(r["status"] in ("running", "cancelling") for r in store.log.runs(review["id"]))
 st.fragment(open_runs_panel, run_every=2.0 if active else None)(review["id"], run_key)

@@ -16,7 +16,7 @@ review = session.current_review(store, st.session_state)
 if review is None:
     st.stop()
 st.title("Review")
-runs = store.runs(review["id"])[::-1]
+runs = store.log.runs(review["id"])[::-1]
 q, ss = st.query_params, st.session_state
 if not runs:
     vm.forget_run(q, ss)
@@ -33,7 +33,7 @@ with top[1]:
 ss[f"keep:{vm.RUN}"] = run_id
 view.keyboard(st)
 live = vm.live(next(r for r in runs if r["id"] == run_id))
-rr0 = vm.report(store, store.run(run_id) or {})
+rr0 = vm.report(store, store.log.run(run_id) or {})
 if warning := vm.adopt_case(q, ss, run_id, {r.case_id for r in run_state.finished_rows(rr0.run, rr0.rows)}):
     st.warning(warning)
 
@@ -44,7 +44,7 @@ if warning := vm.adopt_case(q, ss, run_id, {r.case_id for r in run_state.finishe
 # case is a fragment of its own, never redrawn by the timer (a redraw closes an open case picker).
 @st.fragment(run_every=vm.REFRESH_SECONDS if live else None, key=vm.HEADER)
 def header() -> None:
-    run = store.run(run_id) or {}
+    run = store.log.run(run_id) or {}
     rr = vm.report(store, run)
     running = vm.in_flight(store, run, rr.rows)
     st.caption(vm.headline(rr, gate_result(rr, profile), running))
@@ -52,7 +52,7 @@ def header() -> None:
 
 @st.fragment(run_every=vm.REFRESH_SECONDS if live else None, key=vm.BOARD)
 def board() -> None:
-    run = store.run(run_id) or {}
+    run = store.log.run(run_id) or {}
     if live and not vm.live(run):
         st.rerun()  # the run ended: draw the page once more, without the timer
     rr = vm.report(store, run)
@@ -73,7 +73,7 @@ def board() -> None:
 
 @st.fragment(key=vm.CASE_PANEL)
 def case_panel() -> None:
-    run = store.run(run_id) or {}
+    run = store.log.run(run_id) or {}
     rr = vm.report(store, run)
     if not (rows := vm.queue(store, ss, run, rr.rows)):
         none = vm.live(run) and not run_state.finished_rows(run, rr.rows)

@@ -20,7 +20,7 @@ if not rows:
     st.stop()
 
 who = session.reviewer_param(st.session_state)  # a name typed on this desk goes with the new tabs
-started = {r["id"]: r["started_at"] for r in store.runs(review["id"])}
+started = {r["id"]: r["started_at"] for r in store.log.runs(review["id"])}
 st.caption("Each run opens on Review (in a new tab) from its link. `abeq history` prints every column.")
 st.dataframe(
     pd.DataFrame(vm.table(rows, review["name"], started, who)),
