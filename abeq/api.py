@@ -52,6 +52,7 @@ from .sets.confirmation import set_hash
 from .sets.coverage_report import CoverageReport
 from .sets.parse import load as load_set
 from .skill_folder import differences
+from .vocab import FINISHED
 
 DocumentLike = Document | str | Path
 SetLike = TransferSet | str | Path
@@ -271,7 +272,7 @@ def resume_run(
     if run is None:
         raise InputError(f"there is no run {run_id} in this database", path=db.path)
     hint_new = "Start it again with the same documents, cases and models (Run page, or `abeq run`)."
-    if run["status"] == "finished":
+    if run["status"] == FINISHED:
         raise InputError(f"run {run_id} has finished: there is nothing to resume")
     if run["status"] in ACTIVE:
         raise InputError(

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import AbeqError, InputError
+from ..vocab import CANCELLING, FINISHED, JUDGED, RUNNING
 from .bounds import Bounds
 from .results import (
     CheckSet,
@@ -181,16 +182,16 @@ class Tools:
             from ..results.report import case_rows
 
             rows = case_rows(store, run_id)
-            done = sum(1 for r in rows if r.status == "judged")
+            done = sum(1 for r in rows if r.status == JUDGED)
         finally:
             store.close()
         bg = self.runs.get(run_id)
         alive = bg is not None and bg.thread.is_alive()
-        status = run["status"] if not alive or run["status"] != "finished" else "running"
+        status = run["status"] if not alive or run["status"] != FINISHED else RUNNING
         return RunStatus(
             run_id=run_id,
             status=status,
-            finished=status == "finished" and not alive,
+            finished=status == FINISHED and not alive,
             done=done,
             total=len(rows),
             error=bg.error if bg else None,
@@ -210,7 +211,7 @@ class Tools:
         try:
             rr = build_report(store, run_id)
             run = rr.run
-            if run["status"] in ("running", "cancelling"):
+            if run["status"] in (RUNNING, CANCELLING):
                 raise InputError(
                     f"run {run_id} is still running", hint="Wait for run_status to say finished."
                 )
@@ -243,7 +244,7 @@ class Tools:
                     directness=f"{r.original_directness} → {r.candidate_directness}",
                 )
                 for r in rr.rows
-                if r.status == "judged" and r.verdict != "equivalent"
+                if r.status == JUDGED and r.verdict != "equivalent"
             ]
             calls = {
                 k: st[k]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
+from ..vocab import FINISHED
 from ._common import (
     EXIT_BAD_INPUT,
     EXIT_INCOMPLETE,
@@ -126,7 +127,7 @@ def _mutate(args, stop) -> int:
         for bar in bars.values():
             bar.close()
         prep.store.close()
-    if stop.is_set() and rep.report.get("status") != "finished":
+    if stop.is_set() and rep.report.get("status") != FINISHED:
         print("\nabeq: mutation test interrupted; what finished is kept. Run the same command again to "
               "resume it.", file=sys.stderr)  # fmt: skip
         return EXIT_INTERRUPTED

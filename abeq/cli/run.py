@@ -6,6 +6,7 @@ import json
 import sys
 from contextlib import contextmanager
 
+from ..vocab import FINISHED, INTERRUPTED
 from ._common import (
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
@@ -163,7 +164,7 @@ def execute(prepared, args, stop, how_to_resume: str) -> int:
         rr = prepared.run(on_progress=bar, cancel=stop)
     finally:
         bar.close()  # stopped early: the line ends before anything else is printed
-    if stop.is_set() and rr.run["status"] != "finished":
+    if stop.is_set() and rr.run["status"] != FINISHED:
         # no export: a report of the cases done so far would overwrite a whole one with a half
         print(
             f"\nabeq: run {prepared.run_id} {rr.run['status']}; what finished is kept. {how_to_resume}",
@@ -195,7 +196,7 @@ def on_signals(stop, quiet: bool):
     def handler(signum, frame):
         if stop.is_set():
             raise KeyboardInterrupt
-        stop.stop("interrupted")
+        stop.stop(INTERRUPTED)
         if not quiet:
             print(
                 "\nabeq: interrupted: no new model call starts; calls in flight are dropped "

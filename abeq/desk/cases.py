@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ..results.report import CaseRow
 from ..results.store import Store
 from ..schemas import NOT_REPORTED, SELF_REPORT_FIELDS
-from ..vocab import DIVERGED, EQUIVALENT, REGRESSED
+from ..vocab import DIVERGED, EQUIVALENT, JUDGED, REGRESSED
 
 FILTERS: dict[str, str] = {
     "all": "All",
@@ -39,12 +39,12 @@ def matches(row: CaseRow, which: str) -> bool:
     if which == "all":
         return True
     if which == "errored":
-        return row.status != "judged"
+        return row.status != JUDGED
     if which == "uncertain":
         return row.uncertain
     if which == "overridden":
         return row.override is not None
-    return row.status == "judged" and row.verdict == which
+    return row.status == JUDGED and row.verdict == which
 
 
 def reviewed_matches(row: CaseRow, which: str) -> bool:
@@ -52,7 +52,7 @@ def reviewed_matches(row: CaseRow, which: str) -> bool:
     is a judged one nobody has (an errored case has no verdict to review: it needs a re-run)."""
     if which == "done":
         return row.reviewed
-    return which == "all" or (row.status == "judged" and not row.reviewed)
+    return which == "all" or (row.status == JUDGED and not row.reviewed)
 
 
 def queue_key(row: CaseRow) -> tuple[int, int]:
@@ -120,7 +120,7 @@ def table(rows: list[CaseRow]) -> list[dict]:
     """A compact row per case for the case list (errors show as errors, never as a verdict)."""
     out = []
     for r in rows:
-        judged = r.status == "judged"
+        judged = r.status == JUDGED
         out.append(
             {
                 "case": r.case_id,

@@ -12,6 +12,7 @@ from ..comparator.comparator import Weights, rubric_rows
 from ..results.rows import RunRow
 from ..results.store import Store
 from ..schemas import ComparisonResult
+from ..vocab import JUDGED
 from . import links
 from .render import md
 
@@ -32,12 +33,12 @@ def judged_runs(store: Store) -> list[RunRow]:
     return [
         r
         for r in store.log.runs()
-        if r["id"] not in mutants and any(c["status"] == "judged" for c in store.log.run_cases(r["id"]))
+        if r["id"] not in mutants and any(c["status"] == JUDGED for c in store.log.run_cases(r["id"]))
     ]
 
 
 def judged_cases(store: Store, run_id: int) -> list[str]:
-    return [c["case_id"] for c in store.log.run_cases(run_id) if c["status"] == "judged"]
+    return [c["case_id"] for c in store.log.run_cases(run_id) if c["status"] == JUDGED]
 
 
 def adopt_link(params: Mapping, state: MutableMapping, run_ids: list[int]) -> None:

@@ -25,6 +25,7 @@ from ..mutation.run import PreparedMutation, prepare_mutation
 from ..results.store import Store
 from ..schemas import TransferSet
 from ..sets.confirmation import set_hash
+from ..vocab import CANCELLED
 from .run_vm import STICKY, stored_document
 
 # state -> (background, edge): green keep, red blind, amber claimed but unnoticed, grey otherwise
@@ -121,7 +122,7 @@ def job_error(key: str) -> str | None:
 def cancel(key: str) -> None:
     job = _jobs.get(key)
     if job:
-        job.cancel.stop("cancelled")
+        job.cancel.stop(CANCELLED)
 
 
 def wait(key: str, timeout: float | None = None) -> None:

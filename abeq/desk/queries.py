@@ -13,6 +13,7 @@ from ..execution.estimate import estimate_calls, time_left
 from ..results.liveness import ACTIVE
 from ..results.store import Store
 from ..timestamps import epoch
+from ..vocab import CANCELLING, RUNNING
 
 
 @dataclass
@@ -51,7 +52,7 @@ class Progress:
 
     @property
     def cancelling(self) -> bool:
-        return self.status == "cancelling" or (self.status == "running" and self.cancel_requested)
+        return self.status == CANCELLING or (self.status == RUNNING and self.cancel_requested)
 
 
 def progress(store: Store, run_id: int) -> Progress:

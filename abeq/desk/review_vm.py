@@ -14,7 +14,7 @@ from ..results.report import CaseRow, RunReport, build_report
 from ..results.store import Store
 from ..schemas import Case
 from ..timestamps import local
-from ..vocab import NOT_RUN_STAGE
+from ..vocab import CASE_ERROR, JUDGED, NOT_RUN_STAGE, PENDING
 from . import cases, links
 from .render import md
 from .runs import finished_rows
@@ -119,7 +119,7 @@ def no_evidence(row: CaseRow, run_id: int | str = "") -> tuple[str, str, str | N
     """Why a case has nothing to compare, as (kind, Markdown, code to show), or None when judged."""
     if row.error_stage == NOT_RUN_STAGE:
         return "info", md(row.error or NOT_RUN_STAGE), None
-    if row.status == "pending":
+    if row.status == PENDING:
         return (
             "warning",
             f"This case was not run: the run was cancelled or interrupted before it. **Resume run {run_id}** "
@@ -127,7 +127,7 @@ def no_evidence(row: CaseRow, run_id: int | str = "") -> tuple[str, str, str | N
             "pass; the case is listed as not run in the export.",
             None,
         )
-    if row.status != "judged":
+    if row.status != JUDGED:
         return (
             "error",
             f"This case has no verdict: it errored at the **{md(row.error_stage or row.status)}** stage. "
@@ -148,7 +148,7 @@ def gate_answers(case: Case) -> list[str]:
 
 def next_case(rr: RunReport, ids: list[str], case_id: str) -> str | None:
     """Where Agree or Override goes next: the next case of the queue not yet reviewed."""
-    done = {r.case_id for r in rr.rows if r.reviewed or r.status != "judged"} | {case_id}
+    done = {r.case_id for r in rr.rows if r.reviewed or r.status != JUDGED} | {case_id}
     return cases.next_in_queue(ids, done, case_id)
 
 
@@ -161,17 +161,17 @@ def in_flight(store: Store, run: Mapping[str, Any], rows: list[CaseRow]) -> list
     """While the run runs: its cases with a call of this attempt landed but no verdict yet."""
     if not live(run):
         return []
-    pending = {r.case_id for r in rows if r.status == "pending"}
+    pending = {r.case_id for r in rows if r.status == PENDING}
     got = store.log.cases_with_calls(run["id"], run.get("attempt_first_call") or 0)
     return [r.case_id for r in rows if r.case_id in pending & got]
 
 
 def counts(rr: RunReport) -> dict[str, int]:
     """The one count the banner and the headline both say: judged, errored and total cases."""
-    judged = sum(1 for r in rr.rows if r.status == "judged")
+    judged = sum(1 for r in rr.rows if r.status == JUDGED)
     return {
         "judged": judged,
-        "errored": sum(1 for r in rr.rows if r.status == "error"),
+        "errored": sum(1 for r in rr.rows if r.status == CASE_ERROR),
         "total": len(rr.rows),
     }
 
@@ -187,7 +187,7 @@ def banner(rr: RunReport, latest_id: int, running: list[str]) -> str:
     if rr.incomplete():
         rest = f"**Resume run {run['id']}** on **Run** runs the rest."
         return f"Run {run['id']}{older}: {md(rr.incomplete() or '')}. {rest}"
-    todo = sum(1 for r in rr.rows if r.status == "judged" and not r.reviewed)
+    todo = sum(1 for r in rr.rows if r.status == JUDGED and not r.reviewed)
     if todo:
         return (
             f"Run {run['id']}{older}: {todo} of {c['judged']} judged cases await a reviewer; **Agree** or "
@@ -259,7 +259,7 @@ def figures(rr: RunReport, running: list[str] | None = None) -> list[tuple[str, 
     are queued or running, not "not run" (that is what a Cancel or --fail-fast leaves)."""
     s = rr.report["summary"]
     reviewed = sum(1 for r in rr.rows if r.reviewed)
-    judged = sum(1 for r in rr.rows if r.status == "judged")
+    judged = sum(1 for r in rr.rows if r.status == JUDGED)
     out: list[tuple[str, object, str | None]] = [
         ("Regressed", s["regressions"], None),
         ("Diverged", s["divergences"], None),
@@ -267,7 +267,7 @@ def figures(rr: RunReport, running: list[str] | None = None) -> list[tuple[str, 
         ("Errored", len(rr.failed), "Cases started that produced no verdict (they fail the gate)."),
     ]
     if live(rr.run):
-        pending = sum(1 for r in rr.rows if r.status == "pending")
+        pending = sum(1 for r in rr.rows if r.status == PENDING)
         now = len(running or [])
         out += [
             ("Running", now, "Cases with a model call landed and no verdict yet."),

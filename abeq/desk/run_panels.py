@@ -9,7 +9,7 @@ from ..errors import AbeqError
 from ..execution.options import BY_NAME
 from ..execution.settings import RunSettings
 from ..results.store import Store, db_path
-from ..vocab import VARIANTS
+from ..vocab import CANCELLING, FINISHED, RUNNING, STOPPED_EARLY, VARIANTS
 from . import links, queries, runs, session, worker
 from .metric import draw
 from .observed import COMMAND_NOTE, MODE_LABELS
@@ -128,7 +128,7 @@ def progress_panel(run_id: int, ticking: bool, review_name: str) -> None:
             "started. Untick **Fail fast** and press **Start run** to run the rest.",
             icon=":material/skip_next:",
         )
-    if p.active and label == "running":
+    if p.active and label == RUNNING:
         m[4].button("Cancel run", key="cancel", on_click=_cancel, args=(run_id, db_path()), help=CANCEL_HELP)
         if p.runner_done + p.judge_done == 0:
             st.caption(
@@ -138,7 +138,7 @@ def progress_panel(run_id: int, ticking: bool, review_name: str) -> None:
         st.caption(f"Cancelling: {CANCEL_HELP}")
     elif err := worker.error(run_id):
         st.error(md(f"The run stopped: {err}"))
-    elif p.status in ("finished", "stopped"):
+    elif p.status in (FINISHED, STOPPED_EARLY):
         st.page_link(
             links.REVIEW_PAGE,
             label="Read the verdicts on Review",
@@ -168,13 +168,13 @@ def open_runs_panel(review_id: int, run_key: str) -> None:
             c1, c2 = st.columns([5, 1], vertical_alignment="center")
             c1.markdown(open_run_line(r))
             c1.caption(md(r["settings_text"]))
-            if r["status"] in ("running", "cancelling"):
+            if r["status"] in (RUNNING, CANCELLING):
                 c2.button(
                     "Cancel",
                     key=f"cancel_{r['id']}",
                     on_click=_cancel,
                     args=(r["id"], db_path()),
-                    disabled=r["label"] != "running",
+                    disabled=r["label"] != RUNNING,
                     help=CANCEL_HELP,
                 )
             elif r["resume_problem"]:

@@ -9,21 +9,28 @@ from typing import Any
 from ..api import run_settings
 from ..results.liveness import ACTIVE
 from ..results.store import Store
+from ..vocab import (
+    CANCELLING,
+    FINISHED,
+    INTERRUPTED,
+    JUDGED,
+    PENDING,
+    RUN_STATUSES,
+    RUNNING,
+    STOPPED_EARLY,
+)
 
-STATUS_TEXT = {
-    "running": "running",
-    "cancelling": "cancelling…",
-    "cancelled": "cancelled",
-    "interrupted": "interrupted (its process stopped)",
-    "failed": "failed",
-    "stopped": "stopped early (fail fast: a case regressed)",
-    "finished": "finished",
+STATUS_TEXT: dict[str, str] = {
+    **{s: s for s in RUN_STATUSES},  # a status says itself, except:
+    CANCELLING: "cancelling…",
+    INTERRUPTED: "interrupted (its process stopped)",
+    STOPPED_EARLY: "stopped early (fail fast: a case regressed)",
 }
 
 
 def status_text(status: str, cancel_requested: bool = False) -> str:
-    if status == "running" and cancel_requested:
-        return STATUS_TEXT["cancelling"]
+    if status == RUNNING and cancel_requested:
+        return STATUS_TEXT[CANCELLING]
     return STATUS_TEXT.get(status, status)
 
 
@@ -65,7 +72,7 @@ def stored_command(run: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
 def resume_problem(run: Mapping[str, Any]) -> str | None:
     """Why this run cannot be resumed from the desk with its own settings, or None."""
     s = run_settings(run)
-    if run["status"] in ACTIVE or run["status"] == "finished":
+    if run["status"] in ACTIVE or run["status"] == FINISHED:
         return None  # nothing to resume
     if not s:
         return "stored before abeq kept a run's settings: start it again with the same settings"
@@ -79,7 +86,7 @@ def unfinished(store: Store, review_id: int) -> list[dict]:
     settings line and whether it can be resumed."""
     out = []
     for run in reversed(store.log.runs(review_id)):
-        if run["status"] == "finished":
+        if run["status"] == FINISHED:
             continue
         doc = store.inputs.document(run["candidate_hash"])
         out.append(
@@ -101,7 +108,7 @@ def review_headline(run: dict, rows: list) -> str | None:
     judged" (None once it is not running: then the gate applies)."""
     if run["status"] not in ACTIVE:
         return None
-    judged = sum(1 for r in rows if r.status == "judged")
+    judged = sum(1 for r in rows if r.status == JUDGED)
     return (
         f"{status_text(run['status'], bool(run.get('cancel_requested_at')))} — {judged} of {len(rows)} judged"
     )
@@ -112,4 +119,4 @@ def finished_rows(run: dict, rows: list) -> list:
     error yet); afterwards all of them."""
     if run["status"] not in ACTIVE:
         return rows
-    return [r for r in rows if r.status != "pending"]
+    return [r for r in rows if r.status != PENDING]

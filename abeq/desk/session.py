@@ -26,6 +26,7 @@ from ..results.liveness import ACTIVE, live_status
 from ..results.rows import DocumentRow, ReviewRow
 from ..results.store import Store, db_path
 from ..sets.confirmation import set_hash
+from ..vocab import CANCELLING, FINISHED, JUDGED, RUNNING
 from . import links
 from .render import md
 
@@ -259,10 +260,10 @@ def next_step(store: Store, review: ReviewRow | None, state: MutableMapping) -> 
     status = live_status(run)  # a run whose process died reads as interrupted, not running
     if status in ACTIVE:
         return (
-            f"Run {run['id']} is {'cancelling' if status == 'cancelling' else 'running'}: {c['done']} of "
+            f"Run {run['id']} is {CANCELLING if status == CANCELLING else RUNNING}: {c['done']} of "
             f"{c['total']} cases done. Follow it on **Run**; cases appear on **Review** as they are judged."
         )
-    if status != "finished":
+    if status != FINISHED:
         return (
             f"Run {run['id']} stopped ({status}) after {c['done']} of {c['total']} cases: "
             f"**Resume run {run['id']}** on **Run** (with its own settings)."
@@ -270,7 +271,7 @@ def next_step(store: Store, review: ReviewRow | None, state: MutableMapping) -> 
     if candidate["hash"] not in {r["candidate_hash"] for r in runs}:
         name = md(candidate["name"])  # the file name is the uploader's: shown as text, not Markdown
         return f"This candidate ({name}) has no run yet: start one on **Run** (the next round)."
-    judged = {r["case_id"] for r in store.log.run_cases(run["id"]) if r["status"] == "judged"}
+    judged = {r["case_id"] for r in store.log.run_cases(run["id"]) if r["status"] == JUDGED}
     acted = set(store.ledger.reviewed(run["id"])) | set(store.ledger.carried_overrides(run["id"]))
     todo = len(judged - acted)
     if todo:

@@ -17,6 +17,7 @@ from ..execution.settings import RunSettings
 from ..results.store import Store
 from ..schemas import TransferSet
 from ..timestamps import now
+from ..vocab import CANCELLED, FAILED, INTERRUPTED, RUNNING
 
 
 @dataclass
@@ -79,7 +80,7 @@ def _work(db: str, prepared: PreparedRun) -> None:
     except Exception as e:  # noqa: BLE001 — a crashed worker must leave a trace, not a 'running' row
         job.error = f"{type(e).__name__}: {e}"
         try:
-            store.log.update_run(run_id, status="failed", finished_at=now())
+            store.log.update_run(run_id, status=FAILED, finished_at=now())
         except Exception:
             pass
     finally:
@@ -99,12 +100,12 @@ def cancel(run_id: int, db: str | None = None) -> bool:
     job = _jobs.get(run_id)
     here = job is not None and job.thread.is_alive()
     if job is not None and here:
-        job.cancel.stop("cancelled")
+        job.cancel.stop(CANCELLED)
     if db is not None:
         store = Store(db)
         try:
             run = store.log.run(run_id)
-            if run and run["status"] == "running":
+            if run and run["status"] == RUNNING:
                 store.log.request_cancel(run_id)
                 here = True
         finally:
@@ -124,7 +125,7 @@ def _shutdown(grace: float = 10.0) -> None:
     resume can continue them), instead of dying mid-call as 'running'."""
     alive_jobs = [j for j in list(_jobs.values()) if j.thread.is_alive()]
     for j in alive_jobs:
-        j.cancel.stop("interrupted")
+        j.cancel.stop(INTERRUPTED)
     for j in alive_jobs:
         j.thread.join(grace)
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
+from ..results.rows import CheckResultRow
 from ..schemas import Assertion, Case, CheckResult, RunnerReply
 from ..schemas.checks import CheckKind, CheckSource, CheckTarget
 from . import scripts
@@ -374,3 +375,11 @@ def runs_scripts(case: Case) -> bool:
         or any(isinstance(a.options.get(k), str) and a.options[k].strip() for k in _TRANSFORMS)
         for a in _flatten(case.assertions)
     )
+
+
+def stored_rows(results: list[CheckResult], grading_key: str | None) -> list[CheckResultRow]:
+    """A case's check results as the run log keeps them: a model-graded one names its grading."""
+    return [
+        cast(CheckResultRow, {**r.model_dump(), "grading_key": grading_key if r.kind == "model" else None})
+        for r in results
+    ]

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, cast
 
+from .. import vocab
 from ..documents import Document, detect_variant
 from ..errors import InputError, ModelCallError
 from ..models.call import CallPolicy, Cancelled
@@ -22,14 +23,14 @@ from ..models.ratelimit import PRIORITY, Limiter
 from ..results.backend import ResultCache
 from ..results.liveness import ACTIVE, HEARTBEAT_SECONDS, live_status, owner_id
 from ..results.report import build_report
-from ..results.rows import CheckResultRow, RunCaseKey
+from ..results.rows import RunCaseKey
 from ..results.store import Store, dumps
 from ..schemas import Case, TransferSet
 from ..sets.confirmation import set_hash
 from ..timestamps import now
 from ..vocab import REGRESSED, RunStatus, Variant
 from .calls import Calls
-from .checks import evaluate, model_checks, runs_scripts
+from .checks import evaluate, model_checks, runs_scripts, stored_rows
 from .config import SETTINGS, RunConfig
 from .estimate import estimate_calls
 from .failfast import NOT_RUN_STAGE, NOT_RUN_STATUS, FailFast, not_run_error
@@ -260,16 +261,13 @@ class Engine:
                     case, okey, o, rkey, replay, 0, 1, truncated, policy, kind="judge-aa"
                 )
                 aa_verdict = aa["verdict"]
-            checked = [
-                cast(CheckResultRow, {**r.model_dump(), "grading_key": gkey if r.kind == "model" else None})
-                for r in checks
-            ]
+            checked = stored_rows(checks, gkey)
             with self.store.log.batch():  # a case's checks and its verdict land together
                 self.store.log.put_check_results(self.run_id, case.id, checked)
                 self.store.log.put_run_case(
                     {
                         **base,
-                        "status": "judged",
+                        "status": vocab.JUDGED,
                         "teacher_key": okey,
                         "candidate_key": ckey,
                         "judge_keys": dumps([key for key, _ in samples]),
@@ -291,7 +289,7 @@ class Engine:
         except ModelCallError as e:
             self.progress.errors += 1
             self.store.log.put_run_case(
-                {**base, "status": "error", "error_stage": stage, "error": e.message[:2000]}
+                {**base, "status": vocab.CASE_ERROR, "error_stage": stage, "error": e.message[:2000]}
             )
         self.progress.done += 1
         self._emit()
@@ -325,9 +323,9 @@ class Engine:
             if t - poll >= 1.0 and not self.cancel.is_set():
                 poll = t
                 if self.store.log.cancel_requested(self.run_id):
-                    stop(self.cancel, "cancelled")
+                    stop(self.cancel, vocab.CANCELLED)
             if self.cancel.is_set():
-                self.store.log.update_run(self.run_id, status="cancelling")
+                self.store.log.update_run(self.run_id, status=vocab.CANCELLING)
                 # aiohttp and litellm requests are dropped mid-flight; a call on the embedded model
                 # that is generating finishes on its thread (llama.cpp cannot be stopped), and its
                 # reply is thrown away; the calls queued behind it never start
@@ -364,7 +362,7 @@ class Engine:
             # Task.cancelling() tells the two apart from Python 3.11 on, but abeq runs on 3.10 too
             task = asyncio.current_task()
             if not watch.done() or (sys.version_info >= (3, 11) and task is not None and task.cancelling()):
-                self._end("interrupted")
+                self._end(vocab.INTERRUPTED)
                 raise
         finally:
             watch.cancel()
@@ -376,16 +374,16 @@ class Engine:
             self.store.log.mark_not_run(self.run_id, NOT_RUN_STATUS, NOT_RUN_STAGE, not_run_error(after))
             self.store.log.update_run(self.run_id, stopped_after=after)
             self.progress.ended = True
-            self._end("stopped")
+            self._end(vocab.STOPPED_EARLY)
             return self.run_id
-        self._end(getattr(self.cancel, "reason", "cancelled") if self.cancel.is_set() else "finished")
+        self._end(getattr(self.cancel, "reason", vocab.CANCELLED) if self.cancel.is_set() else vocab.FINISHED)
         return self.run_id
 
     def _end(self, status: RunStatus) -> None:
         """Record how the attempt ended; a run with every case done is finished whatever stopped it."""
         c = self.store.log.case_counts(self.run_id)
         if c["done"] == c["total"]:
-            status = "finished"
+            status = vocab.FINISHED
         rep = build_report(self.store, self.run_id)
         self.store.log.update_run(
             self.run_id,

@@ -19,7 +19,7 @@ from ..models.call import CallPolicy
 from ..results.rows import CaseResult, CheckResultRow
 from ..results.store import dumps
 from ..schemas import Case, CheckResult, RunnerReply
-from ..vocab import EQUIVALENT, REGRESSED, Verdict
+from ..vocab import EQUIVALENT, JUDGED, REGRESSED, Verdict
 from .calls import Calls
 from .checks import evaluate, model_checks
 from .config import RunConfig
@@ -130,7 +130,7 @@ async def run_sampled(
         for r in checks[0]
     ]
     row: CaseResult = {
-        "status": "judged",
+        "status": JUDGED,
         "teacher_key": teacher[0][0],
         "candidate_key": cand[0][0],
         "judge_keys": dumps([k for k, _ in judged]),

@@ -8,7 +8,7 @@ abeq.untrusted.md_escape; the body stays under GitHub's 65,536-character limit, 
 from __future__ import annotations
 
 from ..untrusted import md_escape
-from ..vocab import DIVERGED, REGRESSED
+from ..vocab import DIVERGED, JUDGED, REGRESSED
 from .changes import CHANGED, NEW, REMOVED
 from .run import GateResult, Outcome
 
@@ -116,7 +116,7 @@ def render(result: GateResult, store, *, note: str = "", limit: int | None = LIM
             blocks += [_decided_block(d) for d in o.decided]
         if o.report is None:
             continue
-        rows = [r for r in o.report.rows if r.status == "judged"]
+        rows = [r for r in o.report.rows if r.status == JUDGED]
         shown = [
             (i, r) for i, r in enumerate(rows, 1) if (r.machine_verdict or r.verdict) in (REGRESSED, DIVERGED)
         ]

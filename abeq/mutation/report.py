@@ -25,7 +25,7 @@ from typing import Any
 from ..results.report import case_rows
 from ..results.store import Store
 from ..sets.confirmation import set_hash
-from ..vocab import REGRESSED
+from ..vocab import CASE_ERROR, JUDGED, REGRESSED
 
 KILLED, SURVIVED, INCOMPLETE, UNCONFIRMED = "killed", "survived", "incomplete", "unconfirmed"
 BLIND, UNNOTICED, UNMAPPED = "blind", "claimed but unnoticed", "unmapped"
@@ -127,11 +127,11 @@ def mutant_result(
     """`mapped`: some case of the set names a section (else a survivor is unmapped, not blind);
     `aa`: the run measured the noise floor, so a kill only a model-graded check found counts."""
     rows = case_rows(db, run_id)
-    judged = [r for r in rows if r.status == "judged"]
+    judged = [r for r in rows if r.status == JUDGED]
     found = [r for r in judged if r.machine_verdict == REGRESSED]
     kills = [r for r in found if aa or kill_by(r) != BY_GRADED]
     unconfirmed = [r for r in found if r not in kills]
-    errors = [r for r in rows if r.status == "error"]
+    errors = [r for r in rows if r.status == CASE_ERROR]
     # no kill: survived only when every case was judged (an error, a cancel leave it untested)
     if kills:
         status = KILLED

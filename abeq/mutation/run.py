@@ -38,6 +38,7 @@ from ..sections import SectionIndex
 from ..sets.confirmation import confirm as confirm_set
 from ..sets.confirmation import set_hash
 from ..timestamps import now
+from ..vocab import CANCELLED, CANCELLING, FINISHED
 from .estimate import mutation_estimate
 from .mutants import Mutant, section_mutants
 from .report import MutationReport, build_mutation_report
@@ -135,7 +136,7 @@ class PreparedMutation:
         )
         run_ids: list[int] = []
         for i, m in enumerate(self.mutants):
-            if cancel.is_set() or (db.mutations.get(mid) or {}).get("status") == "cancelling":
+            if cancel.is_set() or (db.mutations.get(mid) or {}).get("status") == CANCELLING:
                 break
             eng = self.engine(m, db, cancel=cancel, on_progress=_labelled(on_progress, i, m, self))
             eng.prepare(self.checked)
@@ -144,7 +145,7 @@ class PreparedMutation:
             asyncio.run(eng.run_async())
         rep = build_mutation_report(db, self, run_ids)
         complete = len(run_ids) == len(self.mutants) and not rep.incomplete
-        status = "finished" if complete else ("cancelled" if cancel.is_set() else "incomplete")
+        status = FINISHED if complete else (CANCELLED if cancel.is_set() else "incomplete")
         db.mutations.update(
             mid,
             status=status,

@@ -13,6 +13,7 @@ import json
 import re
 from xml.etree import ElementTree as ET
 
+from .. import vocab
 from ..documents import compression_ratio, size_stats
 from ..sets.coverage_report import coverage
 from ..untrusted import csv_report_cell, md_escape
@@ -136,7 +137,7 @@ def markdown(store: Store, rr: RunReport, gate: str = "compress") -> str:
         "|---|---|---|---|---|",
     ]
     for r in rr.rows:
-        if r.status == "judged":
+        if r.status == vocab.JUDGED:
             ov = (
                 f"yes (judge said {r.judge_verdict}: {_md_cell(r.override['reason'])})"
                 if r.override
@@ -147,7 +148,7 @@ def markdown(store: Store, rr: RunReport, gate: str = "compress") -> str:
                 f"{r.original_directness} → {r.candidate_directness} | {ov} |"
             )
         else:
-            what = "not run" if r.status != "error" else f"**error** ({r.error_stage})"
+            what = "not run" if r.status != vocab.CASE_ERROR else f"**error** ({r.error_stage})"
             lines.append(f"| {_md_cell(r.case_id)} | {what} | {_md_cell(r.error or '')} | | |")
     lines += _checks_md(rr) + samples_md(rr.rows, _md_cell)
     trunc = [r.case_id for r in rr.rows if r.gate_truncated]
@@ -368,7 +369,7 @@ def to_junit(rr: RunReport, gate: str = "compress") -> str:
             _check_properties(tc, r)
         if r.error_stage == NOT_RUN_STAGE or r.status == "pending":  # not run: never an error
             ET.SubElement(tc, "skipped", message=(r.error or "not run (cancelled or interrupted run)")[:200])
-        elif r.status != "judged":
+        elif r.status != vocab.JUDGED:
             ET.SubElement(
                 tc,
                 "error",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..documents import compression_ratio, size_stats
-from ..vocab import DIVERGED, EQUIVALENT, REGRESSED
+from ..vocab import DIVERGED, EQUIVALENT, JUDGED, REGRESSED
 from .report import build_report
 from .rows import DocumentRow
 from .store import Store
@@ -27,7 +27,7 @@ def rounds(store: Store, review_id: int) -> list[dict]:
         size = size_stats(cand["content"])
         rr = build_report(store, run["id"])
         s = rr.report["summary"]
-        judged = [r for r in rr.rows if r.status == "judged"]
+        judged = [r for r in rr.rows if r.status == JUDGED]
         mean = lambda xs: round(sum(xs) / len(xs), 2) if xs else None
         out.append(
             {
@@ -85,11 +85,11 @@ def round_reviews(store: Store, chosen: list[dict], rows: list[dict]) -> list[di
         verdicts: list[str | None] = []
         carried = 0
         for c in cases:
-            if c.status == "judged" and not c.review and c.case_id in taken:
+            if c.status == JUDGED and not c.review and c.case_id in taken:
                 verdicts.append(taken[c.case_id])
                 carried += 1
             else:
-                verdicts.append(c.verdict if c.status == "judged" else "errored")
+                verdicts.append(c.verdict if c.status == JUDGED else "errored")
         counts = {v: verdicts.count(v) for v in (EQUIVALENT, DIVERGED, REGRESSED)}
         out.append(
             {

@@ -16,13 +16,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..timestamps import epoch
+from ..vocab import CANCELLED, CANCELLING, FAILED, INTERRUPTED, RUNNING
 
 HEARTBEAT_SECONDS = 5.0
 # A heartbeat this old means the process stopped beating: it died on another host, or its pid was
 # reused here. Six missed beats, so a process busy for a moment (a slow import) is not declared dead.
 STALE_SECONDS = 30.0
-ACTIVE = ("running", "cancelling")  # stored statuses of a run some process is working on
-UNFINISHED = ("running", "cancelling", "cancelled", "interrupted", "failed")
+ACTIVE = (RUNNING, CANCELLING)  # stored statuses of a run some process is working on
+UNFINISHED = (RUNNING, CANCELLING, CANCELLED, INTERRUPTED, FAILED)
 
 
 def owner_id() -> str:
@@ -58,8 +59,8 @@ def live_status(run: Mapping[str, Any], now: float | None = None) -> str:
     if status not in ACTIVE:
         return status
     if owner_alive(run.get("owner")) is False:
-        return "interrupted"
+        return INTERRUPTED
     beat = epoch(run.get("heartbeat_at"))
     if beat is None or (now if now is not None else time.time()) - beat > STALE_SECONDS:
-        return "interrupted"
+        return INTERRUPTED
     return status

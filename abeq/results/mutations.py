@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from ..timestamps import now
-from ..vocab import AA_NOISY
+from ..vocab import AA_NOISY, FINISHED, RUNNING
 from .connection import Connection
 
 
@@ -21,12 +21,12 @@ class SqliteMutations:
     def start(self, key: str, row: dict) -> int:
         """The unfinished test with this key (resumed), or a new one."""
         found = self.sql.one(
-            "select id from mutations where key = ? and status != 'finished' order by id desc limit 1", [key]
+            "select id from mutations where key = ? and status != ? order by id desc limit 1", [key, FINISHED]
         )
         if found:
-            self.update(found["id"], status="running")
+            self.update(found["id"], status=RUNNING)
             return found["id"]
-        self.sql.insert("mutations", {**row, "key": key, "status": "running", "started_at": now()})
+        self.sql.insert("mutations", {**row, "key": key, "status": RUNNING, "started_at": now()})
         return (self.sql.one("select max(id) id from mutations where key = ?", [key]) or {})["id"]
 
     def update(self, mutation_id: int, **fields) -> None:
@@ -37,7 +37,7 @@ class SqliteMutations:
     def finished(self, key: str) -> dict | None:
         """The newest finished test with this key (its report makes a repeat cost nothing)."""
         return self.sql.one(
-            "select * from mutations where key = ? and status = 'finished' order by id desc limit 1", [key]
+            "select * from mutations where key = ? and status = ? order by id desc limit 1", [key, FINISHED]
         )
 
     def get(self, mutation_id: int) -> dict | None:
@@ -53,7 +53,7 @@ class SqliteMutations:
         """The newest finished mutation test of this set (on this original, when given); one that is a
         trust figure first (not made with the scripted double or the embedded model), then one made
         with these runner and judge models, when they are given (the score depends on them)."""
-        where, params = "transfer_set_hash = ? and status = 'finished'", [transfer_set_hash]
+        where, params = "transfer_set_hash = ? and status = ?", [transfer_set_hash, FINISHED]
         if original_hash:
             where, params = where + " and original_hash = ?", [*params, original_hash]
         same = "(runner_model = ? and judge_model = ?) desc, " if runner and judge else ""

@@ -10,12 +10,16 @@ from ..schemas import CaseError, CaseVerdict, CheckResult, EfficiencySignal, Rep
 from ..vocab import (
     AA_NOISY,
     AGREE,
+    CANCELLING,
     DIVERGED,
     EQUIVALENT,
+    JUDGED,
     NOT_RUN_STAGE,
     OVERRIDE,
     PENDING_STAGE,
     REGRESSED,
+    RUNNING,
+    STOPPED_EARLY,
     Verdict,
 )
 from .check_rows import check_result
@@ -132,8 +136,8 @@ class RunReport:
     def incomplete(self) -> str | None:
         """'cancelled: k of n judged, m not run' when a run ended before every case ran (a Cancel, an
         interrupt, --fail-fast): what was judged stands, the rest is not an error."""
-        why = {"stopped": "stopped early"}.get(st := self.run["status"], st)
-        if not self.not_run or why in ("running", "cancelling"):
+        why = {STOPPED_EARLY: "stopped early"}.get(st := self.run["status"], st)
+        if not self.not_run or why in (RUNNING, CANCELLING):
             return None
         n, errs = len(self.not_run), f", {len(self.failed)} errored" if self.failed else ""
         return f"{why}: {len(self.report['cases'])} of {len(self.rows)} judged, {n} not run{errs}"
@@ -205,7 +209,7 @@ def case_rows(store: Store, run_id: int) -> list[CaseRow]:
             row.calls_made, row.calls_cached = c["made"], c["cached"]
             row.tokens = c["prompt_tokens"] + c["completion_tokens"]
             row.cost, row.unpriced_calls = float(c["cost"]), c["unpriced"]
-        if r["status"] == "judged":
+        if r["status"] == JUDGED:
             js = [judgements[k] for k in json.loads(r["judge_keys"] or "[]") if k in judgements]
             row.samples = [j["verdict"] for j in js]
             row.judge_verdict = r["verdict"]
@@ -239,9 +243,9 @@ def case_rows(store: Store, run_id: int) -> list[CaseRow]:
 def _reviewed(row: CaseRow, ov: OverrideRow | None) -> CaseRow:
     """The row with the reviewer's action in effect on it, if any."""
     row.machine_verdict = row.verdict
-    if ov and row.status == "judged":
+    if ov and row.status == JUDGED:
         row.review = ov
-    if ov and row.status == "judged" and ov.get("action", OVERRIDE) == OVERRIDE:
+    if ov and row.status == JUDGED and ov.get("action", OVERRIDE) == OVERRIDE:
         row.override = ov
         # whatever the verdict (equivalent too), the reviewer's reason is the delta every export shows
         row.verdict, row.behaviour_delta = ov["verdict"], f"reviewer: {ov['reason']}"
@@ -268,7 +272,7 @@ def _sampled(row: CaseRow, r: RunCaseRow, js: list, checks: list) -> None:
 def summarise(rows: list[CaseRow]) -> tuple[dict, list[dict]]:
     cases, errors = [], []
     for r in rows:
-        if r.status == "judged":
+        if r.status == JUDGED:
             # case_rows sets these on every judged case
             assert r.verdict and r.original_directness is not None and r.candidate_directness is not None
             cases.append(
@@ -329,7 +333,7 @@ def exit_code(rr: RunReport, gate: str = "compress") -> int:
 def gate_result(rr: RunReport, gate: str = "compress") -> dict:
     """SPEC §8 gate profiles over the effective verdicts."""
     s = rr.report["summary"]
-    judged = [r for r in rr.rows if r.status == "judged"]
+    judged = [r for r in rr.rows if r.status == JUDGED]
     out = {"gate": gate, "pass": s["pass"], "regressions": s["regressions"], "errors": len(rr.failed)}
     out["not_run"] = len(rr.not_run)  # --fail-fast: cases never started (not errors)
     if gate == "directive-clarity":

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import InputError, ReviewConflict
 from ..timestamps import ago
-from ..vocab import AGREE, OVERRIDE, REVIEW_ACTIONS, VERDICTS, is_verdict
+from ..vocab import AGREE, CASE_ERROR, JUDGED, OVERRIDE, REVIEW_ACTIONS, VERDICTS, is_verdict
 from .report import case_rows
 from .rows import OverrideRow
 from .store import Store
@@ -67,8 +67,8 @@ def record(
     rc = store.log.run_case(run_id, case_id)
     if rc is None:
         raise InputError(f"run {run_id} has no case '{case_id}'")
-    if rc["status"] != "judged":
-        why = "errored" if rc["status"] == "error" else "was not run"
+    if rc["status"] != JUDGED:
+        why = "errored" if rc["status"] == CASE_ERROR else "was not run"
         raise InputError(
             f"case '{case_id}' {why}: there is no verdict to {action}",
             hint="Run it again (the same command, or Start on Run, resumes the run).",

@@ -10,9 +10,9 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
 from ..timestamps import now
-from ..vocab import CASE_ERROR, JUDGED, PENDING, RUNNING, CaseRunStatus
+from ..vocab import CASE_ERROR, FINISHED, JUDGED, PENDING, RUNNING, CaseRunStatus
 from .connection import Connection
-from .liveness import live_status
+from .liveness import ACTIVE, live_status
 from .rows import (
     CallProgress,
     CallRow,
@@ -57,8 +57,8 @@ class SqliteRunLog:
         return cast(
             "RunRow | None",
             self.sql.one(
-                "select * from runs where config_key = ? and status != 'finished' order by id desc limit 1",
-                [config_key],
+                "select * from runs where config_key = ? and status != ? order by id desc limit 1",
+                [config_key, FINISHED],
             ),
         )
 
@@ -126,7 +126,7 @@ class SqliteRunLog:
             )
             or {}
         )
-        return cast(CaseCounts, {k: c.get(k) or 0 for k in ("total", "done", "judged", "errors")})
+        return cast(CaseCounts, {k: c.get(k) or 0 for k in CaseCounts.__annotations__})
 
     def mark_not_run(self, run_id: int, status: CaseRunStatus, stage: str, error: str) -> int:
         """Record every case of a run still pending as not run (with why); returns how many."""
@@ -174,12 +174,12 @@ class SqliteRunLog:
         row = self.sql.one(
             """select
   (select count(*) || '|' || coalesce(max(rowid), 0) || '|' || coalesce(max(updated_at), '') || '|'
-          || sum(status = 'judged') || '|' || sum(status = 'error') || '|' || sum(status = 'pending')
+          || sum(status = ?2) || '|' || sum(status = ?3) || '|' || sum(status = ?4)
      from run_cases where run_id = ?1),
   (select coalesce(max(id), 0) from overrides),
   (select count(*) || '|' || coalesce(max(id), 0) from calls where run_id = ?1),
   (select count(*) from check_results where run_id = ?1)""",
-            [run_id],
+            [run_id, JUDGED, CASE_ERROR, PENDING],
         )
         return tuple(row.values()) if row else ()
 
@@ -219,7 +219,7 @@ class SqliteRunLog:
             )
             or {}
         )
-        return cast(CallProgress, {k: r.get(k) or 0 for k in ("runner", "judge", "cached", "made", "failed")})
+        return cast(CallProgress, {k: r.get(k) or 0 for k in CallProgress.__annotations__})
 
     def case_costs(self, run_id: int) -> dict[str, CallSums]:
         """call_stats per case of a run: calls made and served from the cache, tokens and cost of
@@ -265,8 +265,8 @@ class SqliteRunLog:
         """Ask whichever process runs this run to cancel it (its engine looks every second)."""
         self.sql.tx(
             self.sql.db.conn.execute,
-            "update runs set cancel_requested_at = ? where id = ? and status in ('running', 'cancelling')",
-            [now(), run_id],
+            "update runs set cancel_requested_at = ? where id = ? and status in (?, ?)",
+            [now(), run_id, *ACTIVE],
         )
 
     def cancel_requested(self, run_id: int) -> bool:

@@ -18,7 +18,7 @@ from ..results.store import Store, dumps
 from ..schemas import Case, TransferSet
 from ..sets.confirmation import confirm
 from ..sets.parse import dump, load
-from ..vocab import CASE_TYPES, DIVERGED, EQUIVALENT, REGRESSED, Verdict
+from ..vocab import CASE_ERROR, CASE_TYPES, DIVERGED, EQUIVALENT, FINISHED, JUDGED, REGRESSED, Verdict
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "release-notes"
 
@@ -138,7 +138,7 @@ def synthetic_run(
             store.log.put_run_case(
                 {
                     **base,
-                    "status": "error",
+                    "status": CASE_ERROR,
                     "error_stage": "runner",
                     "error": "synthetic: rate limited after 5 attempts",
                 }
@@ -197,7 +197,7 @@ def synthetic_run(
         store.log.put_run_case(
             {
                 **base,
-                "status": "judged",
+                "status": JUDGED,
                 "teacher_key": keys["teacher"],
                 "candidate_key": keys["candidate"],
                 "judge_keys": json.dumps([jkey]),
@@ -209,7 +209,7 @@ def synthetic_run(
         )
     run = store.log.run(run_id)
     assert run is not None  # created above
-    store.log.update_run(run_id, status="finished", finished_at=run["started_at"])
+    store.log.update_run(run_id, status=FINISHED, finished_at=run["started_at"])
     return run_id
 
 

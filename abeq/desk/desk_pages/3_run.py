@@ -11,6 +11,7 @@ from abeq.desk.render import md
 from abeq.desk.run_panels import judge_warning, open_runs_panel, progress_panel, settings_form
 from abeq.errors import AbeqError
 from abeq.results.store import db_path
+from abeq.vocab import CANCELLING, RUNNING
 
 store = session.open_store()
 review = session.current_review(store, st.session_state)
@@ -70,5 +71,5 @@ if run_id:
     st.fragment(progress_panel, run_every=1.0 if ticking else None)(run_id, ticking, review["name"])
 
 # runs of other processes change too: keep the list fresh while any of them runs
-active = any(r["status"] in ("running", "cancelling") for r in store.log.runs(review["id"]))
+active = any(r["status"] in (RUNNING, CANCELLING) for r in store.log.runs(review["id"]))
 st.fragment(open_runs_panel, run_every=2.0 if active else None)(review["id"], run_key)
