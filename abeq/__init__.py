@@ -11,7 +11,7 @@ instant and never imports litellm):
     compare                                        the blind comparator (abeq.comparator)
     calibrate                                      a judge measured on a labelled suite (abeq.calibration)
     mutate, prepare_mutation                       would this set notice a loss? (abeq.mutation)
-    Store, open_store, build_report                the database and the SPEC report (abeq.results)
+    Store, open_store, build_report                the database and the report (abeq.results)
     ModelSpec                                      a model and its sampling (abeq.models)
     AbeqError, InputError                          what a user should read
 """

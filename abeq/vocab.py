@@ -19,7 +19,8 @@ def is_verdict(name: object) -> TypeGuard[Verdict]:
     return name in VERDICTS
 
 
-# most cautious first: a tie between judge samples resolves to the earliest (SPEC §3: when unsure, regressed)
+# most cautious first: a tie between judge samples resolves to the earliest
+# (docs/reference/rules.md, "When unsure, regressed")
 VERDICT_ORDER: tuple[Verdict, ...] = (REGRESSED, DIVERGED, EQUIVALENT)
 # an A/A replay (the teacher judged against its own re-run) with any of these verdicts shows the
 # judge's noise: the Python rule (abeq.results.report) and the SQL counts (the ledger) both read it
@@ -62,12 +63,12 @@ VARIANTS: tuple[Variant, ...] = get_args(Variant)
 RunnerModeName = Literal["chat", "tools", "command"]
 RUNNER_MODES: tuple[RunnerModeName, ...] = get_args(RunnerModeName)
 
-# gate profiles (SPEC §8): compress passes with no regression; directive-clarity also needs a
-# measured directness gain
+# gate profiles (docs/reference/rules.md, "Gate profiles"): compress passes with no regression;
+# directive-clarity also needs a measured directness gain
 Gate = Literal["compress", "directive-clarity"]
 GATES: tuple[Gate, ...] = get_args(Gate)
 
-# the blind comparator's rubric (SPEC §10)
+# the blind comparator's rubric (docs/reference/rules.md, "comparison.json")
 CONTENT_CRITERIA: tuple[str, ...] = ("completeness", "accuracy", "usefulness", "clarity", "depth")
 STRUCTURE_CRITERIA: tuple[str, ...] = (
     "organization",

@@ -64,7 +64,7 @@ def test_a_lost_check_regresses_the_case_whatever_the_judge_said(tmp_path):
     code = cli(tmp_path, checked_set(tmp_path, {"happy-1": [WORDING]}))
     report, record = outputs(tmp_path)
     assert code == 1
-    Report.model_validate({k: report[k] for k in ("cases", "summary")})  # the SPEC shape, unchanged
+    Report.model_validate({k: report[k] for k in ("cases", "summary")})  # the report's shape, unchanged
     case = next(c for c in report["cases"] if c["case_id"] == "happy-1")
     assert case["verdict"] == "candidate-regressed"
     assert case["behaviour_delta"] == (

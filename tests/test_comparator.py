@@ -1,4 +1,5 @@
-"""The blind comparator (SPEC §10): weighting, blinding, both orders, comparison.json, CLI, page."""
+"""The blind comparator (docs/reference/rules.md, "comparison.json"): weighting, blinding, both
+orders, comparison.json, CLI, page."""
 
 from __future__ import annotations
 

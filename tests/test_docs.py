@@ -93,3 +93,89 @@ def test_mutation_guide_says_whether_abeq_mutate_exists():
     page = (DOCS / "guides" / "mutation.md").read_text(encoding="utf-8")
     planned = "Planned, not in this version" in page
     assert planned == ("mutate" not in _gen_cli().commands())
+
+
+# ------------------------------------------------------------------ citations of the project's reference
+# A comment or docstring that cites a behaviour names a page of docs/ and one of its headings; a
+# document outside the repository (once "SPEC §N") is never cited.
+CITATION = re.compile(r'docs/([\w/.-]+\.md),\s+"([^"]+)"')
+OUTSIDE = re.compile(r"\bSPEC\b")
+
+
+def _prose(path: Path) -> list[tuple[int, str]]:
+    """The comments and strings of a Python file (not its names: `SPEC = ModelSpec(...)` is a
+    variable), or every line of any other text file, with their line numbers."""
+    import io
+    import tokenize
+
+    text = path.read_text(encoding="utf-8")
+    if path.suffix != ".py":
+        return list(enumerate(text.splitlines(), 1))
+    kinds = (tokenize.COMMENT, tokenize.STRING)
+    return [
+        (t.start[0], t.string)
+        for t in tokenize.generate_tokens(io.StringIO(text).readline)
+        if t.type in kinds
+    ]
+
+
+def _cited_files() -> list[Path]:
+    kinds = ("*.py", "*.md", "*.json", "*.toml", "*.yml")
+    roots = [ROOT / d for d in ("abeq", "docs", "prompts", "tests", "bench", "desk_pages")]
+    found = [p for r in roots for k in kinds for p in r.rglob(k) if ".venv" not in p.parts]
+    return sorted({*found, ROOT / "README.md", ROOT / "app.py", ROOT / "pyproject.toml", ROOT / "mkdocs.yml"})
+
+
+def _headings(page: Path) -> set[str]:
+    return {m[1].strip() for m in re.finditer(r"^#{1,4}\s+(.+)$", page.read_text(encoding="utf-8"), re.M)}
+
+
+def outside_citations(files: list[Path]) -> list[str]:
+    return [
+        f"{p.relative_to(ROOT)}:{n}"
+        for p in files
+        if p != Path(__file__)
+        for n, s in _prose(p)
+        if OUTSIDE.search(s)
+    ]
+
+
+def broken_citations(files: list[Path]) -> list[str]:
+    out = []
+    for p in files:
+        if p == Path(__file__):
+            continue
+        for n, s in _prose(p):
+            for page, heading in CITATION.findall(" ".join(s.split())):
+                target = DOCS / page
+                if not target.is_file() or heading not in _headings(target):
+                    out.append(f"{p.relative_to(ROOT)}:{n}: docs/{page}, {heading!r}")
+    return out
+
+
+def test_no_document_outside_the_repository_is_cited():
+    assert outside_citations(_cited_files()) == []
+
+
+def test_every_citation_names_a_page_and_heading_of_the_docs():
+    files = _cited_files()
+    assert broken_citations(files) == []
+    cited = {c for p in files for _, s in _prose(p) for c in CITATION.findall(" ".join(s.split()))}
+    assert {h for _, h in cited} >= {
+        "The report",
+        "When unsure, regressed",
+        "Gate profiles",
+        "comparison.json",
+    }
+
+
+def test_the_citation_checks_can_fail(tmp_path, monkeypatch):
+    bad = ROOT / "tests" / "fixtures" / "_citation_probe.py"
+    try:
+        bad.write_text('# the report (SPEC §4)\nX = 1  # docs/reference/rules.md, "No such heading"\n')
+        assert outside_citations([bad]) == ["tests/fixtures/_citation_probe.py:1"]
+        assert broken_citations([bad]) == [
+            "tests/fixtures/_citation_probe.py:2: docs/reference/rules.md, 'No such heading'"
+        ]
+    finally:
+        bad.unlink()

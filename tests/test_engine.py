@@ -224,7 +224,7 @@ def test_gate_truncated_case_is_marked(store, example, scripted_cfg):
     rr, _ = run(store, example, scripted_cfg(), candidate="faithful")
     truncated = {r.case_id for r in rr.rows if r.gate_truncated}
     assert truncated == {"edge-2"}
-    # listed beside the SPEC report (which stays exact) and in the JUnit XML
+    # listed beside the report (which stays exact) and in the JUnit XML
     assert [t["case_id"] for t in rr.with_errors()["gate_truncated"]] == ["edge-2"]
     Report.model_validate(rr.report)
     from abeq.results.exports import to_junit

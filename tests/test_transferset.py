@@ -196,7 +196,8 @@ def test_an_edited_case_misses_the_teacher_cache_and_its_neighbours_do_not():
     assert runner_key("doc", confirmed.cases[0], "skill", spec) != runner_key(
         "doc", edited.cases[0], "skill", spec
     )
-    # the set's hash changed, but a case's transcript depends on that case alone (SPEC §5)
+    # the set's hash changed, but a case's transcript depends on that case alone
+    # (docs/reference/rules.md, "A case's transcript is the case's own")
     assert sets.set_hash(confirmed) != sets.set_hash(edited)
     assert runner_key("doc", confirmed.cases[1], "skill", spec) == runner_key(
         "doc", edited.cases[1], "skill", spec

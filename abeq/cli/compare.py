@@ -1,4 +1,4 @@
-"""`abeq compare`: the blind comparator (SPEC §10) on two files. Heavy imports stay in the command."""
+"""`abeq compare`: the blind comparator on two files. Heavy imports stay in the command."""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ def register(sub) -> None:
     db_arg(ex)
     ex.add_argument("--gate", choices=GATES, default="compress", help="the gate profile the exports apply")
     for flag, what in (
-        ("--out", "the SPEC report (JSON; stdout when no other export is asked for)"),
+        ("--out", "the report (JSON; stdout when no other export is asked for)"),
         ("--record", "the full run record (JSON)"),
         ("--markdown", "a Markdown review report"),
         ("--csv", "one CSV row per case"),

@@ -1,2 +1,2 @@
-"""The blind comparator (SPEC §10): which of two outputs does a task better, judged in both orders
+"""The blind comparator: which of two outputs does a task better, judged in both orders
 with origin stripped first."""

@@ -1,4 +1,4 @@
-"""The blind comparator (SPEC §10): which of two outputs does a task better, judged in both orders.
+"""The blind comparator: which of two outputs does a task better, judged in both orders.
 
 Blindness. The judge sees the outputs only as A and B. `strip_origin` first removes what would
 tell it where an output came from (origin labels, origin front matter, model names, revealing
@@ -10,11 +10,12 @@ comparison is judged twice, with the inputs swapped, and each reply is mapped ba
 A winner is declared only when the same input wins both orders; any other disagreement is
 reported as a tie with `order_dependent: true`. Both raw judgements are kept in `orders`.
 
-Labels in comparison.json. The judge's own replies (in `orders[].judgement`) use the labels it
-was shown. Everything at the top level, the SPEC §10 keys included, is about the inputs as
-given: `a`/"A" is output_a (`--a`), `b`/"B" is output_b (`--b`), whichever position each was
-shown in. Scores there are the mean of both orders; notes, summaries and assertion notes come
-from the order that showed output_a as A, so their "A" and "B" mean the same as the keys.
+Labels in comparison.json. The judge's own replies (in `orders[].judgement`) use the labels it was
+shown. Everything at the top level, the keys of fixed shape included (docs/reference/rules.md,
+"comparison.json"), is about the inputs as given: `a`/"A" is output_a (`--a`), `b`/"B" is output_b
+(`--b`), whichever position each was shown in. Scores there are the mean of both orders; notes,
+summaries and assertion notes come from the order that showed output_a as A, so their "A" and "B"
+mean the same as the keys.
 An assertion passes for an input only when both orders say PASS.
 
 Weighting. Totals are computed here from the scores, never taken from the model: content is

@@ -31,7 +31,8 @@ FIELD_LABELS = {
 
 
 REVIEWED: dict[str, str] = {"all": "All", "todo": "Not reviewed", "done": "Reviewed"}
-# the queue: where a reviewer's reading changes most comes first (SPEC §3: when unsure, regressed)
+# the queue: where a reviewer's reading changes most comes first
+# (docs/reference/rules.md, "When unsure, regressed")
 _QUEUE_RANK = {REGRESSED: 1, DIVERGED: 2}
 
 
@@ -172,7 +173,7 @@ def format_field(name: str, value) -> str:
 
 
 def self_report_rows(original: dict, candidate: dict) -> list[tuple[str, str, str]]:
-    """The six self-report fields as (label, original, candidate), in the SPEC's order."""
+    """The six self-report fields as (label, original, candidate), in the runner's order."""
     return [
         (FIELD_LABELS[f], format_field(f, original.get(f)), format_field(f, candidate.get(f)))
         for f in SELF_REPORT_FIELDS

@@ -15,8 +15,9 @@ from .runner import runner_prompt
 
 KEY_VERSION = "abeq-key-v1"
 # v2 runner keys hold the case alone: which other cases share the set does not change a case's
-# transcript (SPEC §5), so adding a case runs only that case's teacher. v1 keys also held the set's
-# hash; rows stored under them stay readable (runner_keys).
+# transcript (docs/reference/rules.md, "A case's transcript is the case's own"), so adding a case
+# runs only that case's teacher. v1 keys also held the set's hash; rows stored under them stay
+# readable (runner_keys).
 RUNNER_KEY_VERSION = "abeq-key-v2"
 
 

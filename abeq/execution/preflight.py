@@ -171,8 +171,9 @@ def review_refusal(
     ts_hash: str | None = None,
     desk: bool = False,
 ) -> InputError | None:
-    """Rounds of a review compare only when they share the original and the cases (SPEC §9): what
-    the review's earlier runs used decides, not what the review points at now."""
+    """Rounds of a review compare only when they share the original and the cases: what the
+    review's earlier runs used decides, not what the review points at now (docs/reference/rules.md,
+    "Rounds of a review")."""
     known = store.inputs.review(name) if name else None
     earlier = store.log.runs(known["id"]) if known else []
     new = "Create a new review (sidebar) for it" if desk else "Use a new --review name for it"

@@ -1,4 +1,4 @@
-"""Exports of a run in the forms people use: the SPEC report and the run record (JSON), a Markdown
+"""Exports of a run in the forms people use: the report and the run record (JSON), a Markdown
 review report, CSV, JUnit XML.
 
 Every export applies reviewer overrides and says so. `render` is the one entry point: the CLI's

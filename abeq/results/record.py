@@ -1,4 +1,4 @@
-"""The run record (abeq.schemas.RunRecord): the SPEC §4 report unchanged, plus the run and each
+"""The run record (abeq.schemas.RunRecord): the report unchanged, plus the run and each
 case in detail."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ A = TypeVar("A", RecordOverride, RecordReview)
 
 
 def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
-    """The full record (abeq.schemas.RunRecord): the SPEC §4 report unchanged, plus the run and
+    """The full record (abeq.schemas.RunRecord): the report unchanged, plus the run and
     per-case detail, validated as it is built."""
     run = rr.run
     cfg = json.loads(run["config"] or "{}")

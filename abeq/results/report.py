@@ -1,4 +1,4 @@
-"""From stored results to the SPEC §4 report (overrides applied) and gate profiles; the record: record.py."""
+"""From stored results to the report (overrides applied) and gate profiles; the record: record.py."""
 
 from __future__ import annotations
 
@@ -109,7 +109,7 @@ def known_cost(cost: float, unpriced_calls: int) -> float | None:
 class RunReport:
     run: RunRow
     rows: list[CaseRow]
-    report: dict  # exactly SPEC §4
+    report: dict  # docs/reference/rules.md, "The report"
     errors: list[dict]
     overridden: int
 
@@ -143,8 +143,9 @@ class RunReport:
         return f"{why}: {len(self.report['cases'])} of {len(self.rows)} judged, {n} not run{errs}"
 
     def with_errors(self) -> dict:
-        """The report plus, beside the schema: `errors`, the gate-truncated cases (SPEC §2: judged
-        only up to an unanswered gate), the overridden cases and those a reviewer agreed with."""
+        """The report plus, beside the schema: `errors`, the gate-truncated cases
+        (docs/reference/rules.md, "A gate with no scripted answer"), the overridden cases and those a
+        reviewer agreed with."""
         out = {**self.report, "errors": self.errors}
         if self.stopped_early():
             out["stopped_early"] = self.stopped_early()
@@ -331,7 +332,7 @@ def exit_code(rr: RunReport, gate: str = "compress") -> int:
 
 
 def gate_result(rr: RunReport, gate: str = "compress") -> dict:
-    """SPEC §8 gate profiles over the effective verdicts."""
+    """The gate profiles over the effective verdicts (docs/reference/rules.md, "Gate profiles")."""
     s = rr.report["summary"]
     judged = [r for r in rr.rows if r.status == JUDGED]
     out = {"gate": gate, "pass": s["pass"], "regressions": s["regressions"], "errors": len(rr.failed)}

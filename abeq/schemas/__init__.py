@@ -1,7 +1,7 @@
 """The one schema source: every structure abeq reads, writes or asks a model for (pydantic).
 
 JSON schemas sent to models are derived from these classes, never written by hand. `core` holds
-transfer sets, runner and judge replies and the SPEC report; `checks` the checks run on both arms;
+transfer sets, runner and judge replies and the report; `checks` the checks run on both arms;
 `comparison` the blind comparator's; `record` the run record; `mutants` the mutant writer's.
 """
 

@@ -1,4 +1,5 @@
-"""The blind comparator's structures (SPEC §10): the judge's reply and comparison.json."""
+"""The blind comparator's structures: the judge's reply and comparison.json
+(docs/reference/rules.md, "comparison.json")."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pydantic import BaseModel, Field, create_model
 from ..vocab import CONTENT_CRITERIA, STRUCTURE_CRITERIA
 from .core import NonEmpty, Strict
 
-# ---------------------------------------------------------------- comparator (SPEC §10)
+# ---------------------------------------------------------------- comparator
 # The judge replies in the labels it was shown (A/B). comparison.json reports in terms of the
 # inputs as given (a = output_a / --a, b = output_b / --b) after un-blinding; see abeq.comparator.
 Winner = Literal["A", "B", "tie"]
@@ -90,7 +91,7 @@ class MeanRubric(Strict):
 
 
 class Comparison(Strict):
-    """comparison.json exactly as SPEC §10 lays it out (no other keys)."""
+    """The keys of comparison.json whose shape is fixed, and no other."""
 
     winner: Winner
     reasoning: str
@@ -119,7 +120,7 @@ class OrderJudgement(Strict):
 
 
 class ComparisonResult(Comparison):
-    """comparison.json: the SPEC §10 keys first, then abeq's extras beside them."""
+    """comparison.json: the keys of fixed shape first, then abeq's own beside them."""
 
     order_dependent: bool
     seed: int
@@ -131,5 +132,5 @@ class ComparisonResult(Comparison):
     blinding: dict[str, bool] = {}  # whether strip_origin changed each input
 
     def spec_part(self) -> dict:
-        """Only the SPEC §10 keys."""
+        """Only the keys of fixed shape."""
         return Comparison.model_validate(self.model_dump(include=set(Comparison.model_fields))).model_dump()

@@ -1,4 +1,4 @@
-"""Transfer sets, runner and judge replies, and the SPEC report.
+"""Transfer sets, runner and judge replies, and the report.
 
 JSON schemas sent to models are derived from these classes, never written by hand.
 """
@@ -219,7 +219,7 @@ class EfficiencySignal(Strict):
     interpretation_notes: str
 
 
-# ---------------------------------------------------------------- report (SPEC §4, exact)
+# ------------------------------------------------- report (docs/reference/rules.md, "The report")
 class CaseVerdict(Strict):
     case_id: str
     verdict: Verdict

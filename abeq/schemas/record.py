@@ -1,4 +1,4 @@
-"""The run record (`abeq run --record`, `abeq export --record`, the desk's download): the SPEC §4
+"""The run record (`abeq run --record`, `abeq export --record`, the desk's download): the
 report unchanged, plus how the run was made and what happened on each case.
 
 abeq.results.report builds it from the store and writes `RunRecord.model_dump(mode="json",
@@ -29,7 +29,7 @@ class StoppedEarly(Strict):
 
 
 class GateResult(Strict):
-    """The gate profile (SPEC §8) over the effective verdicts."""
+    """The gate profile (docs/reference/rules.md, "Gate profiles") over the effective verdicts."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     gate: Gate
@@ -260,7 +260,7 @@ class RunRecord(Strict):
     """The full record of one run."""
 
     version: str = Field(RECORD_VERSION, description="the record format; bumped when a key changes meaning")
-    report: Report = Field(description="exactly the SPEC §4 report")
+    report: Report = Field(description="the report, exactly as --out writes its cases and summary")
     errors: list[CaseError] = Field(description="cases without a verdict: errored, or never started")
     gate: DirectivenessGateResult | GateResult  # the first that fits: extra keys are refused
     run: RecordRun

@@ -1,10 +1,11 @@
 """Drafting a transfer set from the original: the model proposes cases, code checks them, a person decides.
 
-The model (the judge-side one) reads the original in the five passes of SPEC §7 and proposes
-typed cases tagged with the sections they exercise. Code then does what code can check: every
-case is `derived`, ids are unique slugs, sections the original does not have are dropped (with a
-warning), and the document hash is set. The result is never confirmed: nothing runs until a
-person has accepted, edited or rejected each case.
+The model (the judge-side one) reads the original in five passes
+(docs/reference/rules.md, "Drafting in five passes") and proposes typed cases tagged with the
+sections they exercise. Code then does what code can check: every case is `derived`, ids are
+unique slugs, sections the original does not have are dropped (with a warning), and the document
+hash is set. The result is never confirmed: nothing runs until a person has accepted, edited or
+rejected each case.
 """
 
 from __future__ import annotations
