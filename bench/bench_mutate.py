@@ -42,15 +42,15 @@ def main() -> int:
 
     def mutate(label: str, db: Path, concurrency: int = 1, **kw) -> None:
         store = Store(str(db))
-        before = len(scripted.HISTORY)
+        before = len(scripted.model("rules").history)
         prep = prepare_mutation(original, ts, runner_model=MODEL, store=store, concurrency=concurrency, **kw)
         est = prep.estimate()
         rep = prep.run().report
         # a test read back reports the calls it made when it ran; this one made none
         none = {"made": 0, "teacher_made": 0, "tokens": 0}
-        calls = rep["calls"] if len(scripted.HISTORY) > before else none
+        calls = rep["calls"] if len(scripted.model("rules").history) > before else none
         rows[label] = {
-            "model_calls": len(scripted.HISTORY) - before,
+            "model_calls": len(scripted.model("rules").history) - before,
             "calls": calls["made"],
             "teacher_calls": calls["teacher_made"],
             "tokens": calls["tokens"],
@@ -66,11 +66,11 @@ def main() -> int:
 
     db = work / "after-run.db"
     store = Store(str(db))
-    before = len(scripted.HISTORY)
+    before = len(scripted.model("rules").history)
     rr = run(original, faithful, ts, runner_model=MODEL, store=store, concurrency=1)
     st = store.log.call_stats(rr.run["id"])
     rows["full run"] = {
-        "model_calls": len(scripted.HISTORY) - before,
+        "model_calls": len(scripted.model("rules").history) - before,
         "calls": st["made"],
         "teacher_calls": st["teacher_made"],
         "tokens": st["prompt_tokens"] + st["completion_tokens"],

@@ -141,7 +141,7 @@ def child(
         else:
             engine_run(url, warm, os.path.join(tmp, "warm.db"), concurrency)
         _post(server_root + "/reset")
-        scripted.reset()
+        scripted.forget()
         s0 = process_cpu(server_pid) if server_pid else None
         t0, c0 = time.perf_counter(), time.process_time()
         if transport == "bare":

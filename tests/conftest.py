@@ -82,25 +82,26 @@ def _own_trust_file(tmp_path, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
-def _scripted_clean():
+def _own_scripted_models():
+    """Each test gets new scripted model instances (as each inspect_ai test builds its own mockllm):
+    what one test queued or read is never another's."""
     from abeq.models import scripted
 
-    scripted.reset()
+    scripted.forget()
     yield
-    scripted.reset()
+    scripted.forget()
 
 
 @pytest.fixture
 def scripted_model():
-    """The scripted model (abeq/models/scripted.py), fresh for this test. Replies per purpose of
-    call, whatever else is asked meanwhile: `scripted_model.judge.enqueue(reply, ...)` for the next
-    judge calls, `.runner.always(reply)`, `.grader.handle(fn)` (None falls through to the rules);
-    `.judge.calls` are the judge's calls so far (also runner, grader, drafter, comparator)."""
+    """This test's `scripted/rules` (abeq/models/scripted.py). Replies per purpose of call, whatever
+    else is asked meanwhile: `scripted_model.judge.enqueue(reply, ...)` for the next judge calls,
+    `.runner.always(reply)`, `.grader.handle(fn)` (None falls through to the rules); `.judge.calls`
+    are the judge's calls so far (also runner, grader, drafter, comparator, mutator); `.history`
+    every call, `.enqueue(...)` and `.handler` for any purpose."""
     from abeq.models import scripted
 
-    scripted.reset()
-    yield scripted
-    scripted.reset()
+    return scripted.model("rules")
 
 
 @pytest.fixture

@@ -245,7 +245,9 @@ def test_a_run_survives_a_new_session_and_can_be_cancelled_from_it(app, db):
     from abeq.models import scripted
 
     release = threading.Event()
-    scripted.handler = lambda model, messages, schema: release.wait(60) and None  # hold every call
+    scripted.model("rules").handler = lambda model, messages, schema: (
+        release.wait(60) and None
+    )  # hold every call
     try:
         app.switch_page("desk_pages/2_transfer_set.py").run()
         app.button(key="confirm").click().run()
@@ -301,7 +303,7 @@ def test_compare_page_judges_two_pasted_outputs_blind(app):
     assert buttons, [b.label for b in app.button]
     buttons[0].click().run()
     assert not app.exception
-    judge_calls = [h for h in scripted.HISTORY if "output_a" in h["messages"][-1]["content"]]
+    judge_calls = [h for h in scripted.model("rules").history if "output_a" in h["messages"][-1]["content"]]
     assert len(judge_calls) >= 2  # both orders
 
 

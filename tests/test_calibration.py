@@ -126,7 +126,7 @@ def _always(verdict):
 @pytest.mark.parametrize("verdict", VERDICTS)
 @pytest.mark.parametrize("samples", [1, 3])
 def test_a_judge_that_always_says_one_verdict(tmp_path, verdict, samples):
-    scripted.handler = _always(verdict)
+    scripted.model("scripted").handler = _always(verdict)
     db, out = str(tmp_path / "a.db"), tmp_path / "cal.json"
     with LoopbackServer() as srv:
         args = ["calibrate", "--judge-model", "openai/scripted", "--api-base", srv.url, "--db", db]
@@ -347,7 +347,7 @@ def test_reviewed_cases_measure_another_candidate_judge(tmp_path, store, example
     record(
         store, run_id, rows[3].case_id, action="override", verdict=EQUIVALENT, reason="fine", reviewer="bo"
     )
-    scripted.handler = _always(EQUIVALENT)
+    scripted.model("scripted").handler = _always(EQUIVALENT)
     out = tmp_path / "other.json"
     with LoopbackServer() as srv:
         args = ["calibrate", "--from-reviews", "--judge-model", "openai/scripted", "--api-base", srv.url]

@@ -33,7 +33,7 @@ def test_a_call_queued_for_a_concurrency_slot_does_not_start_after_cancel():
         slot.release()
         return await asyncio.gather(*queued, return_exceptions=True)
 
-    scripted.handler = lambda *a: sent.append(a) or "{}"
+    scripted.model("rules").handler = lambda *a: sent.append(a) or "{}"
     (out,) = asyncio.run(main())
     assert isinstance(out, Cancelled) and sent == []
 
@@ -45,13 +45,13 @@ def test_no_retry_starts_after_cancel():
         flag.set()  # cancelled while the first attempt is out; the attempt then fails
         raise ConnectionError("reset")
 
-    scripted.handler = fail_then_cancel
+    scripted.model("rules").handler = fail_then_cancel
     policy = CallPolicy(cancel=flag, backoff_base=0.0)
     with pytest.raises(Cancelled):
         asyncio.run(
             complete(ModelSpec(name="scripted/rules"), [{"role": "user", "content": "x"}], None, policy)
         )
-    assert len(scripted.HISTORY) == 1
+    assert len(scripted.model("rules").history) == 1
 
 
 def _cancel_on_call(n: int, flag: Stop):
@@ -68,34 +68,38 @@ def _cancel_on_call(n: int, flag: Stop):
 
 def test_cancel_keeps_what_finished_and_the_same_run_resumes(store, example, scripted_cfg):
     flag = Stop()
-    scripted.handler = _cancel_on_call(5, flag)  # during case 2's candidate run (sequential: t, c, j)
+    scripted.model("rules").handler = _cancel_on_call(
+        5, flag
+    )  # during case 2's candidate run (sequential: t, c, j)
     eng = Engine(
         store, example["original"], example["lossy"], example["ts"], scripted_cfg(concurrency=1), cancel=flag
     )
     run_id = eng.run()
-    assert len(scripted.HISTORY) == 5  # the call that saw the cancel finished; none started after it
+    assert (
+        len(scripted.model("rules").history) == 5
+    )  # the call that saw the cancel finished; none started after it
     assert store.log.run(run_id)["status"] == "cancelled"
     counts = store.log.case_counts(run_id)
     assert counts["judged"] == 1 and counts["done"] == 1 and counts["total"] == 7
     assert eng.progress.as_dict()["runner_done"] == 4  # the 5th reply arrived after the cancel: kept
 
-    scripted.reset()
+    scripted.forget()
     again = Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg(concurrency=1))
     assert again.run() == run_id and store.log.run(run_id)["status"] == "finished"
     # case 1 (3 calls) and case 2's two runs come from the cache; 21 - 5 calls are made
-    assert len(scripted.HISTORY) == 21 - 5
+    assert len(scripted.model("rules").history) == 21 - 5
     assert store.log.case_counts(run_id)["judged"] == 7
 
 
 def test_concurrent_cancel_starts_nothing_past_the_calls_in_flight(store, example, scripted_cfg):
     flag = Stop()
-    scripted.handler = _cancel_on_call(3, flag)
+    scripted.model("rules").handler = _cancel_on_call(3, flag)
     eng = Engine(
         store, example["original"], example["lossy"], example["ts"], scripted_cfg(concurrency=2), cancel=flag
     )
     run_id = eng.run()
     # 14 runner calls were queued at once behind 2 slots; at most the other call in flight arrives
-    assert len(scripted.HISTORY) <= 3 + 1
+    assert len(scripted.model("rules").history) <= 3 + 1
     assert store.log.run(run_id)["status"] == "cancelled"
 
 
@@ -133,11 +137,11 @@ def test_a_cancel_asked_through_the_store_reaches_the_run(store, example, script
         time.sleep(0.3)  # the engine looks at the store once a second
         return None
 
-    scripted.handler = ask_once
+    scripted.model("rules").handler = ask_once
     eng = Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg(concurrency=1))
     eng.run()
     assert store.log.run(eng.run_id)["status"] == "cancelled"
-    assert len(scripted.HISTORY) < 21
+    assert len(scripted.model("rules").history) < 21
 
 
 def test_progress_counts_calls_and_estimates_time_left(store, example, scripted_cfg):

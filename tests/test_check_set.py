@@ -134,7 +134,9 @@ def test_checks_over_the_loopback_http_server(run_args, tmp_path):
         )
         stats = json.loads(urllib.request.urlopen(srv.url.rsplit("/v1", 1)[0] + "/stats").read())
     assert code == 1 and stats["requests"] == 21 + 2  # two grading calls crossed HTTP too
-    graded = [h for h in scripted.HISTORY if '<data name="run_a">' in h["messages"][-1]["content"]]
+    graded = [
+        h for h in scripted.model("scripted").history if '<data name="run_a">' in h["messages"][-1]["content"]
+    ]
     assert len(graded) == 2 and graded[0]["schema"]["title"] == "GradingReply"
     rec = json.loads((tmp_path / "rec.json").read_text())
     h1 = next(c for c in rec["cases"] if c["case_id"] == "happy-1")
@@ -176,7 +178,9 @@ def test_a_real_skill_creator_evals_file_brings_its_assertions_into_the_run(run_
     )
     rec = json.loads((tmp_path / "rec.json").read_text())
     assert code == 0 and [len(c["checks"]) for c in rec["cases"]] == [6, 6, 5]
-    graded = [h for h in scripted.HISTORY if '<data name="run_a">' in h["messages"][-1]["content"]]
+    graded = [
+        h for h in scripted.model("rules").history if '<data name="run_a">' in h["messages"][-1]["content"]
+    ]
     assert len(graded) == 3  # one grading call per case, every assertion in it
     assert all(
         c["kind"] == "model" and c["teacher_evidence"] for case in rec["cases"] for c in case["checks"]

@@ -20,6 +20,7 @@ from abeq.results.exports import markdown, to_csv, to_junit
 from abeq.results.report import build_report, exit_code
 from abeq.schemas import Report
 from abeq.sets import dump, load
+from abeq.testing import scripted_rules
 
 # the teacher's wording of a rule the faithful candidate keeps in other words: the judge (rightly)
 # calls the runs equivalent, and this check, which the teacher passes, fails on the candidate
@@ -117,7 +118,9 @@ def test_natural_language_checks_cost_one_blind_call_per_case(store, example, sc
     )
     eng = Engine(store, example["original"], example["lossy"], ts, scripted_cfg())
     rr = build_report(store, eng.run())
-    grader_calls = [h for h in scripted.HISTORY if '<data name="run_a">' in h["messages"][-1]["content"]]
+    grader_calls = [
+        h for h in scripted.model("rules").history if '<data name="run_a">' in h["messages"][-1]["content"]
+    ]
     assert len(grader_calls) == 2
     # progress counts them among the judge model's calls, in the engine and as the desk reads it
     assert eng.progress.judge_done == eng.progress.judge_needed == 7 + 2
@@ -141,7 +144,7 @@ def test_the_grader_is_unblinded_by_the_recorded_order(store, example, scripted_
         graded = {"a_pass": True, "a_evidence": "A", "b_pass": False, "b_evidence": "B"}
         return json.dumps({i: graded for i in schema["properties"]})  # the ids are the schema's keys
 
-    scripted.handler = a_passes
+    scripted.model("rules").handler = a_passes
     ts = with_cases(example, [add(c, assertions=[TICKETS]) for c in example["ts"].cases])
     rr = build_report(
         store, Engine(store, example["original"], example["faithful"], ts, scripted_cfg()).run()
@@ -159,21 +162,21 @@ def test_a_failed_grading_is_an_error_never_a_pass_and_is_not_cached(tmp_path):
     def broken(model, msgs, schema):  # every attempt at grading, re-asks included, gets nonsense
         return "not json" if any('<data name="run_a">' in m["content"] for m in msgs) else None
 
-    scripted.handler = broken
+    scripted.model("rules").handler = broken
     assert cli(tmp_path, path) == 3
     report, _ = outputs(tmp_path)
     assert report["errors"][0]["case_id"] == "happy-1" and report["errors"][0]["stage"] == "checks"
     assert "happy-1" not in {c["case_id"] for c in report["cases"]} and not report["summary"]["pass"]
-    scripted.reset()
+    scripted.forget()
     assert cli(tmp_path, path) == 0  # graded now: the failure was not cached
-    assert any('<data name="run_a">' in h["messages"][-1]["content"] for h in scripted.HISTORY)
+    assert any('<data name="run_a">' in h["messages"][-1]["content"] for h in scripted.model("rules").history)
 
 
 def test_an_identical_rerun_reuses_the_grading(tmp_path):
     path = checked_set(tmp_path, {"happy-1": [TICKETS]}, {"edge-1": ["Strips ticket ids"]})
     cli(tmp_path, path, "candidate-lossy.md")
-    scripted.reset()
-    assert cli(tmp_path, path, "candidate-lossy.md") == 1 and scripted.HISTORY == []
+    scripted.forget()
+    assert cli(tmp_path, path, "candidate-lossy.md") == 1 and scripted.model("rules").history == []
 
 
 def test_the_estimate_counts_the_grading_calls(store, example, scripted_cfg):
@@ -253,7 +256,11 @@ def test_the_checks_are_a_second_witness_in_the_trust_figures(tmp_path, capsys):
 def test_a_check_that_cannot_be_evaluated_refuses_the_run(tmp_path, capsys, bad):
     assert cli(tmp_path, checked_set(tmp_path, {"happy-1": [bad]})) == 2
     err = capsys.readouterr().err
-    assert "case happy-1, check 2" in err and not scripted.HISTORY and not (tmp_path / "abeq.db").exists()
+    assert (
+        "case happy-1, check 2" in err
+        and not scripted.model("rules").history
+        and not (tmp_path / "abeq.db").exists()
+    )
 
 
 @pytest.mark.slow
@@ -271,7 +278,7 @@ def test_the_embedded_model_grades_every_check_through_the_real_path(example):
         example["ts"].cases[0], assertions=[TICKETS], expectations=["Keeps public pull request numbers"]
     )
     runs = [
-        RunnerReply.model_validate(scripted.run_rules({"document": d.text, "case_input": case.input}))
+        RunnerReply.model_validate(scripted_rules.run_rules({"document": d.text, "case_input": case.input}))
         for d in (example["original"], example["lossy"])
     ]
     checks = model_checks(case)

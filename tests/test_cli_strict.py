@@ -20,7 +20,7 @@ def refused(capsys, argv, *needles):
     assert code == 2, err
     assert all(n in err for n in needles), err
     assert "Traceback" not in err and len(err.strip().splitlines()) <= 3
-    assert not scripted.HISTORY
+    assert not scripted.model("rules").history
 
 
 # ------------------------------------------------------------------ 1. --db that cannot be a database
@@ -62,7 +62,7 @@ def test_an_output_that_is_a_folder_is_refused(run_args, tmp_path, capsys):
 
 def test_export_checks_every_output_before_writing_any(run_args, tmp_path, capsys):
     assert main(run_args("--out", str(tmp_path / "r.json"))) == 0
-    scripted.reset()
+    scripted.forget()
     refused(
         capsys,
         [

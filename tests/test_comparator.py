@@ -59,7 +59,7 @@ def reply(winner="A", a=4, b=2, results=()) -> str:
 
 
 def prompts_sent() -> str:
-    return "\n".join(m["content"] for h in scripted.HISTORY for m in h["messages"])
+    return "\n".join(m["content"] for h in scripted.model("rules").history for m in h["messages"])
 
 
 # ---------------------------------------------------------------- weighting
@@ -77,7 +77,7 @@ def test_weights_are_configurable_and_checked():
 
 
 def test_top_level_scores_are_the_mean_of_both_orders_per_input():
-    scripted.handler = lambda *_: reply("A", a=4, b=2)  # whatever is shown as A gets 4
+    scripted.model("rules").handler = lambda *_: reply("A", a=4, b=2)  # whatever is shown as A gets 4
     r = compare(TASK, GOOD, POOR, spec=SPEC, seed=3)
     crit = r.rubric_scores.content_quality.accuracy
     assert (crit.a, crit.b) == (3.0, 3.0)  # each input was A once (4) and B once (2)
@@ -120,7 +120,7 @@ def test_no_origin_name_reaches_the_prompt():
         hide=["student-model"],
     )
     sent = prompts_sent().lower()
-    assert len(scripted.HISTORY) == 2
+    assert len(scripted.model("rules").history) == 2
     for leak in ("baseline", "candidate", "teacher", "student", "gpt-4o", "/tmp/run"):
         assert leak not in sent, leak
     assert "export reports to csv" in sent and "some changes were made" in sent
@@ -147,7 +147,7 @@ def test_a_consistent_winner_is_mapped_back_to_its_input(seed):
 
 
 def test_a_judge_that_always_picks_A_gives_an_order_dependent_tie():
-    scripted.handler = lambda *_: reply("A")
+    scripted.model("rules").handler = lambda *_: reply("A")
     r = compare(TASK, GOOD, POOR, spec=SPEC, seed=0)
     assert r.winner == "tie" and r.order_dependent
     assert [o.winner_presented for o in r.orders] == ["A", "A"]
@@ -158,7 +158,7 @@ def test_a_judge_that_always_picks_A_gives_an_order_dependent_tie():
 
 def test_an_assertion_passes_only_when_both_orders_say_so():
     res = [{"assertion_id": "a1", "assertion_text": "x", "a_result": "PASS", "b_result": "FAIL", "note": "n"}]
-    scripted.handler = lambda *_: reply("A", results=res)  # PASS for whatever is shown as A
+    scripted.model("rules").handler = lambda *_: reply("A", results=res)  # PASS for whatever is shown as A
     r = compare(TASK, GOOD, POOR, ["mentions CSV"], SPEC, seed=0)
     e = r.expectation_results[0]
     assert (e.assertion_id, e.assertion_text, e.a_result, e.b_result) == (
@@ -204,7 +204,7 @@ def test_the_reply_schema_sent_to_the_model_allows_exactly_the_given_assertions(
 
 
 def test_a_judge_that_never_validates_is_an_error_not_a_tie():
-    scripted.handler = lambda *_: "not json"
+    scripted.model("rules").handler = lambda *_: "not json"
     with pytest.raises(ModelCallError):
         compare(TASK, GOOD, POOR, spec=SPEC, seed=0)
 
@@ -280,11 +280,11 @@ def test_cli_bad_input_exits_2(case, files, tmp_path, capsys):
         extra = ["--assertions", files("asrt.json", body)]
     assert main(["compare", "--task", task, "--a", a, "--b", b, "--model", "scripted/rules", *extra]) == 2
     assert "Traceback" not in capsys.readouterr().err
-    assert not scripted.HISTORY  # refused before any judge call
+    assert not scripted.model("rules").history  # refused before any judge call
 
 
 def test_cli_exits_3_when_the_judge_gives_no_valid_judgement(files, tmp_path):
-    scripted.handler = lambda *_: '{"winner": "A"}'
+    scripted.model("rules").handler = lambda *_: '{"winner": "A"}'
     out = tmp_path / "c.json"
     code = main(
         [
@@ -311,7 +311,7 @@ def test_compare_run_case_compares_teacher_and_candidate_blind(store, example, s
 
     thin = with_cases(example, example["ts"].cases[:1])
     run_id = Engine(store, example["original"], example["lossy"], thin, scripted_cfg(allow_thin=True)).run()
-    scripted.reset()
+    scripted.forget()
     case_id = thin.cases[0].id
     r = comparator.compare_run_case(store, run_id, case_id, SPEC, seed=0)
     assert r.inputs["a"].startswith("teacher") and r.inputs["b"].startswith("candidate")

@@ -38,7 +38,7 @@ def interrupted_run(db: str, judged: int = 2) -> int:
                 raise SystemExit("the process died")
         return None
 
-    scripted.handler = die_after
+    scripted.model("rules").handler = die_after
     prepared = prepare_run(
         EXAMPLE / "SKILL.md",
         EXAMPLE / "candidate-lossy.md",
@@ -52,7 +52,7 @@ def interrupted_run(db: str, judged: int = 2) -> int:
     )
     with pytest.raises(SystemExit):
         prepared.run()
-    scripted.reset()
+    scripted.forget()
     store.log.update_run(prepared.run_id, owner=dead_owner(), status="running")  # as the dead process left it
     return prepared.run_id
 

@@ -72,7 +72,7 @@ def test_code_fixes_ids_drops_invented_sections_and_says_so():
             },
         ]
     }
-    scripted.enqueue(json.dumps(reply))
+    scripted.model("rules").enqueue(json.dumps(reply))
     d = draft(doc, SCRIPTED)
     ts = d.transfer_set
     assert [(c.id, c.exercises_sections) for c in ts.cases] == [
@@ -99,10 +99,12 @@ def test_an_invalid_draft_is_reasked_with_the_errors():
             }
         ]
     }
-    scripted.enqueue(json.dumps({"cases": [{"id": "h", "type": "typical", "input": "go"}]}), json.dumps(good))
+    scripted.model("rules").enqueue(
+        json.dumps({"cases": [{"id": "h", "type": "typical", "input": "go"}]}), json.dumps(good)
+    )
     ts = draft_cases(doc, SCRIPTED)
     assert [c.id for c in ts.cases] == ["h"]
-    assert "not valid" in scripted.HISTORY[-1]["messages"][-1]["content"]
+    assert "not valid" in scripted.model("rules").history[-1]["messages"][-1]["content"]
 
 
 def test_draft_set_cli_writes_an_unconfirmed_set(tmp_path, capsys, example):

@@ -46,9 +46,9 @@ def test_round_two_makes_no_teacher_calls(store, example, scripted_cfg):
 
 def test_identical_rerun_makes_no_model_calls(store, example, scripted_cfg):
     run(store, example, scripted_cfg())
-    n = len(scripted.HISTORY)
+    n = len(scripted.model("rules").history)
     rr, stats = run(store, example, scripted_cfg())
-    assert len(scripted.HISTORY) == n
+    assert len(scripted.model("rules").history) == n
     assert stats["made"] == 0 and stats["cached"] == 21
     assert rr.report["summary"]["regressions"] == 7
 
@@ -126,7 +126,7 @@ def test_unconfirmed_set_is_refused_before_any_call(store, example, scripted_cfg
     ts = example["ts"].model_copy(update={"user_confirmed": False})
     with pytest.raises(NotConfirmedError):
         Engine(store, example["original"], example["lossy"], ts, scripted_cfg()).run()
-    assert scripted.HISTORY == []
+    assert scripted.model("rules").history == []
     assert store.log.runs() == []
 
 
@@ -199,13 +199,13 @@ def test_resume_after_a_crash_repeats_nothing_finished(store, example, scripted_
     scripted_model.judge.handle(crash_after_four_judgements)
     with pytest.raises(SystemExit):
         run(store, example, scripted_cfg(concurrency=1))
-    first_calls = len(scripted.HISTORY)
-    scripted.reset()
+    first_calls = len(scripted.model("rules").history)
+    scripted.forget()
     rr, stats = run(store, example, scripted_cfg(concurrency=1))
     # Four cases were complete (2 runs + 1 judge each) and the fifth had both runs cached, so the
     # second attempt asks the fifth judgement and the last two cases only.
     assert first_calls == 4 * 3 + 3
-    assert len(scripted.HISTORY) == 1 + 2 * 3
+    assert len(scripted.model("rules").history) == 1 + 2 * 3
     assert stats["cached"] == 4 * 3 + 2
     assert rr.report["summary"]["regressions"] == 7
     assert len(store.log.runs()) == 1  # the same run was resumed, not a second one made

@@ -107,9 +107,9 @@ def test_a_faithful_skill_passes_and_a_rerun_calls_nothing(repo, tmp_path):
         "same skill, new words", {"skills/release-notes/SKILL.md": (RN / "candidate-faithful.md").read_text()}
     )
     assert gate(tmp_path) == 0
-    scripted.reset()
+    scripted.forget()
     assert gate(tmp_path) == 0
-    assert scripted.HISTORY == []  # every call came from the store
+    assert scripted.model("rules").history == []  # every call came from the store
 
 
 def test_an_import_only_change_is_gated(repo, tmp_path):
@@ -155,11 +155,11 @@ def test_an_unconfirmed_changed_set_is_refused_saying_who_confirms(repo, tmp_pat
             "skills/release-notes/SKILL.md": (RN / "candidate-faithful.md").read_text(),
         },
     )
-    scripted.reset()
+    scripted.forget()
     assert gate(tmp_path) == 2
     err = capsys.readouterr().err
     assert "this pull request changed it" in err and "abeq check-set" in err and "--confirm" in err
-    assert scripted.HISTORY == []
+    assert scripted.model("rules").history == []
 
 
 def test_an_unknown_base_exits_2_naming_it(repo, tmp_path, capsys):
@@ -245,9 +245,9 @@ def test_a_reviewers_override_is_honoured_by_the_next_gate_run(repo, tmp_path):
     out, md = tmp_path / "gate.json", tmp_path / "gate.md"
     assert gate(tmp_path, "--out", str(out)) == 1
     _override_all(tmp_path / "gate.db", out)
-    scripted.reset()
+    scripted.forget()
     assert gate(tmp_path, "--markdown", str(md)) == 0
-    assert scripted.HISTORY == []
+    assert scripted.model("rules").history == []
     assert "overridden by ana: terser, same steps" in md.read_text()
 
 
@@ -268,7 +268,7 @@ def test_exported_decisions_kept_in_the_repository_spare_a_fresh_store_the_calls
             "abeq.toml": 'overrides = "abeq-decisions.json"\n' + TOML,
         },
     )
-    scripted.reset()
+    scripted.forget()
     assert gate(fresh) == 1
     # kept on the branch the pull request merges into, they do (abeq.toml too is read there)
     repo.git("checkout", "-q", "main")
@@ -282,10 +282,10 @@ def test_exported_decisions_kept_in_the_repository_spare_a_fresh_store_the_calls
     repo.git("checkout", "-q", "pr")
     repo.git("merge", "-q", "main")
     (fresh / "gate.db").unlink()
-    scripted.reset()
+    scripted.forget()
     md = tmp_path / "fresh.md"
     assert gate(fresh, "--markdown", str(md)) == 0  # a store that never saw the review
-    assert scripted.HISTORY == []
+    assert scripted.model("rules").history == []
     assert "overridden by ana: terser, same steps" in md.read_text()
 
 

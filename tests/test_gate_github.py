@@ -59,9 +59,9 @@ def test_a_lossy_head_fails_in_one_comment_updated_on_the_next_push(repo, tmp_pa
 def test_a_fork_pull_request_calls_nothing(repo, tmp_path, github, capsys):  # noqa: F811
     gh = github(fork=True)
     repo.commit("lossy", {"skills/release-notes/SKILL.md": (RN / "candidate-lossy.md").read_text()})
-    scripted.reset()
+    scripted.forget()
     assert gate(tmp_path, "--github") == 0
-    assert gh.requests == [] and scripted.HISTORY == []
+    assert gh.requests == [] and scripted.model("rules").history == []
     assert "fork" in capsys.readouterr().err and "fork" in (tmp_path / "summary.md").read_text()
 
 

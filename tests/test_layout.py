@@ -258,8 +258,19 @@ def test_no_package_binds_a_name_of_its_own_submodules():
 
 
 def test_test_servers_live_in_abeq_testing_and_the_scripted_model_with_the_providers():
+    """The scripted model is a provider (its instances and their state); the rules that read abeq's
+    own prompts are test helpers, and the provider names no prompt and no data block."""
     assert not (PKG / "loopback.py").exists()
     assert (PKG / "testing" / "loopback.py").is_file() and (PKG / "models" / "scripted.py").is_file()
+    assert (PKG / "testing" / "scripted_rules.py").is_file()
+    provider = (PKG / "models" / "scripted.py").read_text(encoding="utf-8")
+    blocks = {"case_input", "original_run", "run_a", "original_document", "output_a", "document_to_mutate"}
+    assert not {b for b in blocks if b in provider}
+    tree = ast.parse(provider)
+    assigned = {
+        t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)
+    }
+    assert not assigned & {"HISTORY", "handler", "_queue"}  # no state of its own outside an instance
     for test in (ROOT / "tests").glob("*.py"):  # tests import the doubles, never bench/ by path
         assert not re.search(r"sys\.path\.insert\([^)]*bench", test.read_text(encoding="utf-8")), test.name
 

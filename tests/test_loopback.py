@@ -11,6 +11,7 @@ import pytest
 from abeq.models import scripted
 from abeq.prompts import load_prompt, messages
 from abeq.schemas import JudgeReply
+from abeq.testing import scripted_rules
 from abeq.testing.loopback import LoopbackServer
 
 HELLO = {"model": "scripted", "messages": [{"role": "user", "content": "hello"}]}
@@ -18,7 +19,7 @@ HELLO = {"model": "scripted", "messages": [{"role": "user", "content": "hello"}]
 
 def judge_messages() -> list[dict]:
     run = json.dumps(
-        scripted.run_rules({"document": "# Steps\n- write a summary\n- add a title", "case_input": "x"})
+        scripted_rules.run_rules({"document": "# Steps\n- write a summary\n- add a title", "case_input": "x"})
     )
     return messages(
         load_prompt("equivalence-judge"), [("case_input", "x"), ("original_run", run), ("candidate_run", run)]
@@ -36,9 +37,9 @@ async def post_all(url: str, bodies: list[dict], path: str = "/chat/completions"
 
 @pytest.fixture(autouse=True)
 def _clean_scripted():
-    scripted.reset()
+    scripted.forget()
     yield
-    scripted.reset()
+    scripted.forget()
 
 
 def test_openai_shape_and_endpoints():
@@ -62,7 +63,7 @@ def test_openai_shape_and_endpoints():
         assert JudgeReply.model_validate_json(choice["message"]["content"]).verdict == "equivalent"
         u = out["usage"]
         assert u["prompt_tokens"] > 0 and u["total_tokens"] == u["prompt_tokens"] + u["completion_tokens"]
-        assert scripted.HISTORY[-1]["schema"] == JudgeReply.model_json_schema()
+        assert scripted.model("scripted").history[-1]["schema"] == JudgeReply.model_json_schema()
 
         root = srv.url[: -len("/v1")]
         [(s1, _)] = asyncio.run(post_all(root, [HELLO]))  # the unversioned path too

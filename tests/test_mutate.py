@@ -14,6 +14,7 @@ from abeq.models import scripted
 from abeq.mutation.mutants import section_mutants, section_spans
 from abeq.mutation.run import prepare_mutation
 from abeq.schemas import Assertion, Case, TransferSet
+from abeq.testing import scripted_rules
 from abeq.vocab import REGRESSED
 
 DOC = """---
@@ -47,14 +48,14 @@ TYPES = {"c1": "happy", "c2": "happy", "c3": "edge", "c4": "adversarial", "c5": 
 def uses_named_sections(model, messages, schema):
     """The runner follows only the rules of the sections its case names ("use alpha beta")."""
     user = "\n".join(str(m.get("content") or "") for m in messages if m["role"] == "user")
-    blocks = scripted.read_data_blocks(user)
+    blocks = scripted_rules.read_data_blocks(user)
     if "document" not in blocks or "case_input" not in blocks:
         return None
     wanted = set(re.findall(r"\b(alpha|beta|gamma|delta|epsilon)\b", blocks["case_input"]))
     kept = [
         ln for ln in blocks["document"].splitlines() if not ln.startswith("- ") or set(ln.split()) & wanted
     ]
-    return json.dumps(scripted.run_rules({**blocks, "document": "\n".join(kept)}))
+    return json.dumps(scripted_rules.run_rules({**blocks, "document": "\n".join(kept)}))
 
 
 @pytest.fixture
@@ -64,7 +65,7 @@ def known(tmp_path):
 
 def known_set(tmp_path):
     """The chores document, its confirmed set (in tmp_path) and the runner that uses named sections."""
-    scripted.handler = uses_named_sections
+    scripted.model("rules").handler = uses_named_sections
     doc = Document("chores.md", DOC)
     cases = [
         Case(id=i, type=TYPES[i], input=f"Please use {' '.join(USES[i]) or 'nothing'} today.",
@@ -173,11 +174,11 @@ def test_cached_teacher_one_case_per_kill_and_a_repeat_makes_no_call(known):
             assert m["cases_run"] == 1 and stats["made"] == 2  # one case: the mutant's run and its judgement
         elif m["status"] == "killed":  # Delta: no case claims it, so the cases run in the set's order
             assert m["section"] == "Delta" and m["cases_run"] == 4 and stats["made"] == 8
-    before = len(scripted.HISTORY)
+    before = len(scripted.model("rules").history)
     again = prepared(doc, ts, tmp)
     assert again.estimate()["expected_calls"] == 0
     assert again.run().report == {**rep.report}
-    assert len(scripted.HISTORY) == before  # a second identical mutate makes no model call
+    assert len(scripted.model("rules").history) == before  # a second identical mutate makes no model call
 
 
 def test_a_check_the_original_passes_and_the_mutant_fails_kills_it(known):
@@ -186,12 +187,12 @@ def test_a_check_the_original_passes_and_the_mutant_fails_kills_it(known):
 
     def blind_judge(model, messages, schema):
         user = "\n".join(str(m.get("content") or "") for m in messages if m["role"] == "user")
-        if "original_run" in scripted.read_data_blocks(user):
+        if "original_run" in scripted_rules.read_data_blocks(user):
             return json.dumps({"verdict": "equivalent", "behaviour_delta": "", "original_directness": 5,
                                "candidate_directness": 5, "interpretation_notes": "none"})  # fmt: skip
         return uses_named_sections(model, messages, schema)
 
-    scripted.handler = blind_judge
+    scripted.model("rules").handler = blind_judge
     check = Assertion(type="contains", value="delta cache", target="transcript")
     cases = [c.model_copy(update={"assertions": [check]}) if c.id == "c4" else c for c in ts.cases]
     ts = sets.confirm(ts.model_copy(update={"cases": cases}), doc.hash)
@@ -206,13 +207,13 @@ def test_a_kill_on_a_case_noisy_in_aa_is_within_noise(known):
 
     def noisy_judge(model, messages, schema):
         user = "\n".join(str(m.get("content") or "") for m in messages if m["role"] == "user")
-        b = scripted.read_data_blocks(user)
+        b = scripted_rules.read_data_blocks(user)
         if "original_run" in b and b["original_run"] == b["candidate_run"]:  # the A/A replay
             return json.dumps({"verdict": REGRESSED, "behaviour_delta": "noise", "original_directness": 5,
                                "candidate_directness": 5, "interpretation_notes": "none"})  # fmt: skip
         return uses_named_sections(model, messages, schema)
 
-    scripted.handler = noisy_judge
+    scripted.model("rules").handler = noisy_judge
     rep = prepared(doc, ts, tmp, aa=True).run()
     killed = [m for m in rep.report["mutants"] if m["status"] == "killed"]
     assert killed and all(m["within_noise"] for m in killed)

@@ -9,6 +9,7 @@ from test_mutate import DOC, known_set, prepared
 
 from abeq.cli import main
 from abeq.errors import ModelCallError
+from abeq.models import scripted
 
 
 @pytest.fixture
@@ -109,7 +110,8 @@ def test_a_repeat_makes_no_call_and_the_cli_shows_each_mutants_kind(scripted_mod
             "--out", str(tmp / "m.json"), "--markdown", str(tmp / "m.md")]  # fmt: skip
     assert main(argv) == 0
     # the scripted writer drops the document's first list items: Alpha's and Beta's rules
-    assert [c["model"] for c in scripted_model.mutator.calls] == ["writer"]
+    writer = scripted.model("writer")  # scripted/writer: a model of its own, with its own calls
+    assert [c["model"] for c in writer.mutator.calls] == ["writer"]
     rep = json.loads((tmp / "m.json").read_text())
     written = [m for m in rep["mutants"] if m["kind"] == "model"]
     assert [(m["section"], m["status"]) for m in written] == [("Alpha", "killed"), ("Beta", "killed")]
@@ -119,11 +121,11 @@ def test_a_repeat_makes_no_call_and_the_cli_shows_each_mutants_kind(scripted_mod
     assert "asked scripted/writer" in md and "it wrote 2, 2 kept" in md
     err = capsys.readouterr().err
     assert "without 'no longer: Write the alpha report with totals.' (in Alpha)" in err
-    before = len(scripted_model.HISTORY)
+    before = len(scripted_model.history) + len(writer.history)
     assert main(argv) == 0  # the writer's reply and every run come from the database
-    assert len(scripted_model.HISTORY) == before
+    assert len(scripted_model.history) + len(writer.history) == before
     assert json.loads((tmp / "m.json").read_text())["mutants"] == rep["mutants"]
-    assert main([*argv, "--fresh"]) == 0 and len(scripted_model.mutator.calls) == 2
+    assert main([*argv, "--fresh"]) == 0 and len(writer.mutator.calls) == 2
 
 
 def test_one_word_softened_in_a_long_paragraph_is_a_near_copy_and_a_rewrite_is_not():

@@ -49,10 +49,10 @@ def test_results_stored_under_the_v1_key_are_found_and_nothing_is_paid_again(
     back_to_now()
     v1 = {legacy_runner_key(example["original"].hash, c, "skill", cfg.runner, set_hash(ts)) for c in ts.cases}
     assert v1 <= {r["key"] for r in store.sql.all("select key from runner_results")}
-    n = len(scripted.HISTORY)
+    n = len(scripted.model("rules").history)
     rr, stats = run(store, example, cfg, ts)
     # the transcripts are found under their v1 keys, and so are the judgements made on them
-    assert len(scripted.HISTORY) == n and stats["made"] == 0 and stats["cached"] == 21
+    assert len(scripted.model("rules").history) == n and stats["made"] == 0 and stats["cached"] == 21
     assert rr.report["summary"]["regressions"] == 7
     assert {r.teacher_key for r in rr.rows} == v1
 

@@ -237,12 +237,12 @@ def test_the_runner_and_the_drafting_model_see_the_imported_file(tmp_path, capsy
         )
         == 0
     )
-    sent = [read_data_blocks(m["content"]) for h in scripted.HISTORY for m in h["messages"]]
+    sent = [read_data_blocks(m["content"]) for h in scripted.model("rules").history for m in h["messages"]]
     assert any("Keep JSON valid and minimal" in b.get("original_document", "") for b in sent)
     assert "AGENTS.md" in capsys.readouterr().err
     from abeq import prepare_run
 
-    scripted.reset()
+    scripted.forget()
     ts = one_case_per_section(
         [
             "Repository Purpose",
@@ -268,7 +268,7 @@ def test_the_runner_and_the_drafting_model_see_the_imported_file(tmp_path, capsy
     prepared.run()
     runner_docs = [
         b.get("document", "")
-        for h in scripted.HISTORY
+        for h in scripted.model("rules").history
         for m in h["messages"]
         for b in [read_data_blocks(m["content"])]
     ]

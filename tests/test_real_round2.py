@@ -171,7 +171,9 @@ def drafted(*cases: tuple[str, str, list[str]]) -> str:
 
 def test_a_draft_of_only_the_skills_name_is_refused_with_the_way_out(tmp_path, capsys):
     out = tmp_path / "drafted.json"
-    scripted.enqueue(drafted(("happy", "mcp-builder", []), ("edge", "MCP Server Development Guide", [])))
+    scripted.model("rules").enqueue(
+        drafted(("happy", "mcp-builder", []), ("edge", "MCP Server Development Guide", []))
+    )
     argv = ["draft-set", "--original", str(MCP), "--out", str(out), "--model", "scripted/rules"]
     assert main(argv) == 3 and not out.exists()
     err = capsys.readouterr().err
@@ -180,7 +182,7 @@ def test_a_draft_of_only_the_skills_name_is_refused_with_the_way_out(tmp_path, c
 
 
 def test_junk_drafted_cases_are_dropped_and_missing_types_named():
-    scripted.enqueue(
+    scripted.model("rules").enqueue(
         drafted(
             ("happy", "Build an MCP server for the GitHub API in TypeScript", []),
             ("edge", "mcp-builder", []),

@@ -16,6 +16,7 @@ from abeq.execution.checks import case_checks, run_check
 from abeq.models import scripted
 from abeq.prompts import read_data_blocks
 from abeq.schemas import Case, RunnerReply, TransferSet
+from abeq.testing import scripted_rules
 
 PF = Path(__file__).resolve().parent / "fixtures" / "real" / "promptfoo"
 TYPES = ["happy", "edge", "adversarial", "composition"]
@@ -105,11 +106,11 @@ def test_javascript_and_python_asserts_run_on_both_arms_and_a_lost_one_regresses
         blocks = read_data_blocks("\n".join(str(m.get("content")) for m in messages if m["role"] == "user"))
         if "document" not in blocks or "case_input" not in blocks:
             return None
-        run = scripted.run_rules(blocks)
+        run = scripted_rules.run_rules(blocks)
         run["self_report"]["output_produced"] = run["transcript"]
         return json.dumps(run)
 
-    scripted.handler = runner
+    scripted.model("rules").handler = runner
     argv = ["run", "--original", str(tmp_path / "original.md"), "--candidate", str(tmp_path / "candidate.md")]
     argv += ["--transfer-set", str(tmp_path / "set.json"), "--runner-model", "scripted/rules"]
     argv += ["--db", str(tmp_path / "abeq.db"), "--confirm", "--quiet", "--allow-thin"]

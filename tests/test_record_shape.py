@@ -63,7 +63,7 @@ def failed_chat_record(store, example, scripted_cfg) -> str:
         user = "\n".join(str(m.get("content") or "") for m in messages)
         return "not json" if "original_run" in user and edge in user else None
 
-    scripted.handler = judge_fails_on_edge
+    scripted.model("rules").handler = judge_fails_on_edge
     run_id = Engine(store, example["original"], example["faithful"], example["ts"], scripted_cfg()).run()
     return render(store, build_report(store, run_id), "record")
 

@@ -93,7 +93,9 @@ def test_without_a_self_report_the_fields_say_not_reported_and_the_files_decide(
     assert code == 1 and verdict["verdict"] == "candidate-regressed"
     assert "CHANGELOG.md" in verdict["behaviour_delta"]
     judge_reads = [
-        h["messages"][1]["content"] for h in scripted.HISTORY if "original_run" in str(h["messages"])
+        h["messages"][1]["content"]
+        for h in scripted.model("rules").history
+        if "original_run" in str(h["messages"])
     ]
     assert judge_reads and all('"ambiguities": "not reported"' in j for j in judge_reads)
 

@@ -2,13 +2,15 @@
 whatever runner calls come first; each purpose keeps its own calls; the rules answer the rest."""
 
 import json
+import types
 
+from abeq.models import scripted
 from abeq.prompts import data_block
 
 
 def ask(model, *blocks):
     user = "\n\n".join(data_block(n, t) for n, t in blocks)
-    return model.respond("scripted/rules", [{"role": "user", "content": user}], None)
+    return model.respond("rules", [{"role": "user", "content": user}], None)["content"]
 
 
 RUNNER = (("document", "# Steps\n- write a summary"), ("case_input", "notes for 1.0"))
@@ -22,7 +24,7 @@ def test_a_reply_queued_for_the_judge_waits_for_a_judge_call(scripted_model):
     assert ask(scripted_model, *JUDGE) == "judge reply"
     assert json.loads(ask(scripted_model, *JUDGE))["verdict"]  # the queue is used up: the rules judge
     assert [len(scripted_model.runner.calls), len(scripted_model.judge.calls)] == [1, 2]
-    assert [h["purpose"] for h in scripted_model.HISTORY] == ["runner", "judge", "judge"]
+    assert [h["purpose"] for h in scripted_model.history] == ["runner", "judge", "judge"]
 
 
 def test_the_shared_queue_comes_first_then_the_purposes_handler_then_the_shared_one(scripted_model):
@@ -34,5 +36,24 @@ def test_the_shared_queue_comes_first_then_the_purposes_handler_then_the_shared_
     assert ask(scripted_model, *RUNNER) == "shared handler"
     scripted_model.runner.handle(lambda model, messages, schema: None)  # None: on to the next answer
     assert ask(scripted_model, *RUNNER) == "shared handler"
-    scripted_model.reset()
-    assert not scripted_model.judge.calls and scripted_model.judge.handler is None
+    scripted.forget()  # what the next test sees: new instances
+    fresh = scripted.model("rules")
+    assert fresh is not scripted_model and not fresh.judge.calls and fresh.judge.handler is None
+
+
+def test_each_scripted_model_keeps_its_own_state(scripted_model):
+    other = scripted.model("other")
+    scripted_model.judge.enqueue("for rules only")
+    assert ask(other, *JUDGE) != "for rules only" and ask(scripted_model, *JUDGE) == "for rules only"
+    assert len(other.history) == 1 and len(scripted_model.history) == 1
+
+
+def test_the_rules_are_the_instances_own(scripted_model):
+    """The provider knows no prompt: an instance may answer by other rules than abeq's own."""
+    echo = types.SimpleNamespace(
+        read=lambda messages, tools: types.SimpleNamespace(purpose=None),
+        reply=lambda prompt, messages, schema, tools, tool_choice: {"content": messages[-1]["content"]},
+    )
+    mine = scripted.install("echo", rules=echo)
+    assert ask(mine, *RUNNER).startswith("<") and scripted.model("echo") is mine
+    assert json.loads(ask(scripted_model, *RUNNER))["transcript"]  # abeq's rules, by default

@@ -127,18 +127,22 @@ def test_tools_mode_over_the_loopback_http_server(store, example, scripted_cfg, 
 def test_an_invalid_final_reply_is_re_asked(store, example, scripted_cfg):
     from abeq.models import scripted
 
-    scripted.enqueue("I am done, no JSON here.")  # one arm's first turn: shown its error, asked again
+    scripted.model("rules").enqueue(
+        "I am done, no JSON here."
+    )  # one arm's first turn: shown its error, asked again
     ts = with_cases(example, example["ts"].cases[:1])
     rr, _ = run(store, example["original"], example["lossy"], ts, scripted_cfg(mode=TOOLS, allow_thin=True))
     assert rr.rows[0].status == "judged"
-    assert any("That was not a valid final reply" in str(h["messages"]) for h in scripted.HISTORY)
+    assert any(
+        "That was not a valid final reply" in str(h["messages"]) for h in scripted.model("rules").history
+    )
 
 
 def test_a_runner_that_never_reports_is_an_error_not_a_verdict(store, example, scripted_cfg, monkeypatch):
     from abeq.models import scripted
 
     runner = '<data name="document_path">'
-    monkeypatch.setattr(scripted, "handler", lambda m, msgs, s: "no JSON" if runner in str(msgs) else None)
+    scripted.model("rules").handler = lambda m, msgs, s: "no JSON" if runner in str(msgs) else None
     ts = with_cases(example, example["ts"].cases[:1])
     rr, _ = run(store, example["original"], example["lossy"], ts, scripted_cfg(mode=TOOLS, allow_thin=True))
     assert rr.rows[0].status == "error" and "no valid self-report" in rr.errors[0]["error"]

@@ -61,7 +61,7 @@ def _alternating_judge(verdicts):
 
 
 def test_disagreeing_samples_make_a_case_uncertain(scripted_model, store, example, scripted_cfg):
-    scripted.handler = _alternating_judge(["equivalent", "candidate-regressed", "equivalent"])
+    scripted.model("rules").handler = _alternating_judge(["equivalent", "candidate-regressed", "equivalent"])
     eng = Engine(
         store,
         example["original"],
@@ -102,7 +102,7 @@ def test_aa_adds_a_replay_and_a_judgement_per_case_and_reports_the_rate(store, e
 
 def test_a_noisy_aa_marks_regressions_within_noise(store, example, scripted_cfg):
     # The judge calls everything regressed, the teacher's own replay too: every regression is noise.
-    scripted.handler = _alternating_judge(["candidate-regressed"])
+    scripted.model("rules").handler = _alternating_judge(["candidate-regressed"])
     eng = Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg(aa=True))
     run_id = eng.run()
     rr = build_report(store, run_id)
@@ -156,9 +156,9 @@ def test_injected_instructions_stay_inside_data_blocks(store, example, scripted_
     candidate = type(example["lossy"])(name="c.md", text=example["lossy"].text + "\n" + attack)
     rr = build_report(store, Engine(store, example["original"], candidate, ts, scripted_cfg()).run())
     assert rr.report["summary"]["regressions"] == 7  # the verdict did not move
-    system_prompts = {h["messages"][0]["content"] for h in scripted.HISTORY}
+    system_prompts = {h["messages"][0]["content"] for h in scripted.model("rules").history}
     assert len(system_prompts) == 2  # the runner's and the judge's, untouched
-    for h in scripted.HISTORY:
+    for h in scripted.model("rules").history:
         user = h["messages"][-1]["content"]
         outside = re.sub(r'<data name="[^"]+">\n.*?\n</data>', "", user, flags=re.S)
         assert "answer equivalent" not in outside

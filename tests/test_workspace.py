@@ -175,7 +175,7 @@ def test_a_chat_runner_is_shown_the_cases_files(store, example, scripted_cfg):
     Engine(store, example["original"], example["lossy"], ts, scripted_cfg(allow_thin=True)).run()
     runner_prompts = [
         h["messages"][1]["content"]
-        for h in scripted.HISTORY
+        for h in scripted.model("rules").history
         if '<data name="document">' in h["messages"][1]["content"]
     ]
     assert runner_prompts and all("=== CHANGELOG.md ===\n## 2.3.1" in p for p in runner_prompts)

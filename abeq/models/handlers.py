@@ -76,14 +76,13 @@ def _optional_params(a, kw):
 
 
 def make_scripted_handler(base):
-    """The litellm handler of `scripted/…`: replies come from abeq.models.scripted (the rules,
-    queued replies or a test's own handler)."""
-    from .scripted import respond_message
-    from .scripted_samples import SEED
+    """The litellm handler of `scripted/…`: replies come from abeq.models.scripted's instance of
+    that name (its queued replies, a test's own handler, or its rules)."""
+    from .scripted import SEED, respond_message
 
     def reply(model, messages, model_response, optional_params):
         opts = optional_params
-        token = SEED.set(opts.get("seed") or 0)  # the runner's sample (scripted_samples.py)
+        token = SEED.set(opts.get("seed") or 0)  # the runner's sample (testing/scripted_samples.py)
         try:
             msg = respond_message(
                 model, messages, schema_from_optional_params(opts), opts.get("tools"), opts.get("tool_choice")

@@ -21,7 +21,7 @@ import uuid
 
 from aiohttp import web
 
-from ..models.scripted import respond
+from ..models.scripted import respond_message
 from .loopback import LoopbackServer
 from .prompt_cache import PromptCache
 from .wire import text_of
@@ -91,7 +91,7 @@ class AnthropicServer(LoopbackServer):
         tools = body.get("tools") or []
         tool = next((t for t in tools if t.get("name") == JSON_TOOL), None)
         schema = (body.get("output_format") or {}).get("schema") or (tool or {}).get("input_schema")
-        text = respond(str(body.get("model")), flat, schema)
+        text = respond_message(str(body.get("model")), flat, schema).get("content") or ""
         read, written, uncached = self.prompt_cache.marked(parts)
         if tool is not None:
             content = [{"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:12]}", "name": JSON_TOOL}]

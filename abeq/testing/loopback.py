@@ -1,9 +1,9 @@
 """A real OpenAI-compatible HTTP server on loopback that answers like the `scripted` test model.
 
 Tests and benchmarks point abeq at it as `openai/<anything>` with `api_base=srv.url`, so calls
-travel litellm's real OpenAI route over real HTTP. Replies come from
-`abeq.models.scripted.respond`; faults (429/500, malformed JSON, hangs) are injected per
-request from seeded RNGs, so a given seed and request order always gives the same outcomes.
+travel litellm's real OpenAI route over real HTTP. Replies come from the scripted model of the
+request's model name (`abeq.models.scripted.model`); faults (429/500, malformed JSON, hangs) are
+injected per request from seeded RNGs, so a given seed and request order always gives the same outcomes.
 
     with LoopbackServer(latency=0.0, fail_rate=0.2, seed=1) as srv:
         spec = ModelSpec(name="openai/scripted", api_base=srv.url)
@@ -253,7 +253,7 @@ class LoopbackServer(BackgroundServer):
         """POST /reset: zero the counters (a benchmark's warm-up must not count) and drop the
         scripted model's request history, which otherwise grows with every request."""
         self.reset()
-        scripted.HISTORY.clear()
+        scripted.forget()
         return web.json_response(self.stats)
 
     def banner(self) -> str:
