@@ -28,7 +28,7 @@ from ..results.store import Store, dumps
 from ..schemas import Case, TransferSet
 from ..sets.confirmation import set_hash
 from ..timestamps import now
-from ..vocab import REGRESSED, RunStatus, Variant
+from ..vocab import REGRESSED
 from .calls import Calls
 from .checks import evaluate, model_checks, runs_scripts, stored_rows
 from .config import SETTINGS, RunConfig
@@ -161,7 +161,7 @@ class Engine:
                     "transfer_set_hash": self.ts_hash,
                     "runner_model": self.cfg.mode.label(self.cfg.runner),
                     "judge_model": self.cfg.judge.name,
-                    "variant": cast(Variant, self.cfg.variant),  # a str in RunConfig, one of VARIANTS
+                    "variant": cast(vocab.Variant, self.cfg.variant),  # a str in RunConfig, one of VARIANTS
                     # a key written into --runner-cmd itself is not stored either
                     "config": redact(dumps(self.cfg.stored(self.graded_cases(), self.sources))),
                     # only a set that is thin can have been accepted as thin
@@ -261,9 +261,8 @@ class Engine:
                     case, okey, o, rkey, replay, 0, 1, truncated, policy, kind="judge-aa"
                 )
                 aa_verdict = aa["verdict"]
-            checked = stored_rows(checks, gkey)
             with self.store.log.batch():  # a case's checks and its verdict land together
-                self.store.log.put_check_results(self.run_id, case.id, checked)
+                self.store.log.put_check_results(self.run_id, case.id, stored_rows(checks, gkey))
                 self.store.log.put_run_case(
                     {
                         **base,
@@ -379,7 +378,7 @@ class Engine:
         self._end(getattr(self.cancel, "reason", vocab.CANCELLED) if self.cancel.is_set() else vocab.FINISHED)
         return self.run_id
 
-    def _end(self, status: RunStatus) -> None:
+    def _end(self, status: vocab.RunStatus) -> None:
         """Record how the attempt ended; a run with every case done is finished whatever stopped it."""
         c = self.store.log.case_counts(self.run_id)
         if c["done"] == c["total"]:
