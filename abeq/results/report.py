@@ -20,6 +20,7 @@ from ..vocab import (
     REGRESSED,
     RUNNING,
     STOPPED_EARLY,
+    CaseRunStatus,
     Verdict,
 )
 from .check_rows import check_result
@@ -32,7 +33,7 @@ class CaseRow:
     """Everything the desk and the exports need about one case of one run."""
 
     case_id: str
-    status: str  # pending | judged | error
+    status: CaseRunStatus
     judge_verdict: Verdict | None = None
     verdict: Verdict | None = None  # effective: the override when there is one
     behaviour_delta: str = ""
