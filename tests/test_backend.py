@@ -95,12 +95,13 @@ def sql_outside_the_backend(files: list[Path], root: Path = ROOT) -> list[str]:
 
 def _library_files() -> list[Path]:
     """abeq itself, the desk's pages and app.py, the benchmarks (the tests may read the file)."""
-    return [
+    files = [
         *sorted((ROOT / "abeq").rglob("*.py")),
         *sorted((ROOT / "desk_pages").glob("*.py")),
         ROOT / "app.py",
         *sorted((ROOT / "bench").rglob("*.py")),
     ]
+    return [f for f in files if f.is_file()]  # the desk's pages may live inside abeq/
 
 
 def test_no_module_outside_the_stores_backend_issues_sql():

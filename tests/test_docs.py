@@ -123,7 +123,8 @@ def _cited_files() -> list[Path]:
     kinds = ("*.py", "*.md", "*.json", "*.toml", "*.yml")
     roots = [ROOT / d for d in ("abeq", "docs", "prompts", "tests", "bench", "desk_pages")]
     found = [p for r in roots for k in kinds for p in r.rglob(k) if ".venv" not in p.parts]
-    return sorted({*found, ROOT / "README.md", ROOT / "app.py", ROOT / "pyproject.toml", ROOT / "mkdocs.yml"})
+    top = (ROOT / n for n in ("README.md", "app.py", "pyproject.toml", "mkdocs.yml"))
+    return sorted({*found, *(p for p in top if p.is_file())})
 
 
 def _headings(page: Path) -> set[str]:
