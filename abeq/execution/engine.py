@@ -20,10 +20,9 @@ from ..errors import InputError, ModelCallError
 from ..models.call import CallPolicy, Cancelled
 from ..models.http import close_sessions, open_session, redact
 from ..models.ratelimit import PRIORITY, Limiter
-from ..results.backend import ResultCache
+from ..results import backend, rows
 from ..results.liveness import ACTIVE, HEARTBEAT_SECONDS, live_status, owner_id
 from ..results.report import build_report
-from ..results.rows import RunCaseKey
 from ..results.store import Store, dumps
 from ..schemas import Case, TransferSet
 from ..sets.confirmation import set_hash
@@ -60,7 +59,7 @@ class Engine:
         config: RunConfig | RunSettings,
         on_progress: Callable[[dict], None] | None = None,
         cancel: threading.Event | None = None,
-        cache: ResultCache | None = None,
+        cache: backend.ResultCache | None = None,
         order: Sequence[str] = (),  # a mutant's claiming cases first
         stop_in_flight: bool = False,  # a --fail-fast stop also cancels the cases already started
     ):
@@ -77,7 +76,7 @@ class Engine:
         self.run_id = 0
         self.limiter: Limiter | None = None
         self.fail_fast = FailFast(False, 1)
-        self.cache: ResultCache = cache if cache is not None else store.cache
+        self.cache: backend.ResultCache = cache if cache is not None else store.cache
         self.calls = self._new_calls()
 
     def _new_calls(self) -> Calls:
@@ -200,7 +199,7 @@ class Engine:
                 PRIORITY.reset(token)
 
     async def _run_case(self, i: int, case: Case, policy: CallPolicy) -> None:
-        base: RunCaseKey = {"run_id": self.run_id, "case_id": case.id, "position": i}
+        base: rows.RunCaseKey = {"run_id": self.run_id, "case_id": case.id, "position": i}
         stage = "runner"
         try:
             if self.cfg.runner_samples > 1:  # N samples a side, decided on the counts (sampled.py)
