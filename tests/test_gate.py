@@ -134,7 +134,7 @@ def test_a_second_pr_on_the_same_base_makes_no_teacher_call(repo, tmp_path):
     from abeq.results.store import open_store
 
     run_id = json.loads(out.read_text())["documents"][1]["run_id"]
-    assert open_store(str(tmp_path / "gate.db")).call_stats(run_id)["teacher_made"] == 0
+    assert open_store(str(tmp_path / "gate.db")).log.call_stats(run_id)["teacher_made"] == 0
 
 
 def test_a_new_document_is_reported_not_gated(repo, tmp_path):

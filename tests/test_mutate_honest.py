@@ -121,7 +121,7 @@ def test_a_kill_only_a_model_graded_check_found_needs_aa_to_count(tmp_path):
         for i, t in enumerate(["happy", "edge", "adversarial", "composition", "happy"], 1)
     ]  # fmt: skip
     ts = sets.confirm(TransferSet(cases=cases), doc.hash)
-    scripted.judge.always(  # a judge that notices nothing: only the check can find the loss
+    scripted.model("rules").judge.always(  # a judge that notices nothing: only the check can find the loss
         json.dumps(
             {
                 "verdict": "equivalent",

@@ -40,7 +40,7 @@ def test_imports_and_section_mapping_in_the_browser(page, tmp_path):
         page.get_by_role("button", name="Load path").first.click()
         page.get_by_text("Read CLAUDE.md with its imports: AGENTS.md").wait_for(timeout=30_000)
         screenshot(page, ARTIFACTS / "documents-imports.png")
-    doc = Store(str(db)).document(Store(str(db)).review("example")["original_hash"])
+    doc = Store(str(db)).inputs.document(Store(str(db)).inputs.review("example")["original_hash"])
     assert doc["name"] == "CLAUDE.md" and "How Claude Code Should Behave Here" in doc["content"]
 
 
