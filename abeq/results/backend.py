@@ -7,7 +7,7 @@ key), `store.ledger` (reviewer actions and the trust sums), `store.calibrations`
 store has. The engine needs two of them while a run goes on: a `ResultCache` and a `RunLog`.
 
 Every part returns and takes the typed rows of rows.py, a row written in the type it is read in.
-No module outside a backend issues SQL (tests/test_store.py holds it), so a second backend
+No module outside a backend issues SQL (tests/test_backend.py holds it), so a second backend
 (PostgreSQL, for a team sharing one store) is a module of its own whose classes implement these
 Protocols over its own connection, and `Store` is not a facade: it has no method of its own that
 hands a call on to a part (the same test holds that too).
