@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import AbeqError, InputError
-from ..vocab import CANCELLING, FINISHED, JUDGED, RUNNING
+from ..vocab import CANCELLING, EQUIVALENT, FINISHED, JUDGED, RUNNING
 from .bounds import Bounds
 from .results import (
     CheckSet,
@@ -244,7 +244,7 @@ class Tools:
                     directness=f"{r.original_directness} → {r.candidate_directness}",
                 )
                 for r in rr.rows
-                if r.status == JUDGED and r.verdict != "equivalent"
+                if r.status == JUDGED and r.verdict != EQUIVALENT
             ]
             calls = {
                 k: st[k]
