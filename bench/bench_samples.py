@@ -110,20 +110,13 @@ def engine_calls(n: int) -> dict:
             t = time.perf_counter()
             run_id = Engine(store, original, cand, ts, settings).run()
             s = store.log.call_stats(run_id)
-            kinds = store.all(
-                "select kind, count(*) n from calls where run_id = ? and cached = 0 group by kind", [run_id]
-            )
+            kinds = store.log.made_calls_by_kind(run_id)
             out[name] = {
                 "made": s["made"],
                 "cached": s["cached"],
-                "by_kind": {r["kind"]: r["n"] for r in kinds},
+                "by_kind": kinds,
                 "seconds": round(time.perf_counter() - t, 2),
-                "verdicts": sorted(
-                    {
-                        r["verdict"]
-                        for r in store.all("select verdict from run_cases where run_id = ?", [run_id])
-                    }
-                ),
+                "verdicts": sorted({r["verdict"] for r in store.log.run_cases(run_id)}),
             }
         store.close()
     return out

@@ -55,7 +55,7 @@ def run(store, example, candidate, n, **kw):
 
 
 def made(store, run_id, kind):
-    return store.all(
+    return store.sql.all(
         "select count(*) n from calls where run_id = ? and kind = ? and cached = 0", [run_id, kind]
     )[0]["n"]
 
