@@ -367,7 +367,7 @@ def to_junit(rr: RunReport, gate: str = "compress") -> str:
         tc = ET.SubElement(suite, "testcase", classname="abeq.equivalence", name=r.case_id)
         if r.checks:
             _check_properties(tc, r)
-        if r.error_stage == NOT_RUN_STAGE or r.status == "pending":  # not run: never an error
+        if r.error_stage == NOT_RUN_STAGE or r.status == vocab.PENDING:  # not run: never an error
             ET.SubElement(tc, "skipped", message=(r.error or "not run (cancelled or interrupted run)")[:200])
         elif r.status != vocab.JUDGED:
             ET.SubElement(
