@@ -170,3 +170,79 @@ def installed_wheel(tmp_path_factory):
     from installed import build_and_install
 
     return build_and_install(tmp_path_factory.mktemp("wheel"))
+
+
+# ---------------------------------------------------------------- PostgreSQL (a team's shared store)
+# One real server for the whole test session, shared by the xdist workers (the first starts it, the
+# last stops it); each test gets a database of its own, copied from a migrated template (fast).
+PG_TEMPLATE = "abeq_template"
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory):
+    """The session's PostgreSQL server (abeq.testing.pg_server). Skipped with the reason where it
+    cannot run; under CI=true that fails instead: CI installs it and never skips these tests."""
+    from abeq.testing import pg_server as pg
+
+    why = pg.unavailable()
+    if why:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"PostgreSQL tests cannot run in CI: {why}")
+        pytest.skip(why)
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "postgres"
+    me = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    server = pg.shared(shared, me)
+    try:
+        pg.wait_ready(server)
+        with pg._locked(shared / "lock"):
+            if not (shared / "template-ready").exists():
+                _make_template(server)
+                (shared / "template-ready").touch()
+        yield server
+    finally:
+        from abeq.results import postgres
+
+        postgres.close_pools()
+        pg.release(shared, me)
+
+
+def _make_template(server) -> None:
+    """A database migrated to the current schema, the template of each test's own."""
+    import psycopg
+    from psycopg.rows import dict_row
+
+    from abeq.results import postgres
+
+    postgres.create_database(server.url(), PG_TEMPLATE)
+    with psycopg.connect(server.url(PG_TEMPLATE), autocommit=True, row_factory=dict_row) as conn:
+        postgres.migrate(conn)
+
+
+@pytest.fixture
+def pg_db(pg_server, request):
+    """A fresh PostgreSQL database for this test, already migrated; its URL (with the password)."""
+    import uuid
+
+    from abeq.results import postgres
+
+    return postgres.create_database(pg_server.url(), f"t_{uuid.uuid4().hex[:16]}", template=PG_TEMPLATE)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_db(request, tmp_path):
+    """Where a test's store lives, once per backend: a sqlite file in tmp_path, then a PostgreSQL
+    database of its own on the session's server."""
+    if request.param == "sqlite":
+        return str(tmp_path / "abeq.db")
+    return request.getfixturevalue("pg_db")
+
+
+@pytest.fixture
+def backend_store(store_db):
+    """A Store on each backend in turn (a module that runs its tests on both names it `store`)."""
+    from abeq.results.store import Store
+
+    s = Store(store_db)
+    yield s
+    s.close()

@@ -1,4 +1,5 @@
-"""The sqlite store: migrations on a blank file, WAL, foreign keys, and the override audit trail."""
+"""The store: migrations on a blank sqlite file and a blank PostgreSQL database (one list, the same
+tables and columns), WAL, foreign keys, the override audit trail; the shared tests run on both."""
 
 import sqlite3
 
@@ -6,6 +7,11 @@ import pytest
 
 from abeq.results.migrations import migrations
 from abeq.results.store import Store
+
+
+@pytest.fixture
+def store(backend_store):
+    return backend_store
 
 
 def test_blank_database_is_migrated_to_the_full_schema(tmp_path):
@@ -66,7 +72,7 @@ def test_documents_are_content_addressed(store):
 
 
 def test_foreign_keys_are_enforced(store):
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(store.sql.IntegrityError):
         store.ledger.add_override(
             run_id=999, case_id="x", verdict="equivalent", reason="r", reviewer="me", judge_verdict=None
         )
@@ -142,14 +148,71 @@ def test_the_columns_for_provider_cache_tokens_and_fail_fast(tmp_path):
         ("calibrations", "CalibrationRow"),
     ],
 )
-def test_each_typed_row_names_its_tables_columns(tmp_path, table, row_type):
+def test_each_typed_row_names_its_tables_columns(store, table, row_type):
     """The typed rows the store returns say what the migrated table holds: no column missing from
     the type, none in the type that the table lacks (beyond values the store adds when it reads)."""
     from abeq.results import rows
 
-    path = tmp_path / "t.db"
-    Store(str(path)).close()
-    cols = {r[1] for r in sqlite3.connect(path).execute(f"pragma table_info({table})")}
+    cols = set(store.sql.columns(table))
     keys = set(getattr(rows, row_type).__annotations__)  # a TypedDict's own and its bases' keys
     added_on_read = {"RunRow": {"stored_status"}, "OverrideRow": {"carried_from"}}
     assert cols == keys - added_on_read.get(row_type, set())
+
+
+def test_both_backends_apply_the_one_list_of_migrations_alike(tmp_path, pg_db):
+    """A blank PostgreSQL database gets every step of migrations.py, recorded, and the same tables
+    with the same columns in the same order as a blank sqlite file."""
+    from abeq.results import postgres
+
+    lite, pg = Store(str(tmp_path / "x.db")), Store(pg_db)
+    own = {"_sqlite_migrations", postgres.MIGRATIONS_TABLE}
+    tables = [t for t in lite.sql.table_names() if t not in own]
+    assert tables == [t for t in pg.sql.table_names() if t not in own] and "run_cases" in tables
+    for t in tables:
+        assert lite.sql.columns(t) == pg.sql.columns(t), t
+    steps = [r["name"] for r in pg.sql.all(f"select name from {postgres.MIGRATIONS_TABLE} order by name")]
+    assert steps == [m.name for m in migrations._migrations]
+    Store(pg_db).close()  # reopening applies nothing twice
+    assert len(pg.sql.all(f"select name from {postgres.MIGRATIONS_TABLE}")) == len(steps)
+
+
+def test_the_same_sql_reads_alike_on_both_backends(store):
+    """A run with cases, calls and reviewer actions: the counts, sums and stamps the report reads."""
+    from abeq.results.rows import RunRow
+
+    doc = store.inputs.put_document("a.md", "text")
+    run_id = store.log.create_run(
+        RunRow(review_id=None, round=1, config_key="k", original_hash=doc, candidate_hash=doc)  # type: ignore[typeddict-item]
+    )
+    store.log.add_pending_cases(run_id, ["c1", "c2", "c3"])
+    before = store.log.report_stamp(run_id)
+    store.log.put_run_case(
+        {"run_id": run_id, "case_id": "c1", "position": 0, "status": "judged", "verdict": "equivalent"}
+    )
+    store.log.log_call(
+        {
+            "run_id": run_id,
+            "case_id": "c1",
+            "kind": "runner-teacher",
+            "model": "m",
+            "key": "x",
+            "cached": 0,
+            "ok": 1,
+            "prompt_tokens": 3,
+            "completion_tokens": 4,
+            "cost": 0.5,
+        }
+    )
+    assert store.log.case_counts(run_id) == {"total": 3, "done": 1, "judged": 1, "errors": 0}
+    assert store.log.report_stamp(run_id) != before
+    sums = store.log.call_stats(run_id)
+    assert (sums["made"], sums["teacher_made"], sums["cost"], sums["prompt_tokens"]) == (1, 1, 0.5, 3)
+    assert store.log.call_progress(run_id)["runner"] == 1
+    assert store.log.mark_not_run(run_id, "not-run", "stop", "stopped") == 2
+    first = store.ledger.add_override(run_id, "c1", "regressed", "lost a step", "ann", "equivalent")
+    assert (
+        store.ledger.add_override(run_id, "c1", "equivalent", "", "bo", "equivalent", action="agree") > first
+    )
+    assert store.ledger.reviewed(run_id)["c1"]["reviewer"] == "bo"
+    assert [r["reviewer"] for r in store.ledger.override_history(run_id, "c1")] == ["ann", "bo"]
+    assert store.ledger.aa_counts() == [] and store.ledger.check_witness_counts() == []

@@ -28,7 +28,7 @@ def bounded(kind, lo=None, hi=None, *, above=None):
     return parse
 
 
-DB_HELP = "sqlite file (default: $ABEQ_DB or ./abeq.db)"
+DB_HELP = "sqlite file, or a postgresql://user:password@host/db URL (default: $ABEQ_DB or ./abeq.db)"
 
 
 def db_arg(p: argparse.ArgumentParser) -> None:

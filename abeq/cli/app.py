@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..desk import access
 from ..errors import InputError
+from ..results import postgres
 from ._common import db_arg
 
 
@@ -69,8 +70,10 @@ def cmd_app(args) -> int:
     token = None if args.no_token else (env.get(access.TOKEN_ENV) or secrets.token_urlsafe(24))
     if token:
         env[access.TOKEN_ENV] = token  # in the environment, not argv: other users can read argv
-    # absolute, so the desk and its workers open the database this command was started beside
-    env["ABEQ_DB"] = str(Path(db_path(args.db)).resolve())
+    # absolute, so the desk and its workers open the database this command was started beside; a
+    # postgresql:// URL as it is
+    where = db_path(args.db)
+    env["ABEQ_DB"] = where if postgres.is_url(where) else str(Path(where).resolve())
     cmd = [
         sys.executable,
         "-m",

@@ -356,11 +356,9 @@ MUTATION_FIELDS = ("id", "score", "killed", "mutants", "runner_model", "judge_mo
 
 def _latest_mutation(ts_hash: str, original_hash: str, db: str | None) -> dict | None:
     """The newest finished mutation test of the set in the database, when it exists (never created)."""
-    from pathlib import Path
+    from ..results.store import exists
 
-    from ..results.store import db_path
-
-    if not Path(db_path(db)).is_file():
+    if not exists(db):
         return None
     store = open_store(db)
     try:
@@ -374,11 +372,11 @@ def _check_audit(ts, original_hash: str, args):
     never created here); the note says why they were not tried. The set's own code is tried only
     when trusted (--trust-code, or remembered)."""
     from functools import partial
-    from pathlib import Path
 
     from ..execution.check_audit import audit
     from ..execution.scripts import Sandbox
     from ..results.store import db_path
+    from ..results.store import exists as store_exists
 
     check = partial(
         audit,
@@ -388,9 +386,9 @@ def _check_audit(ts, original_hash: str, args):
     )
     if not any(c.assertions or c.expectations for c in ts.cases):
         return check(ts), None
-    path = db_path(args.db)
-    if not Path(path).is_file():
-        return check(ts), f"no database at {path}: the checks were not tried on the original's transcripts"
+    if not store_exists(args.db):
+        note = f"no database at {db_path(args.db)}: the checks were not tried on the original's transcripts"
+        return check(ts), note
     store = open_store(args.db)
     try:
         return check(ts, store, original_hash), ""

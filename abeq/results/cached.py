@@ -7,14 +7,14 @@ from collections.abc import Iterable
 from typing import cast
 
 from ..timestamps import now
-from .connection import Connection
+from .connection import SqlConnection
 from .rows import GradingRow, JudgementRow, RunnerResultRow
 
 
 class SqliteResultCache:
     """Cached model results over the store's one connection: implements backend.ResultCache."""
 
-    def __init__(self, sql: Connection):
+    def __init__(self, sql: SqlConnection):
         self.one, self.all, self._insert = sql.one, sql.all, sql.insert  # the connection's, bound once
 
     def runner_result(self, key: str) -> RunnerResultRow | None:

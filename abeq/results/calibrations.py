@@ -6,23 +6,21 @@ from __future__ import annotations
 from typing import cast
 
 from ..timestamps import now
-from .connection import Connection
+from .connection import SqlConnection
 from .rows import CalibrationRow
 
 
 class SqliteCalibrations:
     """Calibrations over the store's one connection: implements backend.Calibrations."""
 
-    def __init__(self, sql: Connection):
+    def __init__(self, sql: SqlConnection):
         self.sql = sql
 
     def put(self, row: CalibrationRow) -> int:
         """Store one calibration; its id."""
-        full = {**row, "created_at": now()}
-        sql = f"insert into calibrations ({', '.join(full)}) values ({', '.join('?' * len(full))})"
-        cur = self.sql.tx(self.sql.db.conn.execute, sql, list(full.values()))
-        assert cur.lastrowid is not None  # set by every insert
-        return cur.lastrowid
+        new_id = self.sql.insert("calibrations", {**row, "created_at": now()})
+        assert new_id is not None  # set by every insert that is not ignored
+        return new_id
 
     def all(self, judge_model: str | None = None) -> list[CalibrationRow]:
         """Every calibration, newest first (of one judge model when given)."""

@@ -8,9 +8,9 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 from sqlite_utils import Database
 
@@ -32,8 +32,45 @@ def _create_private(path: str) -> None:
         pass  # an existing database (or one another process just made) keeps its permissions
 
 
+class SqlConnection(Protocol):
+    """What a store's parts ask of a connection: sqlite's Connection below or postgres.PgConnection."""
+
+    path: str
+    dialect: str
+    IntegrityError: type[Exception]
+
+    def one(self, sql: str, params: Iterable = ()) -> dict[str, Any] | None: ...
+
+    def all(self, sql: str, params: Iterable = ()) -> list[dict[str, Any]]: ...
+
+    def insert(self, table: str, row: dict, *, replace: bool = False, ignore: bool = False) -> int | None: ...
+
+    def update(self, table: str, where: dict, fields: dict) -> int: ...
+
+    def execute(self, sql: str, params: Iterable = ()) -> int: ...
+
+    def tx(self, fn: Callable[P, T], *a: P.args, **kw: P.kwargs) -> T: ...
+
+    def batch(self) -> AbstractContextManager[None]: ...
+
+    def exclusive(self) -> AbstractContextManager[None]: ...
+
+    def table_names(self) -> list[str]: ...
+
+    def columns(self, table: str) -> list[str]: ...
+
+    def close(self) -> None: ...
+
+
 class Connection:
-    """One sqlite file (or memory), migrated on open; `tx` and `insert` serialise this process's writes."""
+    """One sqlite file (or memory), migrated on open; `tx` and `insert` serialise this process's writes.
+
+    The parts of a store use only this class's methods (`one`, `all`, `insert`, `update`, `execute`,
+    `tx`, `batch`, `exclusive`), never the sqlite module: postgres.py's PgConnection offers the same
+    ones over a PostgreSQL server, so each part's SQL runs on both."""
+
+    dialect = "sqlite"
+    IntegrityError: type[Exception] = sqlite3.IntegrityError
 
     def __init__(self, path: str, *, memory: bool = False, shared: bool | None = None):
         self.path = path
@@ -108,6 +145,13 @@ class Connection:
     def close(self) -> None:
         self.db.conn.close()
 
+    def table_names(self) -> list[str]:
+        return sorted(self.db.table_names())
+
+    def columns(self, table: str) -> list[str]:
+        """A table's columns in order."""
+        return [c.name for c in self.db.table(table).columns]
+
     def tx(self, fn: Callable[P, T], *a: P.args, **kw: P.kwargs) -> T:
         """`fn`'s writes in one transaction: its own, or the batch() it is made in."""
         with self.write:
@@ -133,8 +177,9 @@ class Connection:
             finally:
                 self._batching = False
 
-    def insert(self, table: str, row: dict, *, replace: bool = False) -> None:
-        """One row in its own transaction (or its batch's), as a single statement.
+    def insert(self, table: str, row: dict, *, replace: bool = False, ignore: bool = False) -> int | None:
+        """One row in its own transaction (or its batch's), as a single statement; the new row's
+        rowid (its integer `id` where the table has one), None when `ignore` left an existing row.
 
         For the writes made once per model call: sqlite-utils' `insert` also reads sqlite_master
         three times per row, which was a third of abeq's CPU per call in bench/bench_overhead.py.
@@ -143,12 +188,47 @@ class Connection:
         from sqlite_utils.db import jsonify_if_needed
 
         cols = ", ".join(f'"{c}"' for c in row)
-        sql = (
-            f'INSERT {"OR REPLACE " if replace else ""}INTO "{table}" ({cols}) '
-            f"VALUES ({', '.join('?' * len(row))})"
-        )
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE" if ignore else "INSERT"
+        marks = ", ".join("?" * len(row))
+        sql = f'{verb} INTO "{table}" ({cols}) VALUES ({marks})'
         values = [v if type(v) in _AS_IS else jsonify_if_needed(v) for v in row.values()]
-        self.tx(self.db.conn.execute, sql, values)
+        cur = self.tx(self.db.conn.execute, sql, values)
+        return cur.lastrowid if cur.rowcount == 1 else None
+
+    def update(self, table: str, where: dict, fields: dict) -> int:
+        """Set `fields` on the rows matching every column = value of `where`; how many rows."""
+        if not fields:
+            return 0
+        sets = ", ".join(f'"{k}" = ?' for k in fields)
+        cond = " and ".join(f'"{k}" = ?' for k in where)
+        from sqlite_utils.db import jsonify_if_needed
+
+        given = [*fields.values(), *where.values()]
+        values = [v if type(v) in _AS_IS else jsonify_if_needed(v) for v in given]
+        return self.execute(f'update "{table}" set {sets} where {cond}', values)
+
+    def execute(self, sql: str, params: Iterable = ()) -> int:
+        """A statement that returns no rows (update, delete), in its own transaction or its batch's;
+        how many rows it changed."""
+        return self.tx(self.db.conn.execute, sql, list(params)).rowcount
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """One transaction that no other writer (in any process) interleaves with: what is read
+        inside it still holds when it writes (a check-then-write, as the ledger's conflict check)."""
+        conn = self.db.conn
+        with self.write:
+            conn.execute("BEGIN IMMEDIATE")
+            self._batching = True
+            try:
+                yield
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            finally:
+                self._batching = False
 
     # rows come back as plain dicts; rows.py declares each table's, and the store's methods say which
     def one(self, sql: str, params: Iterable = ()) -> dict[str, Any] | None:

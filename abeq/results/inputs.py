@@ -5,7 +5,6 @@ the named reviews that bind an original and a set; implements backend.Inputs."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import cast
 
 from ..documents import document_hash
@@ -15,14 +14,14 @@ from ..sets import workspace
 from ..sets.confirmation import set_hash
 from ..timestamps import now
 from ..vocab import Variant
-from .connection import Connection
+from .connection import SqlConnection
 from .rows import DocumentRow, ReviewRow, SetConfirmation
 
 
 class SqliteInputs:
     """Documents, transfer sets, workspaces and reviews over the store's one connection."""
 
-    def __init__(self, sql: Connection):
+    def __init__(self, sql: SqlConnection):
         self.sql = sql
 
     # -------------------------------------------------------- documents
@@ -32,7 +31,7 @@ class SqliteInputs:
         row = {"hash": h, "name": name, "content": content, "created_at": now()}
         if files:
             row["files"] = self._put_workspace(files)  # content-addressed, as a case's workspace
-        self.sql.tx(lambda: self.sql.db.table("documents").insert(row, ignore=True))
+        self.sql.insert("documents", row, ignore=True)
         return h
 
     def document_files(self, row: DocumentRow | dict) -> dict[str, str]:
@@ -62,21 +61,20 @@ class SqliteInputs:
             row["workspaces"] = json.dumps({cid: self._put_workspace(files) for cid, files in trees.items()})
         existing = self.sql.one("select confirmed, document_hash from transfer_sets where hash = ?", [h])
         if existing is None:  # another process may insert it between the check and here
-            self.sql.tx(lambda: self.sql.db.table("transfer_sets").insert(row, ignore=True))
+            self.sql.insert("transfer_sets", row, ignore=True)
         elif ts.user_confirmed and (
             not existing["confirmed"] or existing["document_hash"] != ts.document_hash
         ):
             # confirmed now, or confirmed again for another original: the newest confirmation holds
-            self.sql.tx(lambda: self.sql.db.table("transfer_sets").update(h, row))
+            self.sql.update("transfer_sets", {"hash": h}, row)
         return h
 
     def _put_workspace(self, files: dict[str, str]) -> str:
         d = workspace.digest(files)
-        self.sql.tx(
-            lambda: self.sql.db.table("workspaces").insert(
-                {"digest": d, "files": json.dumps(files, ensure_ascii=False), "created_at": now()},
-                ignore=True,
-            )
+        self.sql.insert(
+            "workspaces",
+            {"digest": d, "files": json.dumps(files, ensure_ascii=False), "created_at": now()},
+            ignore=True,
         )
         return d
 
@@ -121,24 +119,24 @@ class SqliteInputs:
         def go() -> int:
             r = self.review(name)
             if r is None:
-                try:
-                    table = self.sql.db.table("reviews").insert(
-                        {
-                            "name": name,
-                            "original_hash": original_hash,
-                            "transfer_set_hash": transfer_set_hash,
-                            "variant": variant,
-                            "created_at": now(),
-                        }
-                    )
-                    assert table.last_pk is not None  # None only for an ignored insert
-                    return table.last_pk
-                except sqlite3.IntegrityError:  # another process made it since: update that one
-                    r = self.review(name)
-                    if r is None:
-                        raise
-            self.sql.db.table("reviews").update(
-                r["id"],
+                new_id = self.sql.insert(
+                    "reviews",
+                    {
+                        "name": name,
+                        "original_hash": original_hash,
+                        "transfer_set_hash": transfer_set_hash,
+                        "variant": variant,
+                        "created_at": now(),
+                    },
+                    ignore=True,  # another process may make it since: then update that one
+                )
+                if new_id is not None:
+                    return new_id
+                r = self.review(name)
+                assert r is not None  # the insert was ignored because it exists
+            self.sql.update(
+                "reviews",
+                {"id": r["id"]},
                 {"original_hash": original_hash, "transfer_set_hash": transfer_set_hash, "variant": variant},
             )
             return r["id"]
@@ -146,7 +144,7 @@ class SqliteInputs:
         return self.sql.tx(go)
 
     def set_review_candidate(self, review_id: int, doc_hash: str) -> None:
-        self.sql.tx(lambda: self.sql.db.table("reviews").update(review_id, {"candidate_hash": doc_hash}))
+        self.sql.update("reviews", {"id": review_id}, {"candidate_hash": doc_hash})
 
     def review_candidate(self, review_id: int) -> str | None:
         """The candidate last loaded into this review (in any session), else its latest run's; never

@@ -9,15 +9,15 @@ from typing import cast
 from ..errors import InputError, ReviewConflict
 from ..timestamps import now
 from ..vocab import AA_NOISY, JUDGED, OVERRIDE, REGRESSED, ReviewAction, Verdict
-from .connection import Connection
+from .connection import SqlConnection
 from .rows import OverrideRow
 
 
 class SqliteLedger:
     """Reviewer actions and the trust sums over the store's one connection (writes hold its lock)."""
 
-    def __init__(self, sql: Connection):
-        self.db, self._write = sql.db, sql.write
+    def __init__(self, sql: SqlConnection):
+        self.sql = sql
         self.one, self.all = sql.one, sql.all
 
     def check_witness_counts(self) -> list[dict]:
@@ -29,7 +29,7 @@ class SqliteLedger:
                       sum(case when verdict = ? then 1 else 0 end) agreed
                from (select distinct r.judge_model, c.teacher_key, c.candidate_key, c.judge_keys, c.verdict
                      from run_cases c join runs r on r.id = c.run_id
-                     where c.status = ? and c.checks_lost > 0)
+                     where c.status = ? and c.checks_lost > 0) judged
                group by judge_model order by judge_model""",
             [REGRESSED, JUDGED],
         )
@@ -58,37 +58,26 @@ class SqliteLedger:
         """
         if action == OVERRIDE and not reason.strip():
             raise InputError("an override needs a reason")
-        conn = self.db.conn
-        with self._write:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                current = self.action_in_effect(run_id, case_id)
-                current_id = current["id"] if current else None
-                if check_seen and current is not None and current_id != seen_id:
-                    raise ReviewConflict(current)
-                row = {
-                    "run_id": run_id,
-                    "case_id": case_id,
-                    "verdict": verdict,
-                    "judge_verdict": judge_verdict,
-                    "reason": reason.strip(),
-                    "reviewer": reviewer,
-                    "created_at": now(),
-                    "action": action,
-                    "seen_id": current_id,
-                    "seen_verdict": current["verdict"] if current else judge_verdict,
-                }
-                cur = conn.execute(
-                    f"insert into overrides ({', '.join(row)}) values ({', '.join('?' * len(row))})",
-                    list(row.values()),
-                )
-                conn.execute("COMMIT")
-                assert cur.lastrowid is not None  # set by every insert
-                return cur.lastrowid
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+        with self.sql.exclusive():
+            current = self.action_in_effect(run_id, case_id)
+            current_id = current["id"] if current else None
+            if check_seen and current is not None and current_id != seen_id:
+                raise ReviewConflict(current)
+            row = {
+                "run_id": run_id,
+                "case_id": case_id,
+                "verdict": verdict,
+                "judge_verdict": judge_verdict,
+                "reason": reason.strip(),
+                "reviewer": reviewer,
+                "created_at": now(),
+                "action": action,
+                "seen_id": current_id,
+                "seen_verdict": current["verdict"] if current else judge_verdict,
+            }
+            new_id = self.sql.insert("overrides", row)
+        assert new_id is not None  # set by every insert that is not ignored
+        return new_id
 
     def action_in_effect(self, run_id: int, case_id: str) -> OverrideRow | None:
         """The reviewer action in effect on one case: its latest in this run, else the latest one
@@ -160,7 +149,7 @@ class SqliteLedger:
                             from (select distinct r.runner_model, r.judge_model, c.case_id, c.teacher_key,
                                                   c.aa_verdict
                                   from run_cases c join runs r on r.id = c.run_id
-                                  where c.aa_verdict is not null {where})
+                                  where c.aa_verdict is not null {where}) measured
                             group by runner_model, judge_model""",
             [REGRESSED, *AA_NOISY, *params],
         )

@@ -8,14 +8,14 @@ import json
 
 from ..timestamps import now
 from ..vocab import AA_NOISY, FINISHED, RUNNING
-from .connection import Connection
+from .connection import SqlConnection
 
 
 class SqliteMutations:
     """Mutation tests in the `mutations` table (migration m009), and the mutants a model wrote for
     them in `written_mutants` (m012): implements backend.Mutations."""
 
-    def __init__(self, sql: Connection):
+    def __init__(self, sql: SqlConnection):
         self.sql = sql
 
     def start(self, key: str, row: dict) -> int:
@@ -26,13 +26,12 @@ class SqliteMutations:
         if found:
             self.update(found["id"], status=RUNNING)
             return found["id"]
-        self.sql.insert("mutations", {**row, "key": key, "status": RUNNING, "started_at": now()})
-        return (self.sql.one("select max(id) id from mutations where key = ?", [key]) or {})["id"]
+        new_id = self.sql.insert("mutations", {**row, "key": key, "status": RUNNING, "started_at": now()})
+        assert new_id is not None  # set by every insert that is not ignored
+        return new_id
 
     def update(self, mutation_id: int, **fields) -> None:
-        sets = ", ".join(f'"{k}" = ?' for k in fields)
-        sql = f"update mutations set {sets} where id = ?"
-        self.sql.tx(self.sql.db.conn.execute, sql, [*fields.values(), mutation_id])
+        self.sql.update("mutations", {"id": mutation_id}, fields)
 
     def finished(self, key: str) -> dict | None:
         """The newest finished test with this key (its report makes a repeat cost nothing)."""

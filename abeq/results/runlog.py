@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..timestamps import now
 from ..vocab import CASE_ERROR, FINISHED, JUDGED, PENDING, RUNNING, CaseRunStatus
-from .connection import Connection
+from .connection import SqlConnection
 from .liveness import ACTIVE, live_status
 from .rows import (
     CallProgress,
@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # Python 3.10's typing lacks it; annotations are never evalua
 class SqliteRunLog:
     """Runs, their cases, calls and checks over the store's one connection (writes hold its lock)."""
 
-    def __init__(self, sql: Connection):
+    def __init__(self, sql: SqlConnection):
         self.sql = sql
 
     @contextmanager
@@ -46,12 +46,9 @@ class SqliteRunLog:
     def create_run(self, row: RunRow) -> int:
         """A new run, running from now; its id."""
 
-        def go() -> int:
-            table = self.sql.db.table("runs").insert({**row, "started_at": now(), "status": RUNNING})
-            assert table.last_pk is not None  # None only for an ignored insert
-            return table.last_pk
-
-        return self.sql.tx(go)
+        new_id = self.sql.insert("runs", {**row, "started_at": now(), "status": RUNNING})
+        assert new_id is not None  # set by every insert that is not ignored
+        return new_id
 
     def unfinished_run(self, config_key: str) -> RunRow | None:
         return cast(
@@ -63,7 +60,7 @@ class SqliteRunLog:
         )
 
     def update_run(self, run_id: int, **fields: Unpack[RunUpdate]) -> None:
-        self.sql.tx(lambda: self.sql.db.table("runs").update(run_id, dict(fields)))
+        self.sql.update("runs", {"id": run_id}, dict(fields))
 
     @staticmethod
     def _live(row: dict[str, Any] | None) -> RunRow | None:
@@ -130,14 +127,10 @@ class SqliteRunLog:
 
     def mark_not_run(self, run_id: int, status: CaseRunStatus, stage: str, error: str) -> int:
         """Record every case of a run still pending as not run (with why); returns how many."""
-        return self.sql.tx(
-            lambda: (
-                self.sql.db.conn.execute(
-                    "update run_cases set status = ?, error_stage = ?, error = ?, updated_at = ? "
-                    "where run_id = ? and status = ?",
-                    [status, stage, error, now(), run_id, PENDING],
-                ).rowcount
-            )
+        return self.sql.execute(
+            "update run_cases set status = ?, error_stage = ?, error = ?, updated_at = ? "
+            "where run_id = ? and status = ?",
+            [status, stage, error, now(), run_id, PENDING],
         )
 
     def teacher_runs(self, original_hash: str) -> list[TeacherCase]:
@@ -171,9 +164,11 @@ class SqliteRunLog:
         """What changes when the run's report would: its cases (a status change moves a count; a
         re-judged case is a new row), any reviewer action (carried ones too), its calls (costs) and
         its checks. One indexed read instead of the report's seven (the desk's cache of reports)."""
+        # a re-judged case is a new row in sqlite (a new rowid); PostgreSQL updates it in place (a new xmin)
+        version = "rowid" if self.sql.dialect == "sqlite" else "xmin::text::bigint"
         row = self.sql.one(
-            """select
-  (select count(*) || '|' || coalesce(max(rowid), 0) || '|' || coalesce(max(updated_at), '') || '|'
+            f"""select
+  (select count(*) || '|' || coalesce(max({version}), 0) || '|' || coalesce(max(updated_at), '') || '|'
           || sum(status = ?2) || '|' || sum(status = ?3) || '|' || sum(status = ?4)
      from run_cases where run_id = ?1),
   (select coalesce(max(id), 0) from overrides),
@@ -247,8 +242,7 @@ class SqliteRunLog:
     def claim_run(self, run_id: int, owner: str) -> None:
         """This process runs the run now: a new attempt, a fresh heartbeat, no cancel pending."""
         t = now()
-        self.sql.tx(
-            self.sql.db.conn.execute,
+        self.sql.execute(
             """update runs set status = ?, owner = ?, heartbeat_at = ?, attempt_started_at = ?,
                       cancel_requested_at = null, finished_at = null,
                       attempt_first_call = (select coalesce(max(id), 0) from calls)
@@ -257,14 +251,11 @@ class SqliteRunLog:
         )
 
     def heartbeat(self, run_id: int) -> None:
-        self.sql.tx(
-            self.sql.db.conn.execute, "update runs set heartbeat_at = ? where id = ?", [now(), run_id]
-        )
+        self.sql.execute("update runs set heartbeat_at = ? where id = ?", [now(), run_id])
 
     def request_cancel(self, run_id: int) -> None:
         """Ask whichever process runs this run to cancel it (its engine looks every second)."""
-        self.sql.tx(
-            self.sql.db.conn.execute,
+        self.sql.execute(
             "update runs set cancel_requested_at = ? where id = ? and status in (?, ?)",
             [now(), run_id, *ACTIVE],
         )
@@ -277,19 +268,10 @@ class SqliteRunLog:
     def put_check_results(self, run_id: int, case_id: str, rows: list[CheckResultRow]) -> None:
         """The case's checks in this run, replacing what an interrupted attempt left."""
 
-        def go():
-            self.sql.db.conn.execute(
-                "delete from check_results where run_id = ? and case_id = ?", [run_id, case_id]
-            )
+        with self.sql.batch():
+            self.sql.execute("delete from check_results where run_id = ? and case_id = ?", [run_id, case_id])
             for i, r in enumerate(rows):
-                row = {"run_id": run_id, "case_id": case_id, "idx": i, **r}
-                cols = ", ".join(f'"{c}"' for c in row)
-                self.sql.db.conn.execute(
-                    f"insert into check_results ({cols}) values ({', '.join('?' * len(row))})",
-                    list(row.values()),
-                )
-
-        self.sql.tx(go)
+                self.sql.insert("check_results", {"run_id": run_id, "case_id": case_id, "idx": i, **r})
 
     def check_results(self, run_id: int) -> dict[str, list[CheckResultRow]]:
         """A run's check results by case, in the case's order of checks."""

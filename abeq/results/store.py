@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from . import backend
+from . import backend, postgres
 from .cached import SqliteResultCache
 from .calibrations import SqliteCalibrations
-from .connection import Connection
+from .connection import Connection, SqlConnection
 from .inputs import SqliteInputs
 from .ledger import SqliteLedger
 from .mutations import SqliteMutations
@@ -40,8 +41,14 @@ class Store:
 
     def __init__(self, path: str | None = None, *, memory: bool = False):
         memory = memory or path == ":memory:"  # sqlite's own name for a database in memory: no file
-        self.path = ":memory:" if memory else db_path(path)
-        self.sql = Connection(self.path, memory=memory)
+        where = ":memory:" if memory else db_path(path)
+        self.url = where  # how to open it again (a PostgreSQL URL keeps its password here only)
+        self.sql: SqlConnection
+        if postgres.is_url(where):
+            self.sql = postgres.PgConnection(where)
+        else:
+            self.sql = Connection(where, memory=memory)
+        self.path = self.sql.path  # what messages and pages show: a URL without its password
         self.inputs: backend.Inputs = SqliteInputs(self.sql)
         self.log: backend.RunLog = SqliteRunLog(self.sql)
         self.cache: backend.ResultCache = SqliteResultCache(self.sql)
@@ -71,10 +78,25 @@ _BAD_DB_TEXT = ("not a database", "unable to open", "readonly", "malformed", "di
 _DB_HINT = "Point --db (or $ABEQ_DB) at an abeq database, or at a new file in a folder you can write."
 
 
+def exists(path: str | None = None) -> bool:
+    """Whether there is a store at `path` to read (a PostgreSQL URL names a server's: asked on open)."""
+    where = db_path(path)
+    return postgres.is_url(where) or Path(where).is_file()
+
+
 def open_store(path: str | None = None) -> Store:
-    """The Store at `path` (default: $ABEQ_DB or ./abeq.db), or an InputError naming the path when it
-    cannot be a database (a folder, unwritable, not sqlite)."""
+    """The Store at `path` (default: $ABEQ_DB or ./abeq.db; a postgresql:// URL is a team's server),
+    or an InputError naming the path when it cannot be a database (a folder, unwritable, not sqlite,
+    a server that does not answer)."""
     path = db_path(path)
+    if postgres.is_url(path):
+        return Store(path)
+    if re.match(r"^[a-z][a-z0-9+.-]*://", path, re.I):  # a URL of some other server
+        raise InputError(
+            f"{path.split('://')[0]}:// is not a store abeq can open",
+            path=postgres.redacted(path),
+            hint="Give a sqlite file's path or a postgresql://user:password@host/database URL.",
+        )
     if Path(path).is_dir():
         raise InputError("--db is a folder, not a database file", path=path, hint=_DB_HINT)
     if Path(path).exists() and not os.access(path, os.R_OK | os.W_OK):
@@ -141,6 +163,6 @@ def database_problem(e: BaseException, path: str | None) -> InputError | None:
 
 def existing_store(path: str | None = None) -> Store:
     """open_store, for commands that read what runs left: refused when there is no database yet."""
-    if not Path(db_path(path)).exists():
+    if not postgres.is_url(db_path(path)) and not Path(db_path(path)).exists():
         raise InputError("no database here", path=db_path(path), hint="Pass --db, or run `abeq run` first.")
     return open_store(path)
