@@ -22,6 +22,12 @@ EQ, DIV, REG, ERR = "case-0000", "case-0001", "case-0002", "case-0003"
 
 
 @pytest.fixture
+def store(backend_store):
+    """Every test here runs on sqlite and on PostgreSQL."""
+    return backend_store
+
+
+@pytest.fixture
 def run(store):
     return synthetic_run(store, 8, review="r", error_every=4)
 
@@ -89,10 +95,10 @@ def test_bad_actions_are_refused_and_write_nothing(store, run, kw, message):
     assert store.ledger.all_overrides() == []
 
 
-def test_cli_agree_and_stats(tmp_path, capsys):
+def test_cli_agree_and_stats(store_db, capsys):
     from abeq.results.store import Store
 
-    db = str(tmp_path / "a.db")
+    db = store_db
     run = synthetic_run(Store(db), 4, review="r", error_every=0)
     assert main(["agree", str(run), REG, "--reviewer", "cli", "--db", db]) == 0
     assert main(["agree", str(run), ERR, "--db", db]) == 0  # case-0003 is judged here (no errors)

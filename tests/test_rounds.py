@@ -5,6 +5,8 @@ import io
 import json
 from xml.etree import ElementTree as ET
 
+import pytest
+
 from abeq.cli import main
 from abeq.execution.engine import Engine
 from abeq.execution.estimate import estimate, estimate_calls
@@ -15,6 +17,12 @@ from abeq.results.report import build_report, exit_code, gate_result
 
 def _round(store, ex, cfg, cand):
     return Engine(store, ex["original"], ex[cand], ex["ts"], cfg).run()
+
+
+@pytest.fixture
+def store(backend_store):
+    """Every test here runs on sqlite and on PostgreSQL."""
+    return backend_store
 
 
 def test_rounds_reuse_the_teacher_and_are_numbered(store, example, scripted_cfg):
@@ -140,8 +148,8 @@ def test_errored_cases_are_junit_errors(scripted_model, store, example, scripted
     assert suite.get("errors") == "7" and len(list(suite.iter("error"))) == 7
 
 
-def test_cli_writes_every_export_and_history(tmp_path, capsys, run_args):
-    round_args = {"db": tmp_path / "a.db", "review": "rn", "out": tmp_path / "r.json"}
+def test_cli_writes_every_export_and_history(tmp_path, capsys, run_args, store_db):
+    round_args = {"db": store_db, "review": "rn", "out": tmp_path / "r.json"}
     assert main(run_args(candidate="candidate-lossy.md", **round_args)) == 1
     assert (
         main(
@@ -163,10 +171,10 @@ def test_cli_writes_every_export_and_history(tmp_path, capsys, run_args):
     ET.parse(tmp_path / "r.xml")
     assert json.loads((tmp_path / "rec.json").read_text())["report"]["summary"]["pass"] is True
     capsys.readouterr()
-    assert main(["history", "rn", "--db", str(tmp_path / "a.db"), "--json"]) == 0
+    assert main(["history", "rn", "--db", store_db, "--json"]) == 0
     hist = json.loads(capsys.readouterr().out)
     assert [h["regressed"] for h in hist] == [7, 0]
-    assert main(["history", "nope", "--db", str(tmp_path / "a.db")]) == 2
+    assert main(["history", "nope", "--db", store_db]) == 2
 
 
 def test_cost_per_case_counts_what_this_run_spent_on_it(store, example, scripted_cfg):
@@ -215,8 +223,8 @@ def test_cost_per_case_counts_what_this_run_spent_on_it(store, example, scripted
     )
 
 
-def test_an_identical_re_run_keeps_the_reviewers_overrides(tmp_path, capsys, run_args):
-    base = run_args(db=tmp_path / "a.db", candidate="candidate-lossy.md", review="rn")
+def test_an_identical_re_run_keeps_the_reviewers_overrides(tmp_path, capsys, run_args, store_db):
+    base = run_args(db=store_db, candidate="candidate-lossy.md", review="rn")
     assert main(base + ["--out", str(tmp_path / "r1.json")]) == 1
     regressed = [
         c["case_id"]
@@ -235,7 +243,7 @@ def test_an_identical_re_run_keeps_the_reviewers_overrides(tmp_path, capsys, run
                     "--reason",
                     "checked by hand",
                     "--db",
-                    str(tmp_path / "a.db"),
+                    store_db,
                 ]
             )
             == 0
@@ -247,6 +255,6 @@ def test_an_identical_re_run_keeps_the_reviewers_overrides(tmp_path, capsys, run
     rec = json.loads((tmp_path / "rec.json").read_text())
     assert rec["run"]["id"] == 2 and rec["run"]["calls_made"] == 0  # every call from the cache
     # a different candidate is a different judgement: nothing carries
-    other = run_args(db=tmp_path / "a.db", candidate="candidate-faithful.md", review="rn")
+    other = run_args(db=store_db, candidate="candidate-faithful.md", review="rn")
     assert main(other + ["--out", str(tmp_path / "r3.json")]) == 0
     assert "overrides" not in json.loads((tmp_path / "r3.json").read_text())
