@@ -91,12 +91,7 @@ def open_store(path: str | None = None) -> Store:
     path = db_path(path)
     if postgres.is_url(path):
         return Store(path)
-    if re.match(r"^[a-z][a-z0-9+.-]*://", path, re.I):  # a URL of some other server
-        raise InputError(
-            f"{path.split('://')[0]}:// is not a store abeq can open",
-            path=postgres.redacted(path),
-            hint="Give a sqlite file's path or a postgresql://user:password@host/database URL.",
-        )
+    _no_other_url(path)
     if Path(path).is_dir():
         raise InputError("--db is a folder, not a database file", path=path, hint=_DB_HINT)
     if Path(path).exists() and not os.access(path, os.R_OK | os.W_OK):
@@ -161,8 +156,19 @@ def database_problem(e: BaseException, path: str | None) -> InputError | None:
     return None
 
 
+def _no_other_url(path: str) -> None:
+    """A URL of another kind of server is refused (it would otherwise become a local file's path)."""
+    if re.match(r"^[a-z][a-z0-9+.-]*://", path, re.I) and not postgres.is_url(path):
+        raise InputError(
+            f"{path.split('://')[0]}:// is not a store abeq can open",
+            path=postgres.redacted(path),
+            hint="Give a sqlite file's path or a postgresql://user:password@host/database URL.",
+        )
+
+
 def existing_store(path: str | None = None) -> Store:
     """open_store, for commands that read what runs left: refused when there is no database yet."""
+    _no_other_url(db_path(path))
     if not postgres.is_url(db_path(path)) and not Path(db_path(path)).exists():
         raise InputError("no database here", path=db_path(path), hint="Pass --db, or run `abeq run` first.")
     return open_store(path)
