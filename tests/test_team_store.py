@@ -82,3 +82,55 @@ def test_redacted_hides_the_password_wherever_the_url_holds_it():
         == "postgres://h/db?user=ann&password=***"
     )
     assert postgres.password("postgres://h/db?user=ann&password=s3cret") == "s3cret"
+
+
+def test_db_copy_moves_a_store_to_postgresql_and_back_byte_for_byte(pg_db, run_args, tmp_path, capsys):
+    """Runs of two rounds with reviewer actions and a re-run from the cache, copied sqlite ->
+    PostgreSQL -> sqlite: every export of every run is the same bytes from all three."""
+    lite = str(tmp_path / "a.db")
+    assert main(run_args(db=lite, candidate="candidate-lossy.md", review="rv")) == 1
+    assert main(["override", "1", "happy-1", "--verdict", "equivalent", "--reason", "ok", "--db", lite]) in (
+        0,
+        2,
+    )
+    assert main(["agree", "1", "edge-1", "--reviewer", "ann", "--db", lite]) == 0
+    assert main(run_args(db=lite, candidate="candidate-faithful.md", review="rv")) == 0
+    assert main(run_args(db=lite, candidate="candidate-lossy.md", review="rv")) == 1  # from the cache
+    capsys.readouterr()
+    assert main(["db", "copy", lite, pg_db]) == 0
+    said = capsys.readouterr()
+    assert "verified: the report and record of each of 3 runs are byte-identical" in said.out
+    assert urlsplit(pg_db).password not in said.out + said.err
+    back = str(tmp_path / "back.db")
+    assert main(["db", "copy", pg_db, back]) == 0
+    for run_id in (1, 2, 3):
+        exported = []
+        for db in (lite, pg_db, back):
+            out = tmp_path / f"{run_id}-{len(exported)}"
+            assert main(
+                [
+                    "export",
+                    str(run_id),
+                    "--db",
+                    db,
+                    "--out",
+                    f"{out}.json",
+                    "--markdown",
+                    f"{out}.md",
+                    "--csv",
+                    f"{out}.csv",
+                    "--record",
+                    f"{out}.rec.json",
+                ]
+            ) in (0, 1)
+            exported.append(
+                [
+                    (tmp_path / f"{out.name}{ext}").read_bytes()
+                    for ext in (".json", ".md", ".csv", ".rec.json")
+                ]
+            )
+        assert exported[0] == exported[1] == exported[2]
+    # a new run on the copy gets a new id (the ids continue), and a copy into a used store is refused
+    assert Store(pg_db).log.create_run({"config_key": "k"}) == 4  # type: ignore[typeddict-item]
+    assert main(["db", "copy", lite, pg_db]) == 2
+    assert "not empty" in capsys.readouterr().err

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import agents, app, calibrate, compare, gate, mutate, results, run, sets
+from . import agents, app, calibrate, compare, db, gate, mutate, results, run, sets
 from ._common import EXIT_BROKEN_PIPE, EXIT_CRASHED, EXIT_INTERRUPTED, EXIT_PASS, check_model, write_output
 
 __all__ = ["main", "build_parser", "check_model", "write_output"]
@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p.add_argument("--version", action="version", version=f"abeq {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for group in (run, mutate, results, sets, app, compare, calibrate, gate, agents):
+    for group in (run, mutate, results, sets, app, compare, calibrate, gate, agents, db):
         group.register(sub)
     return p
 

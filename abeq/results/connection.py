@@ -59,6 +59,8 @@ class SqlConnection(Protocol):
 
     def columns(self, table: str) -> list[str]: ...
 
+    def ids_follow(self, table: str) -> None: ...
+
     def close(self) -> None: ...
 
 
@@ -151,6 +153,9 @@ class Connection:
     def columns(self, table: str) -> list[str]:
         """A table's columns in order."""
         return [c.name for c in self.db.table(table).columns]
+
+    def ids_follow(self, table: str) -> None:
+        """New rows' ids continue after the largest (sqlite's rowid does so by itself)."""
 
     def tx(self, fn: Callable[P, T], *a: P.args, **kw: P.kwargs) -> T:
         """`fn`'s writes in one transaction: its own, or the batch() it is made in."""

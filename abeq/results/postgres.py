@@ -318,6 +318,14 @@ class PgConnection:
             self._columns[table] = [r["column_name"] for r in rows]
         return self._columns[table]
 
+    def ids_follow(self, table: str) -> None:
+        """New rows' ids continue after the largest (rows copied in kept their own ids)."""
+        self.all(
+            f"select setval(pg_get_serial_sequence(?, 'id'), coalesce(max(id), 1), max(id) is not null) "
+            f'from "{table}"',
+            [f'"{table}"'],
+        )
+
     def _pk(self, table: str) -> list[str]:
         rows = self.all(
             """select a.attname from pg_index i
