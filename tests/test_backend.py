@@ -25,6 +25,8 @@ BACKEND = {
         "ledger",
         "calibrations",
         "mutations",
+        "postgres",  # the second backend (a team's PostgreSQL)
+        "copy",  # `abeq db copy`: every table, from one backend to the other
     )
 }
 PARTS = {

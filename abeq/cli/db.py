@@ -9,7 +9,7 @@ from ._common import EXIT_PASS
 
 def register(sub) -> None:
     db = sub.add_parser("db", help="move a store between sqlite and PostgreSQL")
-    dsub = db.add_subparsers(dest="db_command", metavar="ACTION", required=True)
+    dsub = db.add_subparsers(dest="db_command", metavar="ACTION", required=True, help="copy")
     cp = dsub.add_parser(
         "copy",
         help="copy every row of one store into an empty one (sqlite file or postgresql:// URL), "

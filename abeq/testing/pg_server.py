@@ -70,11 +70,9 @@ class Server:
 
     def create_database(self, name: str, template: str | None = None) -> str:
         """A new database (a copy of `template` when given: fast); its URL."""
-        import psycopg
+        from ..results.postgres import create_database
 
-        with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(f'create database "{name}"' + (f' template "{template}"' if template else ""))
-        return self.url(name)
+        return create_database(self.url(), name, template)
 
     def stop(self) -> None:
         pg_ctl = str(bin_dir() / "pg_ctl")  # type: ignore[operator]
