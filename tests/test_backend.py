@@ -203,6 +203,12 @@ class SpyCache:
     def gate_section(self, runner_key):
         return self.inner.gate_section(runner_key)
 
+    def claim(self, key, run_id, owner):
+        return self.inner.claim(key, run_id, owner)
+
+    def release(self, key, run_id):
+        self.inner.release(key, run_id)
+
 
 def test_the_engine_caches_in_the_result_cache_it_is_given(store, example, scripted_cfg):
     cache = SpyCache(store.cache)

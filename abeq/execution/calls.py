@@ -3,7 +3,9 @@ stored (errors never are) and logged with what it cost. The engine holds one per
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -12,6 +14,7 @@ from ..errors import ModelCallError
 from ..models.ask import Outcome
 from ..models.call import CallPolicy
 from ..results.backend import ResultCache, RunLog
+from ..results.liveness import owner_id
 from ..results.rows import GradingRow, RunnerResultRow
 from ..results.store import dumps
 from ..schemas import Case, RunnerReply, grading_reply
@@ -22,6 +25,8 @@ from .judge import judge_pair, judgement_row
 from .keys import grading_key, judge_key, judge_spec, runner_keys, sample_spec
 from .observe import from_row, observe
 from .runner import gate_state, runner_prompt
+
+CLAIM_POLL_SECONDS = 0.2  # how often a run waiting for another's call looks for its result
 
 
 class Calls:
@@ -41,6 +46,7 @@ class Calls:
     ):
         self.cache, self.log, self.run_id, self.cfg = cache, log, run_id, cfg
         self.original, self.ts_hash, self.on_call = original, ts_hash, on_call
+        self._owner = owner_id()
 
     def _log(
         self,
@@ -99,10 +105,20 @@ class Calls:
             self._log(case.id, kind, model, key, True, row=row)
             return key, from_row(row)
         policy.check()  # complete() checks again once a concurrency slot is free
+        if not (fresh or self.cfg.fresh):
+            row = await self._claim(key, keys, policy)
+            if row:  # another run made it while this one waited: paid once
+                key = row["key"]
+                self._log(case.id, kind, model, key, True, row=row)
+                return key, from_row(row)
         try:
             out = await observe(doc, self.original, case, self.cfg.variant, spec, mode, policy)
         except ModelCallError as e:
+            self.cache.release(key, self.run_id)
             self._log(case.id, kind, model, key, False, row=e.usage, error=e.message)
+            raise
+        except BaseException:
+            self.cache.release(key, self.run_id)
             raise
         reply = out.value
         truncated, section = gate_state(reply)
@@ -123,7 +139,23 @@ class Calls:
             **out.spend(),
         }
         self._log(case.id, kind, model, key, False, out=out, made=partial(self.cache.put_runner_result, made))
+        self.cache.release(key, self.run_id)
         return key, reply
+
+    async def _claim(self, key: str, keys: Sequence[str], policy: CallPolicy) -> RunnerResultRow | None:
+        """Claim the call under `key` for this run (None: make it), or wait while another live run
+        makes it and return its result. Two runs of one original over the same cases at once (CI jobs,
+        a desk and a CLI on a shared store) then pay for each teacher transcript once."""
+        while not self.cache.claim(key, self.run_id, self._owner):
+            await asyncio.sleep(CLAIM_POLL_SECONDS)
+            policy.check()  # a cancel or an interrupt is not held up by the wait
+            row = self.cache.first_runner_result(keys)
+            if row:
+                return row
+        row = self.cache.first_runner_result(keys)  # stored between this run's look and its claim
+        if row:
+            self.cache.release(key, self.run_id)
+        return row
 
     async def judge(
         self,

@@ -99,6 +99,15 @@ class ResultCache(Protocol):
 
     def gate_section(self, runner_key: str) -> str: ...
 
+    def claim(self, key: str, run_id: int, owner: str) -> bool:
+        """This run makes the result under `key` now: True, unless another live run claimed it first
+        (then wait for its result). A claim whose run died, or this run's own, is taken."""
+        ...
+
+    def release(self, key: str, run_id: int) -> None:
+        """The run's claim on `key` is over (its result is stored, or its call failed)."""
+        ...
+
 
 @runtime_checkable
 class RunLog(Protocol):

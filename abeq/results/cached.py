@@ -8,6 +8,7 @@ from typing import cast
 
 from ..timestamps import now
 from .connection import SqlConnection
+from .liveness import ACTIVE, live_status
 from .rows import GradingRow, JudgementRow, RunnerResultRow
 
 
@@ -15,6 +16,7 @@ class SqliteResultCache:
     """Cached model results over the store's one connection: implements backend.ResultCache."""
 
     def __init__(self, sql: SqlConnection):
+        self.sql = sql
         self.one, self.all, self._insert = sql.one, sql.all, sql.insert  # the connection's, bound once
 
     def runner_result(self, key: str) -> RunnerResultRow | None:
@@ -58,3 +60,21 @@ class SqliteResultCache:
 
     def put_grading(self, row: GradingRow) -> None:
         self._insert("gradings", {**row, "created_at": now()}, replace=True)
+
+    # -------------------------------------------------------- claims on calls being made
+    def claim(self, key: str, run_id: int, owner: str) -> bool:
+        with self.sql.exclusive():  # two runs asking at once: one of them holds it
+            held = self.one(
+                """select c.run_id, r.owner, r.status, r.heartbeat_at from claims c
+                   left join runs r on r.id = c.run_id where c.key = ?""",
+                [key],
+            )
+            if held and held["run_id"] != run_id and held["status"] and live_status(held) in ACTIVE:
+                return False
+            self._insert(
+                "claims", {"key": key, "run_id": run_id, "owner": owner, "claimed_at": now()}, replace=True
+            )
+            return True
+
+    def release(self, key: str, run_id: int) -> None:
+        self.sql.execute("delete from claims where key = ? and run_id = ?", [key, run_id])

@@ -365,3 +365,11 @@ def m013_runner_samples(db: Database) -> None:
     # `--runner-samples N`: a case's samples (each arm's keys, the judge's verdict per pair, the
     # behaviours' rates and the test's decision) as JSON; NULL for a case run once
     db.table("run_cases").add_column("samples", str)
+
+
+@migrations()
+def m014_claims(db: Database) -> None:
+    # A runner call being made now, by which run (several runs, processes or machines share a store):
+    # a run that needs the same result waits for it instead of paying for it again. A claim counts
+    # while its run is alive (liveness.py: its process, its heartbeat); a dead holder's is taken over.
+    db.table("claims").create({"key": str, "run_id": int, "owner": str, "claimed_at": str}, pk="key")
