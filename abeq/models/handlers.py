@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -95,4 +97,12 @@ def make_scripted_handler(base):
             model_response, f"scripted/{model}", text, pt, max(1, len(text) // 4), msg.get("tool_calls")
         )
 
-    return in_process_handler(base, reply)
+    async def areply(model, messages, model_response, optional_params):
+        # ABEQ_SCRIPTED_LATENCY=0.05: each reply takes that long, as a real model's would (a test of
+        # runs that overlap needs calls that take time); the replies themselves are unchanged
+        latency = float(os.environ.get("ABEQ_SCRIPTED_LATENCY") or 0)
+        if latency > 0:
+            await asyncio.sleep(latency)
+        return reply(model, messages, model_response, optional_params)
+
+    return in_process_handler(base, reply, areply)

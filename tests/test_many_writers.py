@@ -1,0 +1,102 @@
+"""Many writers on one store (sqlite file or PostgreSQL), each its own process: runs that need the
+same teacher transcripts at once pay for each once; a writer killed mid-run leaves a store that
+reads consistently and a run that resumes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import EXAMPLE, ROOT, run_argv
+
+from abeq.results.store import Store
+
+CASES = 50
+
+
+def _big_set(tmp_path, n: int = CASES) -> str:
+    """The example's set with `n` cases (its seven, repeated with their inputs made distinct)."""
+    ts = json.loads((EXAMPLE / "transfer-set.json").read_text())
+    base = ts["cases"]
+    cases = []
+    for i in range(n):
+        c = dict(base[i % len(base)])
+        c["id"] = f"{c['id']}-{i:02d}"
+        c["input"] = f"{c['input']}\n(request {i})"
+        cases.append(c)
+    ts["cases"] = cases
+    for k in ("user_confirmed", "confirmation_timestamp", "confirmed_hash"):
+        ts.pop(k, None)
+    path = tmp_path / "big-set.json"
+    path.write_text(json.dumps(ts))
+    return str(path)
+
+
+def _abeq(argv: list[str], latency: float = 0.02) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ABEQ_SCRIPTED_LATENCY": str(latency)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "abeq", *argv], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def test_two_runs_at_once_pay_for_each_teacher_transcript_once(store_db, tmp_path):
+    """Two processes run one original over the same 50 cases at the same time (two candidates): the
+    teacher is called 50 times in all, not 100; without claims each run calls it for every case."""
+    Store(store_db).close()  # migrated before the race (each process would also do it, once)
+    ts = _big_set(tmp_path)
+    procs = [
+        _abeq(run_argv(db=store_db, transfer_set=ts, candidate=cand, review=f"r{i}", concurrency=4))
+        for i, cand in enumerate(("candidate-faithful.md", "candidate-lossy.md"))
+    ]
+    for p in procs:
+        out, err = p.communicate(timeout=600)
+        assert p.returncode in (0, 1), err[-2000:]
+    store = Store(store_db)
+    runs = store.log.runs()
+    assert len(runs) == 2 and {r["status"] for r in runs} == {"finished"}
+    made = [store.log.made_calls_by_kind(r["id"]).get("runner-teacher", 0) for r in runs]
+    assert sum(made) == CASES, made
+    for r in runs:  # each run still has every case judged, with the same teacher transcripts
+        assert store.log.case_counts(r["id"])["judged"] == CASES
+    a, b = ({c["case_id"]: c["teacher_key"] for c in store.log.run_cases(r["id"])} for r in runs)
+    assert a == b
+    assert store.sql.all("select * from claims") == []  # every claim ended
+
+
+def test_a_writer_killed_mid_run_leaves_a_consistent_store_and_the_run_resumes(store_db, tmp_path):
+    Store(store_db).close()
+    ts = _big_set(tmp_path, 30)
+    argv = run_argv(db=store_db, transfer_set=ts, concurrency=2)
+    p = _abeq(argv, latency=0.05)
+    store = Store(store_db)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # some cases judged, not all
+        runs = store.log.runs()
+        if runs and store.log.case_counts(runs[0]["id"])["judged"] >= 5:
+            break
+        time.sleep(0.1)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    [run] = store.log.runs()
+    counts = store.log.case_counts(run["id"])
+    assert 5 <= counts["judged"] < 30 and counts["total"] == 30
+    # consistent: every judged case's transcripts and judgements are stored, every stored result was logged
+    for c in store.log.run_cases(run["id"]):
+        if c["status"] == "judged":
+            assert store.cache.runner_result(c["teacher_key"]) and store.cache.runner_result(c["candidate_key"])
+    logged = {r["key"] for r in store.sql.all("select key from calls where cached = 0 and ok = 1")}
+    stored = {r["key"] for r in store.sql.all("select key from runner_results")}
+    assert stored <= logged
+    # the dead writer's claims do not hold anyone up: the resumed run finishes
+    done = _abeq(argv)
+    out, err = done.communicate(timeout=600)
+    assert done.returncode in (0, 1), err[-2000:]
+    [again] = store.log.runs()
+    assert again["id"] == run["id"] and again["status"] == "finished"
+    assert store.log.case_counts(run["id"])["judged"] == 30
+    assert store.sql.all("select * from claims") == []
