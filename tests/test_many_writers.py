@@ -40,7 +40,11 @@ def _big_set(tmp_path, n: int = CASES) -> str:
 def _abeq(argv: list[str], latency: float = 0.02) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "ABEQ_SCRIPTED_LATENCY": str(latency)}
     return subprocess.Popen(
-        [sys.executable, "-m", "abeq", *argv], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "abeq", *argv],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -88,7 +92,9 @@ def test_a_writer_killed_mid_run_leaves_a_consistent_store_and_the_run_resumes(s
     # consistent: every judged case's transcripts and judgements are stored, every stored result was logged
     for c in store.log.run_cases(run["id"]):
         if c["status"] == "judged":
-            assert store.cache.runner_result(c["teacher_key"]) and store.cache.runner_result(c["candidate_key"])
+            assert store.cache.runner_result(c["teacher_key"]) and store.cache.runner_result(
+                c["candidate_key"]
+            )
     logged = {r["key"] for r in store.sql.all("select key from calls where cached = 0 and ok = 1")}
     stored = {r["key"] for r in store.sql.all("select key from runner_results")}
     assert stored <= logged
@@ -100,3 +106,42 @@ def test_a_writer_killed_mid_run_leaves_a_consistent_store_and_the_run_resumes(s
     assert again["id"] == run["id"] and again["status"] == "finished"
     assert store.log.case_counts(run["id"])["judged"] == 30
     assert store.sql.all("select * from claims") == []
+
+
+def _save_at_once(db: str, run_id: int, reviewer: str, go_at: float) -> str:
+    """One reviewer's process: saves an override of a case it read with no action in effect."""
+    from abeq.errors import ReviewConflict
+
+    store = Store(db)
+    while time.time() < go_at:
+        time.sleep(0.005)
+    try:
+        store.ledger.add_override(
+            run_id,
+            "case-0002",
+            "equivalent",
+            f"checked by {reviewer}",
+            reviewer,
+            "candidate-regressed",
+            check_seen=True,
+            seen_id=None,
+        )
+        return "saved"
+    except ReviewConflict as e:
+        return f"conflict:{e.current['reviewer']}"
+
+
+def test_reviewers_saving_one_case_at_once_in_six_processes_lose_nothing(store_db):
+    """Six processes (two desks and four CLIs' worth) save over the same case at the same moment,
+    each having seen no action: exactly one is saved, the five others are told whose is in effect."""
+    import multiprocessing
+
+    from abeq.testing.synthetic import synthetic_run
+
+    run_id = synthetic_run(Store(store_db), 4, review="r", error_every=0)
+    go_at = time.time() + 3
+    with multiprocessing.get_context("spawn").Pool(6) as pool:
+        said = pool.starmap(_save_at_once, [(store_db, run_id, f"rev{i}", go_at) for i in range(6)])
+    history = Store(store_db).ledger.override_history(run_id, "case-0002")
+    assert said.count("saved") == 1 and len(history) == 1
+    assert all(s == f"conflict:{history[0]['reviewer']}" for s in said if s != "saved")
