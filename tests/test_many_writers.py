@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 
-import pytest
 from conftest import EXAMPLE, ROOT, run_argv
 
 from abeq.results.store import Store
