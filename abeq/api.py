@@ -138,7 +138,7 @@ class PreparedRun:
         `store`: another connection to the same database, for a run in another thread."""
         eng = self.engine
         if store is not None and store is not eng.store:
-            eng = Engine(store, eng.original, eng.candidate, eng.ts, eng.cfg)
+            eng = Engine(store, eng.original, eng.candidate, eng.ts, eng.cfg, shard=eng.shard)
             eng.run_id = self.run_id
         eng.on_progress, eng.cancel = on_progress, cancel or Stop()
         eng.run()
@@ -154,6 +154,7 @@ def prepare_run(
     confirm: bool = False,
     settings: RunSettings | None = None,
     labels: tuple[str, str] = CLI_LABELS,
+    shard: tuple[int, int] | None = None,
     **kwargs: Unpack[RunSettingsArgs],
 ) -> PreparedRun:
     """Check everything that comes before a model call, then store the inputs and create (or resume)
@@ -163,7 +164,8 @@ def prepare_run(
     The run's settings are `settings` (a RunSettings) with the keywords on top, named as the options
     of `abeq run`: runner_model, judge_model, api_base, concurrency, judge_samples, aa, allow_thin,
     review, fresh, runner_mode, runner_cmd, trust_code, … (see RunSettings). `confirm`: a person
-    accepts the set for this run (as `abeq run --confirm`).
+    accepts the set for this run (as `abeq run --confirm`). `shard` (k, n): this process runs its
+    share of the cases into the run (as `abeq run --shard k/n`); the run ends with its last share.
     """
     s = settings_of(settings, kwargs)
     set_path = None if isinstance(cases, TransferSet) else str(cases)
@@ -178,7 +180,7 @@ def prepare_run(
         for k, v in (("original", orig.source), ("candidate", cand.source), ("transfer_set", git_name(cases)))
         if v
     }
-    return _prepare(orig, cand, ts, s.config(variant), store, confirm, set_path, labels, sources)
+    return _prepare(orig, cand, ts, s.config(variant), store, confirm, set_path, labels, sources, shard)
 
 
 def _prepare(
@@ -191,6 +193,7 @@ def _prepare(
     set_path: str | None,
     labels: tuple[str, str],
     sources: dict[str, str] | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> PreparedRun:
     """The one way a run is prepared, from settings (prepare_run) or from a stored run (resume_run):
     its preflight runs once, and the engine reads it."""
@@ -200,7 +203,7 @@ def _prepare(
     checked = preflight(orig, ts, cfg, set_path=set_path, labels=labels)
     checked.raise_first()
     db = store if isinstance(store, Store) else open_store(store)
-    engine = Engine(db, orig, cand, ts, cfg)
+    engine = Engine(db, orig, cand, ts, cfg, shard=shard)
     engine.sources = dict(sources or {})  # where inputs read at a git revision came from
     try:
         engine.prepare(checked)

@@ -117,6 +117,19 @@ async def bare_run(url: str, ts, concurrency: int) -> int:
     return calls
 
 
+def _db(tmp: str, name: str) -> str:
+    """A fresh store: a sqlite file, or with ABEQ_BENCH_PG (a server's URL; bench_team_store.py sets
+    it) a new PostgreSQL database on that server."""
+    server = os.environ.get("ABEQ_BENCH_PG")
+    if not server:
+        return os.path.join(tmp, f"{name}.db")
+    import uuid
+
+    from abeq.results.postgres import create_database
+
+    return create_database(server, f"bench_{name}_{uuid.uuid4().hex[:10]}")
+
+
 def child(
     transport: str, url: str, latency: float, cases: int, concurrency: int, server_pid: int = 0
 ) -> dict:
@@ -139,7 +152,7 @@ def child(
         if transport == "bare":
             asyncio.run(bare_run(url, warm, concurrency))
         else:
-            engine_run(url, warm, os.path.join(tmp, "warm.db"), concurrency)
+            engine_run(url, warm, _db(tmp, "warm"), concurrency)
         _post(server_root + "/reset")
         scripted.forget()
         s0 = process_cpu(server_pid) if server_pid else None
@@ -147,7 +160,7 @@ def child(
         if transport == "bare":
             made = asyncio.run(bare_run(url, ts, concurrency))
         else:
-            made = engine_run(url, ts, os.path.join(tmp, "bench.db"), concurrency)
+            made = engine_run(url, ts, _db(tmp, "bench"), concurrency)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         s1 = process_cpu(server_pid) if server_pid else None
     st = _get(server_root + "/stats")

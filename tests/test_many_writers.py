@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from conftest import EXAMPLE, ROOT, run_argv
 
 from abeq.results.store import Store
@@ -144,3 +145,43 @@ def test_reviewers_saving_one_case_at_once_in_six_processes_lose_nothing(store_d
     history = Store(store_db).ledger.override_history(run_id, "case-0002")
     assert said.count("saved") == 1 and len(history) == 1
     assert all(s == f"conflict:{history[0]['reviewer']}" for s in said if s != "saved")
+
+
+def test_a_run_split_in_four_shards_is_whole_when_the_last_share_lands(store_db, tmp_path):
+    """Four `abeq run --shard k/4` processes at once on one store make one run (not four: each joins it
+    in one exclusive transaction): each runs its share (no case twice), the shares that land first
+    exit 0 and write no report, the last one writes the whole report, the same as one unsharded run's."""
+    Store(store_db).close()
+    ts = _big_set(tmp_path, 20)
+    outs = [tmp_path / f"shard{k}.json" for k in range(1, 5)]
+    procs = [
+        _abeq(run_argv(db=store_db, transfer_set=ts, candidate="candidate-lossy.md", shard=f"{k}/4", out=o))
+        for k, o in zip(range(1, 5), outs)
+    ]
+    codes = []
+    for p in procs:
+        _, err = p.communicate(timeout=600)
+        codes.append(p.returncode)
+        assert p.returncode in (0, 1), err[-2000:]
+    store = Store(store_db)
+    [run] = store.log.runs()
+    assert run["status"] == "finished" and store.log.case_counts(run["id"])["judged"] == 20
+    calls = store.log.made_calls_by_kind(run["id"])
+    assert calls["runner-teacher"] == 20 and calls["runner-candidate"] == 20  # no case run twice
+    written = [json.loads(o.read_text()) for o in outs if o.exists()]
+    # the last share (or two landing at the same moment) writes the whole report and exits with the gate
+    assert len(written) >= 1 and codes.count(1) == len(written) and codes.count(0) == 4 - len(written)
+    whole = tmp_path / "whole.json"
+    single = str(tmp_path / "single.db")
+    p = _abeq(run_argv(db=single, transfer_set=ts, candidate="candidate-lossy.md", out=whole), latency=0)
+    p.communicate(timeout=600)
+    assert all(w["summary"] == json.loads(whole.read_text())["summary"] for w in written)
+
+
+def test_shard_must_be_k_of_n(capsys, tmp_path):
+    from abeq.cli import main
+
+    for bad in ("0/4", "5/4", "2", "a/b"):
+        with pytest.raises(SystemExit):
+            main(run_argv(db=tmp_path / "x.db", shard=bad))
+        assert "is not K/N" in capsys.readouterr().err

@@ -45,6 +45,15 @@ def register(sub) -> None:
     r.add_argument("--csv", default=None, help="write one CSV row per case here")
     r.add_argument("--junit", default=None, help="write JUnit XML (one testcase per case) here")
     r.add_argument("--quiet", action="store_true", help="no progress or summary on stderr (errors still are)")
+    r.add_argument(
+        "--shard",
+        type=shard_arg,
+        default=None,
+        metavar="K/N",
+        help="run only the K-th of N shares of the cases into the run (every N-th case from the K-th), "
+        "e.g. one per CI job of a matrix on a shared --db; the report, exports and exit code come "
+        "whole from the share that lands last (the others exit 0 once theirs is stored)",
+    )
     r.set_defaults(fn=cmd_run)
 
     rs = sub.add_parser(
@@ -81,6 +90,16 @@ def register(sub) -> None:
     rs.set_defaults(fn=cmd_resume)
 
 
+def shard_arg(text: str) -> tuple[int, int]:
+    """K/N with 1 <= K <= N."""
+    import argparse
+
+    k, _, n = text.partition("/")
+    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not K/N with 1 <= K <= N (e.g. 2/4)")
+    return int(k), int(n)
+
+
 def cmd_run(args) -> int:
     return stoppable(_run, args)
 
@@ -108,6 +127,7 @@ def _run(args, stop) -> int:
         store=args.db,
         confirm=args.confirm,
         settings=settings,
+        shard=args.shard,
     )
     for w in prepared.warnings:
         print(f"warning: {w}", file=sys.stderr)
@@ -164,6 +184,15 @@ def execute(prepared, args, stop, how_to_resume: str) -> int:
         rr = prepared.run(on_progress=bar, cancel=stop)
     finally:
         bar.close()  # stopped early: the line ends before anything else is printed
+    shard = getattr(args, "shard", None)
+    if shard and rr.run["status"] != FINISHED and not stop.is_set():
+        c = prepared.store.log.case_counts(prepared.run_id)
+        print(
+            f"shard {shard[0]}/{shard[1]} of run {prepared.run_id} stored its share: {c['done']} of "
+            f"{c['total']} cases done; the report is whole when the last share lands",
+            file=sys.stderr,
+        )
+        return 0
     if stop.is_set() and rr.run["status"] != FINISHED:
         # no export: a report of the cases done so far would overwrite a whole one with a half
         print(

@@ -50,6 +50,11 @@ class SqliteRunLog:
         assert new_id is not None  # set by every insert that is not ignored
         return new_id
 
+    def join_run(self, row: RunRow) -> int:
+        with self.sql.exclusive():
+            existing = self.unfinished_run(row["config_key"])
+            return existing["id"] if existing else self.create_run(row)
+
     def unfinished_run(self, config_key: str) -> RunRow | None:
         return cast(
             "RunRow | None",
@@ -94,8 +99,15 @@ class SqliteRunLog:
         }
         with self.sql.batch():
             for i, cid in enumerate(case_ids):
-                if cid not in have:
-                    self.put_run_case({"run_id": run_id, "case_id": cid, "position": i, "status": PENDING})
+                if cid not in have:  # ignore: another process (a shard) may have stored it since
+                    row = {
+                        "run_id": run_id,
+                        "case_id": cid,
+                        "position": i,
+                        "status": PENDING,
+                        "updated_at": now(),
+                    }
+                    self.sql.insert("run_cases", row, ignore=True)
 
     def put_run_case(self, row: RunCaseRow) -> None:
         self.sql.insert("run_cases", {**row, "updated_at": now()}, replace=True)
