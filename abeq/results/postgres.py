@@ -189,6 +189,8 @@ def migrate(conn) -> None:
     """Apply the pending steps of migrations.py's list, once, whoever else opens the database now."""
     from .migrations import migrations
 
+    if _up_to_date(conn, [m.name for m in migrations._migrations]):
+        return  # the common case, one query: a Store is opened per page load and per thread
     with conn.transaction():
         conn.execute("select pg_advisory_xact_lock(%s)", [_LOCK_MIGRATE])
         conn.execute(
@@ -202,6 +204,11 @@ def migrate(conn) -> None:
                 continue
             step.fn(_Schema(conn))  # type: ignore[arg-type]  # the three operations the steps use
             conn.execute(f'insert into "{MIGRATIONS_TABLE}" values (%s, %s)', [step.name, now()])
+
+
+def _up_to_date(conn, steps: list[str]) -> bool:
+    exists = conn.execute("select to_regclass(%s) t", [f'"{MIGRATIONS_TABLE}"']).fetchone()
+    return bool(exists and exists["t"]) and set(steps) <= set(applied(conn))
 
 
 def applied(conn) -> list[str]:
