@@ -27,6 +27,7 @@ BACKEND = {
         "mutations",
         "postgres",  # the second backend (a team's PostgreSQL)
         "copy",  # `abeq db copy`: every table, from one backend to the other
+        "merge",  # `abeq db merge`: shards' stores into one
     )
 }
 PARTS = {

@@ -134,3 +134,27 @@ def test_db_copy_moves_a_store_to_postgresql_and_back_byte_for_byte(pg_db, run_a
     assert Store(pg_db).log.create_run({"config_key": "k"}) == 4  # type: ignore[typeddict-item]
     assert main(["db", "copy", lite, pg_db]) == 2
     assert "not empty" in capsys.readouterr().err
+
+
+def test_db_merge_makes_one_whole_run_of_the_shards_sqlite_files(run_args, tmp_path, capsys):
+    """Three shards ran into three files (no shared store): merged, the run is finished and its report
+    is an unsharded run's; a merge missing a share leaves the run unfinished and says so."""
+    shards = [str(tmp_path / f"s{k}.db") for k in (1, 2, 3)]
+    for k, db in enumerate(shards, 1):
+        assert main(run_args(db=db, candidate="candidate-lossy.md", shard=f"{k}/3")) == 0  # a share: exit 0
+    assert (
+        main(run_args(db=tmp_path / "whole.db", candidate="candidate-lossy.md", out=tmp_path / "w.json")) == 1
+    )
+    capsys.readouterr()
+    assert main(["db", "merge", str(tmp_path / "part.db"), *shards[:2]]) == 0
+    assert "finished: none" in capsys.readouterr().out
+    merged = str(tmp_path / "merged.db")
+    assert main(["db", "merge", merged, *shards]) == 0
+    assert "finished: [1]" in capsys.readouterr().out
+    [run] = Store(merged).log.runs()
+    assert run["status"] == "finished" and Store(merged).log.made_calls_by_kind(1)["runner-teacher"] == 7
+    assert main(["export", "1", "--db", merged, "--out", str(tmp_path / "m.json")]) == 0
+    m, w = (json.loads((tmp_path / f).read_text()) for f in ("m.json", "w.json"))
+    assert m["summary"] == w["summary"] and [c["verdict"] for c in m["cases"]] == [
+        c["verdict"] for c in w["cases"]
+    ]
