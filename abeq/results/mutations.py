@@ -55,12 +55,14 @@ class SqliteMutations:
         where, params = "transfer_set_hash = ? and status = ?", [transfer_set_hash, FINISHED]
         if original_hash:
             where, params = where + " and original_hash = ?", [*params, original_hash]
-        same = "(runner_model = ? and judge_model = ?) desc, " if runner and judge else ""
-        trusted = "coalesce(json_extract(report, '$.trust_figure'), 1) desc, "
-        return self.sql.one(
-            f"select * from mutations where {where} order by {trusted}{same}id desc limit 1",
-            [*params, *([runner, judge] if same else [])],
-        )
+        rows = self.sql.all(f"select * from mutations where {where}", params)
+
+        def rank(r: dict) -> tuple:  # sorted here, not in SQL: both backends read JSON differently
+            trusted = bool(json.loads(r["report"] or "{}").get("trust_figure", True))
+            same = bool(runner and judge and (r["runner_model"], r["judge_model"]) == (runner, judge))
+            return trusted, same, r["id"]
+
+        return max(rows, key=rank, default=None)
 
     def noisy_cases(self, original_hash: str, transfer_set_hash: str, runner: str, judge: str) -> set[str]:
         """Cases whose A/A check (the teacher against its own replay) this original, set and pair of
