@@ -42,6 +42,7 @@ from .execution.preflight import (
     review_refusal,
 )
 from .execution.settings import RunSettings, RunSettingsArgs, settings_of
+from .execution.shard import Shard
 from .models.spec import ModelSpec
 from .results.liveness import ACTIVE
 from .results.report import RunReport, build_report
@@ -138,7 +139,8 @@ class PreparedRun:
         `store`: another connection to the same database, for a run in another thread."""
         eng = self.engine
         if store is not None and store is not eng.store:
-            eng = Engine(store, eng.original, eng.candidate, eng.ts, eng.cfg, shard=eng.shard)
+            parts = (store, eng.original, eng.candidate, eng.ts, eng.cfg)
+            eng = Shard(*parts, shard=eng.shard) if isinstance(eng, Shard) else Engine(*parts)
             eng.run_id = self.run_id
         eng.on_progress, eng.cancel = on_progress, cancel or Stop()
         eng.run()
@@ -203,7 +205,7 @@ def _prepare(
     checked = preflight(orig, ts, cfg, set_path=set_path, labels=labels)
     checked.raise_first()
     db = store if isinstance(store, Store) else open_store(store)
-    engine = Engine(db, orig, cand, ts, cfg, shard=shard)
+    engine = Shard(db, orig, cand, ts, cfg, shard=shard) if shard else Engine(db, orig, cand, ts, cfg)
     engine.sources = dict(sources or {})  # where inputs read at a git revision came from
     try:
         engine.prepare(checked)

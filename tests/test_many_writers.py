@@ -185,3 +185,20 @@ def test_shard_must_be_k_of_n(capsys, tmp_path):
         with pytest.raises(SystemExit):
             main(run_argv(db=tmp_path / "x.db", shard=bad))
         assert "is not K/N" in capsys.readouterr().err
+
+
+def test_a_claim_is_taken_over_only_from_a_run_that_died():
+    """The claim's holder on this host is alive while its process is, however long since it beat
+    (its first call may block on an import); elsewhere, its heartbeat must be recent."""
+    import subprocess as sp
+
+    from abeq.results.liveness import holds_claim, owner_id
+
+    old = "2026-01-01T00:00:00Z"
+    gone = sp.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    here_dead = f"{owner_id().rpartition(':')[0]}:{gone.pid}"
+    assert holds_claim({"status": "running", "owner": owner_id(), "heartbeat_at": old})
+    assert not holds_claim({"status": "running", "owner": here_dead, "heartbeat_at": old})
+    assert not holds_claim({"status": "running", "owner": "elsewhere:1", "heartbeat_at": old})
+    assert not holds_claim({"status": "finished", "owner": owner_id(), "heartbeat_at": old})

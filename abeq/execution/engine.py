@@ -62,7 +62,6 @@ class Engine:
         cache: backend.ResultCache | None = None,
         order: Sequence[str] = (),  # a mutant's claiming cases first
         stop_in_flight: bool = False,  # a --fail-fast stop also cancels the cases already started
-        shard: tuple[int, int] | None = None,
     ):
         if isinstance(config, RunSettings):  # resolved here: the variant the original's name suggests
             config = config.config(detect_variant(original.name))
@@ -70,7 +69,6 @@ class Engine:
         self.cfg: RunConfig = config
         self.order, self.stop_in_flight = tuple(order), stop_in_flight  # case ids to start first
         self.sources: dict[str, str] = {}  # role -> git:COMMIT:PATH for inputs read at a revision
-        self.shard = shard  # (k, n): this process runs the set's cases at positions k-1, k-1+n, … only
         self.ts_hash = set_hash(ts)
         self.on_progress = on_progress
         self.cancel = cancel or Stop()
@@ -133,12 +131,7 @@ class Engine:
         s = self.store
         config_key = self.config_key()
         existing = s.log.unfinished_run(config_key)
-        if (
-            existing
-            and live_status(existing) in ACTIVE
-            and existing.get("owner") != owner_id()
-            and not self.shard
-        ):
+        if existing and live_status(existing) in ACTIVE and existing.get("owner") != owner_id():
             # two processes making the same calls for one run would each pay for them
             raise InputError(
                 f"run {existing['id']} (these documents, cases and settings) is running in another "
@@ -157,7 +150,7 @@ class Engine:
         if existing:
             self.run_id = existing["id"]
         else:
-            self.run_id = (s.log.join_run if self.shard else s.log.create_run)(
+            self.run_id = s.log.create_run(
                 {
                     "review_id": review_id,
                     "round": rnd,
@@ -303,9 +296,7 @@ class Engine:
     def ordered_cases(self) -> list[tuple[int, Case]]:
         """(position in the set, case) in the order they start: those named in `order` first."""
         first = {cid: n for n, cid in enumerate(self.order)}
-        k, n = self.shard or (1, 1)  # a shard's share: every n-th case of the set, from its k-th
-        mine = [(i, c) for i, c in enumerate(self.ts.cases) if i % n == k - 1]
-        return sorted(mine, key=lambda ic: (first.get(ic[1].id, len(first)), ic[0]))
+        return sorted(enumerate(self.ts.cases), key=lambda ic: (first.get(ic[1].id, len(first)), ic[0]))
 
     async def _cases(self, policy: CallPolicy) -> None:
         if self.cfg.concurrency <= 1:
@@ -391,8 +382,6 @@ class Engine:
         c = self.store.log.case_counts(self.run_id)
         if c["done"] == c["total"]:
             status = vocab.FINISHED
-        elif self.shard and status == vocab.FINISHED:  # its share done, others' not: theirs to end
-            return
         rep = build_report(self.store, self.run_id)
         self.store.log.update_run(
             self.run_id,

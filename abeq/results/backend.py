@@ -121,9 +121,9 @@ class RunLog(Protocol):
 
     def create_run(self, row: RunRow) -> int: ...
 
-    def join_run(self, row: RunRow) -> int:
-        """The unfinished run with this row's config key, or a new one: decided in one exclusive
-        transaction, so processes starting one run at once (its shards) all get the same run."""
+    def exclusive(self) -> AbstractContextManager[None]:
+        """The writes made inside it in one transaction that no other process's `exclusive` one
+        interleaves with: shards of one run starting at once find (or make) the same run."""
         ...
 
     def unfinished_run(self, config_key: str) -> RunRow | None: ...

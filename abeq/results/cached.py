@@ -8,7 +8,7 @@ from typing import cast
 
 from ..timestamps import now
 from .connection import SqlConnection
-from .liveness import ACTIVE, live_status
+from .liveness import holds_claim
 from .rows import GradingRow, JudgementRow, RunnerResultRow
 
 
@@ -69,7 +69,7 @@ class SqliteResultCache:
                    left join runs r on r.id = c.run_id where c.key = ?""",
                 [key],
             )
-            if held and held["run_id"] != run_id and held["status"] and live_status(held) in ACTIVE:
+            if held and held["run_id"] != run_id and holds_claim(held):
                 return False
             self._insert(
                 "claims", {"key": key, "run_id": run_id, "owner": owner, "claimed_at": now()}, replace=True

@@ -64,3 +64,20 @@ def live_status(run: Mapping[str, Any], now: float | None = None) -> str:
     if beat is None or (now if now is not None else time.time()) - beat > STALE_SECONDS:
         return INTERRUPTED
     return status
+
+
+# A claim on a call (cached.claim) outlives a few missed beats: a process blocked for a while (its
+# first model call imports the provider's library, a minute on a loaded machine) still holds it.
+CLAIM_STALE_SECONDS = 180.0
+
+
+def holds_claim(run: Mapping[str, Any], now: float | None = None) -> bool:
+    """Whether the run holding a claim still runs: its process alive (on this host: known for sure),
+    or elsewhere a heartbeat within CLAIM_STALE_SECONDS."""
+    if run.get("status") not in ACTIVE:
+        return False
+    alive = owner_alive(run.get("owner"))
+    if alive is not None:
+        return alive
+    beat = epoch(run.get("heartbeat_at"))
+    return beat is not None and (now if now is not None else time.time()) - beat <= CLAIM_STALE_SECONDS

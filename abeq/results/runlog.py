@@ -6,7 +6,7 @@ see: 'interrupted' when the process that left it running is gone (liveness.py)."
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
 from ..timestamps import now
@@ -50,10 +50,8 @@ class SqliteRunLog:
         assert new_id is not None  # set by every insert that is not ignored
         return new_id
 
-    def join_run(self, row: RunRow) -> int:
-        with self.sql.exclusive():
-            existing = self.unfinished_run(row["config_key"])
-            return existing["id"] if existing else self.create_run(row)
+    def exclusive(self) -> AbstractContextManager[None]:
+        return self.sql.exclusive()
 
     def unfinished_run(self, config_key: str) -> RunRow | None:
         return cast(
