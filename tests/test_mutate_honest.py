@@ -64,7 +64,7 @@ def test_a_skill_whose_cases_name_no_section_is_unmapped_caveated_and_its_score_
     assert rep["trust_figure"] is False and "scripted/rules" in rep["model_caveats"][0]
     assert any("list items" in c for c in rep["model_caveats"])
     text = md.read_text()
-    assert "Not a trust figure\\:" in text and "`exercises_sections`" in text and "blind" not in text
+    assert "Not a trust figure:" in text and "`exercises_sections`" in text and "blind" not in text
     # check-set finds the folder's score (it is stored under the folder's hash, as it looks it up)
     capsys.readouterr()
     assert main(["check-set", "--original", str(skill), "--transfer-set", str(cases), "--db", str(db)]) == 0

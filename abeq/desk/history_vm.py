@@ -9,6 +9,7 @@ from typing import Any
 from ..results.history import per_round, round_reviews
 from ..results.store import Store
 from ..timestamps import local
+from ..vocab import EQUIVALENT
 from . import links
 from .render import md
 
@@ -34,7 +35,7 @@ def table(rows: list[dict], review: str, started: dict[int, str], reviewer: str 
             "started": local(started.get(r["run"])),
             "status": r["status"],
             "compression": r["compression"],
-            "equivalent": r["equivalent"],
+            EQUIVALENT: r[EQUIVALENT],
             "diverged": r["diverged"],
             "regressed": r["regressed"],
             "errored": r["errored"],

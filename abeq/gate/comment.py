@@ -8,7 +8,7 @@ abeq.untrusted.md_escape; the body stays under GitHub's 65,536-character limit, 
 from __future__ import annotations
 
 from ..untrusted import md_escape
-from ..vocab import DIVERGED, JUDGED, REGRESSED
+from ..vocab import DIVERGED, EQUIVALENT, JUDGED, REGRESSED
 from .changes import CHANGED, NEW, REMOVED
 from .run import GateResult, Outcome
 
@@ -42,7 +42,7 @@ def headline(o: Outcome, store, *, markdown: bool = True) -> str:
     parts = [
         (f"**{word}**" if markdown else word) + f" {esc(o.target.path)}",
         f"{tokens}, size ratio {ratio}",
-        f"{n['equivalent']} equivalent, {n['diverged']} diverged, {n['regressed']} regressed, "
+        f"{n[EQUIVALENT]} equivalent, {n['diverged']} diverged, {n['regressed']} regressed, "
         f"{n['errored']} errored",
     ]
     if o.report is not None:

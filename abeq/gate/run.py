@@ -38,13 +38,13 @@ class Outcome:
         """equivalent / diverged / regressed / errored over the run's cases and the decided ones."""
         s = self.report.report["summary"] if self.report is not None else {}
         out = {
-            "equivalent": s.get("equivalents", 0),
+            EQUIVALENT: s.get("equivalents", 0),
             "diverged": s.get("divergences", 0),
             "regressed": s.get("regressions", 0),
             "errored": len(self.report.failed) if self.report is not None else 0,
         }
         for d in self.decided:
-            out[{EQUIVALENT: "equivalent", DIVERGED: "diverged"}.get(d["verdict"], "regressed")] += 1
+            out[{EQUIVALENT: EQUIVALENT, DIVERGED: "diverged"}.get(d["verdict"], "regressed")] += 1
         return out
 
 

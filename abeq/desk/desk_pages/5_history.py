@@ -8,6 +8,7 @@ import streamlit as st
 from abeq.desk import history_vm as vm
 from abeq.desk import links, session
 from abeq.results import history
+from abeq.vocab import EQUIVALENT
 
 store = session.open_store()
 review = session.current_review(store, st.session_state)
@@ -38,7 +39,7 @@ st.dataframe(
         "compression": st.column_config.NumberColumn(
             "size", format="%.2f", help="compression: candidate / original characters", width=45
         ),
-        "equivalent": st.column_config.NumberColumn("equiv.", help="equivalent", width=55),
+        EQUIVALENT: st.column_config.NumberColumn("equiv.", help=EQUIVALENT, width=55),
         "diverged": st.column_config.NumberColumn("diverged", width=65),
         "regressed": st.column_config.NumberColumn("regressed", width=75),
         "errored": st.column_config.NumberColumn("errored", width=60),
@@ -63,7 +64,7 @@ with c1:
     st.bar_chart(
         latest,
         x="round",
-        y=["equivalent", "diverged", "regressed", "errored"],
+        y=[EQUIVALENT, "diverged", "regressed", "errored"],
         color=["#2da44e", "#d4a72c", "#cf222e", "#8c959f"],
         stack=True,
     )
