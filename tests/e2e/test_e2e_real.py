@@ -34,7 +34,8 @@ def test_imports_and_section_mapping_in_the_browser(page, tmp_path):
         nav(page, "Documents")
         page.get_by_text("Load another original").click()  # the example's original is loaded already
         page.get_by_text("Path", exact=True).first.click()
-        field = page.get_by_label("Path on this machine").first
+        # the textbox, not its help button (labelled "Help for Path on this machine")
+        field = page.get_by_role("textbox", name="Path on this machine", exact=True).first
         field.fill(str(REAL / "instructions" / "DiversioTeam__claude-plugins" / "CLAUDE.md"))
         field.press("Enter")
         page.get_by_role("button", name="Load path").first.click()
