@@ -18,8 +18,8 @@ def env(**extra) -> dict:
     return {**os.environ, "PYTHONPATH": str(ROOT), **extra}
 
 
-def test_over_stdio_the_sdk_client_lists_and_calls(project):  # noqa: F811
-    from mcp import Client, StdioServerParameters
+def test_over_stdio_the_sdk_client_lists_and_calls(project, tmp_path):  # noqa: F811
+    from mcp import Client, StdioServerParameters, stdio_client
 
     params = StdioServerParameters(
         command=sys.executable,
@@ -27,17 +27,24 @@ def test_over_stdio_the_sdk_client_lists_and_calls(project):  # noqa: F811
         cwd=str(project),
         env=env(),
     )
+    # the server's stderr into a real file: stdio_client's default errlog is the sys.stderr of when
+    # mcp was first imported, which in a test run may be an earlier test's capsys (no fileno)
+    errlog = tmp_path / "server.err"
 
     async def go():
-        async with Client(params) as client:
-            names = {t.name for t in (await client.list_tools()).tools}
-            r = await client.call_tool(
-                "check_set", {"original": "SKILL.md", "transfer_set": "transfer-set.json"}
-            )
-            return names, r
+        with open(errlog, "w") as err:
+            async with Client(stdio_client(params, errlog=err)) as client:
+                names = {t.name for t in (await client.list_tools()).tools}
+                r = await client.call_tool(
+                    "check_set", {"original": "SKILL.md", "transfer_set": "transfer-set.json"}
+                )
+                return names, r
 
-    names, r = asyncio.run(go())
-    assert "run" in names and not r.is_error and r.structured_content["cases"] == 7
+    try:
+        names, r = asyncio.run(go())
+    except Exception as e:
+        raise AssertionError(f"the server's stderr:\n{errlog.read_text()[-2000:]}") from e
+    assert "run" in names and not r.is_error and r.structured_content["cases"] == 7, errlog.read_text()
 
 
 def free_port() -> int:
