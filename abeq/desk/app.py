@@ -9,7 +9,7 @@ from abeq.desk import access, links, session
 from abeq.desk.render import error_md, md
 from abeq.errors import InputError
 from abeq.models.registry import PROVIDERS
-from abeq.results.store import db_path
+from abeq.results.store import db_shown
 
 # a file shipped with abeq, served by the desk itself: a ":material/…:" icon here makes every page
 # fetch the favicon from fonts.gstatic.com (issue 27)
@@ -75,7 +75,7 @@ with st.sidebar:
         "Models are chosen on **Run**: any litellm model string (its API key in the environment), "
         "or an API base for Ollama, vLLM or any OpenAI-compatible server."
     )
-    st.caption("Database: " + md(db_path()))
+    st.caption("Database: " + md(db_shown()))
 
 pages = [
     st.Page("desk_pages/1_documents.py", title="Documents", icon=":material/description:", default=True),

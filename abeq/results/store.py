@@ -34,6 +34,12 @@ def db_path(path: str | None = None) -> str:
     return path or os.environ.get("ABEQ_DB") or DEFAULT_DB
 
 
+def db_shown(path: str | None = None) -> str:
+    """db_path() as a page or message may show it: a PostgreSQL URL without its password."""
+    where = db_path(path)
+    return postgres.redacted(where) if postgres.is_url(where) else where
+
+
 class Store:
     """One sqlite file (or memory) and the parts over its one connection (`sql`); implements
     backend.Backend. Each attribute is typed with its interface, so mypy holds every caller to what
