@@ -103,7 +103,8 @@ def test_a_run_sends_progress_notifications_after_its_answer(project):  # noqa: 
     """Newline-delimited JSON-RPC on stdio, as any client speaks it: `run` answers with its id, then a
     progress notification on the call's token for each case judged, until the last."""
     import json
-    import select
+    import queue
+    import threading
 
     from test_mcp import confirm
 
@@ -131,10 +132,16 @@ def test_a_run_sends_progress_notifications_after_its_answer(project):  # noqa: 
                 "transfer_set": "transfer-set.json", "runner_model": "scripted/rules"}  # fmt: skip
         send({"id": 2, "method": "tools/call",
               "params": {"name": "run", "arguments": args, "_meta": {"progressToken": "tok"}}})  # fmt: skip
+        # read lines on a thread: select() on the pipe's fd misses lines already read into the text
+        # stream's buffer (two lines arriving together), so the last notification could sit unread
+        lines: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
         messages, deadline = [], time.time() + 120
         while time.time() < deadline and not any(m.get("params", {}).get("progress") == 7 for m in messages):
-            if select.select([proc.stdout], [], [], 1)[0]:
-                messages.append(json.loads(proc.stdout.readline()))
+            try:
+                messages.append(json.loads(lines.get(timeout=1)))
+            except queue.Empty:
+                continue
     finally:
         proc.kill()
         proc.wait(10)
