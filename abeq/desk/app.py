@@ -64,8 +64,11 @@ with st.sidebar:
         help="A review is one original, its transfer set, and a sequence of candidates (rounds).",
     )
     with st.popover("New review", icon=":material/add:", key="new_review_open", on_change="rerun"):
-        st.text_input("Name", key="new_review")
-        st.button("Create", on_click=_create_review)
+        # one form: the name and Create reach the server in one rerun (a name committed on its own
+        # when Create takes the focus made a second rerun, which under load could leave it open)
+        with st.form("new_review_form", border=False):
+            st.text_input("Name", key="new_review")
+            st.form_submit_button("Create", on_click=_create_review)
     if msg := ss.pop("flash_sidebar", None):
         st.error(msg)
     # the tiny model's caution, once a page and only while it is chosen (Run and Compare say it in full)
