@@ -32,7 +32,6 @@ from .errors import AbeqError, InputError
 from .execution.config import RunConfig
 from .execution.engine import Engine, Stop
 from .execution.estimate import estimate
-from .execution.modes import RunnerMode
 from .execution.preflight import (
     CLI_LABELS,
     DESK_LABELS,
@@ -41,12 +40,13 @@ from .execution.preflight import (
     preflight,
     review_refusal,
 )
+from .execution.runners.modes import RunnerMode
 from .execution.settings import RunSettings, RunSettingsArgs, settings_of
 from .execution.shard import Shard
 from .models.spec import ModelSpec
-from .results.liveness import ACTIVE
-from .results.report import RunReport, build_report
-from .results.store import Store, open_store
+from .results.reports.report import RunReport, build_report
+from .results.store.liveness import ACTIVE
+from .results.store.store import Store, open_store
 from .schemas import TransferSet
 from .sets.confirmation import confirm as confirm_set
 from .sets.confirmation import set_hash

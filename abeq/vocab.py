@@ -23,7 +23,7 @@ def is_verdict(name: object) -> TypeGuard[Verdict]:
 # (docs/reference/rules.md, "When unsure, regressed")
 VERDICT_ORDER: tuple[Verdict, ...] = (REGRESSED, DIVERGED, EQUIVALENT)
 # an A/A replay (the teacher judged against its own re-run) with any of these verdicts shows the
-# judge's noise: the Python rule (abeq.results.report) and the SQL counts (the ledger) both read it
+# judge's noise: the Python rule (abeq.results.reports.report) and the SQL counts (the ledger) both read it
 AA_NOISY: tuple[Verdict, ...] = tuple(v for v in VERDICTS if v != EQUIVALENT)
 
 # what a reviewer does with a judged case: accept the judge's verdict, or replace it (with a reason)
@@ -81,7 +81,7 @@ STRUCTURE_CRITERIA: tuple[str, ...] = (
 # what a runner records for an interactive gate the case gave no answer for
 STOPPED = "STOPPED (no scripted answer)"
 
-# what a check did on the two arms of a case (abeq.execution.checks): only LOST changes a verdict
+# what a check did on the two arms of a case (abeq.execution.checks.checks): only LOST changes a verdict
 CheckOutcome = Literal["kept", "lost", "gained", "failed-both", "skipped"]
 CHECK_OUTCOMES: tuple[CheckOutcome, ...] = get_args(CheckOutcome)
 CHECK_KEPT: Final = "kept"
@@ -91,7 +91,7 @@ CHECK_FAILED_BOTH: Final = "failed-both"
 CHECK_SKIPPED: Final = "skipped"
 
 # a run as stored: a process works on it (running, cancelling), or it ended one of five ways; a run
-# read back as running whose process is gone reads interrupted (abeq.results.liveness)
+# read back as running whose process is gone reads interrupted (abeq.results.store.liveness)
 RunStatus = Literal["running", "cancelling", "finished", "cancelled", "interrupted", "failed", "stopped"]
 RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
 RUNNING: Final = "running"

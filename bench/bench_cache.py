@@ -28,7 +28,7 @@ CASES = 50
 
 def main() -> int:
     from abeq.cli import main as abeq
-    from abeq.results.store import Store
+    from abeq.results.store.store import Store
 
     with tempfile.TemporaryDirectory() as tmp, LoopbackProcess(latency=0.01) as srv:
         tmp = Path(tmp)

@@ -48,7 +48,7 @@ def subset(per_category: int | None):
 
 def measure(judge: str, samples: int, per_category: int | None, db: str | None) -> dict:
     from abeq import calibrate
-    from abeq.results.store import Store
+    from abeq.results.store.store import Store
 
     suite, swap = subset(per_category), not per_category
     t0 = time.perf_counter()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from abeq.results.diff import clear_cache, diff_stats, side_by_side_html, word_diff  # noqa: E402
+from abeq.results.reports.diff import clear_cache, diff_stats, side_by_side_html, word_diff  # noqa: E402
 
 SIZE = 50_000
 RUNS = 5

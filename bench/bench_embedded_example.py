@@ -36,8 +36,8 @@ def one_run(cases: int) -> dict:
     from abeq.models import ModelSpec, local
     from abeq.models.bootstrap import litellm
     from abeq.models.local_contexts import PERF
-    from abeq.results.report import build_report
-    from abeq.results.store import Store
+    from abeq.results.reports.report import build_report
+    from abeq.results.store.store import Store
     from abeq.testing.synthetic import documents
 
     litellm()  # its import is start-up, not the run

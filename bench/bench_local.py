@@ -39,7 +39,7 @@ SCHEMA_CASE = "happy-1"
 def main() -> int:
     from abeq import sets
     from abeq.documents import load_document
-    from abeq.execution.runner import runner_messages
+    from abeq.execution.runners.runner import runner_messages
     from abeq.models import ModelSpec, complete, local
     from abeq.models.bootstrap import litellm
     from abeq.models.caching import plain

@@ -31,7 +31,7 @@ def main() -> int:
     from abeq.documents import load_document
     from abeq.models import scripted
     from abeq.mutation.run import prepare_mutation
-    from abeq.results.store import Store
+    from abeq.results.store.store import Store
 
     ex = ROOT / "abeq" / "examples" / "release-notes"
     original = load_document(ex / "SKILL.md")

@@ -51,7 +51,7 @@ def bound(calls: int, latency: float, concurrency: int = CONCURRENCY) -> float:
 def engine_run(url: str, ts, db: str, concurrency: int) -> int:
     from abeq.execution.engine import Engine, RunConfig
     from abeq.models import ModelSpec
-    from abeq.results.store import Store
+    from abeq.results.store.store import Store
 
     original, faithful, _ = documents()
     spec = ModelSpec(name=MODEL, api_base=url, max_tokens=2048)
@@ -73,7 +73,7 @@ async def bare_run(url: str, ts, concurrency: int) -> int:
     import aiohttp
 
     from abeq.execution.judge import judge_prompt
-    from abeq.execution.runner import runner_messages
+    from abeq.execution.runners.runner import runner_messages
     from abeq.models.caching import plain  # the bytes abeq sends an OpenAI-style server
     from abeq.models.schema import response_format
     from abeq.prompts import messages
@@ -125,7 +125,7 @@ def _db(tmp: str, name: str) -> str:
         return os.path.join(tmp, f"{name}.db")
     import uuid
 
-    from abeq.results.postgres import create_database
+    from abeq.results.store.postgres import create_database
 
     return create_database(server, f"bench_{name}_{uuid.uuid4().hex[:10]}")
 

@@ -17,8 +17,8 @@ sys.path.insert(0, str(ROOT))
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from abeq.results.report import build_report  # noqa: E402
-from abeq.results.store import Store  # noqa: E402
+from abeq.results.reports.report import build_report  # noqa: E402
+from abeq.results.store.store import Store  # noqa: E402
 from abeq.testing.synthetic import synthetic_run  # noqa: E402
 
 CASES = 1000

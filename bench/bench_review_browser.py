@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from abeq.results.store import Store  # noqa: E402
+from abeq.results.store.store import Store  # noqa: E402
 from abeq.testing.process import wait_healthy  # noqa: E402
 from abeq.testing.synthetic import synthetic_run  # noqa: E402
 

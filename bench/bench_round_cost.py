@@ -43,8 +43,8 @@ def main() -> int:
     from abeq.execution.keys import legacy_runner_key
     from abeq.models import ModelSpec
     from abeq.models.pricing import register_price
-    from abeq.results.report import build_report, exit_code
-    from abeq.results.store import Store
+    from abeq.results.reports.report import build_report, exit_code
+    from abeq.results.store.store import Store
     from abeq.sets.confirmation import confirm
     from abeq.testing.loopback import LoopbackServer
     from abeq.testing.prompt_cache import PromptCache

@@ -95,7 +95,7 @@ def engine_calls(n: int) -> dict:
     from abeq.documents import Document, load_document
     from abeq.execution.engine import Engine
     from abeq.execution.settings import RunSettings
-    from abeq.results.store import Store
+    from abeq.results.store.store import Store
 
     ex = ROOT / "abeq" / "examples" / "release-notes"
     original = load_document(ex / "SKILL.md")
@@ -131,8 +131,8 @@ def _steps(run) -> list[str]:
 
 async def listed_verdict(case_input: str, t, c, spec, order: str) -> str:
     """Regressed when a behaviour listed from run t (the original) passes on t and fails on c."""
-    from abeq.execution.checks import evaluate, model_checks
-    from abeq.execution.grading import grade_pair, unblind
+    from abeq.execution.checks.checks import evaluate, model_checks
+    from abeq.execution.checks.grading import grade_pair, unblind
     from abeq.schemas import Case
     from abeq.vocab import EQUIVALENT, REGRESSED
 
@@ -148,7 +148,7 @@ async def listed_verdict(case_input: str, t, c, spec, order: str) -> str:
 async def _listed(suite, spec) -> list[dict]:
     """Each pair judged by listing the original's behaviours and grading each on both runs."""
     from abeq.calibration.measure import _observed, run_key
-    from abeq.execution.grading import blind_order
+    from abeq.execution.checks.grading import blind_order
 
     out = []
     for p in suite.pairs:
@@ -212,7 +212,7 @@ def compare(
     from abeq.calibration.metrics import summarise
     from abeq.calibration.suite import load_suite
     from abeq.models import ModelSpec
-    from abeq.results.store import Store
+    from abeq.results.store.store import Store
 
     suite = load_suite()
     rows = []

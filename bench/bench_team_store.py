@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from abeq.results.postgres import close_pools, create_database  # noqa: E402
-from abeq.results.store import Store  # noqa: E402
+from abeq.results.store.postgres import close_pools, create_database  # noqa: E402
+from abeq.results.store.store import Store  # noqa: E402
 from abeq.testing import pg_server  # noqa: E402
 
 TARGET_REVIEW_S, TARGET_RATIO, RENDERS = 1.0, 1.1, 5

@@ -123,7 +123,7 @@ def example():
 
 @pytest.fixture
 def store(tmp_path):
-    from abeq.results.store import Store
+    from abeq.results.store.store import Store
 
     s = Store(str(tmp_path / "abeq.db"))
     yield s
@@ -201,7 +201,7 @@ def pg_server(tmp_path_factory):
                 (shared / "template-ready").touch()
         yield server
     finally:
-        from abeq.results import postgres
+        from abeq.results.store import postgres
 
         postgres.close_pools()
         pg.release(shared, me)
@@ -212,7 +212,7 @@ def _make_template(server) -> None:
     import psycopg
     from psycopg.rows import dict_row
 
-    from abeq.results import postgres
+    from abeq.results.store import postgres
 
     postgres.create_database(server.url(), PG_TEMPLATE)
     with psycopg.connect(server.url(PG_TEMPLATE), autocommit=True, row_factory=dict_row) as conn:
@@ -224,7 +224,7 @@ def pg_db(pg_server, request):
     """A fresh PostgreSQL database for this test, already migrated; its URL (with the password)."""
     import uuid
 
-    from abeq.results import postgres
+    from abeq.results.store import postgres
 
     return postgres.create_database(pg_server.url(), f"t_{uuid.uuid4().hex[:16]}", template=PG_TEMPLATE)
 
@@ -241,7 +241,7 @@ def store_db(request, tmp_path):
 @pytest.fixture
 def backend_store(store_db):
     """A Store on each backend in turn (a module that runs its tests on both names it `store`)."""
-    from abeq.results.store import Store
+    from abeq.results.store.store import Store
 
     s = Store(store_db)
     yield s

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from abeq import sets
 from abeq.desk import worker
-from abeq.results.store import Store
+from abeq.results.store.store import Store
 from abeq.testing.synthetic import synthetic_run  # noqa: E402
 
 PAGES = [

@@ -1,4 +1,4 @@
-"""The store's interfaces (abeq/results/backend.py): the sqlite store is its parts, each implementing
+"""The store's interfaces (abeq/results/store/backend.py): the sqlite store is its parts, each implementing
 one interface; callers reach the parts, never SQL; the engine runs against whatever ResultCache it
 is given."""
 
@@ -8,13 +8,13 @@ import sqlite3
 from pathlib import Path
 
 from abeq.execution.engine import Engine
-from abeq.results import backend
-from abeq.results.store import Store
+from abeq.results.store import backend
+from abeq.results.store.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 # the store's backend: the only modules that may speak SQL (a second engine adds its own)
 BACKEND = {
-    f"abeq/results/{m}.py"
+    f"abeq/results/store/{m}.py"
     for m in (
         "store",
         "connection",

@@ -56,7 +56,7 @@ def test_a_schema_alias_bomb_in_an_is_json_check_is_refused_at_once():
     assert len(bomb) < 2_000  # a 2 KB set that took minutes (doubling per level) to lint
     done = bounded_child(
         f"""
-        from abeq.execution.code_checks import value_problem
+        from abeq.execution.checks.code_checks import value_problem
         print(value_problem("is-json", {bomb!r}))
         """,
         timeout=30,
@@ -68,7 +68,7 @@ def test_a_schema_alias_bomb_in_an_is_json_check_is_refused_at_once():
 def test_a_schema_bomb_given_as_an_object_is_refused_too():
     done = bounded_child(
         """
-        from abeq.execution.code_checks import value_problem
+        from abeq.execution.checks.code_checks import value_problem
 
         node = {"type": "string"}
         for _ in range(40):  # shared, as YAML aliases in a promptfoo config make it
@@ -169,7 +169,7 @@ def test_a_4_gb_sparse_file_left_in_the_workspace_is_not_read_whole():
         """
         import os
         from abeq.documents import Document
-        from abeq.execution.workspace import RunWorkspace
+        from abeq.execution.runners.workspace import RunWorkspace
         from abeq.schemas import Case
 
         case = Case(id="c1", type="happy", input="go", files={"a.txt": "one"})

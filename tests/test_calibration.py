@@ -193,8 +193,8 @@ def test_calibrate_needs_a_judge_model(tmp_path, capsys):
 def test_a_suite_from_reviews_holds_exactly_the_reviewed_cases(tmp_path, store, example, scripted_cfg):
     from abeq.calibration.reviews import suite_from_reviews
     from abeq.execution.engine import Engine
-    from abeq.results.report import build_report
-    from abeq.results.reviewing import record
+    from abeq.results.reports.report import build_report
+    from abeq.results.store.reviewing import record
 
     run_id = Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg()).run()
     rows = build_report(store, run_id).rows
@@ -337,8 +337,8 @@ def test_a_suite_folder_of_ones_own_is_read_and_a_bad_line_is_named(tmp_path, ca
 
 def test_reviewed_cases_measure_another_candidate_judge(tmp_path, store, example, scripted_cfg):
     from abeq.execution.engine import Engine
-    from abeq.results.report import build_report
-    from abeq.results.reviewing import record
+    from abeq.results.reports.report import build_report
+    from abeq.results.store.reviewing import record
 
     run_id = Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg()).run()
     rows = build_report(store, run_id).rows

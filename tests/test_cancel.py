@@ -15,7 +15,7 @@ import pytest
 from abeq.execution.engine import Engine, RunConfig, Stop
 from abeq.models import ModelSpec, scripted
 from abeq.models.call import CallPolicy, Cancelled, complete
-from abeq.results.liveness import STALE_SECONDS, live_status, owner_id
+from abeq.results.store.liveness import STALE_SECONDS, live_status, owner_id
 from abeq.testing.loopback import LoopbackServer
 
 
@@ -123,7 +123,7 @@ def test_calls_in_flight_are_dropped_not_awaited(store, example):
 
 
 def test_a_cancel_asked_through_the_store_reaches_the_run(store, example, scripted_cfg, tmp_path):
-    from abeq.results.store import Store
+    from abeq.results.store.store import Store
 
     other = Store(store.path)  # the desk's connection, in another process as far as the run knows
     first = {"done": False}

@@ -106,7 +106,7 @@ def test_the_desk_table_edits_checks_as_json(example):
 
 
 def test_the_store_has_the_check_tables(tmp_path):
-    from abeq.results.store import Store
+    from abeq.results.store.store import Store
 
     Store(str(tmp_path / "s.db")).close()
     conn = sqlite3.connect(tmp_path / "s.db")
@@ -145,7 +145,7 @@ def test_checks_over_the_loopback_http_server(run_args, tmp_path):
 
 def test_a_real_skill_creator_evals_file_brings_its_assertions_into_the_run(run_args, tmp_path):
     """skill-creator's `assertions` (tests/fixtures/real) arrive as checks and are graded on both arms."""
-    from abeq.execution.checks import case_checks
+    from abeq.execution.checks.checks import case_checks
 
     src = (
         EXAMPLE.parents[2]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from abeq.execution.checks import case_checks, problems, run_code
+from abeq.execution.checks.checks import case_checks, problems, run_code
 from abeq.schemas import Case
 
 

@@ -11,13 +11,13 @@ from conftest import EXAMPLE, run_argv, with_cases
 
 from abeq.cli import main
 from abeq.desk import queries
+from abeq.execution.checks.grading import blind_order
 from abeq.execution.engine import Engine
 from abeq.execution.estimate import estimate
-from abeq.execution.grading import blind_order
 from abeq.models import scripted
-from abeq.results.agreement import check_witness
-from abeq.results.exports import markdown, to_csv, to_junit
-from abeq.results.report import build_report, exit_code
+from abeq.results.reports.agreement import check_witness
+from abeq.results.reports.exports import markdown, to_csv, to_junit
+from abeq.results.reports.report import build_report, exit_code
 from abeq.schemas import Report
 from abeq.sets import dump, load
 from abeq.testing import scripted_rules
@@ -196,7 +196,7 @@ def test_the_estimate_counts_the_grading_calls(store, example, scripted_cfg):
 def test_exports_carry_each_check(tmp_path):
     hook = {"type": "webhook", "value": "https://example.test/grade"}
     cli(tmp_path, checked_set(tmp_path, {"happy-1": [WORDING, NEVER, hook]}))
-    from abeq.results.store import Store
+    from abeq.results.store.store import Store
 
     store = Store(str(tmp_path / "abeq.db"))
     rr = build_report(store, 1)
@@ -241,7 +241,7 @@ def test_a_reviewer_override_wins_over_a_lost_check(store, example, scripted_cfg
 def test_the_checks_are_a_second_witness_in_the_trust_figures(tmp_path, capsys):
     cli(tmp_path, checked_set(tmp_path, {"happy-1": [WORDING], "edge-1": [TICKETS]}))  # judge: equivalent
     cli(tmp_path, checked_set(tmp_path, {"happy-1": [WORDING], "edge-1": [TICKETS]}), "candidate-lossy.md")
-    from abeq.results.store import Store
+    from abeq.results.store.store import Store
 
     [w] = check_witness(Store(str(tmp_path / "abeq.db")))
     # faithful: happy-1 lost its wording check, the judge said equivalent; lossy: happy-1 and edge-1
@@ -269,8 +269,8 @@ def test_the_embedded_model_grades_every_check_through_the_real_path(example):
     135M model to grading each check once; what it decides is not meaningful at that size."""
     import asyncio
 
-    from abeq.execution.checks import model_checks
-    from abeq.execution.grading import grade_pair, unblind
+    from abeq.execution.checks.checks import model_checks
+    from abeq.execution.checks.grading import grade_pair, unblind
     from abeq.models import ModelSpec
     from abeq.schemas import RunnerReply
 

@@ -9,8 +9,8 @@ import pytest
 from conftest import EXAMPLE
 
 from abeq.cli import main
-from abeq.execution import scripts
-from abeq.execution.code_trust import code_hash, code_items
+from abeq.execution.checks import scripts
+from abeq.execution.checks.code_trust import code_hash, code_items
 from abeq.schemas import Assertion
 from abeq.sets import load
 
@@ -113,7 +113,7 @@ def test_check_set_lists_the_code_and_confirm_trust_code_remembers_exactly_that_
 
 
 def test_the_trust_file_of_another_user_or_one_others_can_write_grants_nothing(tmp_path, code_set):
-    from abeq.execution.code_trust import is_trusted, remember_trust, trust_file
+    from abeq.execution.checks.code_trust import is_trusted, remember_trust, trust_file
 
     items = code_items(load(code_set[0]))
     digest = remember_trust(items)

@@ -9,8 +9,8 @@ from conftest import EXAMPLE, with_cases
 from abeq import sets
 from abeq.cli import main
 from abeq.errors import InputError, NotConfirmedError
-from abeq.execution import observe as observe_mod
 from abeq.execution.engine import Engine
+from abeq.execution.runners import observe as observe_mod
 
 
 @pytest.fixture

@@ -33,9 +33,9 @@ def test_directness_is_drawn_on_its_whole_scale():
 
 def test_a_round_reads_the_reviews_made_in_its_earlier_runs(tmp_path):
     """An override made before the round was run again still counts in the round's bars (issue 38)."""
-    from abeq.results import history
-    from abeq.results.report import build_report
-    from abeq.results.store import Store
+    from abeq.results.reports import history
+    from abeq.results.reports.report import build_report
+    from abeq.results.store.store import Store
     from abeq.testing.synthetic import synthetic_run
 
     store = Store(str(tmp_path / "h.db"))

@@ -14,7 +14,7 @@ from abeq import sets
 from abeq.desk import editor
 from abeq.documents import load_document
 from abeq.errors import InputError
-from abeq.results.store import Store
+from abeq.results.store.store import Store
 from abeq.sets.imported import detect_format
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"

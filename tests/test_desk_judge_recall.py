@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from abeq.cli import main
-from abeq.results.store import Store
+from abeq.results.store.store import Store
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
 from abeq.desk import worker
-from abeq.results.store import Store
+from abeq.results.store.store import Store
 
 
 @pytest.fixture

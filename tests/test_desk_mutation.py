@@ -40,7 +40,7 @@ def test_the_page_starts_a_mutation_test_and_opens_a_sections_evidence(app, db):
     # from the sections, each with the behaviour it removed, its state and its evidence
     from abeq.desk.run_vm import stored_document
     from abeq.mutation.run import prepare_mutation
-    from abeq.results.store import Store
+    from abeq.results.store.store import Store
 
     store = Store(db)
     row = next(store.sql.db.query("select * from mutations order by id desc limit 1"))

@@ -9,8 +9,8 @@ from conftest import DESK_APP
 from streamlit.testing.v1 import AppTest
 
 from abeq.desk import session, worker
-from abeq.results.reviewing import record
-from abeq.results.store import Store
+from abeq.results.store.reviewing import record
+from abeq.results.store.store import Store
 from abeq.testing.synthetic import synthetic_run
 
 
@@ -97,7 +97,7 @@ def test_the_next_step_follows_the_run_and_the_reviews(db):
     store = Store(db)
     run = synthetic_run(store, 4, review="r", error_every=0)
     step = lambda: session.next_step(store, store.inputs.review("r"), {})  # noqa: E731
-    from abeq.results.liveness import owner_id
+    from abeq.results.store.liveness import owner_id
     from abeq.timestamps import now
 
     store.log.update_run(run, status="running", finished_at=None, owner=owner_id(), heartbeat_at=now())

@@ -10,8 +10,8 @@ from conftest import DESK_APP
 from streamlit.testing.v1 import AppTest
 
 from abeq.desk import cases, links, session
-from abeq.results.report import CaseRow
-from abeq.results.store import Store
+from abeq.results.reports.report import CaseRow
+from abeq.results.store.store import Store
 from abeq.testing.synthetic import synthetic_run
 
 REVIEW = "desk_pages/4_review.py"

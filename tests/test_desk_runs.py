@@ -15,8 +15,8 @@ from abeq.api import prepare_run, resume_run
 from abeq.desk import worker
 from abeq.errors import InputError
 from abeq.models import scripted
-from abeq.results.liveness import owner_id
-from abeq.results.store import Store
+from abeq.results.store.liveness import owner_id
+from abeq.results.store.store import Store
 from abeq.testing.synthetic import synthetic_run
 
 

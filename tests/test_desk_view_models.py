@@ -232,7 +232,7 @@ def test_the_case_open_follows_a_link_then_the_queue():
 
 def test_a_case_without_a_verdict_says_why():
     from abeq.desk import review_vm as vm
-    from abeq.results.report import CaseRow
+    from abeq.results.reports.report import CaseRow
     from abeq.vocab import NOT_RUN_STAGE
 
     assert vm.no_evidence(CaseRow(case_id="a", status="judged")) is None
@@ -339,8 +339,8 @@ def test_a_live_runs_unfinished_cases_read_queued_and_running_not_not_run(store)
     """A running run's cases without a verdict are queued or running (issue 38: "Not run 6"); a
     cancelled run's are not run."""
     from abeq.desk import review_vm
-    from abeq.results.liveness import owner_id
-    from abeq.results.report import build_report
+    from abeq.results.reports.report import build_report
+    from abeq.results.store.liveness import owner_id
     from abeq.testing.synthetic import synthetic_run
     from abeq.timestamps import now
 

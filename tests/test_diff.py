@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from abeq.results import diff
-from abeq.results.diff import diff_stats, inline_html, side_by_side_html, tokenize, word_diff
+from abeq.results.reports import diff
+from abeq.results.reports.diff import diff_stats, inline_html, side_by_side_html, tokenize, word_diff
 
 WORDS = [
     "the",
@@ -244,7 +244,7 @@ def test_paragraph_added_at_top_of_an_edited_transcript_does_not_shift_every_pai
 
 
 def test_a_finished_diff_is_reused_and_callers_cannot_change_the_kept_copy(monkeypatch):
-    from abeq.results import diff
+    from abeq.results.reports import diff
 
     diff.clear_cache()
     calls = []
@@ -258,7 +258,7 @@ def test_a_finished_diff_is_reused_and_callers_cannot_change_the_kept_copy(monke
 
 
 def test_a_timed_out_diff_is_not_kept(monkeypatch):
-    from abeq.results import diff
+    from abeq.results.reports import diff
 
     diff.clear_cache()
     answers = iter([None, [(0, "same")]])

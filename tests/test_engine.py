@@ -11,7 +11,7 @@ from abeq.errors import NotConfirmedError, ThinSetError
 from abeq.execution.engine import Engine
 from abeq.execution.keys import judge_key, runner_key
 from abeq.models import ModelSpec, scripted
-from abeq.results.report import build_report, exit_code
+from abeq.results.reports.report import build_report, exit_code
 from abeq.schemas import Report
 
 
@@ -212,7 +212,7 @@ def test_resume_after_a_crash_repeats_nothing_finished(store, example, scripted_
 
 
 def test_concurrent_and_sequential_give_the_same_report(tmp_path, example, scripted_cfg):
-    from abeq.results.store import Store
+    from abeq.results.store.store import Store
 
     a, b = Store(str(tmp_path / "a.db")), Store(str(tmp_path / "b.db"))
     ra, _ = run(a, example, scripted_cfg(concurrency=1))
@@ -227,7 +227,7 @@ def test_gate_truncated_case_is_marked(store, example, scripted_cfg):
     # listed beside the report (which stays exact) and in the JUnit XML
     assert [t["case_id"] for t in rr.with_errors()["gate_truncated"]] == ["edge-2"]
     Report.model_validate(rr.report)
-    from abeq.results.exports import to_junit
+    from abeq.results.reports.exports import to_junit
 
     assert "gate-truncated" in to_junit(rr) and to_junit(rr).count("gate-truncated at") == 1
 

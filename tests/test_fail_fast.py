@@ -61,7 +61,7 @@ def test_a_passing_round_with_fail_fast_runs_every_case(tmp_path):
 
 def test_one_case_at_a_time_stops_right_after_the_first_regression(store, example, scripted_cfg):
     from abeq.execution.engine import Engine
-    from abeq.results.report import build_report, exit_code
+    from abeq.results.reports.report import build_report, exit_code
 
     cfg = scripted_cfg(concurrency=1, fail_fast=True)
     rr = build_report(store, Engine(store, example["original"], example["lossy"], example["ts"], cfg).run())

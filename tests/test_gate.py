@@ -131,7 +131,7 @@ def test_a_second_pr_on_the_same_base_makes_no_teacher_call(repo, tmp_path):
     repo.commit("lossy", {"skills/release-notes/SKILL.md": (RN / "candidate-lossy.md").read_text()})
     out = tmp_path / "two.json"
     assert gate(tmp_path, "--out", str(out)) == 1
-    from abeq.results.store import open_store
+    from abeq.results.store.store import open_store
 
     run_id = json.loads(out.read_text())["documents"][1]["run_id"]
     assert open_store(str(tmp_path / "gate.db")).log.call_stats(run_id)["teacher_made"] == 0

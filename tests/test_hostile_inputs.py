@@ -15,10 +15,10 @@ from conftest import DESK_APP, EXAMPLE
 
 from abeq.cli import main
 from abeq.errors import InputError
-from abeq.execution.agent_cmd import RunnerCommandError, command_env, invoke
-from abeq.execution.modes import RunnerMode
+from abeq.execution.runners.agent_cmd import RunnerCommandError, command_env, invoke
+from abeq.execution.runners.modes import RunnerMode
 from abeq.models.http import redact
-from abeq.results.store import Store
+from abeq.results.store.store import Store
 from abeq.untrusted import csv_report_cell, md_escape
 
 
@@ -80,7 +80,7 @@ def test_an_absolute_promptfoo_glob_is_followed_and_named(tmp_path, capsys):
 
 # ------------------------------------------------------------------ the database
 def test_a_full_disk_says_so_and_leaves_the_run_resumable(tmp_path, monkeypatch, capsys, run_args):
-    from abeq.results import connection
+    from abeq.results.store import connection
 
     db = tmp_path / "abeq.db"
     Store(str(db)).close()

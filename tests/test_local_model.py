@@ -5,7 +5,7 @@ from conftest import with_cases
 
 from abeq.execution.engine import Engine, RunConfig
 from abeq.models import ModelSpec, local
-from abeq.results.report import build_report
+from abeq.results.reports.report import build_report
 from abeq.schemas import Report
 
 pytestmark = pytest.mark.slow
@@ -56,7 +56,7 @@ def test_unknown_local_model_is_a_clear_error():
 
 def test_embedded_model_with_three_judge_samples_and_aa_on_the_example(store, example):
     """Issue 5 on the real model: K=3 judge samples and the A/A replay, counted and recorded."""
-    from abeq.results.record import run_record
+    from abeq.results.reports.record import run_record
 
     case = next(c for c in example["ts"].cases if c.type == "happy")
     one = with_cases(example, [case])
@@ -98,7 +98,7 @@ def test_calls_for_one_document_reuse_its_prefix_even_when_other_calls_come_betw
     has another), over the one loaded model."""
     import asyncio
 
-    from abeq.execution.runner import runner_messages
+    from abeq.execution.runners.runner import runner_messages
     from abeq.models import complete
     from abeq.models.local_contexts import PERF
 

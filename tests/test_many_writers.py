@@ -14,7 +14,7 @@ import time
 import pytest
 from conftest import EXAMPLE, ROOT, run_argv
 
-from abeq.results.store import Store
+from abeq.results.store.store import Store
 
 CASES = 50
 
@@ -192,7 +192,7 @@ def test_a_claim_is_taken_over_only_from_a_run_that_died():
     (its first call may block on an import); elsewhere, its heartbeat must be recent."""
     import subprocess as sp
 
-    from abeq.results.liveness import holds_claim, owner_id
+    from abeq.results.store.liveness import holds_claim, owner_id
 
     old = "2026-01-01T00:00:00Z"
     gone = sp.Popen([sys.executable, "-c", "pass"])

@@ -250,8 +250,8 @@ def test_the_set_must_be_confirmed_and_the_command_exits_by_min_score(known, cap
 
 
 def test_the_score_stands_with_the_sets_trust_figures(known, capsys):
-    from abeq.results import history
-    from abeq.results.store import Store
+    from abeq.results.reports import history
+    from abeq.results.store.store import Store
 
     doc, ts, tmp = known
     db = str(tmp / "abeq.db")

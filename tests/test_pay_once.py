@@ -6,7 +6,7 @@ from conftest import with_cases
 from abeq.execution.engine import Engine
 from abeq.execution.keys import legacy_runner_key
 from abeq.models import scripted
-from abeq.results.report import build_report
+from abeq.results.reports.report import build_report
 from abeq.sets.confirmation import set_hash
 
 

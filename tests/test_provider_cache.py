@@ -9,12 +9,12 @@ import pytest
 
 from abeq.execution.engine import Engine, RunConfig
 from abeq.execution.estimate import estimate
-from abeq.execution.runner import runner_messages
+from abeq.execution.runners.runner import runner_messages
 from abeq.models import ModelSpec
 from abeq.models.call import call_kwargs
 from abeq.models.pricing import price, register_price
-from abeq.results.record import run_record
-from abeq.results.report import build_report
+from abeq.results.reports.record import run_record
+from abeq.results.reports.report import build_report
 from abeq.testing.anthropic import AnthropicServer
 from abeq.testing.loopback import LoopbackServer
 from abeq.testing.prompt_cache import PromptCache

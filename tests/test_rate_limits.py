@@ -11,7 +11,7 @@ from abeq.cli import main
 from abeq.execution.engine import Engine, RunConfig
 from abeq.models import ModelSpec
 from abeq.models.ratelimit import PRIORITY, Limiter, retry_after
-from abeq.results.report import build_report
+from abeq.results.reports.report import build_report
 from abeq.testing.anthropic import AnthropicServer
 from abeq.testing.loopback import LoopbackServer
 from abeq.testing.synthetic import example_run_args

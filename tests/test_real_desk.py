@@ -7,7 +7,7 @@ from pathlib import Path
 
 from abeq import sets
 from abeq.desk import editor, session
-from abeq.results.store import Store
+from abeq.results.store.store import Store
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 EVALS = (

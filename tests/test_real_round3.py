@@ -19,7 +19,7 @@ from abeq import sets
 from abeq.cli import main
 from abeq.documents import detect_variant, load_document
 from abeq.errors import InputError
-from abeq.execution.workspace import placement
+from abeq.execution.runners.workspace import placement
 from abeq.sets.imported import detect_format
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"

@@ -12,7 +12,7 @@ import pytest
 
 from abeq import sets
 from abeq.cli import main
-from abeq.execution.checks import case_checks, run_check
+from abeq.execution.checks.checks import case_checks, run_check
 from abeq.models import scripted
 from abeq.prompts import read_data_blocks
 from abeq.schemas import Case, RunnerReply, TransferSet

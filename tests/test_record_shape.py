@@ -10,11 +10,11 @@ import pytest
 from conftest import ROOT
 
 from abeq.execution.engine import Engine
-from abeq.execution.modes import RunnerMode
+from abeq.execution.runners.modes import RunnerMode
 from abeq.models import scripted
-from abeq.results.exports import render
-from abeq.results.report import build_report
-from abeq.results.reviewing import record
+from abeq.results.reports.exports import render
+from abeq.results.reports.report import build_report
+from abeq.results.store.reviewing import record
 from abeq.schemas import ComparatorReply, Comparison, ComparisonResult, RunRecord
 
 FIXTURES = ROOT / "tests" / "fixtures" / "record"
@@ -106,7 +106,7 @@ def test_a_record_reads_back_into_its_model_and_writes_the_same(store, example, 
 
 
 def test_a_record_that_breaks_its_schema_is_not_written(store, example, scripted_cfg, monkeypatch):
-    from abeq.results import record as record_module
+    from abeq.results.reports import record as record_module
 
     real = record_module.gate_result
     monkeypatch.setattr(record_module, "gate_result", lambda *a: {**real(*a), "pass": "maybe"})

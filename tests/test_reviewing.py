@@ -10,10 +10,10 @@ import pytest
 
 from abeq.cli import main
 from abeq.errors import InputError, ReviewConflict
-from abeq.results import exports
-from abeq.results.agreement import judge_agreement
-from abeq.results.report import build_report
-from abeq.results.reviewing import in_effect, record
+from abeq.results.reports import exports
+from abeq.results.reports.agreement import judge_agreement
+from abeq.results.reports.report import build_report
+from abeq.results.store.reviewing import in_effect, record
 from abeq.testing.synthetic import synthetic_run
 from abeq.timestamps import ago, local
 
@@ -96,7 +96,7 @@ def test_bad_actions_are_refused_and_write_nothing(store, run, kw, message):
 
 
 def test_cli_agree_and_stats(store_db, capsys):
-    from abeq.results.store import Store
+    from abeq.results.store.store import Store
 
     db = store_db
     run = synthetic_run(Store(db), 4, review="r", error_every=0)

@@ -10,9 +10,9 @@ import pytest
 from abeq.cli import main
 from abeq.execution.engine import Engine
 from abeq.execution.estimate import estimate, estimate_calls
-from abeq.results.exports import CAVEAT, markdown, to_csv, to_junit
-from abeq.results.history import changed_verdicts, review_history
-from abeq.results.report import build_report, exit_code, gate_result
+from abeq.results.reports.exports import CAVEAT, markdown, to_csv, to_junit
+from abeq.results.reports.history import changed_verdicts, review_history
+from abeq.results.reports.report import build_report, exit_code, gate_result
 
 
 def _round(store, ex, cfg, cand):
@@ -212,7 +212,7 @@ def test_cost_per_case_counts_what_this_run_spent_on_it(store, example, scripted
     line = next(x for x in csv.DictReader(io.StringIO(to_csv(rr))) if x["case_id"] == case)
     # one call had no price: the case's cost is unknown, not the sum of the priced ones
     assert (line["calls_made"], line["cost"], line["cost_unpriced_calls"]) == ("4", "", "1")
-    from abeq.results.record import run_record
+    from abeq.results.reports.record import run_record
 
     rec = next(c for c in run_record(store, rr)["cases"] if c["case_id"] == case)
     assert (rec["calls_made"], rec["calls_cached"], rec["cost"], rec["cost_unpriced_calls"]) == (

@@ -12,8 +12,8 @@ import pytest
 from conftest import EXAMPLE, ROOT, run_argv
 
 from abeq.cli import main
-from abeq.execution.agent_cmd import RunnerCommandError, command_env, invoke, read_report
-from abeq.execution.modes import RunnerMode
+from abeq.execution.runners.agent_cmd import RunnerCommandError, command_env, invoke, read_report
+from abeq.execution.runners.modes import RunnerMode
 from abeq.models import scripted
 from abeq.schemas import NOT_REPORTED
 
@@ -215,7 +215,7 @@ def test_the_embedded_judge_reads_workspace_changes_and_gives_a_valid_verdict(st
 
     from abeq.execution.engine import Engine, RunConfig
     from abeq.models import ModelSpec
-    from abeq.results.report import build_report
+    from abeq.results.reports.report import build_report
     from abeq.schemas import Report
 
     mode = RunnerMode(kind="command", command=agent(tmp_path / "calls.log", "--no-report"))
@@ -231,7 +231,7 @@ def test_the_embedded_judge_reads_workspace_changes_and_gives_a_valid_verdict(st
 
 def test_a_resumed_run_keeps_its_runner_mode():
     from abeq.execution.config import RunConfig
-    from abeq.results.store import dumps
+    from abeq.results.store.store import dumps
 
     cfg = RunConfig(mode=RunnerMode(kind="command", command="agent --x", command_version="v2", env=("A",)))
     back = RunConfig.from_settings(json.loads(dumps(cfg.settings())))
@@ -274,7 +274,7 @@ def test_a_command_cancelled_in_flight_leaves_no_unretrieved_exception(tmp_path)
 
 
 def test_agent_settings_reach_the_command_and_a_run_says_so(tmp_path, monkeypatch):
-    from abeq.execution.agent_cmd import command_notices
+    from abeq.execution.runners.agent_cmd import command_notices
 
     monkeypatch.setenv("ANTHROPIC_MODEL", "claude-sonnet-4-5")
     monkeypatch.setenv("API_TIMEOUT_MS", "60000")
@@ -288,7 +288,7 @@ def test_agent_settings_reach_the_command_and_a_run_says_so(tmp_path, monkeypatc
 
 
 def test_codexs_event_stream_is_read_into_its_actions_and_the_self_report():
-    from abeq.execution.agent_streams import read_stream
+    from abeq.execution.runners.agent_streams import read_stream
 
     final = 'Done.\n{"self_report": {"output_produced": "notes", "gates_hit": []}}'
     command = {"type": "command_execution", "command": "cat AGENTS.md", "aggregated_output": "# Rules\n",
@@ -345,7 +345,7 @@ def test_a_command_runs_estimate_says_its_spend_comes_later_and_progress_project
 
 
 def test_claude_codes_stream_is_read_into_its_tool_calls_in_order():
-    from abeq.execution.agent_streams import read_stream
+    from abeq.execution.runners.agent_streams import read_stream
 
     final = 'Done.\n{"self_report": {"output_produced": "notes"}}'
     use = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "./SKILL.md"}}

@@ -26,8 +26,8 @@ from abeq.execution.samples import (
     rate,
 )
 from abeq.execution.settings import RunSettings
-from abeq.results.record import run_record
-from abeq.results.report import build_report, exit_code
+from abeq.results.reports.record import run_record
+from abeq.results.reports.report import build_report, exit_code
 from abeq.schemas.record import RunRecord
 from abeq.vocab import DIVERGED, EQUIVALENT, REGRESSED
 
@@ -228,7 +228,7 @@ def test_the_cli_takes_runner_samples_and_stores_them(run_args, tmp_path):
 
 
 def test_the_markdown_report_shows_the_rates_beside_the_verdicts(store, example):
-    from abeq.results.exports import markdown
+    from abeq.results.reports.exports import markdown
 
     rr, _ = run(store, example, kept(example, 4, 5), 5)
     md = markdown(store, rr)
@@ -237,7 +237,7 @@ def test_the_markdown_report_shows_the_rates_beside_the_verdicts(store, example)
 
 
 def test_the_review_page_shows_the_rates_and_a_sample_pair_on_request(app, db, example):
-    from abeq.results.store import Store
+    from abeq.results.store.store import Store
 
     store = Store(db)
     settings = RunSettings(runner_model="scripted/rules", runner_samples=3, allow_thin=True, review="s")

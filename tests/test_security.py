@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from abeq.cli import main
 from abeq.desk import links
-from abeq.results.store import Store
+from abeq.results.store.store import Store
 from abeq.testing.synthetic import synthetic_run
 from abeq.untrusted import term_safe
 

@@ -84,7 +84,7 @@ def test_a_candidate_folder_brings_its_own_files_and_the_difference_is_said(tmp_
     assert any("changed: references/conversion-rules.md" in w for w in prepared.warnings)
     assert sorted(transcripts.values()) == ["1 mile = 1.6 km\n", "1 mile = 1.609 km\n"]
     # stored with its files: a resumed run rebuilds the same documents
-    from abeq.results.store import Store
+    from abeq.results.store.store import Store
 
     store = Store(str(tmp_path / "abeq.db"))
     row = store.inputs.document(load_document(candidate).hash)

@@ -5,8 +5,8 @@ import sqlite3
 
 import pytest
 
-from abeq.results.migrations import migrations
-from abeq.results.store import Store
+from abeq.results.store.migrations import migrations
+from abeq.results.store.store import Store
 
 
 @pytest.fixture
@@ -151,7 +151,7 @@ def test_the_columns_for_provider_cache_tokens_and_fail_fast(tmp_path):
 def test_each_typed_row_names_its_tables_columns(store, table, row_type):
     """The typed rows the store returns say what the migrated table holds: no column missing from
     the type, none in the type that the table lacks (beyond values the store adds when it reads)."""
-    from abeq.results import rows
+    from abeq.results.store import rows
 
     cols = set(store.sql.columns(table))
     keys = set(getattr(rows, row_type).__annotations__)  # a TypedDict's own and its bases' keys
@@ -162,7 +162,7 @@ def test_each_typed_row_names_its_tables_columns(store, table, row_type):
 def test_both_backends_apply_the_one_list_of_migrations_alike(tmp_path, pg_db):
     """A blank PostgreSQL database gets every step of migrations.py, recorded, and the same tables
     with the same columns in the same order as a blank sqlite file."""
-    from abeq.results import postgres
+    from abeq.results.store import postgres
 
     lite, pg = Store(str(tmp_path / "x.db")), Store(pg_db)
     own = {"_sqlite_migrations", postgres.MIGRATIONS_TABLE}
@@ -178,7 +178,7 @@ def test_both_backends_apply_the_one_list_of_migrations_alike(tmp_path, pg_db):
 
 def test_the_same_sql_reads_alike_on_both_backends(store):
     """A run with cases, calls and reviewer actions: the counts, sums and stamps the report reads."""
-    from abeq.results.rows import RunRow
+    from abeq.results.store.rows import RunRow
 
     doc = store.inputs.put_document("a.md", "text")
     run_id = store.log.create_run(

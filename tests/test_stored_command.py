@@ -12,7 +12,7 @@ from conftest import EXAMPLE
 from abeq.api import prepare_run
 from abeq.cli import main
 from abeq.desk import runs, worker
-from abeq.results.store import Store
+from abeq.results.store.store import Store
 
 
 def forged_db(tmp_path, marker) -> tuple[str, int, str]:

@@ -8,7 +8,7 @@ import threading
 
 from abeq.execution.engine import Engine, RunConfig, Stop
 from abeq.models import ModelSpec
-from abeq.results.report import build_report, exit_code
+from abeq.results.reports.report import build_report, exit_code
 from abeq.testing.loopback import LoopbackServer
 from abeq.testing.synthetic import many_cases
 

@@ -9,8 +9,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from abeq.cli import main
-from abeq.results import postgres
-from abeq.results.store import Store
+from abeq.results.store import postgres
+from abeq.results.store.store import Store
 
 
 def _everything_stored(url: str) -> str:

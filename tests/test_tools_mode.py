@@ -10,11 +10,11 @@ from abeq import sets
 from abeq.documents import load_document
 from abeq.errors import InputError
 from abeq.execution.engine import Engine
-from abeq.execution.modes import RunnerMode
-from abeq.execution.tools import NOT_AVAILABLE
+from abeq.execution.runners.modes import RunnerMode
+from abeq.execution.runners.tools import NOT_AVAILABLE
 from abeq.models import ModelSpec
-from abeq.results.record import run_record
-from abeq.results.report import build_report
+from abeq.results.reports.record import run_record
+from abeq.results.reports.report import build_report
 from abeq.testing.loopback import LoopbackServer
 
 AGENTS_MD = ROOT / "abeq" / "examples" / "agents-md"

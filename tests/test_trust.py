@@ -10,9 +10,9 @@ from abeq.execution.engine import Engine
 from abeq.execution.judge import majority
 from abeq.models import scripted
 from abeq.prompts import read_data_blocks
-from abeq.results.agreement import aa_rates, cohen_kappa, judge_agreement
-from abeq.results.record import run_record
-from abeq.results.report import build_report
+from abeq.results.reports.agreement import aa_rates, cohen_kappa, judge_agreement
+from abeq.results.reports.record import run_record
+from abeq.results.reports.report import build_report
 
 
 def test_majority_is_the_most_common_verdict():
@@ -207,7 +207,7 @@ def test_local_grammar_builds_in_the_delta_rule_and_hosted_schema_stays_plain():
 
 
 def test_an_identical_re_run_does_not_count_its_aa_twice(store, example, scripted_cfg):
-    from abeq.results.agreement import aa_rates
+    from abeq.results.reports.agreement import aa_rates
 
     for _ in range(2):
         Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg(aa=True)).run()

@@ -8,8 +8,8 @@ from conftest import with_cases
 from abeq import sets
 from abeq.documents import normalize_newlines
 from abeq.execution.engine import Engine
-from abeq.results.exports import markdown, to_csv
-from abeq.results.report import build_report
+from abeq.results.reports.exports import markdown, to_csv
+from abeq.results.reports.report import build_report
 from abeq.sets.export import export_text
 from abeq.untrusted import csv_cell, csv_uncell, md_escape
 

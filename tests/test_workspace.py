@@ -12,7 +12,7 @@ from abeq import sets
 from abeq.documents import Document
 from abeq.errors import InputError
 from abeq.execution.keys import runner_key
-from abeq.execution.workspace import RunWorkspace, placement
+from abeq.execution.runners.workspace import RunWorkspace, placement
 from abeq.models import ModelSpec, scripted
 from abeq.schemas import Case
 from abeq.sets.workspace import MAX_FILE_BYTES

@@ -12,7 +12,7 @@ import pytest
 from abeq.calibration.suite import load_suite, write_suite
 from abeq.cli import main, write_output
 from abeq.errors import InputError
-from abeq.results.store import Store, open_store
+from abeq.results.store.store import Store, open_store
 
 OTHER = 65534  # nobody: another user, as far as ownership goes
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")

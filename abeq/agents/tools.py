@@ -52,7 +52,7 @@ class Tools:
 
     # ------------------------------------------------------------ helpers
     def _store(self):
-        from ..results.store import open_store
+        from ..results.store.store import open_store
 
         return open_store(self.bounds.db)
 
@@ -179,7 +179,7 @@ class Tools:
             run = store.log.run(run_id)
             if run is None:
                 raise InputError(f"there is no run {run_id} in this database", path=store.path)
-            from ..results.report import case_rows
+            from ..results.reports.report import case_rows
 
             rows = case_rows(store, run_id)
             done = sum(1 for r in rows if r.status == JUDGED)
@@ -200,9 +200,9 @@ class Tools:
     def report(self, run_id: int, gate: str = "compress") -> RunReportResult:
         from ..models.spec import ModelSpec
         from ..mutation.report import model_caveats
-        from ..results.agreement import aa_rates, judge_calibration
-        from ..results.mutations import mutation_line
-        from ..results.report import build_report, gate_result
+        from ..results.reports.agreement import aa_rates, judge_calibration
+        from ..results.reports.report import build_report, gate_result
+        from ..results.store.mutations import mutation_line
         from ..schemas import Report
         from .bounds import check_option
 
@@ -299,7 +299,7 @@ class Tools:
 
     # ------------------------------------------------------------ history, export
     def history(self, review: str) -> HistoryResult:
-        from ..results.history import review_history
+        from ..results.reports.history import review_history
 
         store = self._store()
         try:
@@ -311,8 +311,8 @@ class Tools:
             store.close()
 
     def export(self, run_id: int, format: str = "markdown", gate: str = "compress") -> ExportResult:
-        from ..results.exports import render
-        from ..results.report import build_report
+        from ..results.reports.exports import render
+        from ..results.reports.report import build_report
         from .bounds import check_option
 
         check_option("gate", gate)

@@ -22,8 +22,8 @@ from ..execution.keys import cache_key, judge_key, judge_spec
 from ..models.baseline import BASELINE_JUDGES
 from ..models.call import CallPolicy
 from ..models.spec import ModelSpec
-from ..results.rows import JudgementRow
-from ..results.store import Store, open_store
+from ..results.store.rows import JudgementRow
+from ..results.store.store import Store, open_store
 from ..schemas import Case, ObservedRun
 from .metrics import headline, summarise
 from .suite import CalibrationRun, Pair, Suite, load_suite

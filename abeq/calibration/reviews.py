@@ -8,8 +8,8 @@ import json
 
 from ..errors import InputError
 from ..models.spec import ModelSpec
-from ..results.rows import RunRow
-from ..results.store import Store
+from ..results.store.rows import RunRow
+from ..results.store.store import Store
 from ..vocab import VERDICTS
 from .suite import REVIEWED, CalibrationRun, Pair, Source, Suite
 

@@ -83,7 +83,7 @@ def _run(args, argv: list[str]) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush then succeeds
         return EXIT_BROKEN_PIPE
     except Exception as e:  # a bug, not a verdict: never exit 1 ("a case regressed")
-        from ..results.store import database_problem
+        from ..results.store.store import database_problem
 
         problem = database_problem(e, getattr(args, "db", None))  # a full disk, a damaged database
         if problem is not None:  # the file's or the disk's doing, not a bug

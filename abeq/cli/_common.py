@@ -68,13 +68,13 @@ def caution(spec, quiet: bool = False) -> None:
 
 def open_store(db):
     """The Store at --db, or an InputError naming the path when it cannot be a database."""
-    from ..results.store import open_store as open_
+    from ..results.store.store import open_store as open_
 
     return open_(db)
 
 
 def existing_store(db):
-    from ..results.store import existing_store as existing
+    from ..results.store.store import existing_store as existing
 
     return existing(db)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..desk import access
 from ..errors import InputError
-from ..results import postgres
+from ..results.store import postgres
 from ._common import db_arg
 
 
@@ -49,7 +49,7 @@ DESK = Path(__file__).resolve().parents[1] / "desk" / "app.py"
 
 
 def cmd_app(args) -> int:
-    from ..results.store import db_path
+    from ..results.store.store import db_path
 
     remote = not access.is_loopback(args.address)
     if remote and not args.allow_remote:

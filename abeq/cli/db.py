@@ -29,8 +29,8 @@ def register(sub) -> None:
 
 
 def cmd_copy(args) -> int:
-    from ..results.copy import copy_store
-    from ..results.store import existing_store, open_store
+    from ..results.store.copy import copy_store
+    from ..results.store.store import existing_store, open_store
 
     src = existing_store(args.src)
     dst = open_store(args.dst)
@@ -46,8 +46,8 @@ def cmd_copy(args) -> int:
 
 
 def cmd_merge(args) -> int:
-    from ..results.merge import Merged, merge_into
-    from ..results.store import existing_store, open_store
+    from ..results.store.merge import Merged, merge_into
+    from ..results.store.store import existing_store, open_store
 
     dst = open_store(args.dst)
     done = Merged()

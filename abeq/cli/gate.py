@@ -136,7 +136,7 @@ def cmd_gate(args) -> int:
 def _gate(args, repo, revs, found, project, pr) -> int:
     from ..gate import comment
     from ..gate.run import GateResult, prepare, run_all
-    from ..results.store import open_store
+    from ..results.store.store import open_store
     from .run import on_signals
 
     store = open_store(args.db)
@@ -224,7 +224,7 @@ def junit(result, store) -> str:
     """One <testsuites> holding each gated document's testsuite (abeq run --junit's, renamed by path)."""
     import xml.etree.ElementTree as ET
 
-    from ..results.exports import render
+    from ..results.reports.exports import render
 
     root = ET.Element("testsuites", name="abeq gate")
     for o in result.outcomes:

@@ -72,7 +72,7 @@ def register(sub) -> None:
 
 def cmd_history(args) -> int:
     from ..errors import InputError
-    from ..results.history import review_history
+    from ..results.reports.history import review_history
 
     store = existing_store(args.db)
     if store.inputs.review(args.name) is None:
@@ -99,7 +99,7 @@ def cmd_history(args) -> int:
 
 
 def cmd_stats(args) -> int:
-    from ..results.agreement import aa_rates, check_witness, judge_agreement, judge_calibration
+    from ..results.reports.agreement import aa_rates, check_witness, judge_agreement, judge_calibration
 
     store = existing_store(args.db)
     agree, aa, witness = judge_agreement(store), aa_rates(store), check_witness(store)
@@ -143,7 +143,7 @@ def cmd_stats(args) -> int:
 
 def cmd_export(args) -> int:
     from ..errors import InputError
-    from ..results.report import build_report
+    from ..results.reports.report import build_report
 
     check_outputs(args, (*OUTPUT_OPTIONS, "--overrides"))  # before any file is written: all or none
     store = existing_store(args.db)
@@ -187,8 +187,8 @@ def _login() -> str:
 
 
 def _review_action(args, action: str, verdict: str | None) -> int:
-    from ..results.report import build_report
-    from ..results.reviewing import describe, in_effect, record
+    from ..results.reports.report import build_report
+    from ..results.store.reviewing import describe, in_effect, record
 
     store = existing_store(args.db)
     before = in_effect(store, args.run_id, args.case_id) if store.log.run(args.run_id) else None

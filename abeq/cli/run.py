@@ -132,7 +132,7 @@ def _run(args, stop) -> int:
     for w in prepared.warnings:
         print(f"warning: {w}", file=sys.stderr)
     if settings.min_judge_recall is not None:
-        from ..results.agreement import judge_minimum_warning
+        from ..results.reports.agreement import judge_minimum_warning
 
         low = judge_minimum_warning(prepared.store, prepared.engine.cfg.judge.name, settings.min_judge_recall)
         if low:
@@ -175,7 +175,7 @@ def runner_caution(prepared, quiet: bool) -> None:
 
 def execute(prepared, args, stop, how_to_resume: str) -> int:
     """Make a prepared run's calls, then write its report and exports; 130 when a signal stopped it."""
-    from ..results.report import exit_code
+    from ..results.reports.report import exit_code
 
     if not args.quiet:
         print_estimate(prepared)
@@ -257,7 +257,7 @@ def print_estimate(prepared) -> None:
 
 
 def write_exports(store, rr, args, gate: str) -> None:
-    from ..results.exports import render
+    from ..results.reports.exports import render
 
     for fmt in ("record", "markdown", "csv", "junit"):  # --out is written by each command
         if getattr(args, fmt, None):
@@ -265,8 +265,8 @@ def write_exports(store, rr, args, gate: str) -> None:
 
 
 def print_outcome(store, rr, gate: str) -> None:
-    from ..results.agreement import aa_rates
-    from ..results.report import gate_result
+    from ..results.reports.agreement import aa_rates
+    from ..results.reports.report import gate_result
 
     st = store.log.call_stats(rr.run["id"])
     s = rr.report["summary"]
@@ -298,7 +298,7 @@ def print_outcome(store, rr, gate: str) -> None:
             f"{', '.join(truncated)}",
             file=sys.stderr,
         )
-    from ..results.observed import unreported
+    from ..results.reports.observed import unreported
 
     silent = unreported(store, rr.rows)
     if silent:
@@ -326,14 +326,14 @@ def print_outcome(store, rr, gate: str) -> None:
                 + (f"; the judge said {r.judge_verdict}: marked uncertain" if r.checks_disagree else ""),
                 file=sys.stderr,
             )
-    from ..results.mutations import mutation_line
+    from ..results.store.mutations import mutation_line
 
     m = store.mutations.latest(
         rr.run["transfer_set_hash"], rr.run["original_hash"], rr.run["runner_model"], rr.run["judge_model"]
     )
     if m:
         print(f"mutation score of this set: {mutation_line(m)}", file=sys.stderr)
-    from ..results.agreement import judge_calibration
+    from ..results.reports.agreement import judge_calibration
 
     print(judge_calibration(store, rr.run["judge_model"])["line"], file=sys.stderr)
     for a in aa_rates(store, rr.run["id"]):

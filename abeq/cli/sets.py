@@ -246,7 +246,7 @@ def files_read(doc_path: str, original, set_path: str, ts) -> list[str]:
 def cmd_check_set(args) -> int:
     from .. import sets
     from ..documents import load_document
-    from ..execution.code_trust import trust_on_confirm
+    from ..execution.checks.code_trust import trust_on_confirm
 
     original = load_document(args.original, "original")
     ts = sets.load(args.transfer_set)
@@ -307,7 +307,7 @@ def cmd_check_set(args) -> int:
         if db_note:
             print(f"note: {db_note}")
         if mutation is not None:
-            from ..results.mutations import mutation_line
+            from ..results.store.mutations import mutation_line
 
             print(f"mutation score: {mutation_line(mutation)}")
     if checks.problems:
@@ -356,7 +356,7 @@ MUTATION_FIELDS = ("id", "score", "killed", "mutants", "runner_model", "judge_mo
 
 def _latest_mutation(ts_hash: str, original_hash: str, db: str | None) -> dict | None:
     """The newest finished mutation test of the set in the database, when it exists (never created)."""
-    from ..results.store import exists
+    from ..results.store.store import exists
 
     if not exists(db):
         return None
@@ -373,10 +373,10 @@ def _check_audit(ts, original_hash: str, args):
     when trusted (--trust-code, or remembered)."""
     from functools import partial
 
-    from ..execution.check_audit import audit
-    from ..execution.scripts import Sandbox
-    from ..results.store import db_path
-    from ..results.store import exists as store_exists
+    from ..execution.checks.check_audit import audit
+    from ..execution.checks.scripts import Sandbox
+    from ..results.store.store import db_path
+    from ..results.store.store import exists as store_exists
 
     check = partial(
         audit,

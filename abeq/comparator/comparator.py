@@ -67,7 +67,7 @@ from .scoring import (
 )
 
 if TYPE_CHECKING:
-    from ..results.store import Store
+    from ..results.store.store import Store
 
 
 def comparator_prompt() -> Prompt:

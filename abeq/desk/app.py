@@ -9,7 +9,7 @@ from abeq.desk import access, links, session
 from abeq.desk.render import error_md, md
 from abeq.errors import InputError
 from abeq.models.registry import PROVIDERS
-from abeq.results.store import db_shown
+from abeq.results.store.store import db_shown
 
 # a file shipped with abeq, served by the desk itself: a ":material/…:" icon here makes every page
 # fetch the favicon from fonts.gstatic.com (issue 27)

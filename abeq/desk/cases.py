@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..results.report import CaseRow
-from ..results.store import Store
+from ..results.reports.report import CaseRow
+from ..results.store.store import Store
 from ..schemas import NOT_REPORTED, SELF_REPORT_FIELDS
 from ..vocab import DIVERGED, EQUIVALENT, JUDGED, REGRESSED
 

@@ -9,8 +9,8 @@ import json
 from collections.abc import Mapping, MutableMapping
 
 from ..comparator.comparator import Weights, rubric_rows
-from ..results.rows import RunRow
-from ..results.store import Store
+from ..results.store.rows import RunRow
+from ..results.store.store import Store
 from ..schemas import ComparisonResult
 from ..vocab import JUDGED
 from . import links

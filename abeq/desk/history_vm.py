@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..results.history import per_round, round_reviews
-from ..results.store import Store
+from ..results.reports.history import per_round, round_reviews
+from ..results.store.store import Store
 from ..timestamps import local
 from ..vocab import EQUIVALENT
 from . import links

@@ -9,7 +9,7 @@ from collections.abc import MutableMapping
 import streamlit as st
 
 from ..errors import AbeqError
-from ..results.store import Store, db_path
+from ..results.store.store import Store, db_path
 from ..schemas import TransferSet
 from . import mutation_vm as vm
 from .render import error_md, md, self_report_html

@@ -22,7 +22,7 @@ from ..mutation.render import kind
 from ..mutation.render import written_lines as written_lines  # the panel says what the model wrote
 from ..mutation.report import BLIND, KILLED, READINGS, SURVIVED, UNMAPPED, UNNOTICED
 from ..mutation.run import PreparedMutation, prepare_mutation
-from ..results.store import Store
+from ..results.store.store import Store
 from ..schemas import TransferSet
 from ..sets.confirmation import set_hash
 from ..vocab import CANCELLED

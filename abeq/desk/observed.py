@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..results.observed import case_observed
-from ..results.store import Store
+from ..results.reports.observed import case_observed
+from ..results.store.store import Store
 from ..vocab import RUNNER_MODES
 
 LABELS = {"original": "Original (teacher)", "candidate": "Candidate"}

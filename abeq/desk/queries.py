@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..execution.estimate import estimate_calls, time_left
-from ..results.liveness import ACTIVE
-from ..results.store import Store
+from ..results.store.liveness import ACTIVE
+from ..results.store.store import Store
 from ..timestamps import epoch
 from ..vocab import CANCELLING, RUNNING
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 
 from ..errors import AbeqError
-from ..results.diff import marked_pair
+from ..results.reports.diff import marked_pair
 from ..untrusted import md_escape
 from ..vocab import DIVERGED, EQUIVALENT, REGRESSED
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ..results.diff import side_by_side_html
-from ..results.report import CaseRow
-from ..results.store import Store
+from ..results.reports.diff import side_by_side_html
+from ..results.reports.report import CaseRow
+from ..results.store.store import Store
 from ..schemas import Case
 from ..vocab import GATES
 from . import cases, observed

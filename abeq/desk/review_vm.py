@@ -9,9 +9,9 @@ import threading
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-from ..results.liveness import ACTIVE
-from ..results.report import CaseRow, RunReport, build_report
-from ..results.store import Store
+from ..results.reports.report import CaseRow, RunReport, build_report
+from ..results.store.liveness import ACTIVE
+from ..results.store.store import Store
 from ..schemas import Case
 from ..timestamps import local
 from ..vocab import CASE_ERROR, JUDGED, NOT_RUN_STAGE, PENDING

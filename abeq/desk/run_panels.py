@@ -8,7 +8,7 @@ import streamlit as st
 from ..errors import AbeqError
 from ..execution.options import BY_NAME
 from ..execution.settings import RunSettings
-from ..results.store import Store, db_path
+from ..results.store.store import Store, db_path
 from ..vocab import CANCELLING, FINISHED, RUNNING, STOPPED_EARLY, VARIANTS
 from . import links, queries, runs, session, worker
 from .metric import draw

@@ -11,14 +11,14 @@ from dataclasses import dataclass, field
 
 from ..api import DESK_LABELS, estimate_run
 from ..documents import Document, detect_variant
-from ..execution.checks import model_checks
-from ..execution.code_trust import CodeItem
+from ..execution.checks.checks import model_checks
+from ..execution.checks.code_trust import CodeItem
 from ..execution.estimate import describe_estimate, estimate_calls
 from ..execution.preflight import Preflight, preflight, samples_warnings
 from ..execution.settings import RunSettings
 from ..models import DEFAULT_MODEL
-from ..results.agreement import judge_minimum_warning
-from ..results.store import Store
+from ..results.reports.agreement import judge_minimum_warning
+from ..results.store.store import Store
 from ..schemas import TransferSet
 from ..sets import confirmation_problem
 from ..timestamps import ago, local

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..api import run_settings
-from ..results.liveness import ACTIVE
-from ..results.store import Store
+from ..results.store.liveness import ACTIVE
+from ..results.store.store import Store
 from ..vocab import (
     CANCELLING,
     FINISHED,

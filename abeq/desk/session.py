@@ -22,9 +22,9 @@ from ..errors import InputError
 from ..execution.preflight import review_refusal
 from ..models import DEFAULT_MODEL
 from ..models.registry import PROVIDERS
-from ..results.liveness import ACTIVE, live_status
-from ..results.rows import DocumentRow, ReviewRow
-from ..results.store import Store, db_path
+from ..results.store.liveness import ACTIVE, live_status
+from ..results.store.rows import DocumentRow, ReviewRow
+from ..results.store.store import Store, db_path
 from ..sets.confirmation import set_hash
 from ..vocab import CANCELLING, FINISHED, JUDGED, RUNNING
 from . import links

@@ -11,10 +11,10 @@ import pandas as pd
 
 from .. import sets
 from ..errors import AbeqError
-from ..execution import check_audit
+from ..execution.checks import check_audit
 from ..execution.preflight import confirm_for_runs
-from ..results.rows import SetConfirmation
-from ..results.store import Store
+from ..results.store.rows import SetConfirmation
+from ..results.store.store import Store
 from ..schemas import CASE_TYPES, Case, TransferSet
 from ..sets.coverage_report import CoverageReport
 from ..timestamps import local
@@ -213,7 +213,7 @@ class Edits:
         base = base.model_copy(update={"thin_accepted": allow_thin})
         done = confirm_for_runs(base, original["content"], original["hash"], allow_thin=allow_thin)
         if trust_code:
-            from ..execution.code_trust import code_items, remember_trust
+            from ..execution.checks.code_trust import code_items, remember_trust
 
             remember_trust(code_items(base))
         return done
@@ -278,7 +278,7 @@ def checks_said(shown: TransferSet) -> ChecksSaid:
 
 def code_said(ts: TransferSet) -> str:
     """ "3 scripts (python, javascript)" when the set's checks run code nobody trusted yet, else ""."""
-    from ..execution.code_trust import trust_state
+    from ..execution.checks.code_trust import trust_state
 
     items, trusted = trust_state(ts, False)
     if not items or trusted:

@@ -14,7 +14,7 @@ from ..api import DESK_LABELS, PreparedRun, prepare_run, resume_run
 from ..documents import Document
 from ..execution.engine import Stop
 from ..execution.settings import RunSettings
-from ..results.store import Store
+from ..results.store.store import Store
 from ..schemas import TransferSet
 from ..timestamps import now
 from ..vocab import CANCELLED, FAILED, INTERRUPTED, RUNNING

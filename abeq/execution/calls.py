@@ -12,18 +12,18 @@ from ..documents import Document
 from ..errors import ModelCallError
 from ..models.ask import Outcome
 from ..models.call import CallPolicy
-from ..results.backend import ResultCache, RunLog
-from ..results.liveness import owner_id
-from ..results.rows import GradingRow, RunnerResultRow
-from ..results.store import dumps
+from ..results.store.backend import ResultCache, RunLog
+from ..results.store.liveness import owner_id
+from ..results.store.rows import GradingRow, RunnerResultRow
+from ..results.store.store import dumps
 from ..schemas import Case, RunnerReply, grading_reply
-from .checks import Check
+from .checks.checks import Check
+from .checks.grading import blind_order, checks_spec, grade_pair, grader_prompt, unblind
 from .config import RunConfig
-from .grading import blind_order, checks_spec, grade_pair, grader_prompt, unblind
 from .judge import judge_pair, judgement_row
 from .keys import grading_key, judge_key, judge_spec, runner_keys, sample_spec
-from .observe import from_row, observe
-from .runner import gate_state, runner_prompt
+from .runners.observe import from_row, observe
+from .runners.runner import gate_state, runner_prompt
 
 CLAIM_POLL_SECONDS = 0.2  # how often a run waiting for another's call looks for its result
 

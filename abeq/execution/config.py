@@ -7,10 +7,10 @@ from dataclasses import asdict, dataclass, field
 
 from ..models.http import strip_credentials
 from ..models.spec import ModelSpec
-from .grading import grader_prompt
+from .checks.grading import grader_prompt
 from .judge import judge_prompt
-from .modes import RunnerMode, as_mode, mode_prompt
-from .runner import runner_prompt
+from .runners.modes import RunnerMode, as_mode, mode_prompt
+from .runners.runner import runner_prompt
 
 
 @dataclass
@@ -33,13 +33,13 @@ class RunConfig:
     mode: RunnerMode = field(default_factory=RunnerMode)  # chat, tools or an agent command
     # run the set's code (promptfoo python/javascript checks) for this run; and the environment
     # variables that code may read. Neither is stored: a database handed over must not grant them,
-    # so a resumed run is given them again (abeq.execution.code_trust)
+    # so a resumed run is given them again (abeq.execution.checks.code_trust)
     trust_code: bool = False
     check_env: tuple[str, ...] = ()
 
     def sandbox(self):
         """How the set's code runs in this run."""
-        from .scripts import Sandbox
+        from .checks.scripts import Sandbox
 
         return Sandbox(env_names=tuple(self.check_env))
 

@@ -20,16 +20,16 @@ from ..errors import InputError, ModelCallError
 from ..models.call import CallPolicy, Cancelled
 from ..models.http import close_sessions, open_session, redact
 from ..models.ratelimit import PRIORITY, Limiter
-from ..results import backend, rows
-from ..results.liveness import ACTIVE, HEARTBEAT_SECONDS, live_status, owner_id
-from ..results.report import build_report
-from ..results.store import Store, dumps
+from ..results.reports.report import build_report
+from ..results.store import backend, rows
+from ..results.store.liveness import ACTIVE, HEARTBEAT_SECONDS, live_status, owner_id
+from ..results.store.store import Store, dumps
 from ..schemas import Case, TransferSet
 from ..sets.confirmation import set_hash
 from ..timestamps import now
 from ..vocab import REGRESSED
 from .calls import Calls
-from .checks import evaluate, model_checks, runs_scripts, stored_rows
+from .checks.checks import evaluate, model_checks, runs_scripts, stored_rows
 from .config import SETTINGS, RunConfig
 from .estimate import estimate_calls
 from .failfast import NOT_RUN_STAGE, NOT_RUN_STATUS, FailFast, not_run_error
@@ -37,7 +37,7 @@ from .judge import majority
 from .keys import cache_key
 from .preflight import Preflight, preflight, review_refusal
 from .progress import Progress, Stop, stop
-from .runner import gate_state
+from .runners.runner import gate_state
 from .sampled import run_sampled
 from .settings import RunSettings
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from ..documents import estimate_tokens
 from ..models.pricing import model_info, price
-from .checks import model_checks
-from .grading import blind_order, checks_spec, grader_prompt
+from .checks.checks import model_checks
+from .checks.grading import blind_order, checks_spec, grader_prompt
 from .judge import judge_prompt
 from .keys import grading_key, runner_keys, sample_spec
-from .runner import runner_prompt
+from .runners.runner import runner_prompt
 
 
 def estimate(engine, rounds_so_far: int = 0) -> dict:

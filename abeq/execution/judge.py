@@ -9,7 +9,7 @@ from ..models.ask import Outcome, ask_validated
 from ..models.call import CallPolicy
 from ..models.spec import ModelSpec
 from ..prompts import load_prompt, messages
-from ..results.rows import JudgementRow
+from ..results.store.rows import JudgementRow
 from ..schemas import NOT_REPORTED, Case, JudgeReply, ObservedRun, RunnerReply
 from ..vocab import EQUIVALENT, VERDICT_ORDER, Verdict
 

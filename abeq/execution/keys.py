@@ -9,9 +9,9 @@ from dataclasses import replace
 from ..models.spec import ModelSpec
 from ..schemas import Case
 from ..sets.confirmation import case_identity
-from .grading import grader_prompt
+from .checks.grading import grader_prompt
 from .judge import judge_prompt
-from .runner import runner_prompt
+from .runners.runner import runner_prompt
 
 KEY_VERSION = "abeq-key-v1"
 # v2 runner keys hold the case alone: which other cases share the set does not change a case's

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..vocab import GATES, RUNNER_MODES, VARIANTS
-from .limits import RUNNER_MAX_STEPS, RUNNER_MAX_TOKENS, RUNNER_TIMEOUT, SAMPLE_TEMPERATURE
+from .runners.limits import RUNNER_MAX_STEPS, RUNNER_MAX_TOKENS, RUNNER_TIMEOUT, SAMPLE_TEMPERATURE
 
 RUNNER_GROUP = "runner mode"
 RUNNER_GROUP_HELP = (

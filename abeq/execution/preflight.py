@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from ..documents import Document
 from ..errors import AbeqError, InputError, NotConfirmedError
 from ..models.check import model_refusal
-from ..results.store import Store
+from ..results.store.store import Store
 from ..schemas import TransferSet
 from ..sets.confirmation import confirm, confirmation_problem
 from ..sets.coverage_report import CoverageReport, coverage, thin_refusal
-from .agent_cmd import command_notices
-from .checks import problems
-from .code_trust import CodeItem, trust_state
+from .checks.checks import problems
+from .checks.code_trust import CodeItem, trust_state
 from .config import RunConfig
+from .runners.agent_cmd import command_notices
 from .samples import ALPHA, behaviours_decidable
 
 NOT_CONFIRMED_HINT = (

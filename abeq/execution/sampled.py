@@ -16,15 +16,15 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from ..models.call import CallPolicy
-from ..results.rows import CaseResult, CheckResultRow
-from ..results.store import dumps
+from ..results.store.rows import CaseResult, CheckResultRow
+from ..results.store.store import dumps
 from ..schemas import Case, CheckResult, RunnerReply
 from ..vocab import EQUIVALENT, JUDGED, REGRESSED, Verdict
 from .calls import Calls
-from .checks import evaluate, model_checks
+from .checks.checks import evaluate, model_checks
 from .config import RunConfig
 from .judge import majority
-from .runner import gate_state
+from .runners.runner import gate_state
 from .samples import ALPHA, Rate, decide, holm, judge_rate, rate, summary_text
 
 TEST_NAME = "one-sided Fisher exact test per behaviour, Holm-corrected over the case's behaviours"

@@ -28,9 +28,9 @@ from ..errors import InputError
 from ..models.spec import ModelSpec
 from ..vocab import Gate, RunnerModeName, Variant
 from .config import RunConfig
-from .limits import SAMPLE_TEMPERATURE
-from .modes import RunnerMode
 from .options import BY_NAME, GRANTS
+from .runners.limits import SAMPLE_TEMPERATURE
+from .runners.modes import RunnerMode
 
 Names = tuple[str, ...]
 

@@ -4,7 +4,7 @@ lands last finds every case done and ends the run, with its whole report."""
 
 from __future__ import annotations
 
-from ..results.liveness import owner_id
+from ..results.store.liveness import owner_id
 from ..schemas import Case
 from ..vocab import FINISHED, RunStatus
 from .engine import Engine

@@ -24,7 +24,7 @@ def _pct(part: float, whole: float) -> str:
 def headline(o: Outcome, store, *, markdown: bool = True) -> str:
     """One line: PASS/FAIL, tokens saved, the verdict counts, the noise floor and calibration
     (`markdown` False: plain text for a terminal, which abeq's CLI makes safe itself)."""
-    from ..results.agreement import aa_rates, judge_calibration
+    from ..results.reports.agreement import aa_rates, judge_calibration
 
     def esc(text: str) -> str:
         return md_escape(text, True) if markdown else text

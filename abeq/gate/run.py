@@ -61,7 +61,7 @@ class GateResult:
         return next((c for c in EXIT_ORDER if c in codes), 0)
 
     def as_json(self, store) -> dict:
-        from ..results.report import gate_result
+        from ..results.reports.report import gate_result
 
         docs = []
         for t in self.targets:
@@ -192,7 +192,7 @@ def _with_sources(store, p) -> str:
 def run_all(planned: list[Planned], *, on_progress=None, cancel=None) -> list[Outcome]:
     """Make each prepared run's calls; one Outcome per document, reviewers' decisions counted in."""
     from ..documents import estimate_tokens
-    from ..results.report import exit_code, gate_result
+    from ..results.reports.report import exit_code, gate_result
 
     out = []
     for pl in planned:

@@ -10,11 +10,11 @@ made the estimate 0.8 M for 1.38 M used.)"""
 from __future__ import annotations
 
 from ..documents import estimate_tokens
-from ..execution.checks import model_checks
-from ..execution.grading import blind_order, checks_spec, grader_prompt
+from ..execution.checks.checks import model_checks
+from ..execution.checks.grading import blind_order, checks_spec, grader_prompt
 from ..execution.judge import judge_prompt
 from ..execution.keys import grading_key, judge_key, judge_spec, runner_keys
-from ..execution.runner import runner_prompt
+from ..execution.runners.runner import runner_prompt
 from ..models.pricing import price
 from ..sets.confirmation import set_hash
 

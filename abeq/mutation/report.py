@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..results.report import case_rows
-from ..results.store import Store
+from ..results.reports.report import case_rows
+from ..results.store.store import Store
 from ..sets.confirmation import set_hash
 from ..vocab import CASE_ERROR, JUDGED, REGRESSED
 

@@ -32,7 +32,7 @@ from ..execution.keys import cache_key
 from ..execution.preflight import Preflight, confirmation_refusal, preflight
 from ..execution.settings import RunSettings, RunSettingsArgs, settings_of
 from ..models.call import CallPolicy
-from ..results.store import Store, dumps, open_store
+from ..results.store.store import Store, dumps, open_store
 from ..schemas import TransferSet
 from ..sections import SectionIndex
 from ..sets.confirmation import confirm as confirm_set

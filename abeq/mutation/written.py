@@ -26,7 +26,7 @@ from ..models.ask import ask_validated
 from ..models.call import CallPolicy
 from ..models.spec import ModelSpec
 from ..prompts import load_prompt, messages
-from ..results.store import Store
+from ..results.store.store import Store
 from ..schemas import WrittenMutant, mutants_reply
 from .mutants import MODEL_REMOVAL, Mutant, file_at, section_spans, variant_of
 

@@ -58,7 +58,7 @@ class Case(Strict):
     expectations: list[str] = []
     # Why the case exists (the drafting model's reason, or the reviewer's); not sent to the runner.
     rationale: str = ""
-    # Checks run on both arms' output (see abeq.execution.checks); part of the case's identity.
+    # Checks run on both arms' output (see abeq.execution.checks.checks); part of the case's identity.
     assertions: list[Assertion] = []
     # Fields a source file carried that abeq does not use (kept so nothing is lost on import).
     metadata: dict[str, Any] = {}

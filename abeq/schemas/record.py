@@ -1,7 +1,7 @@
 """The run record (`abeq run --record`, `abeq export --record`, the desk's download): the
 report unchanged, plus how the run was made and what happened on each case.
 
-abeq.results.report builds it from the store and writes `RunRecord.model_dump(mode="json",
+abeq.results.reports.report builds it from the store and writes `RunRecord.model_dump(mode="json",
 by_alias=True)`, so every record is validated as it is written and its keys keep this order.
 """
 

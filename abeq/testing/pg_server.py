@@ -70,7 +70,7 @@ class Server:
 
     def create_database(self, name: str, template: str | None = None) -> str:
         """A new database (a copy of `template` when given: fast); its URL."""
-        from ..results.postgres import create_database
+        from ..results.store.postgres import create_database
 
         return create_database(self.url(), name, template)
 

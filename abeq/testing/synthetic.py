@@ -13,8 +13,8 @@ from pathlib import Path
 
 from ..documents import Document, load_document, sha256
 from ..execution.keys import cache_key
-from ..results.rows import RunCaseKey
-from ..results.store import Store, dumps
+from ..results.store.rows import RunCaseKey
+from ..results.store.store import Store, dumps
 from ..schemas import Case, TransferSet
 from ..sets.confirmation import confirm
 from ..sets.parse import dump, load

@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from abeq.desk.session import default_reviewer
-from abeq.results.store import Store
+from abeq.results.store.store import Store
 from abeq.testing.synthetic import synthetic_run
 
 from .helpers import ARTIFACTS, WAIT_MS, desk

@@ -22,7 +22,7 @@ def cached_calls(db: Path) -> None:
     from abeq import mutate, sets
     from abeq.desk import session
     from abeq.documents import Document
-    from abeq.results.store import Store
+    from abeq.results.store.store import Store
 
     store = Store(str(db))
     session.load_example(store)  # what the desk loads on a fresh database

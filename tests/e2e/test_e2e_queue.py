@@ -12,7 +12,7 @@ import sqlite3
 import pytest
 from playwright.sync_api import expect
 
-from abeq.results.store import Store
+from abeq.results.store.store import Store
 from abeq.testing.synthetic import synthetic_run
 
 from .helpers import ARTIFACTS, desk, new_context, screenshot

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from abeq import sets
 from abeq.desk import session
-from abeq.results.store import Store
+from abeq.results.store.store import Store
 
 from .helpers import ARTIFACTS, desk, nav, screenshot
 

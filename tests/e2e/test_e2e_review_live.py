@@ -13,9 +13,9 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from abeq.results import exports
-from abeq.results.liveness import owner_id
-from abeq.results.store import Store
+from abeq.results.reports import exports
+from abeq.results.store.liveness import owner_id
+from abeq.results.store.store import Store
 from abeq.testing.synthetic import synthetic_run
 from abeq.untrusted import md_escape
 

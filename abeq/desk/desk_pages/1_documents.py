@@ -8,7 +8,7 @@ from abeq.desk import documents_vm as vm
 from abeq.desk import session
 from abeq.desk.documents_panels import document_column
 from abeq.desk.metric import draw
-from abeq.results.diff import side_by_side_html
+from abeq.results.reports.diff import side_by_side_html
 
 store = session.open_store()
 review = session.current_review(store, st.session_state)

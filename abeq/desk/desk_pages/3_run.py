@@ -10,7 +10,7 @@ from abeq.desk.queries import progress
 from abeq.desk.render import md
 from abeq.desk.run_panels import judge_warning, open_runs_panel, progress_panel, settings_form
 from abeq.errors import AbeqError
-from abeq.results.store import db_path
+from abeq.results.store.store import db_path
 from abeq.vocab import CANCELLING, RUNNING
 
 store = session.open_store()

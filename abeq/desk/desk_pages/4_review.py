@@ -9,7 +9,7 @@ from abeq.desk import review_panels as panels
 from abeq.desk import review_view as view
 from abeq.desk import review_vm as vm
 from abeq.desk import runs as run_state
-from abeq.results.report import gate_result
+from abeq.results.reports.report import gate_result
 
 store = session.open_store()
 review = session.current_review(store, st.session_state)

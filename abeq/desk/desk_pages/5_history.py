@@ -7,7 +7,7 @@ import streamlit as st
 
 from abeq.desk import history_vm as vm
 from abeq.desk import links, session
-from abeq.results import history
+from abeq.results.reports import history
 from abeq.vocab import EQUIVALENT
 
 store = session.open_store()

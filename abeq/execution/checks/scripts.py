@@ -1,0 +1,384 @@
+"""promptfoo's code, run the way promptfoo runs it: `javascript` asserts and transforms with Node,
+`python` asserts and transforms with the Python that runs abeq, each in a subprocess with a time
+limit. The contract is promptfoo's (src/assertions/javascript.ts, python.ts, transform.ts):
+
+- an inline value is a function body of (output, context): one line is `return <line>` (after a
+  leading const/let/var statement, before its last expression); several lines are used as written
+  (JavaScript) or indented into `def main(output, context):` (Python);
+- a file (the importer reads `file://x.js[:fn]` in beside the check, options["script"]) exports the
+  function: module.exports / default / the named one (JavaScript), `get_assert` or the named one
+  (Python; `get_transform` for a transform);
+- the result: a boolean; a number (passes when > 0, or >= the threshold); "true"/"false"; or a
+  grading result {pass, score, reason}, failed when its score is below the threshold; `not-` inverts.
+  An error, a timeout or another kind of result fails the check, with the reason, as in promptfoo.
+- context: {prompt (the case input), vars, test: {vars, metadata}, config, providerResponse: {output}}.
+
+Only what cannot run here is skipped (abeq.execution.checks.checks): a missing runtime, a TypeScript file.
+Code runs only in a run the user trusted it for (abeq.execution.checks.code_trust), and then with a reduced
+environment, a temporary HOME and working folder, resource limits, and inside bubblewrap where the
+machine has one (docs/security.md says what each protects against); what it prints is redacted.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...models.http import redact
+
+TIMEOUT = 20.0  # seconds for one script on one arm; promptfoo has none, a review must end
+_MARK = "\x1eabeq-result\x1e"
+
+_NODE = r"""
+const fs = require('fs'), path = require('path'), { pathToFileURL } = require('url');
+console.log = console.info = console.debug = (...a) => process.stderr.write(a.join(' ') + '\n');
+function body(code) {
+  const t = code.trim().replace(/;+\s*$/, '');
+  if (/^(const|let|var)\s/.test(t)) {
+    const i = t.lastIndexOf(';');
+    if (i !== -1 && t.slice(i + 1).trim()) return t.slice(0, i + 1) + ' return ' + t.slice(i + 1).trim();
+    return t;
+  }
+  return 'return ' + t;
+}
+(async () => {
+  const job = JSON.parse(fs.readFileSync(0, 'utf8'));
+  let fn;
+  if (job.file) {
+    const mod = await import(pathToFileURL(job.file).href);  // CommonJS: default is module.exports
+    const d = mod.default;
+    if (job.fn) fn = mod[job.fn] !== undefined ? mod[job.fn] : d && d[job.fn];
+    else fn = typeof d === 'function' ? d : d && typeof d.default === 'function' ? d.default : undefined;
+    if (typeof fn !== 'function') {
+      throw new Error(path.basename(job.file) + ' does not export a function ' + (job.fn || '(default)'));
+    }
+  } else {
+    const code = job.code.trimEnd();
+    fn = new Function('output', 'context', code.includes('\n') ? code : body(code));
+  }
+  const result = await fn(job.output, job.context);
+  process.stdout.write(job.mark + JSON.stringify(result === undefined ? null : result));
+})().catch((e) => { process.stderr.write(String(e && e.stack || e)); process.exit(3); });
+"""
+
+_PYTHON = r"""
+import contextlib, importlib.util, json, sys
+job = json.loads(sys.stdin.read())
+with contextlib.redirect_stdout(sys.stderr):
+    if job["file"]:
+        spec = importlib.util.spec_from_file_location("promptfoo_script", job["file"])
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        fn = getattr(mod, job["fn"], None)
+        if not callable(fn):
+            raise SystemExit(f"{job['file'].rsplit('/', 1)[-1]} has no function {job['fn']}")
+    else:
+        code = job["code"]
+        if "\n" in code:
+            lines = code.split("\n")
+            indented = [ln for ln in lines if ln.strip() and ln[0].isspace()]
+            indent = indented[0][: len(indented[0]) - len(indented[0].lstrip())] if indented else "    "
+            src = "def main(output, context):\n" + "\n".join(indent + ln for ln in lines)
+        else:
+            src = "def main(output, context):\n    return " + code
+        scope = {"json": json}
+        exec(compile(src, "<promptfoo python>", "exec"), scope)
+        fn = scope["main"]
+    result = fn(job["output"], job["context"])
+sys.stdout.write(job["mark"] + json.dumps(result, default=str))
+"""
+
+
+class ScriptError(Exception):
+    """A script that could not be run or did not finish; the check fails with this as its evidence."""
+
+
+def runtime_missing(language: str) -> str:
+    """Why a script in `language` cannot run here ("" when it can)."""
+    if language == "javascript" and not shutil.which("node"):
+        return "runs JavaScript, and Node.js (node) is not installed here"
+    return ""
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How a set's code runs: only these environment variables of abeq's own beyond the basics
+    (`--check-env NAME`), and bubblewrap when the machine has a working one (`use_bwrap`)."""
+
+    env_names: tuple[str, ...] = ()
+    use_bwrap: bool = True
+
+
+# what a script gets of abeq's environment without being asked: how to find programs and read text
+_BASIC_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+CPU_SECONDS = int(TIMEOUT) + 5  # RLIMIT_CPU: a busy loop is killed even if the wall clock were not read
+MEMORY_BYTES = 2 * 1024**3  # RLIMIT_AS: address space (Node reserves ~1 GiB before it runs a line)
+FILE_BYTES = 64 * 1024**2  # RLIMIT_FSIZE: no file a script writes grows past this
+MORE_PROCESSES = 64  # RLIMIT_NPROC: processes and threads beyond those the user already has
+OUTPUT_BYTES = 1024 * 1024  # what is read of a script's stdout and stderr
+
+
+def script_env(sandbox: Sandbox, home: str) -> dict[str, str]:
+    """The whole environment a script sees: the basics, a temporary HOME and TMPDIR, and the names
+    the user listed; no key, token or other variable of abeq's own otherwise."""
+    env = {k: os.environ[k] for k in _BASIC_ENV if k in os.environ}
+    env.setdefault("PATH", os.defpath)
+    env.update({n: os.environ[n] for n in sandbox.env_names if n in os.environ})
+    env.update(
+        {
+            "HOME": home,
+            "TMPDIR": home,
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONNOUSERSITE": "1",
+            "NODE_OPTIONS": "",
+        }
+    )
+    return env
+
+
+def sandbox_level(sandbox: Sandbox | None = None) -> str:
+    """ "bubblewrap" when scripts run inside it here, else "limits" (environment, folder, rlimits)."""
+    return "bubblewrap" if (sandbox or Sandbox()).use_bwrap and _bwrap() else "limits"
+
+
+@functools.lru_cache(maxsize=1)
+def _bwrap() -> str:
+    """bubblewrap's path when it can make a sandbox on this machine (tried once), else ""."""
+    path = shutil.which("bwrap")
+    if not path:
+        return ""
+    try:
+        done = subprocess.run(
+            [path, *_bwrap_binds(), "--unshare-all", "--die-with-parent", "--", "/bin/sh", "-c", "true"],
+            capture_output=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return path if done.returncode == 0 else ""
+
+
+# of /etc, only what loading a program and naming a user need (not shadow, not ssh's or a tool's keys)
+_ETC = tuple(
+    f"/etc/{n}"
+    for n in ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "passwd", "group")
+)
+
+
+def _bwrap_binds() -> list[str]:
+    """Read-only: the system's programs and libraries, and the Pythons and Node that run scripts.
+    Nothing of the user's: no home, no project, no /tmp."""
+    out: list[str] = []
+    for d in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", *_ETC):
+        if os.path.exists(d):
+            out += ["--ro-bind", d, d]
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    node = shutil.which("node")
+    if node:
+        prefixes.add(os.path.dirname(os.path.dirname(os.path.realpath(node))))
+    for p in sorted(prefixes):
+        if not any(p == d or p.startswith(d + "/") for d in ("/usr", "/bin", "/lib", "/lib64")):
+            out += ["--ro-bind", p, p]
+    # a venv's python is a link into its base prefix: the venv folder itself is bound too
+    venv_bin = os.path.dirname(sys.executable)
+    if not any(venv_bin.startswith(p + "/") for p in prefixes):
+        out += ["--ro-bind", os.path.dirname(venv_bin), os.path.dirname(venv_bin)]
+    return out + ["--proc", "/proc", "--dev", "/dev"]
+
+
+def _limits() -> None:
+    """In the child before it runs the script: limits on CPU, memory, file size and processes (only
+    system calls here: the parent may have other threads)."""
+    for res, value in (
+        (resource.RLIMIT_CPU, CPU_SECONDS),
+        (resource.RLIMIT_AS, MEMORY_BYTES),
+        (resource.RLIMIT_FSIZE, FILE_BYTES),
+        (resource.RLIMIT_CORE, 0),
+    ):
+        soft, hard = resource.getrlimit(res)
+        cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(res, (cap, cap))
+    soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    cap = _NPROC_CAP if hard == resource.RLIM_INFINITY else min(_NPROC_CAP, hard)
+    resource.setrlimit(resource.RLIMIT_NPROC, (cap, cap))
+
+
+def _user_tasks() -> int:
+    """The processes and threads this user runs now (RLIMIT_NPROC counts them all)."""
+    uid, n = os.getuid(), 0
+    try:
+        for pid in os.listdir("/proc"):
+            if pid.isdigit():
+                try:
+                    if os.stat(f"/proc/{pid}").st_uid == uid:
+                        n += len(os.listdir(f"/proc/{pid}/task"))
+                except OSError:
+                    pass
+    except OSError:
+        return 4096
+    return n
+
+
+_NPROC_CAP = 0  # set before the first script (the user's tasks then, plus MORE_PROCESSES)
+
+
+def run(
+    language: str,
+    code: str,
+    output: Any,
+    context: dict,
+    *,
+    script: dict | None = None,
+    sandbox: Sandbox | None = None,
+) -> Any:
+    """The value a promptfoo script returns for `output`. `script`: {"name", "source", "fn"} of a
+    file the importer read in; without it `code` is an inline function body. It runs in a folder of
+    its own with a reduced environment and limits (Sandbox; inside bubblewrap where the machine has
+    it). Raises ScriptError."""
+    global _NPROC_CAP
+    if not _NPROC_CAP:
+        _NPROC_CAP = _user_tasks() + MORE_PROCESSES
+    sandbox = sandbox or Sandbox()
+    job: dict[str, Any] = {"code": code, "output": output, "context": context, "mark": _MARK, "file": ""}
+    with tempfile.TemporaryDirectory(prefix="abeq-script-") as tmp:
+        work = os.path.join(tmp, "work")
+        home = os.path.join(tmp, "home")
+        os.mkdir(work)
+        os.mkdir(home)
+        if script:
+            source = str(script.get("source", ""))
+            f = Path(work) / Path(str(script.get("name") or "script")).name
+            if f.suffix == ".js" and re.search(r"^\s*export\s", source, re.M):
+                f = f.with_suffix(".mjs")  # an ES module where its package.json said so
+            f.write_text(source, encoding="utf-8")
+            job["file"], job["fn"] = str(f), script.get("fn") or ""
+        if language == "javascript":
+            argv = [shutil.which("node") or "node", "-e", _NODE]
+        else:
+            argv = [sys.executable, "-I", "-c", _PYTHON]
+        bwrap = _bwrap() if sandbox.use_bwrap else ""
+        if bwrap:
+            argv = [
+                bwrap,
+                *_bwrap_binds(),
+                "--bind",
+                tmp,
+                tmp,
+                "--chdir",
+                work,
+                "--unshare-all",  # no network, no other process to see
+                "--die-with-parent",
+                "--",
+                *argv,
+            ]
+        done = _communicate(argv, json.dumps(job, ensure_ascii=False), work, script_env(sandbox, home))
+    stdout, stderr = (redact(x) for x in done)
+    if _MARK not in stdout:
+        lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+        why = next(
+            (ln for ln in reversed(lines) if "Error" in ln or "error" in ln), lines[-1] if lines else ""
+        )
+        raise ScriptError(f"threw an error: {why.strip()[:200] or 'no result'}")
+    try:
+        return json.loads(stdout.rsplit(_MARK, 1)[1])
+    except ValueError:
+        raise ScriptError("returned something that is not JSON") from None
+
+
+def _communicate(argv: list[str], stdin: str, cwd: str, env: dict[str, str]) -> tuple[str, str]:
+    """Run the script to its end or its time limit; on the limit, its whole process group is killed
+    (children it started included)."""
+    from ..runners.reaper import RUN_MARK, kill_marked, new_mark
+
+    token = new_mark()  # found again at the end in whatever left the process group (setsid)
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env={**env, RUN_MARK: token},
+            start_new_session=True,  # its own process group, killed whole at the end
+            preexec_fn=_limits,
+        )
+    except OSError as e:
+        raise ScriptError(f"could not start {argv[0]}: {e}") from None
+    try:
+        out, err = proc.communicate(stdin.encode(), timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        raise ScriptError(f"did not finish within {TIMEOUT:g}s") from None
+    finally:
+        _kill_group(proc)  # what it left running in its session goes too
+        kill_marked(token)  # and what made a session of its own but kept the environment
+    return (
+        out[:OUTPUT_BYTES].decode("utf-8", errors="replace"),
+        err[-OUTPUT_BYTES:].decode("utf-8", errors="replace"),
+    )
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if proc.returncode is None:
+        proc.kill()
+        proc.wait()
+
+
+def verdict(result: Any, threshold: float | None, inverse: bool) -> tuple[bool, str]:
+    """(passed, evidence) from what a script returned, by promptfoo's rules."""
+    if isinstance(result, str) and result.strip().lower() in ("true", "false"):
+        result = result.strip().lower() == "true"
+    if isinstance(result, str) and result.startswith("{"):
+        try:
+            result = json.loads(result)
+        except json.JSONDecodeError:
+            pass
+    if isinstance(result, bool):
+        passed, evidence = result, f"returned {str(result).lower()}"
+    elif (score := float(result) if isinstance(result, (int, float)) else _number(result)) is not None:
+        passed = score > 0 if threshold is None else score >= threshold
+        evidence = f"score {score:g}" + ("" if threshold is None else f" (threshold {threshold:g})")
+    elif isinstance(result, dict) and "pass" in result:
+        score = result.get("score")
+        passed = bool(result["pass"])
+        if threshold is not None and isinstance(score, (int, float)) and score < threshold:
+            passed = False
+        reason = str(result.get("reason") or "")
+        evidence = f"pass {str(passed).lower()}" + (
+            f", score {score:g}" if isinstance(score, (int, float)) else ""
+        )
+        evidence += f": {reason[:160]}" if reason else ""
+    else:
+        shown = json.dumps(result, ensure_ascii=False, default=str)[:80]
+        return False, f"returned {shown}, not a boolean, a number or a grading result"
+    return passed != inverse, evidence
+
+
+def _number(v: Any) -> float | None:
+    try:
+        return float(v) if isinstance(v, str) and v.strip() else None
+    except ValueError:
+        return None
+
+
+def as_text(value: Any) -> str:
+    """What a code check reads after a transform: text as is, anything else as JSON (promptfoo's
+    outputString)."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)

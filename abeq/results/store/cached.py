@@ -1,0 +1,80 @@
+"""The cache part of the store: runner results, judgements and gradings, each under the key of
+everything that produced it (run/keys.py). Errors never land here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import cast
+
+from ...timestamps import now
+from .connection import SqlConnection
+from .liveness import holds_claim
+from .rows import GradingRow, JudgementRow, RunnerResultRow
+
+
+class SqliteResultCache:
+    """Cached model results over the store's one connection: implements backend.ResultCache."""
+
+    def __init__(self, sql: SqlConnection):
+        self.sql = sql
+        self.one, self.all, self._insert = sql.one, sql.all, sql.insert  # the connection's, bound once
+
+    def runner_result(self, key: str) -> RunnerResultRow | None:
+        return cast("RunnerResultRow | None", self.one("select * from runner_results where key = ?", [key]))
+
+    def first_runner_result(self, keys: Iterable[str]) -> RunnerResultRow | None:
+        """The result stored under the first of these keys that has one (its `key` says which): one
+        query for all of them (the current key and the v1 key are asked on every runner call)."""
+        keys = list(keys)
+        if not keys:
+            return None
+        rows = self.all(f"select * from runner_results where key in ({','.join('?' * len(keys))})", keys)
+        found = {r["key"]: r for r in rows}
+        return next((cast(RunnerResultRow, found[k]) for k in keys if k in found), None)
+
+    def put_runner_result(self, row: RunnerResultRow) -> None:
+        self._insert("runner_results", {**row, "created_at": now()}, replace=True)
+
+    def judgement(self, key: str) -> JudgementRow | None:
+        return cast("JudgementRow | None", self.one("select * from judgements where key = ?", [key]))
+
+    def judgements(self, keys: list[str]) -> dict[str, JudgementRow]:
+        """The judgements with these keys, by key (asked in chunks: sqlite caps a query's parameters)."""
+        out: dict[str, JudgementRow] = {}
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            for j in self.all(f"select * from judgements where key in ({','.join('?' * len(chunk))})", chunk):
+                out[j["key"]] = cast(JudgementRow, j)
+        return out
+
+    def gate_section(self, runner_key: str) -> str:
+        """The section a cached run stopped in at an unanswered gate ("" when unknown)."""
+        t = self.one("select gate_section from runner_results where key = ?", [runner_key])
+        return (t or {}).get("gate_section") or ""
+
+    def put_judgement(self, row: JudgementRow) -> None:
+        self._insert("judgements", {**row, "created_at": now()}, replace=True)
+
+    def grading(self, key: str) -> GradingRow | None:
+        return cast("GradingRow | None", self.one("select * from gradings where key = ?", [key]))
+
+    def put_grading(self, row: GradingRow) -> None:
+        self._insert("gradings", {**row, "created_at": now()}, replace=True)
+
+    # -------------------------------------------------------- claims on calls being made
+    def claim(self, key: str, run_id: int, owner: str) -> bool:
+        with self.sql.exclusive():  # two runs asking at once: one of them holds it
+            held = self.one(
+                """select c.run_id, r.owner, r.status, r.heartbeat_at from claims c
+                   left join runs r on r.id = c.run_id where c.key = ?""",
+                [key],
+            )
+            if held and held["run_id"] != run_id and holds_claim(held):
+                return False
+            self._insert(
+                "claims", {"key": key, "run_id": run_id, "owner": owner, "claimed_at": now()}, replace=True
+            )
+            return True
+
+    def release(self, key: str, run_id: int) -> None:
+        self.sql.execute("delete from claims where key = ? and run_id = ?", [key, run_id])
