@@ -94,9 +94,7 @@ class Check:
     @property
     def runs_code(self) -> bool:
         """Whether evaluating it runs a set's script (a python/javascript assert or a transform)."""
-        return base_type(self.type)[0] in _SCRIPTS or any(
-            isinstance(self.options.get(k), str) and self.options[k].strip() for k in _TRANSFORMS
-        )
+        return _runs_code(self.type, self.options)
 
     @property
     def label(self) -> str:
@@ -371,10 +369,13 @@ def runs_scripts(case: Case) -> bool:
     """Whether evaluating the case's checks may start a subprocess (a promptfoo script or transform;
     read from its assertions as given: one that cannot run here is counted too, which costs nothing
     but a thread)."""
-    return any(
-        base_type(a.type)[0] in _SCRIPTS
-        or any(isinstance(a.options.get(k), str) and a.options[k].strip() for k in _TRANSFORMS)
-        for a in _flatten(case.assertions)
+    return any(_runs_code(a.type, a.options) for a in _flatten(case.assertions))
+
+
+def _runs_code(type_: str, options: dict) -> bool:
+    """A python/javascript assert, or any assertion with a transform: evaluating it runs a script."""
+    return base_type(type_)[0] in _SCRIPTS or any(
+        isinstance(options.get(k), str) and options[k].strip() for k in _TRANSFORMS
     )
 
 
