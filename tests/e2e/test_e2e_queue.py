@@ -92,8 +92,12 @@ def test_a_deep_link_opens_review_run_and_case_in_a_fresh_context(browser, two_r
         page.get_by_role("option", name="second").click()
         # (its run has a case-0001 too: the same case id stays open, as across runs of one review)
         page.wait_for_url(f"**/review?review=second&run={second}&case=case-0001")
-        # New review: the popover closes once the review is created
+        # New review: the popover closes once the review is created. As a person would, wait for
+        # each redraw to finish before typing: a popover drawn again by a rerun still in flight (the
+        # picker's, then the popover's own) comes back with an empty Name (CI under load, stop 42)
+        settle(page)
         sidebar.get_by_role("button", name="New review").click()
+        settle(page)
         sidebar_name = page.get_by_label("Name", exact=True)
         sidebar_name.fill("third")
         page.get_by_role("button", name="Create").click()
