@@ -11,7 +11,7 @@ import secrets
 import sys
 from pathlib import Path
 
-from ..desk import access
+from ..desk import access, identity
 from ..errors import InputError
 from ..results.store import postgres
 from ._common import db_arg
@@ -38,6 +38,27 @@ def register(sub) -> None:
         action="store_true",
         help="no launch token in the link (loopback only: any local user can then drive the desk)",
     )
+    a.add_argument(
+        "--require-sign-in",
+        action="store_true",
+        help="refuse to start unless people sign in: [auth] in .streamlit/secrets.toml (st.login) or "
+        "--trusted-proxy; without this, sign-in is still required whenever one of them is configured",
+    )
+    a.add_argument(
+        "--trusted-proxy",
+        metavar="ADDRESS",
+        action="append",
+        default=[],
+        help="the address (or network) of a sign-in proxy such as oauth2-proxy: its identity header is "
+        "honoured from there and nowhere else; repeatable",
+    )
+    a.add_argument(
+        "--identity-header",
+        metavar="NAME",
+        default=None,
+        help="the header the trusted proxy names the signed-in person in "
+        f"(default {identity.DEFAULT_HEADER})",
+    )
     db_arg(a)
     a.set_defaults(fn=cmd_app)
 
@@ -59,15 +80,20 @@ def cmd_app(args) -> int:
             hint="Keep the default 127.0.0.1 (use an SSH tunnel to reach it), or pass --allow-remote "
             "to accept that risk; the desk then still asks for the launch token.",
         )
-    if remote and args.no_token:
+    env = dict(os.environ)
+    sign_in = _sign_in(args, env)
+    if remote and args.no_token and not sign_in:
         raise InputError(
             "--no-token with a non-loopback --address would let anyone on the network drive the desk",
-            hint="Drop --no-token: open the link with the token that abeq app prints.",
+            hint="Drop --no-token: open the link with the token that abeq app prints (or require "
+            "sign-in: [auth] in .streamlit/secrets.toml, or --trusted-proxy).",
         )
-    env = dict(os.environ)
-    if args.no_token:
+    # st.login's provider sends the browser back to the desk's root, which would drop the token from
+    # the URL: with [auth] configured, signing in is the lock instead
+    no_token = args.no_token or isinstance(sign_in, identity.SignIn)
+    if no_token:
         env.pop(access.TOKEN_ENV, None)
-    token = None if args.no_token else (env.get(access.TOKEN_ENV) or secrets.token_urlsafe(24))
+    token = None if no_token else (env.get(access.TOKEN_ENV) or secrets.token_urlsafe(24))
     if token:
         env[access.TOKEN_ENV] = token  # in the environment, not argv: other users can read argv
     # absolute, so the desk and its workers open the database this command was started beside; a
@@ -89,12 +115,19 @@ def cmd_app(args) -> int:
         "--browser.gatherUsageStats",
         "false",
     ]
-    for host in access.allowed_hosts(args.address, args.allowed_host):
+    extra_hosts = list(args.allowed_host)
+    if isinstance(sign_in, identity.SignIn):  # the address the provider sends the browser back to
+        extra_hosts.append(sign_in.host)
+    for host in access.allowed_hosts(args.address, extra_hosts):
         cmd += ["--server.allowedHosts", host]
     shown = "127.0.0.1" if args.address in ("0.0.0.0", "::") else args.address
     shown = f"[{shown}]" if ":" in shown else shown
     link = f"http://{shown}:{args.port}/" + (f"?{access.TOKEN_PARAM}={token}" if token else "")
     print(f"abeq review desk: open {link}", flush=True)
+    if isinstance(sign_in, identity.SignIn):
+        print(f"Sign-in required (st.login, configured in {sign_in.path}).", flush=True)
+    elif sign_in:
+        print(f"Sign-in required: the {sign_in.header} header, from {sign_in.shown()} only.", flush=True)
     if remote:
         print(
             f"WARNING: the desk listens on {args.address}, not only on this machine. Anyone with the "
@@ -109,3 +142,45 @@ def cmd_app(args) -> int:
     sys.stderr.flush()
     os.execve(sys.executable, cmd, env)
     return 0  # not reached
+
+
+def _sign_in(args, env: dict[str, str]) -> identity.SignIn | identity.Proxy | None:
+    """How people sign in to this desk, checked before it starts, and told to it in `env`: st.login
+    (an [auth] section in the secrets Streamlit reads) or a trusted proxy's header. Neither, with
+    --require-sign-in, is refused."""
+    for key in (identity.PROXY_ENV, identity.HEADER_ENV, identity.REQUIRE_ENV):
+        env.pop(key, None)  # only what this command was told
+    # the peer address as the connection gives it: uvicorn would otherwise take it from
+    # X-Forwarded-For on a loopback connection (identity.py says why this matters)
+    env[identity.PEER_ENV] = ""
+    proxy = None
+    if args.trusted_proxy:
+        nets = identity.parse_networks(",".join(args.trusted_proxy))
+        header = identity.check_header_name(args.identity_header or identity.DEFAULT_HEADER)
+        proxy = identity.Proxy(nets, header)
+        env[identity.PROXY_ENV] = ",".join(str(n) for n in nets)
+        env[identity.HEADER_ENV] = header
+    elif args.identity_header:
+        raise InputError(
+            "--identity-header is honoured only from a trusted proxy",
+            hint="Add --trusted-proxy ADDRESS: the address your sign-in proxy connects to the desk from.",
+        )
+    login = identity.sign_in_config(args.port)
+    if login is not None:
+        import importlib.util
+
+        if importlib.util.find_spec("authlib") is None:
+            raise InputError(
+                "[auth] is configured, and Streamlit's sign-in needs Authlib, which is not installed",
+                path=login.path,
+                hint="pip install 'abeq[team]'",
+            )
+    if args.require_sign_in:
+        if login is None and proxy is None:
+            raise InputError(
+                "--require-sign-in: no way to sign in is configured",
+                hint="Add an [auth] section to .streamlit/secrets.toml (here or in your home folder) "
+                "for st.login, or pass --trusted-proxy with your sign-in proxy's address.",
+            )
+        env[identity.REQUIRE_ENV] = "1"
+    return login or proxy

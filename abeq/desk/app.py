@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from abeq.desk import access, links, session
+from abeq.desk import access, identity, links, session
 from abeq.desk.render import error_md, md
 from abeq.errors import InputError
 from abeq.models.registry import PROVIDERS
@@ -19,6 +19,19 @@ st.set_page_config(
 )
 if not access.admitted(st.query_params, st.session_state):  # `abeq app`'s launch token, before anything
     st.error(access.REFUSED)
+    st.stop()
+# who acts: a person signed in (st.login) or vouched for by the trusted proxy; nobody, on a desk of one's own
+me = identity.resolve(st.user.to_dict(), st.context.headers, st.context.ip_address)
+st.session_state[session.SIGNED_IN_KEY] = me.who
+if me.required and not me.who:  # sign-in required: nothing of the desk before it
+    st.title("abeq review desk")
+    if me.note:
+        st.warning(me.note, icon=":material/gpp_bad:")
+    if me.can_log_in:
+        st.write("Sign in to review: what you confirm, agree and override is recorded under your account.")
+        st.button("Sign in", type="primary", icon=":material/login:", on_click=st.login)
+    else:
+        st.error(identity.NO_WAY_IN)
     st.stop()
 
 store = session.open_store()
@@ -56,6 +69,12 @@ session.keep_reviewer(q, ss)  # the reviewer's name: from the link, this session
 
 with st.sidebar:
     st.markdown("### abeq review desk")
+    if me.who:
+        st.caption(
+            f"Signed in as **{md(me.who)}**" + (" (through the team's proxy)" if me.via == "proxy" else "")
+        )
+        if me.via == "sign-in":
+            st.button("Log out", icon=":material/logout:", on_click=st.logout)
     st.selectbox(
         "Review",
         list(names),

@@ -19,7 +19,7 @@ from ..results.store.reviewing import describe, record
 from ..results.store.store import Store, db_path
 from ..timestamps import ago, local
 from ..vocab import AGREE, OVERRIDE, VERDICTS
-from . import cases
+from . import cases, session
 from .keys import KEYS, KEYS_HELP, keyboard  # noqa: F401 (keyboard: the page calls it from here)
 from .render import VERDICT_COLOR, checks_html, error_md, md
 from .review_vm import BOARD, CASE_PANEL, figures
@@ -214,7 +214,7 @@ def _act(run_id: int, case_id: str, action: str, verdict, reason: str, goto, rep
             action=action,
             verdict=verdict,
             reason=reason,
-            reviewer=ss.get("ov_reviewer", ""),
+            reviewer=session.acting_reviewer(ss),
             seen=ss.get("ov_seen"),
             replace=replace,
         )
@@ -336,7 +336,10 @@ def review_form(st, run_id: int, row: CaseRow, goto: str | None) -> None:
             placeholder="Required to override; a note when you agree. Kept with your name and the time.",
         )
         save = st.form_submit_button("Save override", type="primary", key="ov_submit", width="stretch")
-        st.text_input("Reviewer (your name, kept with every action)", key="ov_reviewer")
+        if signed_in := ss.get(session.SIGNED_IN_KEY):  # the person signed in acts: no name to type
+            st.caption(f"Recorded as **{md(signed_in)}** (signed in).")
+        else:
+            st.text_input("Reviewer (your name, kept with every action)", key="ov_reviewer")
     st.caption(KEYS_HELP)
     ss["keep:ov_reviewer"] = ss["ov_reviewer"]
     if agree or save:

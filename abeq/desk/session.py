@@ -163,13 +163,25 @@ def set_original(store: Store, review: dict, name: str, text: str, files: dict |
 
 
 def who(state: MutableMapping) -> str:
-    """Who acts from this desk: the reviewer name typed on Review, else this computer's account."""
+    """Who acts from this desk: the signed-in person, else the reviewer name typed on Review, else
+    this computer's account."""
     import getpass
 
-    return state.get(REVIEWER_KEY) or f"{getpass.getuser()} (account on this computer)"
+    return (
+        state.get(SIGNED_IN_KEY)
+        or state.get(REVIEWER_KEY)
+        or f"{getpass.getuser()} (account on this computer)"
+    )
+
+
+def acting_reviewer(state: MutableMapping) -> str:
+    """The name Agree and Override record: the signed-in person's (never a typed one when someone
+    is signed in), else the name in the Review form."""
+    return state.get(SIGNED_IN_KEY) or state.get("ov_reviewer", "")
 
 
 REVIEWER_KEY = "keep:ov_reviewer"  # the reviewer's name for this session (the Review form's copy)
+SIGNED_IN_KEY = "desk:signed_in"  # who signed in (abeq.desk.identity), set by the router each rerun
 
 
 @functools.cache
@@ -200,7 +212,13 @@ def default_reviewer() -> str:
 def keep_reviewer(params: MutableMapping, state: MutableMapping) -> None:
     """The reviewer's name survives a reload, a deep link and a new tab: a name in the URL is
     adopted; else this session's; else the machine's default. A name other than the default is
-    written to the URL (and the links the desk draws for new tabs), so it travels with them."""
+    written to the URL (and the links the desk draws for new tabs), so it travels with them.
+    Signed in, the name is the person's own: a name in the URL is dropped, none is published."""
+    if signed_in := state.get(SIGNED_IN_KEY):
+        links.adopt(params, state, links.REVIEWER)  # read and forgotten: who acts is who signed in
+        state[REVIEWER_KEY] = state["ov_reviewer"] = signed_in
+        links.publish(params, state, links.REVIEWER, None)
+        return
     asked = links.adopt(params, state, links.REVIEWER)
     if asked is not None and asked.strip():
         state[REVIEWER_KEY] = state["ov_reviewer"] = asked.strip()[:100]
@@ -210,7 +228,10 @@ def keep_reviewer(params: MutableMapping, state: MutableMapping) -> None:
 
 
 def reviewer_param(state: MutableMapping) -> str | None:
-    """The name to carry in a link: None when it is the machine's default (it comes back anyway)."""
+    """The name to carry in a link: None when it is the machine's default (it comes back anyway)
+    or the signed-in person's (a sign-in is not passed on by a link)."""
+    if state.get(SIGNED_IN_KEY):
+        return None
     name = state.get(REVIEWER_KEY) or ""
     return name if name and name != default_reviewer() else None
 
