@@ -222,7 +222,7 @@ def sign_in_config(port: int, files: list[Path] | None = None) -> SignIn | None:
             f"all of {', '.join(AUTH_KEYS)}",
             path=where,
             hint="Register the desk with your OpenID provider and copy its settings there "
-            "(docs: the 'Teams' guide, Sign-in).",
+            "(the guide: docs/guides/team-store.md, Sign-in).",
         )
     uri = auth["redirect_uri"].replace("{port}", str(port))
     parts = urlsplit(uri)
