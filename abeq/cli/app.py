@@ -2,6 +2,8 @@
 
 The desk can run commands and read paths on this machine, so it answers only to loopback Host
 names (DNS rebinding is refused) and only to a browser that opens the link with this launch's token.
+A team's desk requires sign-in instead (abeq.desk.identity): st.login when `[auth]` is in the
+secrets Streamlit reads, or the identity header of a proxy at a --trusted-proxy address.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ def register(sub) -> None:
     a.add_argument(
         "--no-token",
         action="store_true",
-        help="no launch token in the link (loopback only: any local user can then drive the desk)",
+        help="no launch token in the link (loopback only unless sign-in is required: any local user "
+        "can then drive the desk)",
     )
     a.add_argument(
         "--require-sign-in",

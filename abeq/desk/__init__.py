@@ -10,5 +10,6 @@ app.py (the script `abeq app` serves) routes them.
 `worker` runs engine jobs in background threads, `queries` reads a run's progress from sqlite,
 `editor` maps transfer sets to the table editor and `case_view` shows one case whole, `cases`
 orders, filters and searches a run's cases (the review queue), `metric` is a figure as a page
-shows it, `render` builds escaped HTML.
+shows it, `render` builds escaped HTML, `access` and `identity` decide who may use the desk and
+who acts on it (the launch token; the person signed in).
 """

@@ -197,6 +197,8 @@ def test_sign_in_through_a_real_provider_records_the_person(browser, oidc_issuer
         page.get_by_text(shown(f"Signed in as {ADA}")).wait_for()
         agree_first_case(page, link, run_id)
         expect(page.get_by_text(shown(f"Recorded as {ADA} (signed in)."))).to_be_visible()
+        page.get_by_role("button", name="Log out").click()  # through the provider's end-session endpoint
+        page.get_by_role("button", name="Sign in").wait_for()
         desk_log = log.read_text()
     ctx.close()
     con = sqlite3.connect(db)
