@@ -49,6 +49,7 @@ def test_the_proxy_header_counts_only_from_the_proxy_address():
     net = {**PROXY, identity.PROXY_ENV: "10.0.0.0/8"}
     assert identity.resolve({}, bob, "10.0.0.5", net).who == "bob@example.org"
     assert identity.resolve({}, bob, None, net).who is None  # loopback is not 10/8
+    assert identity.resolve({}, bob, None, {**PROXY, identity.PROXY_ENV: "::1"}).who == "bob@example.org"
     other = identity.resolve({}, headers(X_Other="bob@example.org"), None, PROXY)
     assert other.who is None and not other.note  # no header: just not signed in
 
@@ -142,6 +143,7 @@ def test_with_auth_configured_sign_in_replaces_the_token(launched, tmp_path, cap
     assert main(["app", "--port", "8600", "--db", str(tmp_path / "a.db")]) == 0
     argv, env = launched[0]
     out = capsys.readouterr().out
+    assert "open http://desk.lan:8600/\n" in out  # where the provider sends the browser back
     assert "token=" not in out and "Sign-in required (st.login" in out and "S3CRET" not in out
     assert access.TOKEN_ENV not in env and "desk.lan" in _hosts(argv)  # the callback's host is served
     assert env[identity.PEER_ENV] == ""  # the peer address as the connection gives it

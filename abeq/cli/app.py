@@ -126,6 +126,8 @@ def cmd_app(args) -> int:
     shown = "127.0.0.1" if args.address in ("0.0.0.0", "::") else args.address
     shown = f"[{shown}]" if ":" in shown else shown
     link = f"http://{shown}:{args.port}/" + (f"?{access.TOKEN_PARAM}={token}" if token else "")
+    if isinstance(sign_in, identity.SignIn):  # sign-in starts and ends at one origin (its state cookie)
+        link = sign_in.origin + "/"
     print(f"abeq review desk: open {link}", flush=True)
     if isinstance(sign_in, identity.SignIn):
         print(f"Sign-in required (st.login, configured in {sign_in.path}).", flush=True)

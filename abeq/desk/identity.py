@@ -183,6 +183,13 @@ class SignIn:
     redirect_uri: str
     host: str
 
+    @property
+    def origin(self) -> str:
+        """Where people open the desk: the callback's own origin (a sign-in begun on 127.0.0.1 and
+        returning to localhost would find no state cookie there, and fail)."""
+        parts = urlsplit(self.redirect_uri)
+        return f"{parts.scheme}://{parts.netloc}"
+
 
 def secrets_files(cwd: Path | None = None, home: Path | None = None) -> list[Path]:
     """The secrets files Streamlit reads for the desk, the later winning: the user's and the
