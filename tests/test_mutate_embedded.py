@@ -1,5 +1,5 @@
 """`abeq mutate` end to end on the real embedded model (SmolLM2-135M): the bundled example through the
-command line, kept cheap (two of its cases, --max-mutants 1). The model is tiny, so whether it kills
+command line, kept cheap (one case, the one that claims the mutated section; --max-mutants 1). The model is tiny, so whether it kills
 the mutant means little; what is checked is that the mutant ends killed, survived or incomplete with
 its evidence, the score is killed / mutants, the exit code says so, and a repeat makes no model call."""
 
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 
 def test_embedded_model_mutates_the_bundled_example(tmp_path):
     data = json.loads((EXAMPLE / "transfer-set.json").read_text())
-    data["cases"] = [c for c in data["cases"] if c["id"] in ("happy-1", "edge-2")]
+    data["cases"] = [c for c in data["cases"] if c["id"] == "happy-1"]
     cases = tmp_path / "two.json"
     cases.write_text(json.dumps(data))
     out, db = tmp_path / "m.json", str(tmp_path / "abeq.db")
@@ -35,9 +35,9 @@ def test_embedded_model_mutates_the_bundled_example(tmp_path):
         "incomplete",
         "unconfirmed",
     )  # unconfirmed: a graded check alone
-    assert (m["status"] == "killed") == bool(m["killed_by"]) and set(m["killed_by"]) <= {"happy-1", "edge-2"}
+    assert (m["status"] == "killed") == bool(m["killed_by"]) and set(m["killed_by"]) <= {"happy-1"}
     assert m.get("evidence") or m["status"] == "incomplete"
-    assert 0 < rep["calls"]["made"] <= 6 and rep["calls"]["teacher_made"] <= 2
+    assert 0 < rep["calls"]["made"] <= 3 and rep["calls"]["teacher_made"] <= 1
     if not rep["incomplete"]:
         calls = sqlite3.connect(db).execute("select count(*) from calls").fetchone()
         assert main(args) == 0 and json.loads(out.read_text())["score"] == rep["score"]
