@@ -25,6 +25,7 @@ BACKEND = {
         "ledger",
         "calibrations",
         "mutations",
+        "assignments",
         "postgres",  # the second backend (a team's PostgreSQL)
         "copy",  # `abeq db copy`: every table, from one backend to the other
         "merge",  # `abeq db merge`: shards' stores into one
@@ -37,6 +38,7 @@ PARTS = {
     "ledger": backend.Ledger,
     "calibrations": backend.Calibrations,
     "mutations": backend.Mutations,
+    "assignments": backend.Assignments,
 }
 SQL_CALLS = {"execute", "executemany", "executescript", "query"}  # sqlite3's and sqlite-utils' own
 SQL_MODULES = {"sqlite3", "sqlite_utils"}

@@ -146,6 +146,7 @@ def test_the_columns_for_provider_cache_tokens_and_fail_fast(tmp_path):
         ("check_results", "CheckResultRow"),
         ("overrides", "OverrideRow"),
         ("calibrations", "CalibrationRow"),
+        ("assignments", "AssignmentRow"),
     ],
 )
 def test_each_typed_row_names_its_tables_columns(store, table, row_type):

@@ -1,5 +1,5 @@
-"""`abeq history`, `stats`, `export`, `agree`, `override`: reading and amending what runs left in the
-database."""
+"""`abeq history`, `stats`, `export`, `agree`, `override`, `assign`: reading and amending what runs
+left in the database, and sharing a run's cases out to reviewers."""
 
 from __future__ import annotations
 
@@ -68,6 +68,30 @@ def register(sub) -> None:
     ag.add_argument("--reviewer", default=None, help="who agrees (default: your login name)")
     db_arg(ag)
     ag.set_defaults(fn=cmd_agree)
+
+    asg = sub.add_parser(
+        "assign",
+        help="share a run's cases out to reviewers (each sees their own first on the desk's Review page); "
+        "without --to or --clear, list each reviewer's progress and agreement with the judge",
+    )
+    asg.add_argument("run_id", type=int, help="the run's id")
+    asg.add_argument("--to", default=None, metavar="NAMES", help="reviewer name(s), comma-separated: ana,bo")
+    asg.add_argument(
+        "--cases",
+        default=None,
+        metavar="IDS",
+        help="these cases (comma-separated ids), re-assigned if someone has them; default: every case of "
+        "the run nobody is assigned yet (errored and not-run cases left out)",
+    )
+    asg.add_argument(
+        "--deal",
+        action="store_true",
+        help="deal the cases out evenly among several reviewers (each next case to whoever has fewest)",
+    )
+    asg.add_argument("--clear", action="store_true", help="take back the assignments (of --cases, else all)")
+    asg.add_argument("--json", action="store_true", help="machine-readable output")
+    db_arg(asg)
+    asg.set_defaults(fn=cmd_assign)
 
 
 def cmd_history(args) -> int:
@@ -208,4 +232,55 @@ def _review_action(args, action: str, verdict: str | None) -> int:
         f"recorded; run {args.run_id} now {'PASSES' if rr.passed else 'FAILS'} with {rr.overridden} "
         "override(s)"
     )
+    return EXIT_PASS
+
+
+def _ids(text: str | None) -> list[str] | None:
+    return None if text is None else [c.strip() for c in text.split(",") if c.strip()]
+
+
+def cmd_assign(args) -> int:
+    from ..errors import InputError
+    from ..results.reports.agreement import kappa_text, per_reviewer
+    from ..results.reports.report import case_rows
+    from ..results.store.assigning import assign, unassign
+
+    if args.to is not None and args.clear:
+        raise InputError("--to and --clear together", hint="Assign with --to, or take back with --clear.")
+    store = existing_store(args.db)
+    if args.clear:
+        n = unassign(store, args.run_id, _ids(args.cases))
+        print(f"took back {n} assignment(s) of run {args.run_id}", file=sys.stderr)
+    elif args.to is not None:
+        plan = assign(store, args.run_id, args.to, _ids(args.cases), deal=args.deal, by=_login())
+        if plan:
+            from collections import Counter
+
+            loads = Counter(plan.values())
+            each = ", ".join(f"{who} {n}" for who, n in loads.items())
+            print(f"assigned {len(plan)} case(s) of run {args.run_id}: {each}", file=sys.stderr)
+        else:
+            print(
+                f"nothing to assign: every case of run {args.run_id} a reviewer can act on is assigned "
+                "(--cases re-assigns named cases; --clear takes assignments back)",
+                file=sys.stderr,
+            )
+    assigned = {cid: a["reviewer"] for cid, a in store.assignments.of_run(args.run_id).items()}
+    if store.log.run(args.run_id) is None:
+        raise InputError(f"no run {args.run_id} in this database", path=store.path)
+    table = per_reviewer(case_rows(store, args.run_id), assigned)
+    if args.json:
+        print(json.dumps({"run_id": args.run_id, "assigned": assigned, "reviewers": table}, indent=2))
+        return EXIT_PASS
+    total = len(store.log.run_cases(args.run_id))
+    print(f"run {args.run_id}: {len(assigned)} of {total} cases assigned")
+    if table:
+        print(f"{'reviewer':<20} {'assigned':>8} {'reviewed':>8} {'left':>5} {'agreement':>9}  kappa")
+    for r in table:
+        agree = "-" if r["raw_agreement"] is None else f"{r['raw_agreement']:.0%}"
+        k = kappa_text(r["kappa"], r["kappa_note"])
+        print(
+            f"{r['reviewer'][:20]:<20} {r['assigned']:>8} {r['reviewed']:>8} {r['left']:>5} {agree:>9}  {k}"
+            + (f" ({r['kappa_note']})" if r["kappa_note"] else "")
+        )
     return EXIT_PASS

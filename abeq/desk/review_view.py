@@ -13,7 +13,13 @@ import time
 
 from ..errors import AbeqError, ReviewConflict
 from ..results.reports import exports
-from ..results.reports.agreement import aa_rates, check_witness, judge_agreement, judge_calibration
+from ..results.reports.agreement import (
+    aa_rates,
+    check_witness,
+    judge_agreement,
+    judge_calibration,
+    kappa_text,
+)
 from ..results.reports.report import CaseRow, RunReport, build_report
 from ..results.store.reviewing import describe, record
 from ..results.store.store import Store, db_path
@@ -73,9 +79,7 @@ def summary(
         help="Share of reviewed cases where the reviewer's verdict is the judge's.",
         width="content",
     )
-    unstable = bool(agree and agree["kappa_note"])
-    kappa = "—" if not agree or agree["kappa"] is None else f"{agree['kappa']:.2f}"
-    kappa = "undefined" if unstable and kappa == "—" else kappa + " (unstable)" if unstable else kappa
+    kappa = kappa_text(agree["kappa"], agree["kappa_note"]) if agree else "—"
     t.metric(
         "Cohen's κ",
         kappa,

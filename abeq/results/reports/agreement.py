@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ...models.baseline import BASELINE_JUDGES
-from ...vocab import AGREE, VERDICTS
+from ...vocab import AGREE, JUDGED, VERDICTS
 from ..store.store import Store
+
+if TYPE_CHECKING:
+    from .report import CaseRow
 
 SMALL_N = 20
 
@@ -63,6 +66,48 @@ def judge_agreement(store: Store) -> list[dict]:
             }
         )
     return out
+
+
+def per_reviewer(rows: Sequence[CaseRow], assigned: Mapping[str, str]) -> list[dict]:
+    """Per reviewer of one run (named in an assignment or in an action in effect), from the run's
+    case rows and its assignments (case id -> reviewer): their cases assigned, reviewed (by anyone:
+    the case is done), left (judged and nobody acted yet), waiting (no verdict yet: still running,
+    or errored), and how their own actions in effect agree with the judge (raw agreement, Cohen's κ
+    as judge_agreement computes it, and why κ says nothing when one verdict fills a side)."""
+    by_case = {r.case_id: r for r in rows}
+    acted: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for r in rows:
+        judged = r.review.get("judge_verdict") if r.review else None
+        if r.review and judged in VERDICTS:
+            acted[r.review["reviewer"]].append((str(judged), r.review["verdict"]))
+    out = []
+    for name in sorted(set(assigned.values()) | set(acted)):
+        mine = [by_case[c] for c, who in assigned.items() if who == name and c in by_case]
+        reviewed = sum(1 for r in mine if r.reviewed)
+        left = sum(1 for r in mine if r.status == JUDGED and not r.reviewed)
+        pairs = acted.get(name, [])
+        judge, reviewer = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
+        out.append(
+            {
+                "reviewer": name,
+                "assigned": len(mine),
+                "reviewed": reviewed,
+                "left": left,
+                "waiting": len(mine) - reviewed - left,
+                "acted": len(pairs),
+                "raw_agreement": round(sum(a == b for a, b in pairs) / len(pairs), 4) if pairs else None,
+                "kappa": cohen_kappa(pairs),
+                "kappa_note": kappa_note(judge, reviewer) if pairs else "",
+            }
+        )
+    return out
+
+
+def kappa_text(kappa: float | None, note: str) -> str:
+    """κ as the Review page shows it: 'undefined' when it is, '(unstable)' when one verdict fills a side."""
+    if kappa is None:
+        return "undefined" if note else "—"
+    return f"{kappa:.2f}" + (" (unstable)" if note else "")
 
 
 def _tally(c: Counter) -> str:

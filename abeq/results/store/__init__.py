@@ -1,5 +1,6 @@
 """The store: its interfaces (backend.py), the sqlite and PostgreSQL backends and their parts (ledger,
-cache, inputs, run log, calibrations, mutations, reviews), migrations, and `abeq db copy`/`merge`.
+cache, inputs, run log, calibrations, mutations, reviews, assignments), migrations, and
+`abeq db copy`/`merge`.
 `Store` and `open_store` are read here too, as the reference names them (abeq.results.store)."""
 
 from .store import Store, open_store

@@ -2,9 +2,10 @@
 
 A store is its parts, and callers reach each part by its name: `store.inputs` (documents, transfer
 sets, reviews), `store.log` (runs, their cases, calls and checks), `store.cache` (model results by
-key), `store.ledger` (reviewer actions and the trust sums), `store.calibrations` and
-`store.mutations`. Each part's interface is a Protocol below, and `Backend` says which parts a
-store has. The engine needs two of them while a run goes on: a `ResultCache` and a `RunLog`.
+key), `store.ledger` (reviewer actions and the trust sums), `store.calibrations`,
+`store.mutations` and `store.assignments` (cases shared out to reviewers). Each part's interface is
+a Protocol below, and `Backend` says which parts a store has. The engine needs two of them while
+a run goes on: a `ResultCache` and a `RunLog`.
 
 Every part returns and takes the typed rows of rows.py, a row written in the type it is read in.
 No module outside a backend issues SQL (tests/test_backend.py holds it), so a second backend
@@ -15,13 +16,14 @@ hands a call on to a part (the same test holds that too).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ...schemas import TransferSet
 from ...vocab import CaseRunStatus, ReviewAction, Verdict
 from .rows import (
+    AssignmentRow,
     CalibrationRow,
     CallProgress,
     CallRow,
@@ -266,6 +268,19 @@ class Mutations(Protocol):
     def mutation_run_ids(self) -> set[int]: ...
 
 
+@runtime_checkable
+class Assignments(Protocol):
+    """Which reviewer each case of a run is assigned to (one per case): work shared out in a team."""
+
+    def assign(self, run_id: int, cases: Mapping[str, str], by: str) -> int:
+        """Assign each case (id -> reviewer), replacing an earlier assignment; how many."""
+        ...
+
+    def clear(self, run_id: int, case_ids: Iterable[str] | None = None) -> int: ...
+
+    def of_run(self, run_id: int) -> dict[str, AssignmentRow]: ...
+
+
 if TYPE_CHECKING:  # Python 3.10's typing lacks it; annotations are never evaluated at run time
     from typing_extensions import Unpack
 
@@ -280,5 +295,6 @@ class Backend(Protocol):
     ledger: Ledger
     calibrations: Calibrations
     mutations: Mutations
+    assignments: Assignments
 
     def close(self) -> None: ...

@@ -29,6 +29,7 @@ ORDER = (
     "runs",
     "run_cases",
     "overrides",
+    "assignments",
     "calls",
     "check_results",
     "calibrations",

@@ -5,7 +5,8 @@ had no shared store to write into.
 What is content-addressed (documents, sets, workspaces, cached model results) is added once. A run is
 the run with the same config key in the destination (the shards of one run share it), or a new one;
 each case takes the source's row when the destination has it pending or not run, with the case's
-checks; the source run's calls and reviewer actions come along, renumbered. A run whose cases are all
+checks; the source run's calls and reviewer actions come along, renumbered, and its case assignments
+(where the destination has none for the case). A run whose cases are all
 done is finished, its summary and call sums rebuilt from the merged rows.
 """
 
@@ -84,6 +85,9 @@ def merge_into(dst: Store, src: Store, out: Merged | None = None) -> Merged:
                 _insert_new(dst, "calls", {**call, "run_id": to})
             for action in src.sql.all("select * from overrides where run_id = ? order by id", [run["id"]]):
                 _insert_new(dst, "overrides", {**action, "run_id": to, "seen_id": None})
+            for assigned in src.sql.all("select * from assignments where run_id = ?", [run["id"]]):
+                # an assignment the destination has for the case stands
+                dst.sql.insert("assignments", {**assigned, "run_id": to}, ignore=True)
         for to in sorted(set(runs_here.values())):
             _finish_if_whole(dst, to, out)
     return out

@@ -373,3 +373,15 @@ def m014_claims(db: Database) -> None:
     # a run that needs the same result waits for it instead of paying for it again. A claim counts
     # while its run is alive (liveness.py: its process, its heartbeat); a dead holder's is taken over.
     db.table("claims").create({"key": str, "run_id": int, "owner": str, "claimed_at": str}, pk="key")
+
+
+@migrations()
+def m015_assignments(db: Database) -> None:
+    # Work shared out: which reviewer a case of a run is assigned to (one per case; assigning it again
+    # replaces), who assigned it and when. A reviewer's own cases come first in their review queue.
+    db.table("assignments").create(
+        {"run_id": int, "case_id": str, "reviewer": str, "assigned_by": str, "assigned_at": str},
+        pk=("run_id", "case_id"),
+        foreign_keys=[("run_id", "runs", "id")],
+    )
+    db.table("assignments").create_index(["run_id", "reviewer"])

@@ -258,6 +258,16 @@ class OverrideRow(TypedDict, total=False):
     carried_from: int  # only on an action carried from another run
 
 
+class AssignmentRow(TypedDict):
+    """A case of a run assigned to a reviewer (one reviewer per case)."""
+
+    run_id: int
+    case_id: str
+    reviewer: str
+    assigned_by: str  # who assigned it ('' when not known)
+    assigned_at: str
+
+
 class CallSums(TypedDict):
     """What the calls of a run (or of one case) add up to."""
 

@@ -1,5 +1,5 @@
 """The one sqlite file: documents, transfer sets, reviews, runs, cached model results, reviewer
-actions, calibrations and mutation tests.
+actions, calibrations, mutation tests and case assignments.
 
 A Store is its parts (backend.py names each part's interface): `inputs` (inputs.py), `log`
 (runlog.py), `cache` (cached.py), `ledger` (ledger.py), `calibrations` and `mutations`, all over one
@@ -22,6 +22,7 @@ import abeq.results.store.backend as backend
 import abeq.results.store.postgres as postgres
 
 from ...errors import InputError
+from .assignments import SqliteAssignments
 from .cached import SqliteResultCache
 from .calibrations import SqliteCalibrations
 from .connection import Connection, SqlConnection
@@ -64,6 +65,7 @@ class Store:
         self.ledger: backend.Ledger = SqliteLedger(self.sql)
         self.calibrations: backend.Calibrations = SqliteCalibrations(self.sql)
         self.mutations: backend.Mutations = SqliteMutations(self.sql)  # `abeq mutate`'s tests
+        self.assignments: backend.Assignments = SqliteAssignments(self.sql)  # cases shared out
 
     def close(self) -> None:
         self.sql.close()
