@@ -1,6 +1,6 @@
 """The desk on a team's PostgreSQL store (ABEQ_DB=postgresql://…): the representative desk tests of
-test_app, test_desk_queue and test_desk_runs, collected here again with the desk's database on the
-session's server instead of a sqlite file (their own modules run them on sqlite)."""
+test_app, test_desk_queue, test_desk_team and test_desk_runs, collected here again with the desk's
+database on the session's server instead of a sqlite file (their own modules run them on sqlite)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,10 @@ from test_desk_queue import (  # noqa: F401
 from test_desk_runs import (  # noqa: F401
     test_a_run_whose_process_died_is_listed_as_interrupted_and_resumes_with_its_settings,
     test_review_says_running_not_fail_while_a_run_runs,
+)
+from test_desk_team import (  # noqa: F401
+    run,
+    test_the_run_is_dealt_out_from_the_page_and_each_reviewer_has_a_row,
 )
 
 

@@ -4,6 +4,7 @@ runs of a case side by side."""
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from ..results.reports.report import CaseRow
@@ -65,15 +66,22 @@ def queue_key(row: CaseRow) -> tuple[int, int]:
 
 
 def filter_rows(
-    rows: list[CaseRow], which: str, reviewed: str = "all", found: set[str] | None = None
+    rows: list[CaseRow],
+    which: str,
+    reviewed: str = "all",
+    found: set[str] | None = None,
+    first: Collection[str] = (),
 ) -> list[CaseRow]:
-    """The matching cases in queue order; `found` (a search's case ids) narrows them further."""
+    """The matching cases in queue order; `found` (a search's case ids) narrows them further. The
+    cases in `first` (the reviewer's own, assigned to them) come before the others, each part in
+    queue order; reviewed ones keep their place, so Previous and Next do not jump."""
     keep = [
         r
         for r in rows
         if matches(r, which) and reviewed_matches(r, reviewed) and (found is None or r.case_id in found)
     ]
-    return sorted(keep, key=queue_key)  # sorted() is stable: the set's order within a group
+    # sorted() is stable: the set's order within a group
+    return sorted(keep, key=lambda r: (r.case_id not in first, *queue_key(r)))
 
 
 def counts(rows: list[CaseRow]) -> dict[str, int]:

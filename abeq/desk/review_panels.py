@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ..errors import AbeqError
 from ..results.reports.diff import side_by_side_html
 from ..results.reports.report import CaseRow
+from ..results.store.assigning import assign, unassign
 from ..results.store.store import Store
 from ..schemas import Case
 from ..vocab import GATES
-from . import cases, observed
+from . import cases, observed, session
 from . import review_vm as vm
-from .render import md, self_report_html
+from .render import error_md, md, self_report_html
 from .review_view import KEYS
 
 
@@ -168,3 +170,45 @@ def workspaces(store: Store, row: CaseRow) -> None:
             if arm.trace:
                 st.markdown(f"**{arm.label}: tool trace**")
                 st.dataframe(arm.trace, hide_index=True, width="stretch")
+
+
+ASSIGN_WHICH = {"open": "Cases nobody has yet", "listed": "The cases listed now (filters, search)"}
+
+
+def team(store: Store, run_id: int, rows: list[CaseRow], listed: list[str]) -> None:
+    """Work shared out: each reviewer's progress and agreement with the judge, and the control that
+    deals the run's cases out (or assigns the listed ones) to the reviewers named."""
+    ss = st.session_state
+    table, shared = vm.team(store, run_id, rows)
+    if said := ss.pop("assign_flash", None):  # outside the box: said even when it is closed
+        st.success(said, icon=":material/group:")
+    if err := ss.pop("assign_error", None):
+        st.error(err)
+    box = st.expander(f"Reviewers: {shared}", icon=":material/group:", key="review_team", on_change="rerun")
+    if not box.open:
+        return
+    with box:
+        if table:
+            st.dataframe(table, hide_index=True, width="stretch")
+        else:
+            st.caption("No case of this run is assigned yet: each reviewer sees their own cases first.")
+        with st.form("assign_form", border=False):
+            st.text_input("Reviewers", key="assign_to", placeholder="ana, bo", help="Names, comma-separated.")
+            st.radio("Which cases", list(ASSIGN_WHICH), format_func=ASSIGN_WHICH.get, key="assign_which")
+            deal = st.form_submit_button("Deal out evenly", icon=":material/playing_cards:")
+        clear = st.button("Take back every assignment", key="assign_clear", disabled=not table)
+    if not (deal or clear):
+        return
+    try:
+        if clear:
+            ss["assign_flash"] = f"Took back {unassign(store, run_id)} assignment(s)."
+        else:
+            which = listed if ss.get("assign_which") == "listed" else None
+            who = session.reviewer(ss)
+            plan = assign(store, run_id, ss.get("assign_to") or "", which, deal=True, by=who)
+            loads = ", ".join(f"{md(n)} {list(plan.values()).count(n)}" for n in dict.fromkeys(plan.values()))
+            none = "Nothing to assign: every case has a reviewer."
+            ss["assign_flash"] = f"Assigned {len(plan)} case(s): {loads}." if plan else none
+    except AbeqError as e:
+        ss["assign_error"] = error_md(e)
+    st.rerun()  # the whole page: each reviewer's queue order changes with it

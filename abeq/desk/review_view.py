@@ -12,14 +12,8 @@ import html
 import time
 
 from ..errors import AbeqError, ReviewConflict
-from ..results.reports import exports
-from ..results.reports.agreement import (
-    aa_rates,
-    check_witness,
-    judge_agreement,
-    judge_calibration,
-    kappa_text,
-)
+from ..results.reports import agreement, exports
+from ..results.reports.agreement import aa_rates, check_witness, judge_agreement, judge_calibration
 from ..results.reports.report import CaseRow, RunReport, build_report
 from ..results.store.reviewing import describe, record
 from ..results.store.store import Store, db_path
@@ -79,7 +73,7 @@ def summary(
         help="Share of reviewed cases where the reviewer's verdict is the judge's.",
         width="content",
     )
-    kappa = kappa_text(agree["kappa"], agree["kappa_note"]) if agree else "—"
+    kappa = agreement.kappa_text(agree["kappa"], agree["kappa_note"]) if agree else "—"
     t.metric(
         "Cohen's κ",
         kappa,

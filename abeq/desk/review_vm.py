@@ -9,13 +9,15 @@ import threading
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
+from ..results.reports.agreement import kappa_text, per_reviewer
 from ..results.reports.report import CaseRow, RunReport, build_report
+from ..results.store.assigning import assigned_to
 from ..results.store.liveness import ACTIVE
 from ..results.store.store import Store
 from ..schemas import Case
 from ..timestamps import local
 from ..vocab import CASE_ERROR, JUDGED, NOT_RUN_STAGE, PENDING
-from . import cases, links
+from . import cases, links, session
 from .render import md
 from .runs import finished_rows
 
@@ -230,14 +232,56 @@ def set_cases(store: Store, run: Mapping[str, Any]) -> dict[str, Case]:
 
 
 def queue(store: Store, state: MutableMapping, run: Mapping[str, Any], rows: list[CaseRow]) -> list[CaseRow]:
-    """The cases listed, in queue order, through this session's filters (Show, Reviewed, Search);
-    while the run runs, only the finished ones."""
+    """The cases listed, in queue order, through this session's filters (Show, Reviewed, Search),
+    the reviewer's own (assigned to them) first; while the run runs, only the finished ones."""
     shown = finished_rows(dict(run), rows)
     text = state.get("review_search") or ""
     hits = found(store, state, dict(run), set_cases(store, run), text)
-    return cases.filter_rows(
-        shown, state.get("review_filter") or "all", state.get("review_seen") or "all", hits
-    )
+    which, seen = state.get("review_filter") or "all", state.get("review_seen") or "all"
+    return cases.filter_rows(shown, which, seen, hits, first=mine(store, state, run["id"]))
+
+
+def mine(store: Store, state: Mapping, run_id: int) -> set[str]:
+    """The cases of the run assigned to this session's reviewer."""
+    me = session.reviewer(state)
+    return set(assigned_to(store, run_id, me)) if me else set()
+
+
+def own_queue(store: Store, state: Mapping, run_id: int, rows: list[CaseRow]) -> str:
+    """ "Your queue: 3 of 7 left" for a reviewer with cases of this run assigned; what the team's
+    sharing means for them otherwise; '' when the run's cases are not shared out."""
+    assigned = store.assignments.of_run(run_id)
+    if not assigned:
+        return ""
+    me, own = session.reviewer(state), mine(store, state, run_id)
+    if not own:
+        who = md(me) if me else "you (no reviewer name yet)"
+        return f"No case of this run is assigned to {who}: the queue is in its usual order."
+    left = [r for r in rows if r.case_id in own and r.status == JUDGED and not r.reviewed]
+    waiting = sum(1 for r in rows if r.case_id in own and r.status == PENDING)
+    said = f"Your queue ({md(me)}): {len(left)} of {len(own)} left"
+    said += f", {waiting} not judged yet" if waiting else ""
+    return said + (" · listed first" if left else " · done: the team's other cases follow")
+
+
+def team(store: Store, run_id: int, rows: list[CaseRow]) -> tuple[list[dict], str]:
+    """The per-reviewer table the Review page shows (assigned, reviewed, left, agreement, κ) and a
+    line on how much of the run is shared out."""
+    assigned = {c: a["reviewer"] for c, a in store.assignments.of_run(run_id).items()}
+    table = [
+        {
+            "reviewer": r["reviewer"],
+            "assigned": r["assigned"],
+            "reviewed": r["reviewed"],
+            "left": r["left"],
+            "agreement": "—" if r["raw_agreement"] is None else f"{r['raw_agreement']:.0%}",
+            "Cohen's κ": kappa_text(r["kappa"], r["kappa_note"]),
+            "note": r["kappa_note"],
+        }
+        for r in per_reviewer(rows, assigned)
+    ]
+    assignable = sum(1 for r in rows if r.status in (JUDGED, PENDING))  # not errored, not left unrun
+    return table, f"{len(assigned)} of {assignable} cases assigned"
 
 
 def live_caption(running: list[str], unlisted: int) -> str:

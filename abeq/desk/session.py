@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import subprocess
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
 from .. import sets
@@ -182,6 +182,12 @@ def acting_reviewer(state: MutableMapping) -> str:
 
 REVIEWER_KEY = "keep:ov_reviewer"  # the reviewer's name for this session (the Review form's copy)
 SIGNED_IN_KEY = "desk:signed_in"  # who signed in (abeq.desk.identity), set by the router each rerun
+
+
+def reviewer(state: Mapping) -> str:
+    """Who reviews in this session: the one place the desk reads it (for their own queue, and as who
+    assigns cases). Today the name typed on Review, kept by keep_reviewer; a sign-in slots in here."""
+    return str(state.get(REVIEWER_KEY) or "").strip()
 
 
 @functools.cache

@@ -68,6 +68,7 @@ def board() -> None:
     view.summary(
         st, store, rr, run, gate_result(rr, profile), run_state.review_headline(run, rr.rows), running
     )
+    panels.team(store, run_id, rr.rows, [r.case_id for r in rows])  # who reviews what, and how it goes
     view.export_buttons(st, run_id, profile)
 
 
@@ -80,6 +81,8 @@ def case_panel() -> None:
         st.info("No case has finished yet." if none else "No case matches these filters.")
         return
     ids = [r.case_id for r in rows]
+    if said := vm.own_queue(store, ss, run_id, rr.rows):  # "Your queue: 3 of 7 left"
+        st.caption(said)
     case_id = panels.case_nav(ids, vm.choose_case(ss, ids, run_id))
     ss[f"keep:{vm.CASE}"] = (run_id, case_id)
     links.publish(q, ss, "run", run_id, scope="review")

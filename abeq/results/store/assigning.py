@@ -65,7 +65,7 @@ def assign(
     transaction, so two people dealing at once do not both deal the same cases."""
     names = reviewers(to)
     if not names:
-        raise InputError("no reviewer to assign cases to", hint="Name them: --to ana,bo.")
+        raise InputError("no reviewer to assign cases to", hint="Name them, comma-separated: ana, bo.")
     if len(names) > 1 and not deal:
         raise InputError(
             f"{len(names)} reviewers named and no --deal",
