@@ -185,9 +185,9 @@ SIGNED_IN_KEY = "desk:signed_in"  # who signed in (abeq.desk.identity), set by t
 
 
 def reviewer(state: Mapping) -> str:
-    """Who reviews in this session: the one place the desk reads it (for their own queue, and as who
-    assigns cases). Today the name typed on Review, kept by keep_reviewer; a sign-in slots in here."""
-    return str(state.get(REVIEWER_KEY) or "").strip()
+    """Whose queue this session works through, and who assigns cases from it: the signed-in person,
+    else the name the Review form acts under (kept by keep_reviewer), as acting_reviewer records."""
+    return str(state.get(SIGNED_IN_KEY) or state.get(REVIEWER_KEY) or "").strip()
 
 
 @functools.cache
