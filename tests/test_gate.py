@@ -358,3 +358,92 @@ def test_runner_samples_in_the_project_file_reach_the_run(repo, tmp_path):
         (config,) = c.execute("select config from runs").fetchone()
         assert json.loads(config)["settings"]["runner_samples"] == 4
         assert c.execute("select count(*) from run_cases where samples is not null").fetchone()[0] == 7
+
+
+def _two_documents_changed(repo) -> None:
+    rules = (AM / "AGENTS.md").read_text()
+    repo.commit(
+        "both",
+        {
+            "docs/rules.md": rules.replace("## Tests", "## Testing"),
+            "skills/release-notes/SKILL.md": (RN / "candidate-lossy.md").read_text(),
+        },
+    )
+
+
+def _summaries(out) -> list:
+    return [
+        (d["path"], d["report"]["summary"], d["exit_code"]) for d in json.loads(out.read_text())["documents"]
+    ]
+
+
+def test_a_sharded_gate_reports_whole_from_the_share_that_lands_last(repo, tmp_path, capsys):
+    """`abeq gate --shard k/n`: each share runs every n-th case of each changed document into that
+    document's one run; a share landing while another is out exits 0 and writes nothing; the last
+    writes every output, whole (the same as an unsharded gate's), and exits with the gate's code."""
+    from abeq.results.store.store import Store
+
+    _two_documents_changed(repo)
+    first, last = tmp_path / "first.json", tmp_path / "last.json"
+    assert gate(tmp_path, "--shard", "1/2", "--out", str(first), "--markdown", str(tmp_path / "f.md")) == 0
+    assert "shard 1/2 stored its share" in capsys.readouterr().err
+    assert not first.exists() and not (tmp_path / "f.md").exists()
+    assert gate(tmp_path, "--shard", "2/2", "--out", str(last)) == 1  # one document regressed
+    store = Store(str(tmp_path / "gate.db"))
+    runs = store.log.runs()
+    assert len(runs) == 2 and {r["status"] for r in runs} == {"finished"}
+    for r in runs:  # each case run once, by one share or the other
+        made, total = store.log.made_calls_by_kind(r["id"]), store.log.case_counts(r["id"])["total"]
+        assert made["runner-teacher"] == made["runner-candidate"] == total
+    whole = tmp_path / "whole.json"
+    assert (
+        main(["gate", "--base", "main", "--db", str(tmp_path / "one.db"), "--quiet", "--out", str(whole)])
+        == 1
+    )
+    assert _summaries(last) == _summaries(whole)
+
+
+def test_gate_shards_at_once_on_one_store_make_one_run_per_document(repo, tmp_path, store_db):
+    """Two `abeq gate --shard k/2` processes at once on a shared store (sqlite file, PostgreSQL): one
+    run per document, each case run once, and whoever lands last writes the whole result."""
+    import os
+    import subprocess
+
+    from abeq.results.store.store import Store
+
+    _two_documents_changed(repo)
+    Store(store_db).close()  # migrated before the race
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ABEQ_SCRIPTED_LATENCY": "0.02"}
+    outs = [tmp_path / f"shard{k}.json" for k in (1, 2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "abeq", "gate", "--base", "main", "--db", store_db, "--quiet"]
+            + ["--shard", f"{k}/2", "--out", str(o)],
+            cwd=repo.root,
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for k, o in zip((1, 2), outs)
+    ]
+    codes = [p.wait(timeout=300) for p in procs]
+    errs = [p.stderr.read() for p in procs]
+    written = [o for o in outs if o.exists()]
+    assert len(written) >= 1 and codes.count(1) == len(written), (codes, errs)
+    assert codes.count(0) == 2 - len(written) and all(
+        "stored its share" in e for e, c in zip(errs, codes) if c == 0
+    )
+    store = Store(store_db)
+    runs = store.log.runs()
+    assert len(runs) == 2 and {r["status"] for r in runs} == {"finished"}
+    for r in runs:
+        assert (
+            store.log.made_calls_by_kind(r["id"])["runner-candidate"]
+            == store.log.case_counts(r["id"])["total"]
+        )
+    whole = tmp_path / "whole.json"
+    assert (
+        main(["gate", "--base", "main", "--db", str(tmp_path / "one.db"), "--quiet", "--out", str(whole)])
+        == 1
+    )
+    assert all(_summaries(w) == _summaries(whole) for w in written)

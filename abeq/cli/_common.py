@@ -124,3 +124,13 @@ def check_outputs(args, flags=OUTPUT_OPTIONS) -> None:
                 path=path,
                 hint=f"Pick another {flag}, or fix the folder's permissions.",
             )
+
+
+def shard_arg(text: str) -> tuple[int, int]:
+    """K/N with 1 <= K <= N."""
+    import argparse
+
+    k, _, n = text.partition("/")
+    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not K/N with 1 <= K <= N (e.g. 2/4)")
+    return int(k), int(n)

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ._common import EXIT_BAD_INPUT, EXIT_PASS, check_outputs, write_output
+from ._common import EXIT_BAD_INPUT, EXIT_PASS, check_outputs, shard_arg, write_output
 from ._settings import CODE, add_settings
 
 GATE_OUTPUTS = ("--out", "--markdown", "--junit")
@@ -46,6 +46,15 @@ def register(sub) -> None:
     )
     g.add_argument("files", nargs="*", metavar="FILES", help="with --check-sets: the files a commit changes")
     g.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    g.add_argument(
+        "--shard",
+        type=shard_arg,
+        default=None,
+        metavar="K/N",
+        help="run only the K-th of N shares of each changed document's cases (one per CI job of a "
+        "matrix on a shared --db, as `abeq run --shard`); the reports, the comment and the exit code "
+        "come whole from the share that lands last (the others exit 0 once theirs is stored)",
+    )
     add_settings(g, CODE)  # the set's code: only the person running the gate grants it
     g.set_defaults(fn=cmd_gate)
 
@@ -135,20 +144,24 @@ def cmd_gate(args) -> int:
 
 def _gate(args, repo, revs, found, project, pr) -> int:
     from ..gate import comment
-    from ..gate.run import GateResult, prepare, run_all
+    from ..gate.run import GateResult, prepare, run_all, shares_landed
     from ..results.store.store import open_store
     from .run import on_signals
 
     store = open_store(args.db)
     try:
-        prepared = prepare(
-            repo, revs, found, store, settings_for(args), _decisions(repo, revs, project, store)
-        )
+        decisions = _decisions(repo, revs, project, store)
+        prepared = prepare(repo, revs, found, store, settings_for(args), decisions, args.shard)
         from ..execution.engine import Stop
 
         stop = Stop()
         with on_signals(stop, args.quiet):
             outcomes = run_all(prepared, on_progress=None if args.quiet else _progress(), cancel=stop)
+        if args.shard and not stop.is_set():
+            landed = shares_landed(prepared, store)
+            if landed is None:
+                return _share_stored(args.shard, prepared, store)
+            outcomes = landed
         result = GateResult(revs, found, outcomes)
         body = comment.render(result, store)
         _write(args, result, store, comment.render(result, store, limit=None))
@@ -159,6 +172,21 @@ def _gate(args, repo, revs, found, project, pr) -> int:
         return result.exit_code
     finally:
         store.close()
+
+
+def _share_stored(shard: tuple[int, int], planned, store) -> int:
+    """A shard whose share landed while another's is still out: one line, exit 0, no report."""
+    done = []
+    for pl in planned:
+        if pl.prepared is not None:
+            c = store.log.case_counts(pl.prepared.run_id)
+            done.append(f"{pl.target.path} (run {pl.prepared.run_id}): {c['done']} of {c['total']}")
+    print(
+        f"abeq gate: shard {shard[0]}/{shard[1]} stored its share ({'; '.join(done) or 'nothing to run'} "
+        "cases done); the report, comment and exit code come from the share that lands last",
+        file=sys.stderr,
+    )
+    return EXIT_PASS
 
 
 def _decisions(repo, revs, project, store):

@@ -15,6 +15,7 @@ from ._common import (
     check_outputs,
     db_arg,
     existing_store,
+    shard_arg,
     write_output,
 )
 from ._progress import Bar
@@ -88,16 +89,6 @@ def register(sub) -> None:
         "without giving it again",
     )
     rs.set_defaults(fn=cmd_resume)
-
-
-def shard_arg(text: str) -> tuple[int, int]:
-    """K/N with 1 <= K <= N."""
-    import argparse
-
-    k, _, n = text.partition("/")
-    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
-        raise argparse.ArgumentTypeError(f"{text!r} is not K/N with 1 <= K <= N (e.g. 2/4)")
-    return int(k), int(n)
 
 
 def cmd_run(args) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import AbeqError, InputError, NotConfirmedError
 from ..git_source import Repo
-from ..vocab import DIVERGED, EQUIVALENT, REGRESSED
+from ..vocab import DIVERGED, EQUIVALENT, FINISHED, REGRESSED
 from .changes import CHANGED, Revisions, Target
 from .overrides import Decisions
 
@@ -126,9 +126,19 @@ class Planned:
     decided: list[dict]
 
 
-def prepare(repo: Repo, revs: Revisions, targets: list[Target], store, settings_for, decisions=None):
+def prepare(
+    repo: Repo,
+    revs: Revisions,
+    targets: list[Target],
+    store,
+    settings_for,
+    decisions=None,
+    shard: tuple[int, int] | None = None,
+):
     """Every changed document's run prepared (stored, nothing called), or the first refusal. A case
-    a reviewer decided for the same original, candidate and case content is left out of the run."""
+    a reviewer decided for the same original, candidate and case content is left out of the run.
+    `shard` (k, n): this process runs its share of each document's cases (`abeq gate --shard k/n`),
+    each run shared with the other shards' processes (found by its settings, as `abeq run --shard`)."""
     from ..api import document, prepare_run, transfer_set
     from ..documents import detect_variant
     from ..sets.coverage_report import require_runnable
@@ -165,7 +175,13 @@ def prepare(repo: Repo, revs: Revisions, targets: list[Target], store, settings_
         if ts.cases:
             try:
                 p = prepare_run(
-                    orig, cand, ts, store=store, confirm=True, settings=settings.with_args(variant=variant)
+                    orig,
+                    cand,
+                    ts,
+                    store=store,
+                    confirm=True,
+                    settings=settings.with_args(variant=variant),
+                    shard=shard,
                 )
             except AbeqError as e:
                 e.message = f"{t.path}: {e.message}"
@@ -191,31 +207,46 @@ def _with_sources(store, p) -> str:
 
 def run_all(planned: list[Planned], *, on_progress=None, cancel=None) -> list[Outcome]:
     """Make each prepared run's calls; one Outcome per document, reviewers' decisions counted in."""
+    out = []
+    for pl in planned:
+        p = pl.prepared
+        out.append(outcome(pl, p.run(on_progress=on_progress, cancel=cancel) if p is not None else None))
+    return out
+
+
+def outcome(pl: Planned, rr) -> Outcome:
+    """A document's Outcome from its run's report (None: reviewers decided every case)."""
     from ..documents import estimate_tokens
     from ..results.reports.report import exit_code, gate_result
 
-    out = []
-    for pl in planned:
-        t, p = pl.target, pl.prepared
-        gate = t.entry.settings.get("gate", "compress")
-        lost = any(d["verdict"] == REGRESSED for d in pl.decided)
-        rr, code, passed, calls = None, 1 if lost else 0, not lost, {}
-        if p is not None:
-            rr = p.run(on_progress=on_progress, cancel=cancel)
-            code, passed = exit_code(rr, gate), gate_result(rr, gate)["pass"] and not lost
-            code = code if code else (1 if lost else 0)
-            calls = p.store.log.call_stats(p.run_id)
-        out.append(
-            Outcome(
-                t,
-                p.run_id if p is not None else None,
-                rr,
-                code,
-                passed,
-                (len(pl.original.text), len(pl.candidate.text)),
-                (estimate_tokens(pl.original.text)[0], estimate_tokens(pl.candidate.text)[0]),
-                calls,
-                pl.decided,
-            )
-        )
-    return out
+    t, p = pl.target, pl.prepared
+    gate = t.entry.settings.get("gate", "compress")
+    lost = any(d["verdict"] == REGRESSED for d in pl.decided)
+    code, passed, calls = 1 if lost else 0, not lost, {}
+    if p is not None and rr is not None:
+        code, passed = exit_code(rr, gate), gate_result(rr, gate)["pass"] and not lost
+        code = code if code else (1 if lost else 0)
+        calls = p.store.log.call_stats(p.run_id)
+    return Outcome(
+        t,
+        p.run_id if p is not None else None,
+        rr,
+        code,
+        passed,
+        (len(pl.original.text), len(pl.candidate.text)),
+        (estimate_tokens(pl.original.text)[0], estimate_tokens(pl.candidate.text)[0]),
+        calls,
+        pl.decided,
+    )
+
+
+def shares_landed(planned: list[Planned], store) -> list[Outcome] | None:
+    """`abeq gate --shard`: every document's Outcome read whole from the store once each document's
+    run is finished (the last share of each has landed: this process's was the last out); None
+    while another shard's share is still out."""
+    from ..results.reports.report import build_report
+
+    runs = [pl.prepared.run_id for pl in planned if pl.prepared is not None]
+    if any((store.log.run(r) or {}).get("status") != FINISHED for r in runs):
+        return None
+    return [outcome(pl, build_report(store, pl.prepared.run_id) if pl.prepared else None) for pl in planned]
