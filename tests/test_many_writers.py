@@ -17,6 +17,7 @@ from conftest import EXAMPLE, ROOT, run_argv
 from abeq.results.store.store import Store
 
 CASES = 50
+CASES_EACH = 7  # four runs and two desks at once: each run's set (the fewest cases a run accepts)
 
 
 def _big_set(tmp_path, n: int = CASES) -> str:
@@ -202,3 +203,89 @@ def test_a_claim_is_taken_over_only_from_a_run_that_died():
     assert not holds_claim({"status": "running", "owner": here_dead, "heartbeat_at": old})
     assert not holds_claim({"status": "running", "owner": "elsewhere:1", "heartbeat_at": old})
     assert not holds_claim({"status": "finished", "owner": owner_id(), "heartbeat_at": old})
+
+
+def _desk_saves(db: str, run_id: int, reviewer: str, verdict: str, ready) -> dict:
+    """One desk session in its own process (the Review page through AppTest): opens the case, fills
+    in an override, and saves it when the other desk has the case open too (`ready`, a barrier);
+    told another reviewer saved first, it replaces theirs with its own, knowingly."""
+    os.environ["ABEQ_DB"] = db
+    from conftest import DESK_APP
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(DESK_APP), default_timeout=60)
+    at.query_params.update(review="desks", run=str(run_id), case="case-0001", reviewer=reviewer)
+    at.run()
+    at.switch_page("desk_pages/4_review.py").run()
+    at.selectbox(key="ov_verdict").select(verdict)
+    at.text_area(key="ov_reason").input(f"{reviewer} read both transcripts")
+    ready.wait(timeout=120)
+    at.button(key="ov_submit").click().run()
+    warned = [w.value.replace("\\", "") for w in at.warning if "replace?" in w.value]
+    if warned:
+        at.button(key="conflict_replace").click().run()
+    return {"reviewer": reviewer, "warned": warned, "exception": [str(e.value) for e in at.exception]}
+
+
+def test_four_runs_and_two_desks_on_one_store_at_once(store_db, tmp_path):
+    """Issue 40's claim, measured in separate processes: four `abeq run` processes (four distinct
+    runs) and two desk sessions write to one store at once. Every run gets its own id; both desks'
+    overrides of the same case are kept, the second told of the first and replacing it knowingly;
+    the run killed with SIGKILL mid-way resumes to the end under its own id."""
+    import multiprocessing
+
+    from abeq.testing.synthetic import synthetic_run
+
+    store = Store(store_db)
+    desk_run = synthetic_run(store, 4, review="desks", error_every=0)  # case-0001: diverged
+    faithful, ts = (EXAMPLE / "candidate-faithful.md").read_text(), _big_set(tmp_path, CASES_EACH)
+    argv = []
+    for i in range(4):  # four candidates: four distinct runs
+        path = tmp_path / f"candidate-{i}.md"
+        path.write_text(faithful + f"\n<!-- candidate {i} -->\n")
+        argv.append(
+            run_argv(db=store_db, transfer_set=ts, candidate=str(path), review=f"r{i}", concurrency=1)
+        )
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Manager() as manager, ctx.Pool(2) as pool:
+        desks = pool.starmap_async(
+            _desk_saves,
+            [
+                (store_db, desk_run, "ana", "equivalent", ready := manager.Barrier(2)),
+                (store_db, desk_run, "bo", "candidate-regressed", ready),
+            ],
+        )
+        runs = [_abeq(a, latency=0.2 if i == 3 else 0.02) for i, a in enumerate(argv)]  # r3: slow, killed
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # r3 killed once it has judged a case, not all
+            review = store.inputs.review("r3")
+            mine = store.log.runs(review["id"]) if review else []
+            if mine and store.log.case_counts(mine[0]["id"])["judged"] >= 1:
+                break
+            assert runs[3].poll() is None, runs[3].communicate()[1][-2000:]
+            time.sleep(0.05)
+        runs[3].send_signal(signal.SIGKILL)
+        runs[3].wait()
+        killed = store.log.runs(store.inputs.review("r3")["id"])[0]
+        assert store.log.case_counts(killed["id"])["judged"] < CASES_EACH
+        runs[3] = _abeq(argv[3])  # the same command resumes it, while the others may still write
+        said = desks.get(timeout=120)
+    for p in runs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode in (0, 1), err[-2000:]
+    assert all(not d["exception"] for d in said), said
+    ids = [r["id"] for r in store.log.runs()]
+    assert len(ids) == len(set(ids)) == 5  # the desks' run and four runs, none sharing an id
+    for i in range(4):
+        [run] = store.log.runs(store.inputs.review(f"r{i}")["id"])
+        assert run["status"] == "finished" and store.log.case_counts(run["id"])["judged"] == CASES_EACH
+    assert store.log.runs(store.inputs.review("r3")["id"])[0]["id"] == killed["id"]  # resumed, not new
+    trail = store.ledger.override_history(desk_run, "case-0001")
+    assert len(trail) == 2 and {t["reviewer"] for t in trail} == {"ana", "bo"}  # no override lost
+    first, second = trail
+    assert second["seen_id"] == first["id"] and second["seen_verdict"] == first["verdict"]
+    [warned] = [d for d in said if d["warned"]]  # the one who saved second was asked first
+    assert warned["reviewer"] == second["reviewer"]
+    asked = f"{first['reviewer']} overrode this just now to {first['verdict']}: replace?"
+    assert asked in warned["warned"][0]
+    assert store.sql.all("select * from claims") == []
