@@ -1,6 +1,6 @@
 """Many writers on one store (sqlite file or PostgreSQL), each its own process: runs that need the
 same teacher transcripts at once pay for each once; a writer killed mid-run leaves a store that
-reads consistently and a run that resumes."""
+reads consistently and a run that resumes; four runs and two desks at once lose nothing."""
 
 from __future__ import annotations
 
