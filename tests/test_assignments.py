@@ -114,3 +114,20 @@ def test_the_cli_deals_lists_and_takes_back(store_db, capsys):
     assert main(["assign", str(run), "--clear", "--cases", "case-0000", "--db", store_db]) == 0
     assert "took back 1 assignment(s)" in capsys.readouterr().err
     assert "case-0000" not in Store(store_db).assignments.of_run(run)
+
+
+def test_assignments_travel_with_db_copy_and_merge(tmp_path, pg_db):
+    from abeq.results.store.copy import copy_store
+    from abeq.results.store.merge import merge_into
+    from abeq.results.store.store import Store
+
+    src = Store(str(tmp_path / "src.db"))
+    run = synthetic_run(src, 8, review="r", error_every=4)
+    plan = assign(src, run, "ana,bo", deal=True)
+    copy_store(src, Store(pg_db))
+    assert _assigned(Store(pg_db), run) == plan
+    merged = Store(str(tmp_path / "merged.db"))
+    synthetic_run(merged, 8, review="r", error_every=4)  # the same run (its settings key), unassigned
+    assign(merged, run, "carl", ["case-0000"])
+    merge_into(merged, src)
+    assert _assigned(merged, run) == {**plan, "case-0000": "carl"}  # the destination's stands
