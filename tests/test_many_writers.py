@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from conftest import EXAMPLE, ROOT, run_argv
@@ -205,10 +206,10 @@ def test_a_claim_is_taken_over_only_from_a_run_that_died():
     assert not holds_claim({"status": "finished", "owner": owner_id(), "heartbeat_at": old})
 
 
-def _desk_saves(db: str, run_id: int, reviewer: str, verdict: str, ready) -> dict:
+def _desk_saves(db: str, run_id: int, reviewer: str, verdict: str, ready: str) -> dict:
     """One desk session in its own process (the Review page through AppTest): opens the case, fills
-    in an override, and saves it when the other desk has the case open too (`ready`, a barrier);
-    told another reviewer saved first, it replaces theirs with its own, knowingly."""
+    in an override, and saves it when the other desk has the case open too (each leaves a file in
+    the folder `ready`); told another reviewer saved first, it replaces theirs with its own, knowingly."""
     os.environ["ABEQ_DB"] = db
     from conftest import DESK_APP
     from streamlit.testing.v1 import AppTest
@@ -219,7 +220,10 @@ def _desk_saves(db: str, run_id: int, reviewer: str, verdict: str, ready) -> dic
     at.switch_page("desk_pages/4_review.py").run()
     at.selectbox(key="ov_verdict").select(verdict)
     at.text_area(key="ov_reason").input(f"{reviewer} read both transcripts")
-    ready.wait(timeout=120)
+    (Path(ready) / reviewer).touch()
+    deadline = time.monotonic() + 120
+    while len(list(Path(ready).iterdir())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.005)
     at.button(key="ov_submit").click().run()
     warned = [w.value.replace("\\", "") for w in at.warning if "replace?" in w.value]
     if warned:
@@ -247,12 +251,14 @@ def test_four_runs_and_two_desks_on_one_store_at_once(store_db, tmp_path):
             run_argv(db=store_db, transfer_set=ts, candidate=str(path), review=f"r{i}", concurrency=1)
         )
     ctx = multiprocessing.get_context("spawn")
-    with ctx.Manager() as manager, ctx.Pool(2) as pool:
+    ready = tmp_path / "desks-ready"
+    ready.mkdir()
+    with ctx.Pool(2) as pool:
         desks = pool.starmap_async(
             _desk_saves,
             [
-                (store_db, desk_run, "ana", "equivalent", ready := manager.Barrier(2)),
-                (store_db, desk_run, "bo", "candidate-regressed", ready),
+                (store_db, desk_run, "ana", "equivalent", str(ready)),
+                (store_db, desk_run, "bo", "candidate-regressed", str(ready)),
             ],
         )
         runs = [_abeq(a, latency=0.2 if i == 3 else 0.02) for i, a in enumerate(argv)]  # r3: slow, killed
