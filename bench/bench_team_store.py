@@ -45,7 +45,7 @@ def review(db: str, cases: int) -> dict:
     t = time.perf_counter()
     synthetic_run(Store(db), cases)
     filled = time.perf_counter() - t
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at = AppTest.from_file(str(ROOT / "abeq" / "desk" / "app.py"), default_timeout=300)
     at.run()
     at.switch_page("desk_pages/4_review.py").run()  # warm: imports, the first report
     assert not at.exception, at.exception

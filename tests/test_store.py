@@ -217,3 +217,38 @@ def test_the_same_sql_reads_alike_on_both_backends(store):
     assert store.ledger.reviewed(run_id)["c1"]["reviewer"] == "bo"
     assert [r["reviewer"] for r in store.ledger.override_history(run_id, "c1")] == ["ann", "bo"]
     assert store.ledger.aa_counts() == [] and store.ledger.check_witness_counts() == []
+
+
+def test_a_call_claimed_by_a_live_run_is_refused_a_dead_runs_is_taken(store):
+    """A claim on a runner call: a live run's holds (another run waits), the run's own is taken again,
+    a released one is free, and one whose run's process died goes to the first run that asks."""
+    import subprocess
+    import sys
+
+    from abeq.results.store.liveness import owner_id
+    from abeq.results.store.rows import RunRow
+
+    doc = store.inputs.put_document("a.md", "text")
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    dead_owner = f"{owner_id().rpartition(':')[0]}:{gone.pid}"
+    a, b, c = (
+        store.log.create_run(
+            RunRow(review_id=None, round=1, config_key=k, original_hash=doc, candidate_hash=doc)  # type: ignore[typeddict-item]
+        )
+        for k in "abc"
+    )
+    for run in (a, b):
+        store.log.claim_run(run, owner_id())
+    store.log.claim_run(c, dead_owner)
+    assert store.cache.claim("k1", a, owner_id())
+    assert not store.cache.claim("k1", b, owner_id())  # a runs: b waits for its result
+    assert store.cache.claim("k1", a, owner_id())  # its own
+    store.cache.release("k1", b)  # not b's to release
+    assert not store.cache.claim("k1", b, owner_id())
+    store.cache.release("k1", a)
+    assert store.cache.claim("k1", b, owner_id())
+    assert store.cache.claim("k2", c, dead_owner)
+    assert store.cache.claim("k2", a, owner_id())  # c's process is gone: a takes it over
+    assert not store.cache.claim("k2", b, owner_id())
+    assert store.sql.one("select run_id from claims where key = ?", ["k2"])["run_id"] == a

@@ -209,9 +209,7 @@ class Engine:
                 )
                 if row["verdict"] == REGRESSED:  # decided regressed: the gate has failed
                     self.fail_fast.stop(case.id)
-                with self.store.log.batch():
-                    self.store.log.put_check_results(self.run_id, case.id, checked)
-                    self.store.log.put_run_case({**base, **row})
+                await self.calls.io(self._put_case, case.id, checked, {**base, **row})
                 self.progress.done += 1
                 self._emit()
                 return
@@ -260,37 +258,45 @@ class Engine:
                     case, okey, o, rkey, replay, 0, 1, truncated, policy, kind="judge-aa"
                 )
                 aa_verdict = aa["verdict"]
-            with self.store.log.batch():  # a case's checks and its verdict land together
-                self.store.log.put_check_results(self.run_id, case.id, stored_rows(checks, gkey))
-                self.store.log.put_run_case(
-                    {
-                        **base,
-                        "status": vocab.JUDGED,
-                        "teacher_key": okey,
-                        "candidate_key": ckey,
-                        "judge_keys": dumps([key for key, _ in samples]),
-                        "verdict": verdict,
-                        "agreement": agreement,
-                        # judge samples that split, or checks that found a loss the judge did not call
-                        "uncertain": int(
-                            len({r["verdict"] for _, r in samples}) > 1 or bool(lost and verdict != REGRESSED)
-                        ),
-                        "gate_truncated": int(truncated),
-                        "aa_verdict": aa_verdict,
-                        "checks_lost": len(lost),
-                        "error_stage": None,
-                        "error": None,
-                    }
-                )
+            await self.calls.io(
+                self._put_case,
+                case.id,
+                stored_rows(checks, gkey),
+                {
+                    **base,
+                    "status": vocab.JUDGED,
+                    "teacher_key": okey,
+                    "candidate_key": ckey,
+                    "judge_keys": dumps([key for key, _ in samples]),
+                    "verdict": verdict,
+                    "agreement": agreement,
+                    # judge samples that split, or checks that found a loss the judge did not call
+                    "uncertain": int(
+                        len({r["verdict"] for _, r in samples}) > 1 or bool(lost and verdict != REGRESSED)
+                    ),
+                    "gate_truncated": int(truncated),
+                    "aa_verdict": aa_verdict,
+                    "checks_lost": len(lost),
+                    "error_stage": None,
+                    "error": None,
+                },
+            )
         except Cancelled:
             return
         except ModelCallError as e:
             self.progress.errors += 1
-            self.store.log.put_run_case(
-                {**base, "status": vocab.CASE_ERROR, "error_stage": stage, "error": e.message[:2000]}
+            await self.calls.io(
+                self.store.log.put_run_case,
+                {**base, "status": vocab.CASE_ERROR, "error_stage": stage, "error": e.message[:2000]},
             )
         self.progress.done += 1
         self._emit()
+
+    def _put_case(self, case_id: str, checks: list[rows.CheckResultRow], row: rows.RunCaseRow) -> None:
+        """A case's checks and its verdict: they land together."""
+        with self.store.log.batch():
+            self.store.log.put_check_results(self.run_id, case_id, checks)
+            self.store.log.put_run_case(row)
 
     # -------------------------------------------------------- whole run
     def ordered_cases(self) -> list[tuple[int, Case]]:

@@ -185,16 +185,22 @@ class RunReport:
         return out
 
 
-def case_rows(store: Store, run_id: int) -> list[CaseRow]:
-    # this run's own reviewer actions, else one made on the identical judgement in another run
-    actions = {**store.ledger.carried_overrides(run_id), **store.ledger.reviewed(run_id)}
+def case_rows(store: Store, run_id: int, case_id: str | None = None) -> list[CaseRow]:
+    """Every case of the run, in order; with `case_id`, that case's row alone, read on its own (a
+    reviewer's Agree needs one case's verdict, not a 10,000-case run's)."""
+    if case_id is None:
+        rc = store.log.run_cases(run_id)
+        # this run's own reviewer actions, else one made on the identical judgement in another run
+        actions = {**store.ledger.carried_overrides(run_id), **store.ledger.reviewed(run_id)}
+    else:
+        rc = [r] if (r := store.log.run_case(run_id, case_id)) else []
+        act = store.ledger.action_in_effect(run_id, case_id) if rc else None
+        actions = {case_id: act} if act else {}
     rows = []
-    rc = store.log.run_cases(run_id)
-    spent = store.log.case_costs(run_id)
-    judgements = store.cache.judgements(
-        [k for r in rc if r["judge_keys"] for k in json.loads(r["judge_keys"])]
-    )
-    checks = store.log.check_results(run_id)
+    spent = store.log.case_costs(run_id, case_id)
+    keys_of = {r["case_id"]: json.loads(r["judge_keys"] or "[]") for r in rc}
+    judgements = store.cache.judgements([k for keys in keys_of.values() for k in keys])
+    checks = store.log.check_results(run_id, case_id)
     for r in rc:
         row = CaseRow(
             case_id=r["case_id"],
@@ -212,7 +218,7 @@ def case_rows(store: Store, run_id: int) -> list[CaseRow]:
             row.tokens = c["prompt_tokens"] + c["completion_tokens"]
             row.cost, row.unpriced_calls = float(c["cost"]), c["unpriced"]
         if r["status"] == JUDGED:
-            js = [judgements[k] for k in json.loads(r["judge_keys"] or "[]") if k in judgements]
+            js = [judgements[k] for k in keys_of[r["case_id"]] if k in judgements]
             row.samples = [j["verdict"] for j in js]
             row.judge_verdict = r["verdict"]
             row.agreement, row.uncertain = r["agreement"], bool(r["uncertain"])

@@ -32,6 +32,7 @@ from .rows import (
     CheckResultRow,
     DocumentRow,
     GradingRow,
+    JudgedVerdict,
     JudgementRow,
     OverrideRow,
     ReviewRow,
@@ -91,7 +92,9 @@ class ResultCache(Protocol):
 
     def judgement(self, key: str) -> JudgementRow | None: ...
 
-    def judgements(self, keys: list[str]) -> dict[str, JudgementRow]: ...
+    def judgements(self, keys: list[str]) -> dict[str, JudgedVerdict]:
+        """The verdict fields of the judgements under these keys (what a report reads), by key."""
+        ...
 
     def put_judgement(self, row: JudgementRow) -> None: ...
 
@@ -115,6 +118,10 @@ class ResultCache(Protocol):
 class RunLog(Protocol):
     """Runs, their cases, the calls they made and what their checks found; who runs a run now. A
     running engine writes (and polls) here; the report, the CLI and the desk read it."""
+
+    remote: bool
+    """Its calls (and the result cache's beside it) are round trips to a server: the engine makes
+    them off its event loop. False for a file in this process, whose calls are made in place."""
 
     def batch(self) -> AbstractContextManager[None]:
         """The writes made inside it in one transaction (a call's result with its ledger row): all
@@ -164,7 +171,7 @@ class RunLog(Protocol):
 
     def call_progress(self, run_id: int, after_call: int = 0) -> CallProgress: ...
 
-    def case_costs(self, run_id: int) -> dict[str, CallSums]: ...
+    def case_costs(self, run_id: int, case_id: str | None = None) -> dict[str, CallSums]: ...
 
     def made_calls_by_kind(self, run_id: int) -> dict[str, int]: ...
 
@@ -180,7 +187,7 @@ class RunLog(Protocol):
 
     def put_check_results(self, run_id: int, case_id: str, rows: list[CheckResultRow]) -> None: ...
 
-    def check_results(self, run_id: int) -> dict[str, list[CheckResultRow]]: ...
+    def check_results(self, run_id: int, case_id: str | None = None) -> dict[str, list[CheckResultRow]]: ...
 
 
 @runtime_checkable

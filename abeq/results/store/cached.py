@@ -9,7 +9,7 @@ from typing import cast
 from ...timestamps import now
 from .connection import SqlConnection
 from .liveness import holds_claim
-from .rows import GradingRow, JudgementRow, RunnerResultRow
+from .rows import GradingRow, JudgedVerdict, JudgementRow, RunnerResultRow
 
 
 class SqliteResultCache:
@@ -38,13 +38,16 @@ class SqliteResultCache:
     def judgement(self, key: str) -> JudgementRow | None:
         return cast("JudgementRow | None", self.one("select * from judgements where key = ?", [key]))
 
-    def judgements(self, keys: list[str]) -> dict[str, JudgementRow]:
-        """The judgements with these keys, by key (asked in chunks: sqlite caps a query's parameters)."""
-        out: dict[str, JudgementRow] = {}
+    def judgements(self, keys: list[str]) -> dict[str, JudgedVerdict]:
+        """The verdicts of the judgements with these keys, by key (asked in chunks: sqlite caps a
+        query's parameters). Not their raw replies: a 10,000-case report would read megabytes of them."""
+        out: dict[str, JudgedVerdict] = {}
+        cols = ", ".join(JudgedVerdict.__annotations__)
         for i in range(0, len(keys), 500):
             chunk = keys[i : i + 500]
-            for j in self.all(f"select * from judgements where key in ({','.join('?' * len(chunk))})", chunk):
-                out[j["key"]] = cast(JudgementRow, j)
+            marks = ",".join("?" * len(chunk))
+            for j in self.all(f"select {cols} from judgements where key in ({marks})", chunk):
+                out[j["key"]] = cast(JudgedVerdict, j)
         return out
 
     def gate_section(self, runner_key: str) -> str:
@@ -63,18 +66,29 @@ class SqliteResultCache:
 
     # -------------------------------------------------------- claims on calls being made
     def claim(self, key: str, run_id: int, owner: str) -> bool:
-        with self.sql.exclusive():  # two runs asking at once: one of them holds it
-            held = self.one(
-                """select c.run_id, r.owner, r.status, r.heartbeat_at from claims c
-                   left join runs r on r.id = c.run_id where c.key = ?""",
-                [key],
+        """Each step one statement, atomic on its own (no lock shared by every claim of every run:
+        a claim is made twice per runner call, and on a server each transaction is round trips)."""
+        row = {"key": key, "run_id": run_id, "owner": owner, "claimed_at": now()}
+        if self._insert("claims", row, ignore=True) is not None:
+            return True  # nobody held it
+        held = self.one(
+            """select c.run_id, c.owner claim_owner, r.owner, r.status, r.heartbeat_at from claims c
+               left join runs r on r.id = c.run_id where c.key = ?""",
+            [key],
+        )
+        if held is None:  # released since: whoever inserts first holds it
+            return self._insert("claims", row, ignore=True) is not None
+        if held["run_id"] != run_id and holds_claim(held):
+            return False
+        # this run's own, or its holder died: taken over only if it is still the claim just read
+        # (another run taking it over at the same moment changes run_id or owner first)
+        return bool(
+            self.sql.execute(
+                "update claims set run_id = ?, owner = ?, claimed_at = ? where key = ? and run_id = ? "
+                "and owner = ?",
+                [run_id, owner, row["claimed_at"], key, held["run_id"], held["claim_owner"]],
             )
-            if held and held["run_id"] != run_id and holds_claim(held):
-                return False
-            self._insert(
-                "claims", {"key": key, "run_id": run_id, "owner": owner, "claimed_at": now()}, replace=True
-            )
-            return True
+        )
 
     def release(self, key: str, run_id: int) -> None:
         self.sql.execute("delete from claims where key = ? and run_id = ?", [key, run_id])

@@ -247,6 +247,7 @@ class PgConnection:
         self.pool = _pool(url)
         self._local = threading.local()
         self._columns: dict[str, list[str]] = {}
+        self._pks: dict[str, list[str]] = {}
         with self.pool.connection() as conn:
             try:
                 migrate(conn)
@@ -334,6 +335,12 @@ class PgConnection:
         )
 
     def _pk(self, table: str) -> list[str]:
+        """A table's primary key columns (read once per connection object: an upsert asks each time)."""
+        if table not in self._pks:
+            self._pks[table] = self._read_pk(table)
+        return self._pks[table]
+
+    def _read_pk(self, table: str) -> list[str]:
         rows = self.all(
             """select a.attname from pg_index i
                join pg_attribute a on a.attrelid = i.indrelid and a.attnum = any(i.indkey)
@@ -358,7 +365,7 @@ class PgConnection:
         if has_id:
             sql += " returning id"
         q, p = _translate(sql, row.values())
-        with self.batch(), self._conn() as conn:
+        with self._conn() as conn:  # one statement: atomic without a transaction round trip of its own
             cur = conn.execute(q, p)
             if has_id:
                 got = cur.fetchone()

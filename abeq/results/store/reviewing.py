@@ -81,7 +81,7 @@ def record(
         )
     judge = rc["verdict"]
     if action == AGREE:  # abeq's verdict: a judged case always has one
-        verdict = next(r.machine_verdict for r in case_rows(store, run_id) if r.case_id == case_id)
+        verdict = case_rows(store, run_id, case_id)[0].machine_verdict
     if not is_verdict(verdict):
         raise InputError(f"unknown verdict '{verdict}'", hint=f"Use one of: {', '.join(VERDICTS)}.")
     if action == OVERRIDE and not reason.strip():

@@ -211,6 +211,17 @@ class JudgementRow(_CachedSpend):
     raw: str
 
 
+class JudgedVerdict(TypedDict):
+    """What a report reads of a judgement (not its raw reply): `ResultCache.judgements`."""
+
+    key: str
+    verdict: Verdict
+    behaviour_delta: str
+    original_directness: int
+    candidate_directness: int
+    interpretation_notes: str
+
+
 class GradingRow(_Spend):
     key: str
     model: str
