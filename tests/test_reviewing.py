@@ -169,3 +169,30 @@ def test_timestamps_read_as_local_time_and_age():
     assert ago("2027-01-15T08:00:00Z", t) == "just now"
     assert ago("2027-01-15T07:58:00Z", t) == "2 min ago"
     assert ago("2027-01-15T05:00:00Z", t) == "3 h ago"
+
+
+def test_the_desks_report_after_an_action_is_the_same_as_built_afresh_reading_no_case_again(store, run):
+    """The Review page's report of a run: after an Agree or an Override it equals a report built from
+    scratch (overrides applied, carried ones too), and only the case acted on is a new row; the run's
+    other rows are those read before (a 10,000-case run is not read again for one action)."""
+    from abeq.desk import review_vm as vm
+
+    def page():
+        return vm.report(store, store.log.run(run) or {})
+
+    def same(a, b):
+        return [r.__dict__ for r in a.rows] == [r.__dict__ for r in b.rows] and a.report == b.report
+
+    before = page()
+    assert page() is before  # nothing changed: the same report
+    record(store, run, REG, action="agree", reviewer="ana")
+    record(
+        store, run, EQ, action="override", verdict="candidate-regressed", reason="lost a step", reviewer="bo"
+    )
+    after = page()
+    assert same(after, build_report(store, run)) and after.report["summary"]["regressions"] == 3
+    acted = {r.case_id for a, r in zip(before.rows, after.rows) if a is not r}
+    assert acted == {REG, EQ}
+    again = synthetic_run(store, 8, review="r", error_every=4)  # the same judgements: the actions carry
+    assert same(vm.report(store, store.log.run(again) or {}), build_report(store, again))
+    assert {r.case_id for r in build_report(store, again).rows if r.reviewed} == {REG, EQ}

@@ -209,7 +209,9 @@ def test_the_same_sql_reads_alike_on_both_backends(store):
     sums = store.log.call_stats(run_id)
     assert (sums["made"], sums["teacher_made"], sums["cost"], sums["prompt_tokens"]) == (1, 1, 0.5, 3)
     assert store.log.call_progress(run_id)["runner"] == 1
+    stamp = store.log.report_stamp(run_id)
     assert store.log.mark_not_run(run_id, "not-run", "stop", "stopped") == 2
+    assert store.log.report_stamp(run_id) != stamp  # the cases alone changed
     first = store.ledger.add_override(run_id, "c1", "regressed", "lost a step", "ann", "equivalent")
     assert (
         store.ledger.add_override(run_id, "c1", "equivalent", "", "bo", "equivalent", action="agree") > first

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, MutableMapping
-from typing import Any
+from typing import Any, cast
 
 from ..results.reports.agreement import kappa_text, per_reviewer
-from ..results.reports.report import CaseRow, RunReport, build_report
+from ..results.reports.report import CaseRow, RunReport, actions, machine_rows, report_of, with_actions
 from ..results.store.assigning import assigned_to
 from ..results.store.liveness import ACTIVE
+from ..results.store.rows import RunRow
 from ..results.store.store import Store
 from ..schemas import Case
 from ..timestamps import local
@@ -29,7 +30,7 @@ REFRESH_SECONDS = 2.0  # while the run shown runs, its queue and headline are re
 # What a run reads as, per database and run, while it has not changed (`stamp`); shared by every
 # session of this desk process: a reload, a second reviewer or the case panel beside the run's part
 # reuse one report instead of reading 200 cases again. Rows are read, never changed, by the pages.
-_REPORTS: dict[tuple[str, int], tuple[tuple, RunReport]] = {}
+_REPORTS: dict[tuple[str, int], tuple[tuple, RunReport, list[CaseRow]]] = {}  # stamp, report, machine rows
 _SETS: dict[tuple[str, str], dict[str, Case]] = {}
 _LOCK = threading.Lock()
 
@@ -198,27 +199,34 @@ def banner(rr: RunReport, latest_id: int, running: list[str]) -> str:
     return f"Every judged case of run {run['id']}{older} is reviewed: export the report below."
 
 
-def stamp(store: Store, run: Mapping[str, Any]) -> tuple:
-    """What changes when the run's report would: the run as read (its status is read live: a run
-    whose process died reads interrupted), its cases (a status change moves a count; a re-judged
-    case is a new row), any reviewer action (carried ones too), its calls (costs) and its checks.
-    One indexed read instead of the report's seven."""
-    return tuple(sorted(run.items())) + store.log.report_stamp(run["id"])
+def stamp(store: Store, run: Mapping[str, Any]) -> tuple[tuple, Any]:
+    """What changes when the run's report would: (the run's own part, the reviewer actions'). The
+    run as read (its status is read live: a run whose process died reads interrupted), its cases (a
+    status change moves a count; a re-judged case is a new row), its calls (costs) and its checks;
+    apart, any reviewer action (carried ones too). One indexed read instead of the report's seven."""
+    cases, acted, calls, checks = store.log.report_stamp(run["id"])
+    return (*sorted(run.items()), cases, calls, checks), acted
 
 
 def report(store: Store, run: Mapping[str, Any]) -> RunReport:
-    """The run's report (`run` as just read), built again only when its stamp moved."""
+    """The run's report (`run` as just read), built again only when its stamp moved. A reviewer's
+    action moves only its second part: then the run's rows as read before serve again, with the
+    actions read again and applied (an Agree on a 10,000-case run reads no case)."""
     run_id = run["id"]
-    key, now = (store.path, run_id), stamp(store, run)
+    key, (own, acted) = (store.path, run_id), stamp(store, run)
     with _LOCK:
         hit = _REPORTS.get(key)
-    if hit and hit[0] == now:
+    if hit and hit[0] == (own, acted):
         return hit[1]
-    rr = build_report(store, run_id)
+    if hit and hit[0][0] == own:
+        machine = hit[2]
+    else:
+        machine = machine_rows(store, run_id)
+    rr = report_of(cast(RunRow, dict(run)), with_actions(machine, actions(store, run_id)))
     with _LOCK:
         if len(_REPORTS) > 16:
             _REPORTS.clear()
-        _REPORTS[key] = (now, rr)
+        _REPORTS[key] = ((own, acted), rr, machine)
     return rr
 
 

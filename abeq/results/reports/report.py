@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 from ...errors import InputError
 from ...schemas import CaseError, CaseVerdict, CheckResult, EfficiencySignal, Report, Summary
@@ -186,16 +187,39 @@ class RunReport:
 
 
 def case_rows(store: Store, run_id: int, case_id: str | None = None) -> list[CaseRow]:
-    """Every case of the run, in order; with `case_id`, that case's row alone, read on its own (a
-    reviewer's Agree needs one case's verdict, not a 10,000-case run's)."""
-    if case_id is None:
-        rc = store.log.run_cases(run_id)
-        # this run's own reviewer actions, else one made on the identical judgement in another run
-        actions = {**store.ledger.carried_overrides(run_id), **store.ledger.reviewed(run_id)}
-    else:
-        rc = [r] if (r := store.log.run_case(run_id, case_id)) else []
-        act = store.ledger.action_in_effect(run_id, case_id) if rc else None
-        actions = {case_id: act} if act else {}
+    """Every case of the run, in order, with the reviewer action in effect on each; with `case_id`,
+    that case's row alone, read on its own (a reviewer's Agree needs one case's verdict, not a
+    10,000-case run's)."""
+    return with_actions(machine_rows(store, run_id, case_id), actions(store, run_id, case_id))
+
+
+def actions(store: Store, run_id: int, case_id: str | None = None) -> dict[str, OverrideRow]:
+    """The reviewer action in effect per case (or on the one case): this run's own latest, else
+    one made on the identical judgement in another run."""
+    if case_id is not None:
+        act = store.ledger.action_in_effect(run_id, case_id)
+        return {case_id: act} if act else {}
+    return {**store.ledger.carried_overrides(run_id), **store.ledger.reviewed(run_id)}
+
+
+def with_actions(rows: list[CaseRow], acts: Mapping[str, OverrideRow]) -> list[CaseRow]:
+    """`rows` as machine_rows read them, each judged one a reviewer acted on replaced by a copy with
+    the action applied; the others are the same objects (so a cached run's rows serve again after
+    an Agree, and only the cases acted on are new). Neither list's rows may be changed after."""
+    return [
+        _reviewed(replace(r), acts[r.case_id]) if r.status == JUDGED and r.case_id in acts else r
+        for r in rows
+    ]
+
+
+def machine_rows(store: Store, run_id: int, case_id: str | None = None) -> list[CaseRow]:
+    """The run's cases (or its one case) as the run left them, before any reviewer action:
+    `verdict` is the machine's (the judge's, made regressed by a lost check)."""
+    rc = (
+        store.log.run_cases(run_id)
+        if case_id is None
+        else [r for r in [store.log.run_case(run_id, case_id)] if r]
+    )
     rows = []
     spent = store.log.case_costs(run_id, case_id)
     keys_of = {r["case_id"]: json.loads(r["judge_keys"] or "[]") for r in rc}
@@ -224,7 +248,7 @@ def case_rows(store: Store, run_id: int, case_id: str | None = None) -> list[Cas
             row.agreement, row.uncertain = r["agreement"], bool(r["uncertain"])
             if r.get("samples"):
                 _sampled(row, r, js, checks.get(r["case_id"], []))
-                rows.append(_reviewed(row, actions.get(r["case_id"])))
+                rows.append(_unreviewed(row))
                 continue
             rep = next(j for j in js if j["verdict"] == r["verdict"])
             row.behaviour_delta = rep["behaviour_delta"]
@@ -244,13 +268,17 @@ def case_rows(store: Store, run_id: int, case_id: str | None = None) -> list[Cas
             row.within_noise = row.verdict == REGRESSED and not row.checks_lost and row.aa_verdict in AA_NOISY
         if row.gate_truncated and row.teacher_key:
             row.gate_section = store.cache.gate_section(row.teacher_key)
-        rows.append(_reviewed(row, actions.get(r["case_id"])))
+        rows.append(_unreviewed(row))
     return rows
+
+
+def _unreviewed(row: CaseRow) -> CaseRow:
+    row.machine_verdict = row.verdict
+    return row
 
 
 def _reviewed(row: CaseRow, ov: OverrideRow | None) -> CaseRow:
     """The row with the reviewer's action in effect on it, if any."""
-    row.machine_verdict = row.verdict
     if ov and row.status == JUDGED:
         row.review = ov
     if ov and row.status == JUDGED and ov.get("action", OVERRIDE) == OVERRIDE:
@@ -319,7 +347,11 @@ def build_report(store: Store, run_id: int) -> RunReport:
     run = store.log.run(run_id)
     if run is None:
         raise InputError(f"no run {run_id} in this database", path=store.path)
-    rows = case_rows(store, run_id)
+    return report_of(run, case_rows(store, run_id))
+
+
+def report_of(run: RunRow, rows: list[CaseRow]) -> RunReport:
+    """The report of `run` (as read) over its case rows (reviewer actions applied)."""
     report, errors = summarise(rows)
     return RunReport(
         run=run,

@@ -173,9 +173,10 @@ class SqliteRunLog:
         )
 
     def report_stamp(self, run_id: int) -> tuple:
-        """What changes when the run's report would: its cases (a status change moves a count; a
-        re-judged case is a new row), any reviewer action (carried ones too), its calls (costs) and
-        its checks. One indexed read instead of the report's seven (the desk's cache of reports)."""
+        """What changes when the run's report would, as (its cases, any reviewer action, its calls,
+        its checks): a case's status change moves a count, a re-judged case is a new row; a reviewer
+        action, carried ones too; calls move costs. One indexed read instead of the report's seven
+        (the desk's cache of reports)."""
         # a re-judged case is a new row in sqlite (a new rowid); PostgreSQL updates it in place (a new xmin)
         version = "rowid" if self.sql.dialect == "sqlite" else "xmin::text::bigint"
         # sums of CASE, not of comparisons: PostgreSQL's sum(boolean) is postgres.py's SQL-function
@@ -186,13 +187,14 @@ class SqliteRunLog:
           || sum(case when status = ?2 then 1 else 0 end) || '|'
           || sum(case when status = ?3 then 1 else 0 end) || '|'
           || sum(case when status = ?4 then 1 else 0 end)
-     from run_cases where run_id = ?1),
-  (select coalesce(max(id), 0) from overrides),
-  (select count(*) || '|' || coalesce(max(id), 0) from calls where run_id = ?1),
-  (select count(*) from check_results where run_id = ?1)""",
+     from run_cases where run_id = ?1) cases,
+  (select coalesce(max(id), 0) from overrides) actions,
+  (select count(*) || '|' || coalesce(max(id), 0) from calls where run_id = ?1) calls,
+  (select count(*) from check_results where run_id = ?1) checks""",
             [run_id, JUDGED, CASE_ERROR, PENDING],
         )
-        return tuple(row.values()) if row else ()
+        # named: PostgreSQL names each unnamed column ?column?, and a row's dict kept one of two
+        return (row["cases"], row["actions"], row["calls"], row["checks"]) if row else (None, 0, "", 0)
 
     # -------------------------------------------------------- calls
     def log_call(self, row: CallRow) -> None:
