@@ -1,7 +1,8 @@
 """`abeq mutate` end to end on the real embedded model (SmolLM2-135M): the bundled example through the
-command line, kept cheap (one case, the one that claims the mutated section; --max-mutants 1). The model is tiny, so whether it kills
-the mutant means little; what is checked is that the mutant ends killed, survived or incomplete with
-its evidence, the score is killed / mutants, the exit code says so, and a repeat makes no model call."""
+command line, kept cheap (one case, the one that claims the mutated section; --max-mutants 1). The
+model is tiny, so whether it kills the mutant means little; what is checked is that the mutant ends
+killed, survived or incomplete with its evidence, the score is killed / mutants, the exit code says
+so, and a repeat makes no model call."""
 
 import json
 import sqlite3
