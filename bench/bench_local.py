@@ -61,7 +61,7 @@ def main() -> int:
         Llama,
         local.smollm2_path(),
         n_ctx=abeq_llm.n_ctx(),
-        n_threads=max(1, min(4, os.cpu_count() or 1)),
+        n_threads=local.threads(),
         verbose=False,
         seed=0,
     )

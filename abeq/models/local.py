@@ -109,6 +109,24 @@ def load_llama(Llama, path, **kw):
             llama_module.llama_cpp.llama_model_default_params = defaults
 
 
+def threads() -> int:
+    """llama.cpp's threads: one core fewer than this process may use (at least 1, at most 4), or
+    ABEQ_LOCAL_THREADS. ggml's threads meet at a barrier after every operation and spin there; when
+    a thread loses its core (to the desk's server, the browser drawing its progress, another test
+    worker) every other one waits for it. On 2 cores under load one thread generated the same 99
+    tokens 2-8x faster than two (bench/bench_local_threads.py); the spare core serves the rest."""
+    asked = os.environ.get("ABEQ_LOCAL_THREADS", "").strip()
+    if asked:
+        if not (asked.isascii() and asked.isdigit() and 1 <= int(asked) <= 256):
+            raise ModelCallError(f"ABEQ_LOCAL_THREADS={asked!r}: give a whole number of threads, 1 or more")
+        return int(asked)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(4, cores - 1))
+
+
 def get_llama(model: str):
     """The loaded model for this name; loaded on first use, then reused by every call."""
     return _contexts(model).primary
@@ -126,7 +144,7 @@ def _contexts(model: str) -> Contexts:
                 Llama,
                 path,
                 n_ctx=int(os.environ.get("ABEQ_LOCAL_CTX", "8192")),
-                n_threads=max(1, min(4, os.cpu_count() or 1)),
+                n_threads=threads(),
                 verbose=False,
                 seed=0,
             )
