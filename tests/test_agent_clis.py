@@ -18,6 +18,7 @@ from conftest import EXAMPLE, ROOT
 
 from abeq.cli import main
 from abeq.testing.agent_server import AgentServer, heading
+from abeq.testing.npm import install_once
 
 pytestmark = pytest.mark.agents
 
@@ -25,7 +26,6 @@ PACKAGES = {"@anthropic-ai/claude-code": "2.1.197", "@openai/codex": "0.171.0"}
 NPM_DIR = Path(os.environ.get("ABEQ_NPM_CACHE") or Path.home() / ".cache" / "abeq" / "npm")
 GUIDE = ROOT / "docs" / "guides" / "runner-modes.md"
 AGENTS_MD = ROOT / "abeq" / "examples" / "agents-md"
-OFFLINE = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT", "ENETUNREACH", "network")
 
 
 def _installed() -> bool:
@@ -40,24 +40,7 @@ def _installed() -> bool:
 def agent_bin() -> Path:
     """The directory holding `claude` and `codex`, installed from npm once (a lock file keeps two
     test workers from installing at once)."""
-    import fcntl
-
-    NPM_DIR.mkdir(parents=True, exist_ok=True)
-    with open(NPM_DIR / ".install.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not _installed():
-            if not shutil.which("npm"):
-                pytest.skip("npm is not installed: the agent CLIs cannot be installed")
-            specs = [f"{n}@{v}" for n, v in PACKAGES.items()]
-            p = subprocess.run(
-                ["npm", "install", "--prefix", str(NPM_DIR), "--no-audit", "--no-fund", *specs],
-                capture_output=True,
-                text=True,
-                timeout=900,
-            )
-            if p.returncode != 0 and any(w in p.stderr for w in OFFLINE):
-                pytest.skip(f"npm cannot reach its registry: {p.stderr.strip()[-300:]}")
-            assert p.returncode == 0 and _installed(), p.stderr[-2000:]
+    install_once(NPM_DIR, PACKAGES, _installed, pytest.skip)
     return NPM_DIR / "node_modules" / ".bin"
 
 

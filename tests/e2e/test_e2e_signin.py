@@ -15,18 +15,19 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sqlite3
 import subprocess
 import sys
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NoReturn
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 from playwright.sync_api import expect
 
 from abeq.results.store.store import Store
+from abeq.testing.npm import install_once
 from abeq.testing.process import free_port, wait_healthy
 from abeq.testing.synthetic import synthetic_run
 
@@ -38,13 +39,12 @@ NPM_DIR = Path(os.environ.get("ABEQ_NPM_CACHE") or Path.home() / ".cache" / "abe
     "npm-oidc"
 )
 PROVIDER = Path(__file__).with_name("oidc_provider.mjs")
-OFFLINE = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT", "ENETUNREACH", "network")
 ADA = "ada@example.org"
 CLIENT_SECRET = "client-secret-" + "s3" * 12
 COOKIE_SECRET = "cookie-secret-" + "c0" * 16
 
 
-def _unavailable(reason: str):
+def _unavailable(reason: str) -> NoReturn:
     if os.environ.get("CI"):
         pytest.fail(f"{reason} (CI must run the sign-in test)")
     pytest.skip(reason)
@@ -61,24 +61,7 @@ def _installed() -> Path | None:
 @pytest.fixture(scope="session")
 def mock_server_package() -> Path:
     """oauth2-mock-server, installed from npm once (a lock keeps two test workers from installing at once)."""
-    import fcntl
-
-    NPM_DIR.mkdir(parents=True, exist_ok=True)
-    with open(NPM_DIR / ".install.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if _installed() is None:
-            if not shutil.which("npm") or not shutil.which("node"):
-                _unavailable("npm is not installed: the OpenID provider cannot be installed")
-            specs = [f"{n}@{v}" for n, v in MOCK.items()]
-            p = subprocess.run(
-                ["npm", "install", "--prefix", str(NPM_DIR), "--no-audit", "--no-fund", *specs],
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
-            if p.returncode != 0 and any(w in p.stderr for w in OFFLINE):
-                _unavailable(f"npm cannot reach its registry: {p.stderr.strip()[-300:]}")
-            assert p.returncode == 0, p.stderr[-2000:]
+    install_once(NPM_DIR, MOCK, _installed, _unavailable, timeout=300)
     pkg = _installed()
     assert pkg is not None
     return pkg
