@@ -207,3 +207,32 @@ def test_the_embedded_model_finishes_its_generation_and_starts_no_other(store, e
         local._generate = real
     assert not t.is_alive() and len(calls) == 1
     assert store.log.run(eng.run_id)["status"] == "cancelled"
+
+
+
+def test_the_first_call_imports_litellm_off_the_event_loop(monkeypatch):
+    """The import takes half a minute on a loaded machine: on the loop it stopped the run's heartbeat
+    (and the cancel watch) that long, and the desk called the live run interrupted."""
+    from abeq.models import bootstrap, call
+
+    loop_ran, during = threading.Event(), []
+
+    def slow_import():  # held until the loop has run something else, or 10 s
+        during.append(loop_ran.wait(10))
+        return bootstrap.litellm()
+
+    monkeypatch.setattr(call, "imported", lambda: None, raising=False)  # as before the first call
+    monkeypatch.setattr(call, "litellm", slow_import)
+    monkeypatch.setattr(scripted.model("rules"), "handler", lambda *a: "{}")
+
+    async def main():
+        async def watch():  # what the engine's heartbeat does while a call is out
+            await asyncio.sleep(0.05)
+            loop_ran.set()
+
+        watching = asyncio.ensure_future(watch())
+        await complete(ModelSpec(name="scripted/rules"), [{"role": "user", "content": "x"}], None, CallPolicy())
+        await watching
+
+    asyncio.run(main())
+    assert during == [True]  # the loop went on while litellm was imported

@@ -107,7 +107,7 @@ def progress_panel(run_id: int, ticking: bool, review_name: str) -> None:
     """A run's live progress (a fragment: it redraws itself while the run is active)."""
     db = session.open_store()
     p = queries.progress(db, run_id)
-    if ticking and not p.active:
+    if ticking and not p.active and not worker.alive(run_id):
         st.rerun()  # ended: redraw the page once, without the timer
     label = runs.status_text(p.status, p.cancel_requested or worker.cancelling(run_id))
     st.progress(p.fraction, text=f"Run {run_id}: {p.done}/{p.total} cases · {label}")

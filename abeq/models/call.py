@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ModelCallError
-from .bootstrap import litellm
+from .bootstrap import imported, litellm
 from .caching import for_provider
 from .http import redact, send_fast, uses_fast_path
 from .ratelimit import MAX_RETRY_AFTER, call_slot, endpoint_of, exhausted_reset, headers_of, retry_after
@@ -87,7 +87,10 @@ def is_retryable(exc: BaseException) -> bool:
 
 
 async def _send_litellm(spec: ModelSpec, kwargs: dict) -> tuple[str, Usage, Any, list[dict]]:
-    ll = litellm()
+    # The first call imports litellm: seconds, half a minute on a loaded machine. On a thread of
+    # its own, so the event loop goes on (the run's heartbeat and cancel watch with it); on the loop,
+    # a reader saw the live run's heartbeat go stale and called it interrupted.
+    ll = imported() or await asyncio.to_thread(litellm)
     resp = await ll.acompletion(**kwargs)
     message = resp.choices[0].message
     calls = [

@@ -67,7 +67,8 @@ if st.button("Start run", type="primary", key="start", disabled=gate.refused):
 run_id = st.session_state.get(run_key) or (store.log.latest_run(review["id"]) or {}).get("id")
 if run_id:
     st.subheader("Progress")
-    ticking = progress(store, run_id).active
+    # this desk's own run thread alive: running, even if its heartbeat is late (a loaded machine)
+    ticking = progress(store, run_id).active or worker.alive(run_id)
     st.fragment(progress_panel, run_every=1.0 if ticking else None)(run_id, ticking, review["name"])
 
 # runs of other processes change too: keep the list fresh while any of them runs
