@@ -81,9 +81,35 @@ def desk(db: Path):
         log.close()
 
 
+# The desk is idle: no script run requested or running (Streamlit's own e2e tests wait on stApp's
+# data-test-script-state the same way), and nothing left drawn from the run before.
+IDLE = """document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state')
+          === 'notRunning' && !document.querySelector('[data-stale="true"]')"""
+
+
+def settle(page, quiet_ms: int = 300) -> None:
+    """Wait, as a person would, until the desk has finished redrawing and stayed so for `quiet_ms`:
+    a key press, a click or typed text then reaches the elements of the current draw. A widget drawn
+    again by a rerun still in flight comes back as the server has it (an empty field, a closed
+    popover), and what was typed into the old one is gone."""
+    page.evaluate("() => { window.__abeqIdleSince = undefined; }")
+    page.wait_for_function(
+        f"""(quiet) => {{
+              if (!({IDLE})) {{ window.__abeqIdleSince = undefined; return false; }}
+              window.__abeqIdleSince ??= Date.now();
+              return Date.now() - window.__abeqIdleSince >= quiet;
+            }}""",
+        arg=quiet_ms,
+        polling=50,
+    )
+
+
 def nav(page, title: str) -> None:
+    """Open a page from the sidebar, as a person does: click, then wait until it has drawn (its
+    heading is there before the rest of its script has run)."""
     page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
     page.get_by_role("heading", name=title, exact=True).wait_for()
+    settle(page)
 
 
 def screenshot(page, path: Path) -> None:

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from abeq.results.store.store import Store
 from abeq.testing.synthetic import synthetic_run
 
-from .helpers import ARTIFACTS, desk, nav, screenshot
+from .helpers import ARTIFACTS, desk, nav, screenshot, settle
 
 XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
 
@@ -32,7 +32,7 @@ def test_confirm_run_and_override_in_the_browser(page, tmp_path):
             field = page.get_by_label(label)
             field.fill("scripted/rules")
             field.press("Enter")
-        page.wait_for_timeout(500)
+            settle(page)  # each Enter reruns the page: the next field, and Start, as it redraws them
         page.get_by_role("button", name="Start run").click()
         # seconds on a quiet machine; minutes beside other test workers on a loaded one
         page.get_by_text("7/7 cases · finished").wait_for(timeout=300_000)

@@ -18,8 +18,8 @@ from abeq.desk.session import default_reviewer
 from abeq.results.store.store import Store
 from abeq.testing.synthetic import synthetic_run
 
-from .helpers import ARTIFACTS, WAIT_MS, desk
-from .test_e2e_queue import settle, wait_case
+from .helpers import ARTIFACTS, WAIT_MS, desk, settle
+from .test_e2e_queue import wait_case
 
 SIZES = [(1440, 900), (1024, 768)]
 
@@ -119,6 +119,8 @@ def test_a_typed_name_survives_a_reload_and_a_deep_link_and_history_fits(browser
     page = ctx.new_page()
     page.goto(f"{url}/review?review=r1440&run={runs[(1440, 900)]}")
     name = page.get_by_label("Reviewer (your name")
+    name.wait_for()
+    settle(page)  # type once the page has drawn, as a person would
     name.fill("Bea Q")
     page.get_by_role("button", name="Agree with the judge").click()
     page.wait_for_url("**reviewer=Bea+Q**")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
-from .helpers import ARTIFACTS, desk, nav, screenshot
+from .helpers import ARTIFACTS, desk, nav, screenshot, settle
 
 
 def cached_calls(db: Path) -> None:
@@ -52,8 +52,7 @@ def test_the_coloured_map_and_a_survived_sections_evidence(page, tmp_path):
             field = page.get_by_label(label)
             field.fill(value)
             field.press("Enter")
-            page.wait_for_timeout(300)
-        page.wait_for_timeout(500)
+            settle(page)  # each Enter reruns the page: the next field as it redraws it
         nav(page, "Transfer set")
         # (the set was confirmed with the calls cached above; the page's own gate is in test_desk_mutation)
         page.get_by_text("at most 0 model calls").wait_for(timeout=120_000)  # the estimate: all cached

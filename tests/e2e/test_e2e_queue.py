@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 from abeq.results.store.store import Store
 from abeq.testing.synthetic import synthetic_run
 
-from .helpers import ARTIFACTS, desk, new_context, screenshot
+from .helpers import ARTIFACTS, desk, new_context, screenshot, settle
 
 
 def fresh_page(browser):
@@ -39,19 +39,10 @@ def wait_case(page, case_id: str) -> None:
     expect(box).to_have_value(case_id, timeout=30_000)
 
 
-def settle(page) -> None:
-    """Until the desk has finished redrawing (no rerun running, no stale element left), so a key
-    press or a click reaches the elements of the current case."""
-    page.wait_for_function(
-        """() => !document.querySelector('[data-testid="stStatusWidgetRunningIcon"]')
-                 && !document.querySelector('[data-stale="true"]')""",
-        timeout=30_000,
-    )
-    page.wait_for_timeout(300)
-
-
 def reviewer(page, name: str) -> None:
-    """Type a name: it goes with the next Agree or Save (the name is in the same form)."""
+    """Type a name: it goes with the next Agree or Save (the name is in the same form). Typed once
+    the page has drawn, as a person would."""
+    settle(page)
     page.get_by_label("Reviewer (your name, kept with every action)").fill(name)
 
 
@@ -200,10 +191,11 @@ def test_the_case_list_is_clickable_and_exports_download(browser, two_reviews, t
         ctx, page = fresh_page(browser)
         page.goto(f"{url}/review?review=first&run={first}&case=case-0002")
         wait_case(page, "case-0002")
-        page.get_by_text("Case list (8)").click()
+        settle(page)
+        page.get_by_text("Case list (8)").click()  # opening it reruns the board, which draws the grid
         grid = page.get_by_test_id("stDataFrame").first
         grid.scroll_into_view_if_needed()
-        page.wait_for_timeout(500)
+        settle(page, 500)  # a click on the canvas reaches the grid that stays
         box = grid.bounding_box()
         # the grid is a canvas: its first column holds the row checkboxes, rows 35 px under a 35 px
         # header. Queue order: case-0002, case-0005, case-0001, … — click the third row's box.

@@ -9,7 +9,7 @@ from abeq import sets
 from abeq.desk import session
 from abeq.results.store.store import Store
 
-from .helpers import ARTIFACTS, desk, nav, screenshot
+from .helpers import ARTIFACTS, desk, nav, screenshot, settle
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"  # tests/fixtures
 REAL = FIXTURES / "real"
@@ -34,10 +34,12 @@ def test_imports_and_section_mapping_in_the_browser(page, tmp_path):
         nav(page, "Documents")
         page.get_by_text("Load another original").click()  # the example's original is loaded already
         page.get_by_text("Path", exact=True).first.click()
+        settle(page)  # the radio reruns the page: type once the path field it draws is the last one
         # the textbox, not its help button (labelled "Help for Path on this machine")
         field = page.get_by_role("textbox", name="Path on this machine", exact=True).first
         field.fill(str(REAL / "instructions" / "DiversioTeam__claude-plugins" / "CLAUDE.md"))
         field.press("Enter")
+        settle(page)
         page.get_by_role("button", name="Load path").first.click()
         page.get_by_text("Read CLAUDE.md with its imports: AGENTS.md").wait_for(timeout=30_000)
         screenshot(page, ARTIFACTS / "documents-imports.png")
@@ -59,8 +61,10 @@ def test_a_promptfoo_config_uploaded_with_its_tests_file_in_the_browser(page, tm
             [str(cfg / "promptfooconfig.yaml"), str(cfg / "tests.csv")]
         )
         page.get_by_role("combobox", name="File to import").wait_for()  # two files: which one is the set
+        settle(page)
         page.get_by_role("combobox", name="Type for cases without one").click()
         page.get_by_role("option", name="composition").click()
+        settle(page)  # the choice reruns the page; Import then reads it
         page.get_by_role("button", name="Import (replaces the table)").click()
         page.get_by_text("Imported 4 cases from promptfooconfig.yaml (read as promptfoo)").wait_for(
             timeout=30_000

@@ -19,8 +19,8 @@ from abeq.results.store.store import Store
 from abeq.testing.synthetic import synthetic_run
 from abeq.untrusted import md_escape
 
-from .helpers import ARTIFACTS, WAIT_MS, desk, screenshot
-from .test_e2e_queue import override, reviewer, settle, wait_case
+from .helpers import ARTIFACTS, WAIT_MS, desk, screenshot, settle
+from .test_e2e_queue import override, reviewer, wait_case
 
 
 def open_page(browser, width: int = 1440):

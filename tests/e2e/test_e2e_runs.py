@@ -15,7 +15,7 @@ import time
 
 from abeq.testing.process import LoopbackProcess, free_port, wait_healthy
 
-from .helpers import ARTIFACTS, desk, nav, screenshot
+from .helpers import ARTIFACTS, desk, nav, screenshot, settle
 
 # seconds per reply: long enough that the calls in flight are still out when Cancel lands, however
 # loaded the machine (a slow browser step must not let them finish first)
@@ -40,7 +40,7 @@ def start_run(tab, url: str, api_base: str, concurrency: int = 2) -> None:
         field = tab.get_by_label(label)
         field.fill(value)
         field.press("Enter")
-        tab.wait_for_timeout(300)
+        settle(tab)  # each Enter reruns the page: the next field, and Start, as it redraws them
     tab.get_by_role("button", name="Start run").click()
 
 

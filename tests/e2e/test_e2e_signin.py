@@ -31,8 +31,8 @@ from abeq.testing.npm import install_once
 from abeq.testing.process import free_port, wait_healthy
 from abeq.testing.synthetic import synthetic_run
 
-from .helpers import new_context
-from .test_e2e_queue import settle, wait_case
+from .helpers import new_context, settle
+from .test_e2e_queue import wait_case
 
 MOCK = {"oauth2-mock-server": "9.3.0"}
 NPM_DIR = Path(os.environ.get("ABEQ_NPM_CACHE") or Path.home() / ".cache" / "abeq" / "npm").with_name(
