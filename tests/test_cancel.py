@@ -209,7 +209,6 @@ def test_the_embedded_model_finishes_its_generation_and_starts_no_other(store, e
     assert store.log.run(eng.run_id)["status"] == "cancelled"
 
 
-
 def test_the_first_call_imports_litellm_off_the_event_loop(monkeypatch):
     """The import takes half a minute on a loaded machine: on the loop it stopped the run's heartbeat
     (and the cancel watch) that long, and the desk called the live run interrupted."""
@@ -231,7 +230,8 @@ def test_the_first_call_imports_litellm_off_the_event_loop(monkeypatch):
             loop_ran.set()
 
         watching = asyncio.ensure_future(watch())
-        await complete(ModelSpec(name="scripted/rules"), [{"role": "user", "content": "x"}], None, CallPolicy())
+        spec = ModelSpec(name="scripted/rules")
+        await complete(spec, [{"role": "user", "content": "x"}], None, CallPolicy())
         await watching
 
     asyncio.run(main())

@@ -12,8 +12,8 @@ from playwright.sync_api import expect
 from abeq.results.store.store import Store
 from abeq.testing.synthetic import synthetic_run
 
-from .helpers import desk, new_context
-from .test_e2e_queue import settle, wait_case
+from .helpers import desk, new_context, settle
+from .test_e2e_queue import wait_case
 
 
 def test_dealing_the_run_puts_each_reviewers_own_cases_first(browser, tmp_path):
