@@ -20,7 +20,7 @@ import pytest
 from conftest import DESK_APP
 
 from abeq.desk import access, links
-from abeq.testing.process import free_port, wait_healthy
+from abeq.testing.process import free_port, stop, wait_healthy
 
 
 def test_loopback_addresses_are_told_apart_from_the_rest():
@@ -102,11 +102,7 @@ def abeq_app(tmp_path, *args: str):
         link = re.search(r"open (http://\S+)", out.read_text()).group(1)
         yield port, link
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc, 15)
 
 
 def _upgrade(port: int, host: str) -> str:

@@ -97,3 +97,13 @@ class LoopbackProcess:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def stop(proc: subprocess.Popen, grace: float = 10) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within `grace` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

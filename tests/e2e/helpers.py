@@ -8,7 +8,7 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-from abeq.testing.process import free_port, wait_healthy
+from abeq.testing.process import free_port, stop, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -73,11 +73,7 @@ def desk(db: Path):
             raise RuntimeError(f"{e}: {db.with_suffix('.log').read_text()[-2000:]}") from None
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
         log.close()
 
 

@@ -28,7 +28,7 @@ from playwright.sync_api import expect
 
 from abeq.results.store.store import Store
 from abeq.testing.npm import install_once
-from abeq.testing.process import free_port, wait_healthy
+from abeq.testing.process import free_port, stop, wait_healthy
 from abeq.testing.synthetic import synthetic_run
 
 from .helpers import new_context, settle
@@ -132,11 +132,7 @@ def abeq_app(cwd: Path, db: Path, *flags: str):
             raise RuntimeError(f"{e}: {log_path.read_text()[-2000:]}") from None
         yield m.group(1), log_path
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
         log.close()
 
 

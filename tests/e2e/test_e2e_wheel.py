@@ -7,7 +7,7 @@ import re
 import subprocess
 import time
 
-from abeq.testing.process import free_port, wait_healthy
+from abeq.testing.process import free_port, stop, wait_healthy
 
 from .helpers import nav
 
@@ -45,8 +45,4 @@ def test_the_installed_desk_serves_every_page(installed_wheel, page):
             assert page.get_by_test_id("stException").count() == 0, title
         assert (w.home / "desk.db").is_file()  # opened where `abeq app` was started
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
