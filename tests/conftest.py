@@ -56,7 +56,7 @@ def run_args(tmp_path):
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (tests/e2e's own hook runs first)
 def pytest_collection_modifyitems(items):
     """Every `slow` test outside the browser package runs in one xdist group, so one worker loads
-    the embedded model once and two llama.cpp thread teams never fight over the cores."""
+    the embedded model once for them (the main job's browser test is a group of its own)."""
     for item in items:
         if item.get_closest_marker("slow") and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group("embedded"))

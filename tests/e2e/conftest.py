@@ -33,10 +33,11 @@ def pytest_collection_modifyitems(items):
         if HERE in Path(item.fspath).resolve().parents:
             item.add_marker(pytest.mark.e2e)
             item.add_marker(NO_BROWSER)
-            # a browser test on the embedded model joins the embedded-model tests' worker: two
-            # llama.cpp thread teams at once on 2 cores starved the main job's run past 15 minutes
+            # the browser test on the embedded model (the main job) gets a worker of its own in the
+            # embedded-model part of `make test`, beside the other embedded-model tests' worker: each
+            # process's llama.cpp runs on one core (see the Makefile)
             slow = item.get_closest_marker("slow")
-            item.add_marker(pytest.mark.xdist_group("embedded" if slow else "browser"))
+            item.add_marker(pytest.mark.xdist_group("embedded-browser" if slow else "browser"))
 
 
 # Our own fixture rather than pytest-playwright's session-scoped one: that keeps the sync API's
