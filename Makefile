@@ -13,7 +13,8 @@ PORT ?= 8501
 # TEST_WORKERS=0 runs in this process.
 # `make test` runs the embedded-model tests after the rest, on two workers of their own: llama.cpp
 # takes the usable cores less one (abeq.models.local.threads), so on 2 cores each worker's model runs
-# on one core — the main job's browser test on one, the other embedded-model tests on the other.
+# on one core — the main job's browser test on one, the other embedded-model tests on the other
+# (that worker lowers its priority: the main job is the long pole; tests/conftest.py).
 # (Measured on a fresh clone: the rest 6 m 26 s, then the embedded-model tests on one worker 8 m 59 s.
 # Beside the three busy workers instead, the main job's browser run had not finished after 9 minutes.)
 TEST_WORKERS ?= 3

@@ -62,10 +62,25 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.xdist_group("embedded"))
 
 
+_NICED: list[bool] = []
+
+
+def _yield_to_the_main_job(request) -> None:
+    """In `make test`'s embedded-model part (two xdist workers), the worker of the ordinary
+    embedded-model tests lowers its priority once: the main job's browser test on the other worker
+    (the desk, Chromium and a model: the part's long pole) gets the cores first, the short tests
+    fill what it leaves. Outside xdist it does nothing."""
+    if _NICED or not os.environ.get("PYTEST_XDIST_WORKER") or "e2e" in request.node.keywords:
+        return
+    _NICED.append(True)
+    os.nice(5)
+
+
 @pytest.fixture(autouse=True)
 def _embedded_model_only_when_slow(request, monkeypatch):
     """A test that loads the embedded model must be marked `slow` (`make test-fast` skips it)."""
     if request.node.get_closest_marker("slow"):
+        _yield_to_the_main_job(request)
         return
     from abeq.models import local
 
