@@ -208,3 +208,87 @@ def test_the_desk_refuses_start_until_the_code_is_trusted_and_lists_each_script(
     [line] = run_vm.code_lines(gate.code)  # escaped for Markdown: a stranger wrote the case id
     assert line.replace("\\", "") == "the set: case happy-1, check 2: python assert"
     assert not run_vm.start_gate(original, ts, RunSettings(trust_code=True)).refused
+
+
+# issue 44 item 1: a {{var}} pasted into trusted code; the attack changes only the case's vars
+TEMPLATED = "{'pass': True, 'reason': 'kw is {{kw}}'}"
+INJECTED = "' + 'IN' + 'JECTED"  # as data it reads as written; pasted into the code it concatenates
+
+
+@pytest.fixture
+def var_set(tmp_path):
+    data = json.loads((EXAMPLE / "transfer-set.json").read_text())
+    data["cases"][0]["assertions"].append({"type": "python", "value": TEMPLATED})
+    data["cases"][0]["metadata"] = {"vars": {"kw": "hello"}}
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps(data, indent=2))
+    return path
+
+
+def _set_var(path, value):
+    data = json.loads(path.read_text())
+    data["cases"][0]["metadata"]["vars"]["kw"] = value
+    path.write_text(json.dumps(data, indent=2))
+
+
+def test_a_changed_var_is_changed_code_and_needs_trust_again(tmp_path, var_set, capsys):
+    argv = ["check-set", "--original", str(EXAMPLE / "SKILL.md"), "--transfer-set", str(var_set)]
+    assert main(argv + ["--confirm", "--trust-code"]) == 0
+    assert run(tmp_path, (var_set, None)) == 0  # trusted as confirmed: runs without --trust-code
+    assert "kw is hello" in (tmp_path / "record.json").read_text()
+    capsys.readouterr()
+    _set_var(var_set, INJECTED)
+    main(argv + ["--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert out["checks"]["code_trusted"] is False  # the code that would run is not what was trusted
+    (tmp_path / "record.json").unlink()
+    assert run(tmp_path, (var_set, None)) == 2  # even confirmed for this one run: not trusted
+    assert "not trusted" in capsys.readouterr().err
+    assert not (tmp_path / "record.json").exists()
+
+
+def test_a_confirmation_covers_the_vars_a_check_reads(tmp_path, var_set, capsys):
+    argv = ["check-set", "--original", str(EXAMPLE / "SKILL.md"), "--transfer-set", str(var_set)]
+    assert main(argv + ["--confirm"]) == 0
+    _set_var(var_set, "bye")
+    capsys.readouterr()
+    main(argv + ["--json"])
+    assert "changed after it was confirmed" in json.dumps(json.loads(capsys.readouterr().out))
+
+
+def test_an_agent_cannot_change_a_var_behind_the_mcp_run_tool(tmp_path, var_set):
+    import asyncio
+
+    from mcp import Client
+
+    from abeq.agents.bounds import Bounds
+    from abeq.agents.server import build
+
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("SKILL.md", "candidate-faithful.md"):
+        (project / name).write_bytes((EXAMPLE / name).read_bytes())
+    ts = project / "transfer-set.json"
+    ts.write_bytes(var_set.read_bytes())
+    argv = ["check-set", "--original", str(project / "SKILL.md"), "--transfer-set", str(ts)]
+    assert main(argv + ["--confirm", "--trust-code"]) == 0
+    _set_var(ts, INJECTED)  # what an agent with file tools can do before it calls `run`
+    server = build(Bounds.started_in(project, db=str(project / "abeq.db"), models=("scripted/*",)))
+    args = {"original": "SKILL.md", "candidate": "candidate-faithful.md", "transfer_set": ts.name}
+
+    async def go():
+        async with Client(server) as client:
+            r = await client.call_tool("run", {**args, "runner_model": "scripted/rules"})
+            run_id = (r.structured_content or {}).get("run_id")
+            if r.is_error or not run_id:
+                return r.content[0].text
+            while True:
+                s = (await client.call_tool("run_status", {"run_id": run_id})).structured_content
+                if s["finished"] or s["error"]:
+                    break
+                await asyncio.sleep(0.2)
+            return json.dumps((await client.call_tool("report", {"run_id": run_id})).structured_content)
+
+    said = asyncio.run(go())
+    assert "INJECTED" not in said
+    assert "confirm" in said.lower()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 from ..schemas import Case, TransferSet
 from ..timestamps import now
@@ -25,7 +26,41 @@ def case_identity(case: Case) -> dict:
             out[name] = case.model_dump(include={name})[name]
     if case.workspace is not None:
         out["workspace"] = workspace_identity(case)  # the folder's content, not its path
+    read = checked_metadata(case)
+    if read:
+        out["checked_metadata"] = read
     return out
+
+
+_CODE_TYPES = ("python", "javascript", "not-python", "not-javascript")
+_TRANSFORM_KEYS = ("transform", "test_transform")
+_TEMPLATE = re.compile(r"\{\{")
+
+
+def checked_metadata(case: Case) -> dict:
+    """What of a case's metadata its checks read, so a confirmation covers it: a script (an assert or
+    a transform) is handed the whole metadata (promptfoo's context.test.metadata); a check with a
+    {{var}} has the case's vars filled in. Metadata nothing reads stays out (a note, provenance)."""
+    if not case.assertions or not case.metadata:
+        return {}
+    dumped = [a.model_dump() for a in case.assertions]
+    if any(_runs_code(a) for a in dumped):
+        return case.metadata
+    if "vars" in case.metadata and _TEMPLATE.search(json.dumps(dumped, ensure_ascii=False)):
+        return {"vars": case.metadata["vars"]}
+    return {}
+
+
+def _runs_code(a: object) -> bool:
+    """An assertion (or an assert-set member, at any depth) that runs a script."""
+    if isinstance(a, list):
+        return any(_runs_code(x) for x in a)
+    if not isinstance(a, dict):
+        return False
+    opts = a.get("options") if isinstance(a.get("options"), dict) else {}
+    if a.get("type") in _CODE_TYPES or any(a.get(k) or opts.get(k) for k in _TRANSFORM_KEYS):
+        return True
+    return _runs_code(a.get("value")) or _runs_code(opts.get("assert"))
 
 
 def set_hash(ts: TransferSet) -> str:

@@ -181,8 +181,7 @@ def _classify(a: Assertion, index: int, case: Case) -> Check:
         gates=a.options.get("weight", 1) != 0,
         options=a.options,
     )
-    # a script's file was read in at import (options["script"]): the file:// value only names it
-    value, why = (a.value, "") if t in _SCRIPTS and "script" in a.options else _render(a.value, case)
+    value, why = check_value(a, case)
     skip = why or _cannot(t, a)
     if skip:
         return Check(value=a.value, kind="skipped", reason=skip, **common)
@@ -193,6 +192,16 @@ def _classify(a: Assertion, index: int, case: Case) -> Check:
             rubric = f"It is NOT the case that: {rubric}"
         return Check(value=value, kind="model", rubric=rubric, **common)
     return Check(value=value, kind="code", **common)
+
+
+def check_value(a: Assertion, case: Case) -> tuple[Any, str]:
+    """(the value the check runs with, why it cannot run): the case's vars filled into {{var}}, as
+    promptfoo does; a script's file read in at import (options["script"]) as is, since its file://
+    value only names it. For a python/javascript assert this is the code that runs, so it is what
+    trust is given for (abeq.execution.checks.code_trust): a var pasted into code changes its hash."""
+    if base_type(a.type)[0] in _SCRIPTS and "script" in a.options:
+        return a.value, ""
+    return _render(a.value, case)
 
 
 _SCRIPTS = ("javascript", "python")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ...schemas import Case, TransferSet
 from ...timestamps import now
-from .checks import _SCRIPTS, _TRANSFORMS, _flatten, base_type
+from .checks import _SCRIPTS, _TRANSFORMS, _flatten, base_type, check_value
 
 TRUST_FILE_ENV = "ABEQ_TRUST_FILE"
 _MAX_TRUST_FILE = 4 * 1024 * 1024  # bytes read of the trust file at most
@@ -73,11 +73,13 @@ def _case_items(case: Case, text: str) -> list[CodeItem]:
                 role = "test transform" if key.startswith("test_") else "transform"
                 out.append(_item(case, n, role, lang, code, script, text))
         t, _ = base_type(a.type)
-        if t in _SCRIPTS and isinstance(a.value, str) and a.value.strip():
+        # the code as it runs: the case's vars pasted in (a changed var is changed code)
+        value = check_value(a, case)[0]
+        if t in _SCRIPTS and isinstance(value, str) and value.strip():
             script = a.options.get("script")
             name = _file(script)
             lang = ("python" if name.endswith(".py") else "javascript") if name else t
-            out.append(_item(case, n, "assert", lang, a.value, script, text))
+            out.append(_item(case, n, "assert", lang, value, script, text, written=str(a.value)))
     return out
 
 
@@ -85,11 +87,13 @@ def _file(script: object) -> str:
     return str(script.get("name") or "") if isinstance(script, dict) else ""
 
 
-def _item(case: Case, n: int, role: str, lang: str, code: str, script: object, text: str) -> CodeItem:
+def _item(
+    case: Case, n: int, role: str, lang: str, code: str, script: object, text: str, written: str = ""
+) -> CodeItem:
     source = str(script.get("source", "")) if isinstance(script, dict) else ""
     # a file read in at import runs its source; the value (file://x.py:fn) only names it
     body = f"{code}\n{source}" if source else code
-    return CodeItem(case.id, n, role, lang, body, _file(script), _line(text, case.id, code))
+    return CodeItem(case.id, n, role, lang, body, _file(script), _line(text, case.id, written or code))
 
 
 def _set_text(set_path: str | None) -> str:
