@@ -73,3 +73,16 @@ def test_a_closed_pipe_is_not_a_crash(tmp_path):
     err = proc.stderr.read().decode()
     assert proc.wait(60) == 141 and not (tmp_path / "state").exists(), err
     assert "Traceback" not in err and "Exception ignored" not in err
+
+
+def test_a_crash_log_holds_no_password_option_of_a_store_url(monkeypatch, tmp_path, capsys):
+    """The command line is in the log: a --db URL's sslpassword= (or any *password*) option is not.
+    Before, sslpassword= was written in clear (only user:password@ was redacted)."""
+    argv = _broken_mutation(monkeypatch, tmp_path)
+    key = "client-key-passphrase-" + "z3" * 6
+    argv[argv.index("--db") + 1] = f"postgresql://ann@127.0.0.1:1/team?sslpassword={key}&password=pw-{key}"
+    assert main(argv) == 4
+    (log,) = (tmp_path / "state" / "abeq" / "crashes").glob("crash-*.log")
+    text = log.read_text()
+    assert "--db postgresql://ann@127.0.0.1:1/team?sslpassword=[redacted]&password=[redacted]" in text
+    assert key not in text + capsys.readouterr().err

@@ -34,11 +34,23 @@ def db(pg_db, monkeypatch):
     return pg_db
 
 
-def test_the_desk_shows_the_store_without_its_password(app, db):
+KEY_PASSPHRASE = "client-key-passphrase-" + "q7" * 6
+
+
+def test_the_desk_shows_the_store_without_its_password(pg_db, monkeypatch):
+    """The sidebar's "Database:" caption, without the URL's password or its sslpassword= option's
+    value (before, that was shown in clear)."""
     from urllib.parse import urlsplit
 
+    from conftest import DESK_APP
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("ABEQ_DB", f"{pg_db}?sslpassword={KEY_PASSPHRASE}")
+    app = AppTest.from_file(str(DESK_APP), default_timeout=60)
     app.switch_page("desk_pages/5_history.py").run()
+    assert not app.exception
     shown = " ".join(str(e.proto) for e in app.main) + " ".join(str(e.proto) for e in app.sidebar)
-    pw = urlsplit(db).password
-    i = shown.find(pw)
-    assert pw not in shown, shown[max(0, i - 300) : i + 100]
+    assert "Database: postgresql" in shown and "sslpassword=" in shown
+    for secret in (urlsplit(pg_db).password, KEY_PASSPHRASE):
+        i = shown.find(secret)
+        assert secret not in shown, shown[max(0, i - 300) : i + 100]

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from abeq.cli import main
+from abeq.models.http import redact
 from abeq.results.store import postgres
 from abeq.results.store.store import Store
 
@@ -56,6 +57,15 @@ def test_the_password_shows_nowhere(pg_db, run_args, tmp_path, capsys):
     assert "PostgreSQL" in err and pw not in err and pw[:6] not in err and "***" in err
 
 
+def test_an_sslpassword_shows_in_no_message(pg_db, capsys):
+    """A message naming the store (here: no such run) names it without the sslpassword= option's value."""
+    key = "client-key-passphrase-" + "k9" * 6
+    url = f"{pg_db}?sslpassword={key}"
+    assert main(["export", "999", "--db", url]) == 2
+    err = capsys.readouterr().err
+    assert "no run 999" in err and "sslpassword=***" in err and key not in err
+
+
 def test_tls_and_other_options_pass_through(pg_db):
     """A URL's query (sslmode=…, sslrootcert=…) reaches libpq as it is: here the loopback server has
     no TLS, so sslmode=require is refused by it, and sslmode=disable connects."""
@@ -81,7 +91,21 @@ def test_redacted_hides_the_password_wherever_the_url_holds_it():
         postgres.redacted("postgres://h/db?user=ann&password=s3cret")
         == "postgres://h/db?user=ann&password=***"
     )
-    assert postgres.password("postgres://h/db?user=ann&password=s3cret") == "s3cret"
+    assert postgres.secrets("postgres://h/db?user=ann&password=s3cret") == ["s3cret"]
+
+
+def test_every_password_option_of_a_url_is_hidden_where_it_is_shown_or_logged():
+    """libpq reads sslpassword= (a client key's passphrase) too, and any *password* option is one:
+    before, postgres.redacted and the crash log's redactor kept sslpassword= in clear."""
+    url = "postgresql://ann:pw-one@h/db?sslmode=verify-full&sslpassword=k3y-two&X_Password_3=th%2Bree"
+    assert postgres.redacted(url) == (
+        "postgresql://ann:***@h/db?sslmode=verify-full&sslpassword=***&X_Password_3=***"
+    )
+    assert postgres.secrets(url) == ["th%2Bree", "k3y-two", "pw-one", "th+ree"]
+    logged = redact(f"abeq stats --db {url}\nOperationalError: cannot open {url.replace('ann:pw-one@', '')}")
+    for value in ("pw-one", "k3y-two", "th%2Bree"):
+        assert value not in logged
+    assert "sslmode=verify-full&sslpassword=[redacted]" in logged
 
 
 def test_db_copy_moves_a_store_to_postgresql_and_back_byte_for_byte(pg_db, run_args, tmp_path, capsys):

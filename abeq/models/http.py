@@ -38,11 +38,15 @@ SECRET_PATTERNS = re.compile(
     )
 )
 # Secrets known by what precedes them, which stays: an AWS secret access key after its name (its 40
-# characters alone look like any base64), and the password of a URL's user:password@
+# characters alone look like any base64), the password of a URL's user:password@, and the value of
+# any *password* option in a URL's query (libpq's password=, sslpassword=)
+_USERINFO = r"(\b[a-z][a-z0-9+.-]*://[^\s/?#@:]*:)[^\s/?#@]+(?=@)"
 _KEYED = re.compile(
-    r"(?i)(\b(?:aws_?)?secret_?access_?key\b[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])"
-    r"|(\b[a-z][a-z0-9+.-]*://[^\s/?#@:]*:)[^\s/?#@]+(?=@)"
+    r"(?i)(?P<url>\b[a-z][a-z0-9+.-]*://[^\s?#]*\?)(?P<query>[^\s#'\"]*password[^\s#'\"]*)"
+    r"|(?P<aws>\b(?:aws_?)?secret_?access_?key\b[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])"
+    r"|" + _USERINFO.replace("(", "(?P<user>", 1)
 )
+_QUERY_SECRET = re.compile(r"(?i)((?:^|&)[^&=]*password[^&=]*=)[^&]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _KEYED_STEM = re.compile(r"(?i)secret_?access|://")
 # A literal every match of SECRET_PATTERNS contains (a GitHub token's "gh?_" is _GH): a text holding
@@ -78,10 +82,17 @@ def redactor() -> Callable[[str], str]:
             if v in text:
                 text = text.replace(v, REDACTED)
         if _KEYED_STEM.search(text):
-            text = _KEYED.sub(lambda m: (m.group(1) or m.group(2)) + REDACTED, text)
+            text = _KEYED.sub(_keyed, text)
         return SECRET_PATTERNS.sub(REDACTED, text) if may_hold_secret(text) else text
 
     return go
+
+
+def _keyed(m: re.Match) -> str:
+    if m["url"]:  # a URL whose query names a password: its user's and each *password* option's value
+        url = re.sub("(?i)" + _USERINFO, lambda u: u.group(1) + REDACTED, m["url"])
+        return url + _QUERY_SECRET.sub(lambda q: q.group(1) + REDACTED, m["query"])
+    return (m["aws"] or m["user"]) + REDACTED
 
 
 _env_read: tuple[dict, set[str]] | None = None  # the environment as last read, and its secret values

@@ -10,8 +10,9 @@ bound on the client (psycopg's ClientCursor) so a value compares as sqlite's loo
 
 The schema is migrations.py's one ordered list, applied here through `_Schema` (the three table
 operations the steps use), each step recorded in `_abeq_migrations`, under an advisory lock so two
-processes opening a new database at once apply it once. The password of a URL is shown nowhere:
-`path` (what messages and pages show) is the URL with it replaced.
+processes opening a new database at once apply it once. The password of a URL, and any
+`*password*` option (libpq's `sslpassword`), is shown nowhere: `path` (what messages and pages show)
+is the URL with them replaced.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, ParamSpec, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ...errors import InputError
 from ...timestamps import now
@@ -41,8 +42,14 @@ def is_url(db: object) -> bool:
     return isinstance(db, str) and db.startswith(SCHEMES)
 
 
+# libpq's secret options in a URL's query: `password`, `sslpassword`, and any other whose name holds
+# "password" (a future option, a proxy's own): each value is hidden wherever the URL is shown
+_SECRET_OPTION = re.compile(r"(?i)(^|&)([^&=]*password[^&=]*)=([^&]*)")
+
+
 def redacted(url: str) -> str:
-    """The URL with its password (and any password= option) replaced: what may be shown or stored."""
+    """The URL with its password and every *password* option's value replaced: what may be shown or
+    stored."""
     parts = urlsplit(url)
     netloc = parts.netloc
     if "@" in netloc:
@@ -50,15 +57,25 @@ def redacted(url: str) -> str:
         if ":" in cred:
             cred = cred.split(":", 1)[0] + ":***"
         netloc = f"{cred}@{host}"
-    query = re.sub(r"(?i)(^|&)(password)=[^&]*", r"\1\2=***", parts.query)
+    query = _SECRET_OPTION.sub(r"\1\2=***", parts.query)
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
-def password(url: str) -> str | None:
-    """The password a URL carries (so redaction can hide it wherever it turns up)."""
-    pw = urlsplit(url).password
-    m = re.search(r"(?i)(?:^|&)password=([^&]*)", urlsplit(url).query)
-    return pw or (m.group(1) if m else None)
+def secrets(url: str) -> list[str]:
+    """Every secret a URL carries, as written and as libpq reads it (percent-decoded): the user's
+    password and each *password* option's value, so redaction can hide them wherever they turn up."""
+    parts = urlsplit(url)
+    raw = [parts.netloc.rsplit("@", 1)[0].partition(":")[2] if "@" in parts.netloc else ""]
+    raw += [m.group(3) for m in _SECRET_OPTION.finditer(parts.query)]
+    found = {v for r in raw if r for v in (r, unquote(r))}
+    return sorted(found, key=lambda v: (-len(v), v))  # longest first: one may hold another
+
+
+def hide_secrets(text: str, url: str) -> str:
+    """`text` (a server's or driver's message) with every secret of `url` replaced."""
+    for value in secrets(url):
+        text = text.replace(value, "***")
+    return text
 
 
 _pools: dict[str, Any] = {}
@@ -98,7 +115,7 @@ def _pool(url: str):
                     psycopg.connect(url, connect_timeout=10).close()
                 except psycopg.Error as why:
                     reason = str(why)
-                text = reason.replace(password(url) or "\0", "***").strip()
+                text = hide_secrets(reason, url).strip()
                 raise InputError(
                     f"cannot reach the PostgreSQL store ({text})", path=redacted(url), hint=_HINT
                 ) from None
@@ -239,10 +256,10 @@ class PgConnection:
         import psycopg
 
         self.url, self.path = url, redacted(url)
-        if password(url):  # whatever abeq prints or stores from now on is redacted of it
-            from ...models.http import keep_secret
+        from ...models.http import keep_secret
 
-            keep_secret(password(url) or "")
+        for value in secrets(url):  # whatever abeq prints or stores from now on is redacted of them
+            keep_secret(value)
         self.IntegrityError: type[Exception] = psycopg.IntegrityError
         self.pool = _pool(url)
         self._local = threading.local()
@@ -252,7 +269,7 @@ class PgConnection:
             try:
                 migrate(conn)
             except psycopg.Error as e:
-                text = str(e).replace(password(url) or "\0", "***")
+                text = hide_secrets(str(e), url)
                 raise InputError(
                     f"cannot prepare the PostgreSQL store ({text})", path=self.path, hint=_HINT
                 ) from None
