@@ -57,7 +57,9 @@ def _runs_code(a: object) -> bool:
         return any(_runs_code(x) for x in a)
     if not isinstance(a, dict):
         return False
-    opts = a.get("options") if isinstance(a.get("options"), dict) else {}
+    opts = a.get("options")
+    if not isinstance(opts, dict):
+        opts = {}
     if a.get("type") in _CODE_TYPES or any(a.get(k) or opts.get(k) for k in _TRANSFORM_KEYS):
         return True
     return _runs_code(a.get("value")) or _runs_code(opts.get("assert"))
