@@ -13,7 +13,7 @@ from ._common import bounded, db_arg
 
 MODELS = ("runner_model", "judge_model", "api_base", "judge_api_base", "timeout", "max_retries", "max_tokens")
 RUNNER_MODE = tuple(o.name for o in OPTIONS if o.group == RUNNER_GROUP)
-CODE = ("trust_code", "check_env")
+CODE = ("trust_code", "unsandboxed", "check_env")
 # what each command takes (a mutation test has no review, gate or fail-fast of a person's run)
 RUN = tuple(o.name for o in OPTIONS if o.cli)
 MUTATE = (

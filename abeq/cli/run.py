@@ -198,6 +198,9 @@ def execute(prepared, args, stop, how_to_resume: str) -> int:
         print_outcome(store, rr, gate)
     else:
         print_errors(rr)  # quiet drops progress and the summary, never the errors
+    for w in prepared.warnings:
+        if w.startswith("UNSANDBOXED"):  # said at the start and again under the outcome
+            print(f"warning: {w}", file=sys.stderr)
     return exit_code(rr, gate)
 
 

@@ -382,7 +382,7 @@ def _check_audit(ts, original_hash: str, args):
         audit,
         set_path=args.transfer_set,
         trust_code=args.trust_code,
-        sandbox=Sandbox(env_names=tuple(args.check_env)),
+        sandbox=Sandbox(env_names=tuple(args.check_env), unsandboxed=args.unsandboxed),
     )
     if not any(c.assertions or c.expectations for c in ts.cases):
         return check(ts), None

@@ -35,13 +35,14 @@ class RunConfig:
     # variables that code may read. Neither is stored: a database handed over must not grant them,
     # so a resumed run is given them again (abeq.execution.checks.code_trust)
     trust_code: bool = False
+    unsandboxed: bool = False  # the person let trusted code run where bubblewrap cannot
     check_env: tuple[str, ...] = ()
 
     def sandbox(self):
         """How the set's code runs in this run."""
         from .checks.scripts import Sandbox
 
-        return Sandbox(env_names=tuple(self.check_env))
+        return Sandbox(env_names=tuple(self.check_env), unsandboxed=self.unsandboxed)
 
     def key_parts(self) -> dict:
         return {

@@ -224,6 +224,15 @@ OPTIONS: tuple[Option, ...] = (
         grants=True,
     ),
     Option(
+        "unsandboxed",
+        bool,
+        False,
+        "let the set's trusted code run where bubblewrap cannot make a sandbox: it then runs as you "
+        "(as root: as nobody), able to read your files and your other processes' environments, their "
+        "keys included; every run says so. Without it, trusted code runs only inside bubblewrap",
+        grants=True,
+    ),
+    Option(
         "check_env",
         "names",
         (),

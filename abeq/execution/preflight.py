@@ -71,7 +71,11 @@ def preflight(
     if unconfirmed:
         out.append(_not_confirmed(unconfirmed, set_path))
     items, trusted = trust_state(ts, config.trust_code, set_path)
-    refused: AbeqError | None = check_refusal(ts, set_path) or _code_refusal(items, trusted, set_path)
+    refused: AbeqError | None = (
+        check_refusal(ts, set_path)
+        or _code_refusal(items, trusted, set_path)
+        or _sandbox_refusal(items, config.unsandboxed)
+    )
     if refused:
         out.append(refused)
     cov = coverage(original.text, ts, allow_thin=config.allow_thin)
@@ -93,7 +97,12 @@ def preflight(
         unconfirmed,
         items,
         trusted,
-        warnings=[*command_notices(config.mode), *cov.warnings, *samples_warnings(config)],
+        warnings=[
+            *unsandboxed_caution(items, config.unsandboxed),
+            *command_notices(config.mode),
+            *cov.warnings,
+            *samples_warnings(config),
+        ],
         cautions=cautions(config),
     )
 
@@ -221,6 +230,32 @@ TRUST_HINT = (
     "for exactly this code with `abeq check-set --confirm --trust-code` (the desk: Confirm with "
     "'Trust its code'). Trusted code runs with a reduced environment and limits: docs/security.md."
 )
+
+
+def _sandbox_refusal(items: list[CodeItem], unsandboxed: bool) -> InputError | None:
+    """Trusted code runs inside bubblewrap; where it cannot, only when the person said --unsandboxed
+    (outside a sandbox a script runs as them and can read their other processes' keys)."""
+    from .checks.scripts import UNSANDBOXED_HINT, no_sandbox
+
+    why = no_sandbox() if items and not unsandboxed else ""
+    if not why:
+        return None
+    return InputError(
+        f"the transfer set's code would run without a sandbox: {why}", path=None, hint=UNSANDBOXED_HINT
+    )
+
+
+def unsandboxed_caution(items: list[CodeItem], unsandboxed: bool) -> list[str]:
+    """Said with every run whose trusted code runs outside bubblewrap."""
+    from .checks.scripts import no_sandbox
+
+    why = no_sandbox() if items and unsandboxed else ""
+    if not why:
+        return []
+    return [
+        f"UNSANDBOXED: the set's {len(items)} script(s) run without bubblewrap ({why}): "
+        "they can read your files and your other processes' environments"
+    ]
 
 
 def _code_refusal(items: list[CodeItem], trusted: bool, path: str | None = None) -> InputError | None:

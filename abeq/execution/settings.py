@@ -74,6 +74,7 @@ class RunSettings(BaseModel):
     runner_env: Names = _field("runner_env")
     # the set's own code: given for each run, never stored with one
     trust_code: bool = _field("trust_code")
+    unsandboxed: bool = _field("unsandboxed")
     check_env: Names = _field("check_env")
     backoff_base: float = _field("backoff_base")
 
@@ -155,6 +156,7 @@ class RunSettings(BaseModel):
             fail_fast=self.fail_fast,
             mode=self.mode(),
             trust_code=self.trust_code,
+            unsandboxed=self.unsandboxed,
             check_env=tuple(self.check_env),
         )
 
@@ -195,6 +197,7 @@ class RunSettingsArgs(TypedDict, total=False):
     runner_max_tokens: int
     runner_env: Names
     trust_code: bool
+    unsandboxed: bool
     check_env: Names
     backoff_base: float
 

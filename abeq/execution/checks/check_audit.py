@@ -43,7 +43,11 @@ class CheckAudit:
         out = [
             f"code: {len(self.scripts)} script(s) run on this machine when a run trusts them "
             f"(code {self.code_hash[:12]}, {state}; here they run "
-            + ("inside bubblewrap" if self.sandbox == "bubblewrap" else "with limits only: no bubblewrap")
+            + (
+                "inside bubblewrap"
+                if self.sandbox == "bubblewrap"
+                else "only with --unsandboxed: bubblewrap cannot make a sandbox here"
+            )
             + "):"
         ]
         for i in self.scripts:

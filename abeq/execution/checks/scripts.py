@@ -114,10 +114,14 @@ def runtime_missing(language: str) -> str:
 @dataclass(frozen=True)
 class Sandbox:
     """How a set's code runs: only these environment variables of abeq's own beyond the basics
-    (`--check-env NAME`), and bubblewrap when the machine has a working one (`use_bwrap`)."""
+    (`--check-env NAME`), inside bubblewrap (`use_bwrap`, when the machine has a working one), and
+    without it only when the person said so (`unsandboxed`, `--unsandboxed`): outside a sandbox a
+    script runs as the user, so it can read what the user can, the environment of the user's other
+    processes (their keys) included."""
 
     env_names: tuple[str, ...] = ()
     use_bwrap: bool = True
+    unsandboxed: bool = False
 
 
 # what a script gets of abeq's environment without being asked: how to find programs and read text
@@ -127,6 +131,9 @@ MEMORY_BYTES = 2 * 1024**3  # RLIMIT_AS: address space (Node reserves ~1 GiB bef
 FILE_BYTES = 64 * 1024**2  # RLIMIT_FSIZE: no file a script writes grows past this
 MORE_PROCESSES = 64  # RLIMIT_NPROC: processes and threads beyond those the user already has
 OUTPUT_BYTES = 1024 * 1024  # what is read of a script's stdout and stderr
+# abeq run as root (containers, CI) runs scripts outside bubblewrap as this unprivileged user: root
+# reads every file and every process's environment
+NOBODY = 65534
 
 
 def script_env(sandbox: Sandbox, home: str) -> dict[str, str]:
@@ -148,25 +155,47 @@ def script_env(sandbox: Sandbox, home: str) -> dict[str, str]:
 
 
 def sandbox_level(sandbox: Sandbox | None = None) -> str:
-    """ "bubblewrap" when scripts run inside it here, else "limits" (environment, folder, rlimits)."""
+    """ "bubblewrap" when scripts run inside it here, else "limits" (environment, folder, rlimits:
+    a script then runs only with --unsandboxed)."""
     return "bubblewrap" if (sandbox or Sandbox()).use_bwrap and _bwrap() else "limits"
+
+
+def no_sandbox() -> str:
+    """Why a script would run without bubblewrap here ("" when it has one), for a refusal."""
+    path = shutil.which("bwrap")
+    if not path:
+        return "bubblewrap (bwrap) is not installed"
+    return "" if _bwrap() else f"bubblewrap ({path}) cannot make a sandbox here: {_probe()[1] or 'it failed'}"
+
+
+UNSANDBOXED_HINT = (
+    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), "
+    "or pass --unsandboxed to run the code as you anyway: it can then read your files and the "
+    "environment of your other processes, their API keys included"
+)
 
 
 @functools.lru_cache(maxsize=1)
 def _bwrap() -> str:
     """bubblewrap's path when it can make a sandbox on this machine (tried once), else ""."""
+    return _probe()[0]
+
+
+@functools.lru_cache(maxsize=1)
+def _probe() -> tuple[str, str]:
     path = shutil.which("bwrap")
     if not path:
-        return ""
+        return "", "not installed"
     try:
         done = subprocess.run(
             [path, *_bwrap_binds(), "--unshare-all", "--die-with-parent", "--", "/bin/sh", "-c", "true"],
             capture_output=True,
             timeout=10,
         )
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return path if done.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError) as e:
+        return "", str(e)[:160]
+    why = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
+    return (path, "") if done.returncode == 0 else ("", (why[-1] if why else f"exit {done.returncode}")[:160])
 
 
 # of /etc, only what loading a program and naming a user need (not shadow, not ssh's or a tool's keys)
@@ -212,6 +241,10 @@ def _limits() -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
     cap = _NPROC_CAP if hard == resource.RLIM_INFINITY else min(_NPROC_CAP, hard)
     resource.setrlimit(resource.RLIMIT_NPROC, (cap, cap))
+    if _DROP:
+        os.setgroups([])
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
 
 
 def _user_tasks() -> int:
@@ -231,6 +264,7 @@ def _user_tasks() -> int:
 
 
 _NPROC_CAP = 0  # set before the first script (the user's tasks then, plus MORE_PROCESSES)
+_DROP = False  # set before each script: as root outside bubblewrap, the child switches to NOBODY
 
 
 def run(
@@ -246,16 +280,25 @@ def run(
     file the importer read in; without it `code` is an inline function body. It runs in a folder of
     its own with a reduced environment and limits (Sandbox; inside bubblewrap where the machine has
     it). Raises ScriptError."""
-    global _NPROC_CAP
+    global _NPROC_CAP, _DROP
     if not _NPROC_CAP:
         _NPROC_CAP = _user_tasks() + MORE_PROCESSES
     sandbox = sandbox or Sandbox()
+    bwrap = _bwrap() if sandbox.use_bwrap else ""
+    if not bwrap and not sandbox.unsandboxed:
+        why = no_sandbox() if sandbox.use_bwrap else "bubblewrap is off"
+        raise ScriptError(f"was not run: {why}, and it runs only in a sandbox unless --unsandboxed is given")
+    _DROP = os.geteuid() == 0 and not bwrap
     job: dict[str, Any] = {"code": code, "output": output, "context": context, "mark": _MARK, "file": ""}
     with tempfile.TemporaryDirectory(prefix="abeq-script-") as tmp:
         work = os.path.join(tmp, "work")
         home = os.path.join(tmp, "home")
-        os.mkdir(work)
-        os.mkdir(home)
+        for d in (work, home):
+            os.mkdir(d)
+            if _DROP:
+                os.chown(d, NOBODY, NOBODY)
+        if _DROP:
+            os.chmod(tmp, 0o711)
         if script:
             source = str(script.get("source", ""))
             f = Path(work) / Path(str(script.get("name") or "script")).name
@@ -267,7 +310,6 @@ def run(
             argv = [shutil.which("node") or "node", "-e", _NODE]
         else:
             argv = [sys.executable, "-I", "-c", _PYTHON]
-        bwrap = _bwrap() if sandbox.use_bwrap else ""
         if bwrap:
             argv = [
                 bwrap,
