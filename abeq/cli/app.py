@@ -15,7 +15,6 @@ from pathlib import Path
 
 from ..desk import access, identity
 from ..errors import InputError
-from ..results.store import postgres
 from ._common import db_arg
 
 
@@ -73,6 +72,7 @@ DESK = Path(__file__).resolve().parents[1] / "desk" / "app.py"
 
 
 def cmd_app(args) -> int:
+    from ..results.store import postgres  # here, not at the top: `abeq --version` opens no store
     from ..results.store.store import db_path
 
     remote = not access.is_loopback(args.address)

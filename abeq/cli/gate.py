@@ -86,12 +86,12 @@ def cmd_gate(args) -> int:
     if not args.base:
         raise InputError("abeq gate needs --base REV", hint="e.g. abeq gate --base origin/main")
     check_outputs(args, GATE_OUTPUTS)
-    from ..gate import github
     from ..gate.changes import CHANGED, read_project, revisions, targets
     from ..git_source import Repo
 
-    pr = github.pull_request() if args.github else None
+    pr = _pull_request() if args.github else None
     if pr is not None and pr.fork:
+        from ..gate import github
         from ..gate.comment import fork_note
 
         said = github.write_summary(fork_note())
@@ -140,6 +140,12 @@ def cmd_gate(args) -> int:
 
             _publish(pr, refusal(e.render()))
         raise
+
+
+def _pull_request():
+    from ..gate import github  # urllib's HTTP client: only with --github
+
+    return github.pull_request()
 
 
 def _gate(args, repo, revs, found, project, pr) -> int:

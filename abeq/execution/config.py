@@ -7,10 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 from ..models.http import strip_credentials
 from ..models.spec import ModelSpec
-from .checks.grading import grader_prompt
-from .judge import judge_prompt
 from .runners.modes import RunnerMode, as_mode, mode_prompt
-from .runners.runner import runner_prompt
 
 
 @dataclass
@@ -45,6 +42,11 @@ class RunConfig:
         return Sandbox(env_names=tuple(self.check_env), unsandboxed=self.unsandboxed)
 
     def key_parts(self) -> dict:
+        # the prompt modules load the model call path and the schemas: only a run needs them, not
+        # `abeq.toml`'s settings checked on the gate's "nothing changed" path (tests/test_startup.py)
+        from .checks.grading import grader_prompt
+        from .judge import judge_prompt
+
         return {
             "runner": self.runner.sampling(),
             "judge": self.judge.sampling(),
@@ -77,6 +79,8 @@ class RunConfig:
     def runner_prompt_ref(self) -> str:
         """The runner prompt this run's runner reads: the variant's for chat, the mode's otherwise
         (a command run was recorded as runner-skill@1 though the command read runner-command)."""
+        from .runners.runner import runner_prompt
+
         return (
             runner_prompt(self.variant).ref if self.mode.kind == "chat" else mode_prompt(self.mode.kind).ref
         )

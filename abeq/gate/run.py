@@ -15,7 +15,6 @@ from ..errors import AbeqError, InputError, NotConfirmedError
 from ..git_source import Repo
 from ..vocab import DIVERGED, EQUIVALENT, FINISHED, REGRESSED
 from .changes import CHANGED, Revisions, Target
-from .overrides import Decisions
 
 EXIT_ORDER = (2, 3, 1, 0)  # which document's exit code the gate's is: bad input first, then errors
 
@@ -142,6 +141,7 @@ def prepare(
     from ..api import document, prepare_run, transfer_set
     from ..documents import detect_variant
     from ..sets.coverage_report import require_runnable
+    from .overrides import Decisions  # reads cases (the schemas): not on the "nothing changed" path
 
     decisions = decisions or Decisions({})
     planned = []

@@ -8,7 +8,6 @@ retry, validation and accounting. ABEQ_TRANSPORT=litellm turns this off.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -155,6 +154,8 @@ _sessions: dict = {}
 
 async def open_session() -> None:
     """Keep one pooled HTTP session for this event loop until close_sessions (the engine does both)."""
+    import asyncio  # here: loaded by the loop that runs this, never by a command that calls no model
+
     import aiohttp
 
     loop = asyncio.get_running_loop()
@@ -164,6 +165,8 @@ async def open_session() -> None:
 
 async def close_sessions() -> None:
     """Close this event loop's HTTP session (the engine calls it when a run ends)."""
+    import asyncio
+
     sess = _sessions.pop(asyncio.get_running_loop(), None)
     if sess is not None:
         await sess.close()
@@ -186,6 +189,8 @@ async def send_fast(spec: ModelSpec, kwargs: dict) -> tuple[str, Usage, object, 
     key = os.environ.get(spec.provider.key_env) if spec.provider.key_env else None
     if key:
         headers["Authorization"] = f"Bearer {key}"
+    import asyncio
+
     import aiohttp
 
     pooled = _sessions.get(asyncio.get_running_loop())

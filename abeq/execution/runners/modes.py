@@ -15,7 +15,6 @@ from ...models.spec import ModelSpec
 from ...prompts import Prompt, load_prompt
 from ...vocab import RUNNER_MODES
 from .limits import RUNNER_MAX_STEPS, RUNNER_MAX_TOKENS, RUNNER_TIMEOUT
-from .workspace import placement
 
 
 def as_mode(value) -> RunnerMode:
@@ -67,6 +66,8 @@ class RunnerMode:
         so a chat run's keys are what they always were; a command replaces the model's sampling."""
         if self.kind == "chat":
             return {}
+        from .workspace import placement  # the schemas and the set's files: a run's, not a setting's
+
         parts = {
             "mode": self.kind,
             "prompt": mode_prompt(self.kind).ref,
