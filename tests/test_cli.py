@@ -6,10 +6,12 @@ import shutil
 import subprocess
 import sys
 
+import jsonschema
 import pytest
 from conftest import EXAMPLE
 
 from abeq.cli import main
+from abeq.schemas import ReportFile
 
 
 def args(tmp_path, **over):
@@ -33,6 +35,8 @@ def test_run_writes_the_report_and_exits_1_on_regression(tmp_path):
     assert code == 1
     rep = json.loads(out.read_text())
     assert rep["summary"]["regressions"] == 7 and rep["errors"] == []
+    # the published schema, closed: nothing undeclared (tests/test_report_file.py)
+    jsonschema.validate(rep, ReportFile.model_json_schema(by_alias=True))
 
 
 def test_run_exits_0_when_faithful(tmp_path):

@@ -55,11 +55,16 @@ from .core import (
     NonEmpty,
     Override,
     Report,
+    ReportFile,
+    ReportOverride,
+    ReviewedCase,
     RunnerReply,
     SelfReport,
+    StoppedEarly,
     Strict,
     Summary,
     TransferSet,
+    TruncatedCase,
 )
 from .mutants import WrittenMutant, mutants_reply
 from .observed import NOT_REPORTED, FileChange, ObservedRun, ToolStep
@@ -96,6 +101,11 @@ __all__ = [
     "NonEmpty",
     "Override",
     "Report",
+    "ReportFile",
+    "ReportOverride",
+    "ReviewedCase",
+    "StoppedEarly",
+    "TruncatedCase",
     "RunnerReply",
     "SelfReport",
     "Strict",

@@ -247,6 +247,65 @@ class CaseError(Strict):
     error: str
 
 
+# ---------------------------------------- report.json (docs/reference/rules.md, "The report")
+class TruncatedCase(Strict):
+    """A case the runner stopped at an interactive gate with no scripted answer."""
+
+    case_id: str
+    section: str = Field(description="the section of the document where it stopped")
+
+
+class StoppedEarly(Strict):
+    """--fail-fast stopped the run."""
+
+    after_case: str = Field(description="the case whose regression stopped it")
+    not_run: int = Field(description="cases never started (listed in `errors` with stage not-run)")
+
+
+class ReviewedCase(Strict):
+    """A case a reviewer acted on: the verdict in effect, who, when, and the run it was carried from."""
+
+    case_id: str
+    verdict: Verdict = Field(description="the verdict in effect (the reviewer's)")
+    reviewer: str
+    at: str = Field(description="when, as stored (UTC, ISO 8601)")
+    carried_from_run: int | None = Field(
+        description="the run whose identical judgement the action was made on; null: this run"
+    )
+
+
+class ReportOverride(ReviewedCase):
+    judge_verdict: Verdict | None = Field(description="the judge's verdict the override replaced")
+    reason: str
+
+
+class ReportFile(Report):
+    """report.json: the report (`cases` and `summary`, the shape the rules fix) and, beside them, what
+    abeq adds. Every key a reader may meet is declared here; nothing else is written."""
+
+    errors: list[CaseError] = Field(
+        description="cases with no verdict: errored after retries, or never run (stage 'not run', "
+        "'not run (stopped early)')"
+    )
+    stopped_early: StoppedEarly | None = Field(
+        default=None, description="present only when --fail-fast stopped the run"
+    )
+    gate_truncated: list[TruncatedCase] = Field(
+        description="cases judged on what ran before an interactive gate with no scripted answer"
+    )
+    undecided: list[str] | None = Field(
+        default=None,
+        description="present only with --runner-samples: cases whose candidate showed a behaviour less "
+        "often, but not beyond chance at this N",
+    )
+    overrides: list[ReportOverride] | None = Field(
+        default=None, description="present only when a reviewer overrode a verdict"
+    )
+    agreements: list[ReviewedCase] | None = Field(
+        default=None, description="present only when a reviewer agreed with the judge"
+    )
+
+
 class Override(Strict):
     case_id: str
     verdict: Verdict

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from ...errors import InputError
-from ...schemas import CaseError, CaseVerdict, CheckResult, EfficiencySignal, Report, Summary
+from ...schemas import CaseError, CaseVerdict, CheckResult, EfficiencySignal, Report, ReportFile, Summary
 from ...vocab import (
     AA_NOISY,
     AGREE,
@@ -145,10 +145,12 @@ class RunReport:
         return f"{why}: {len(self.report['cases'])} of {len(self.rows)} judged, {n} not run{errs}"
 
     def with_errors(self) -> dict:
-        """The report plus, beside the schema: `errors`, the gate-truncated cases
-        (docs/reference/rules.md, "A gate with no scripted answer"), the overridden cases and those a
-        reviewer agreed with."""
-        out = {**self.report, "errors": self.errors}
+        """report.json: the report plus, beside its `cases` and `summary`, what abeq adds — `errors`,
+        the gate-truncated cases (docs/reference/rules.md, "A gate with no scripted answer"), and
+        when they apply `stopped_early`, `undecided`, the overridden cases and those a reviewer agreed
+        with. Built as `abeq.schemas.ReportFile`, so nothing undeclared is ever written
+        (docs/reference/rules.md, "The report")."""
+        out: dict = {**self.report, "errors": self.errors}
         if self.stopped_early():
             out["stopped_early"] = self.stopped_early()
         out["gate_truncated"] = [
@@ -183,7 +185,8 @@ class RunReport:
                 for r in agreed
                 if (rv := r.review)
             ]
-        return out
+        # the keys that do not apply are left out (exclude_unset), as they always were
+        return ReportFile.model_validate(out).model_dump(by_alias=True, exclude_unset=True)
 
 
 def case_rows(store: Store, run_id: int, case_id: str | None = None) -> list[CaseRow]:
