@@ -1,8 +1,12 @@
-"""Issue 44 item 2: trusted code never runs where it could read abeq's keys unless the person said
-so (--unsandboxed)."""
+"""Issue 44 items 2, 3 and 5: trusted code never runs where it could read abeq's keys unless the
+person said so (--unsandboxed), and its bounds hold as root: processes, disk, and a killed abeq."""
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 from conftest import EXAMPLE
@@ -106,3 +110,147 @@ def test_unsandboxed_as_root_the_script_is_nobody_and_reads_no_key(
 def test_a_script_cannot_run_without_a_sandbox_unless_allowed(no_bwrap):
     with pytest.raises(scripts.ScriptError, match="was not run: bubblewrap .* cannot make a sandbox"):
         scripts.run("javascript", "true", "", ctx())
+
+
+# ------------------------------------------------------------------------------- bounds as root
+FORKS = (
+    "import os, time\n"
+    "n = 0\n"
+    "for _ in range(200):\n"
+    "    try:\n"
+    "        pid = os.fork()\n"
+    "    except OSError:\n"
+    "        break\n"
+    "    if pid == 0:\n"
+    "        time.sleep(1)\n"
+    "        os._exit(0)\n"
+    "    n += 1\n"
+    "return n"
+)
+
+
+@needs_bwrap
+def test_forks_are_bounded_even_as_root():
+    n = scripts.run("python", FORKS, "", ctx())
+    assert n <= scripts.MORE_PROCESSES + 2  # of 200 asked for (as root before: 200)
+
+
+WRITE_600 = (
+    "for i in range(10):\n"
+    "    with open(f'f{i}', 'wb') as f:\n"
+    "        f.write(b'x' * (60 * 1024 * 1024))\n"
+    "return 'wrote 600 MiB'"
+)
+
+
+@needs_bwrap
+def test_a_script_writing_600_mib_is_stopped_at_its_folders_total():
+    with pytest.raises(scripts.ScriptError, match="256 MiB"):
+        scripts.run("python", WRITE_600, "", ctx())
+
+
+WRITE_80_JS = (
+    "const fs = require('fs');\n"
+    "for (let i = 0; i < 10; i++) fs.writeFileSync('f' + i, Buffer.alloc(8 * 1024 * 1024, 120));\n"
+    "Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3000);\n"
+    "return 'wrote 80 MiB'"
+)
+
+
+def test_outside_bubblewrap_the_folders_total_is_watched(monkeypatch):
+    monkeypatch.setattr(scripts, "DISK_BYTES", 32 * 1024 * 1024)
+    with pytest.raises(scripts.ScriptError, match="32 MiB"):
+        scripts.run(
+            "javascript", WRITE_80_JS, "", ctx(), sandbox=scripts.Sandbox(use_bwrap=False, unsandboxed=True)
+        )
+
+
+HARNESS = r"""
+import subprocess, sys
+from abeq.execution.checks import scripts
+scripts._bwrap()  # probed before Popen is watched: the pid printed is the script's
+real = subprocess.Popen
+class Shown(real):
+    def __init__(self, *a, **k):
+        super().__init__(*a, **k)
+        print(self.pid, flush=True)
+subprocess.Popen = Shown
+code = (
+    "require('child_process').spawn('sleep', ['60']);\n"
+    "Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60000);\nreturn 1"
+)
+box = scripts.Sandbox(use_bwrap=sys.argv[1] == "1", unsandboxed=True)
+scripts.run("javascript", code, "", {}, sandbox=box)
+"""
+
+
+def _tree(pid: int) -> set[int]:
+    """pid and every process below it, now."""
+    kids: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                ppid = int(open(f"/proc/{d}/stat").read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            kids.setdefault(ppid, []).append(int(d))
+    out, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        out.add(p)
+        todo += kids.get(p, [])
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("bwrap", [True, False], ids=["bubblewrap", "limits"])
+def test_a_killed_abeq_leaves_no_script_behind(bwrap):
+    if bwrap and not BWRAP:
+        pytest.skip("no working bubblewrap on this machine")
+    abeq = subprocess.Popen(
+        [sys.executable, "-c", HARNESS, "1" if bwrap else "0"], stdout=subprocess.PIPE, text=True
+    )
+    pid = int(abeq.stdout.readline())
+    time.sleep(1.5)  # the script has started its own child by now
+    below = _tree(pid)
+    assert len(below) >= 2
+    abeq.send_signal(signal.SIGKILL)
+    abeq.wait()
+    deadline = time.monotonic() + 5
+    while any(_alive(p) for p in below) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [p for p in below if _alive(p)]
+    for p in left:
+        os.kill(p, signal.SIGKILL)
+    # outside bubblewrap the script dies with abeq; a child it started may outlive it (documented)
+    assert not left if bwrap else pid not in left
+
+
+# ------------------------------------------------------------------------------- the trust file
+@pytest.mark.parametrize("kind", ["folder", "malformed", "unreadable"])
+def test_a_bad_trust_file_is_exit_2_naming_it(tmp_path, monkeypatch, capsys, kind):
+    path = tmp_path / "trust"
+    if kind == "folder":
+        path.mkdir()
+    else:
+        path.write_text("{not json" if kind == "malformed" else json.dumps({"trusted": []}))
+        path.chmod(0o600)
+    if kind == "unreadable":
+        if ROOT:
+            pytest.skip("root reads any file")
+        path.chmod(0)
+    monkeypatch.setenv("ABEQ_TRUST_FILE", str(path))
+    data = json.loads((EXAMPLE / "transfer-set.json").read_text())
+    data["cases"][0]["assertions"].append({"type": "python", "value": "True"})
+    ts = tmp_path / "set.json"
+    ts.write_text(json.dumps(data))
+    argv = ["check-set", "--original", str(EXAMPLE / "SKILL.md"), "--transfer-set", str(ts)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and "Traceback" not in err

@@ -15,11 +15,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ...errors import InputError
 from ...schemas import Case, TransferSet
 from ...timestamps import now
 from .checks import _SCRIPTS, _TRANSFORMS, _flatten, base_type, check_value
@@ -145,25 +147,39 @@ def trust_file() -> Path:
 
 
 def _read_trusted() -> list[dict]:
+    """The trust file's entries: none when it does not exist, or when someone else owns it or can
+    write it (it could grant trust for them); one that is not a file, cannot be read or is not
+    abeq's JSON is an InputError naming it (a run must not go on as if nothing were trusted)."""
     path = trust_file()
+    hint = (
+        f"Remove it, or point {TRUST_FILE_ENV} at a file of your own "
+        "(abeq check-set --confirm --trust-code writes it)."
+    )
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
         return []
+    except OSError as e:
+        raise InputError(f"the trust file cannot be read: {e.strerror}", path=str(path), hint=hint) from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise InputError("the trust file is not a regular file", path=str(path), hint=hint)
     with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
         # a file someone else can write could grant trust for them: it is not read
         if st.st_uid != os.geteuid() or st.st_mode & 0o022:
             return []
         raw = f.read(_MAX_TRUST_FILE + 1)
     if len(raw) > _MAX_TRUST_FILE:
-        return []
+        raise InputError(f"the trust file is over {_MAX_TRUST_FILE:,} bytes", path=str(path), hint=hint)
     try:
         data = json.loads(raw)
     except ValueError:
-        return []
+        raise InputError("the trust file is not JSON", path=str(path), hint=hint) from None
     entries = data.get("trusted") if isinstance(data, dict) else None
-    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+    if not isinstance(entries, list):
+        raise InputError('the trust file has no "trusted" list', path=str(path), hint=hint)
+    return [e for e in entries if isinstance(e, dict)]
 
 
 def is_trusted(digest: str) -> bool:

@@ -31,6 +31,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,8 @@ function body(code) {
   const job = JSON.parse(fs.readFileSync(0, 'utf8'));
   let fn;
   if (job.file) {
+    job.file = path.resolve(job.file);
+    fs.writeFileSync(job.file, job.source);
     const mod = await import(pathToFileURL(job.file).href);  // CommonJS: default is module.exports
     const d = mod.default;
     if (job.fn) fn = mod[job.fn] !== undefined ? mod[job.fn] : d && d[job.fn];
@@ -73,10 +76,13 @@ function body(code) {
 """
 
 _PYTHON = r"""
-import contextlib, importlib.util, json, sys
+import contextlib, importlib.util, json, os, sys
 job = json.loads(sys.stdin.read())
 with contextlib.redirect_stdout(sys.stderr):
     if job["file"]:
+        job["file"] = os.path.abspath(job["file"])
+        with open(job["file"], "w", encoding="utf-8") as f:
+            f.write(job["source"])
         spec = importlib.util.spec_from_file_location("promptfoo_script", job["file"])
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
@@ -129,11 +135,13 @@ _BASIC_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 CPU_SECONDS = int(TIMEOUT) + 5  # RLIMIT_CPU: a busy loop is killed even if the wall clock were not read
 MEMORY_BYTES = 2 * 1024**3  # RLIMIT_AS: address space (Node reserves ~1 GiB before it runs a line)
 FILE_BYTES = 64 * 1024**2  # RLIMIT_FSIZE: no file a script writes grows past this
-MORE_PROCESSES = 64  # RLIMIT_NPROC: processes and threads beyond those the user already has
+DISK_BYTES = 256 * 1024**2  # everything a script writes into its folder (and its HOME) together
+MORE_PROCESSES = 64  # RLIMIT_NPROC: processes and threads beyond those its user already runs
 OUTPUT_BYTES = 1024 * 1024  # what is read of a script's stdout and stderr
-# abeq run as root (containers, CI) runs scripts outside bubblewrap as this unprivileged user: root
-# reads every file and every process's environment
+# abeq run as root (containers, CI) runs scripts as this unprivileged user: the kernel does not hold
+# root to RLIMIT_NPROC, and root reads every file and every process's environment
 NOBODY = 65534
+_IN_BOX = "/abeq"  # inside bubblewrap: a sized tmpfs holding the script's folder and HOME
 
 
 def script_env(sandbox: Sandbox, home: str) -> dict[str, str]:
@@ -175,6 +183,10 @@ UNSANDBOXED_HINT = (
 )
 
 
+def _as_root() -> bool:
+    return os.geteuid() == 0
+
+
 @functools.lru_cache(maxsize=1)
 def _bwrap() -> str:
     """bubblewrap's path when it can make a sandbox on this machine (tried once), else ""."""
@@ -188,7 +200,7 @@ def _probe() -> tuple[str, str]:
         return "", "not installed"
     try:
         done = subprocess.run(
-            [path, *_bwrap_binds(), "--unshare-all", "--die-with-parent", "--", "/bin/sh", "-c", "true"],
+            [path, *_bwrap_args(), "--", "/bin/sh", "-c", "true"],
             capture_output=True,
             timeout=10,
         )
@@ -198,11 +210,46 @@ def _probe() -> tuple[str, str]:
     return (path, "") if done.returncode == 0 else ("", (why[-1] if why else f"exit {done.returncode}")[:160])
 
 
+def _bwrap_args() -> list[str]:
+    """The sandbox: the system read-only, a sized tmpfs for the script's folder, no network, no
+    other process. As root, no user namespace (root's would map only root), so the script itself
+    can drop to NOBODY: bubblewrap gives it the two capabilities that needs and no other."""
+    out = [
+        *_bwrap_binds(),
+        "--perms",
+        "0777",
+        "--size",
+        str(DISK_BYTES),
+        "--tmpfs",
+        _IN_BOX,
+        "--perms",
+        "0777",
+        "--dir",
+        f"{_IN_BOX}/work",
+        "--perms",
+        "0777",
+        "--dir",
+        f"{_IN_BOX}/home",
+        "--chdir",
+        f"{_IN_BOX}/work",
+        "--die-with-parent",
+    ]
+    if _as_root():
+        out += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+        out += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        out += ["--unshare-all"]  # no network, no other process to see
+    return out
+
+
 # of /etc, only what loading a program and naming a user need (not shadow, not ssh's or a tool's keys)
 _ETC = tuple(
     f"/etc/{n}"
     for n in ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "passwd", "group")
 )
+
+
+_SYSTEM = ("/usr", "/bin", "/lib", "/lib64")
 
 
 def _bwrap_binds() -> list[str]:
@@ -216,19 +263,29 @@ def _bwrap_binds() -> list[str]:
     node = shutil.which("node")
     if node:
         prefixes.add(os.path.dirname(os.path.dirname(os.path.realpath(node))))
-    for p in sorted(prefixes):
-        if not any(p == d or p.startswith(d + "/") for d in ("/usr", "/bin", "/lib", "/lib64")):
-            out += ["--ro-bind", p, p]
+    extra = [p for p in sorted(prefixes) if not any(p == d or p.startswith(d + "/") for d in _SYSTEM)]
     # a venv's python is a link into its base prefix: the venv folder itself is bound too
     venv_bin = os.path.dirname(sys.executable)
     if not any(venv_bin.startswith(p + "/") for p in prefixes):
-        out += ["--ro-bind", os.path.dirname(venv_bin), os.path.dirname(venv_bin)]
+        extra.append(os.path.dirname(venv_bin))
+    made: set[str] = set()
+    for p in extra:
+        # the folders above it made passable (bubblewrap makes them 0700: a script dropped to
+        # NOBODY could not reach a Python under /root)
+        parts = p.strip("/").split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            d = "/" + "/".join(parts[:i])
+            if d not in made:
+                made.add(d)
+                out += ["--perms", "0755", "--dir", d]
+        out += ["--ro-bind", p, p]
     return out + ["--proc", "/proc", "--dev", "/dev"]
 
 
 def _limits() -> None:
-    """In the child before it runs the script: limits on CPU, memory, file size and processes (only
-    system calls here: the parent may have other threads)."""
+    """In the child before it runs the script: limits on CPU, memory, file size and processes; as
+    root outside bubblewrap, the switch to NOBODY; and death with abeq (a killed abeq leaves no
+    script behind). Only system calls here: the parent may have other threads."""
     for res, value in (
         (resource.RLIMIT_CPU, CPU_SECONDS),
         (resource.RLIMIT_AS, MEMORY_BYTES),
@@ -245,11 +302,21 @@ def _limits() -> None:
         os.setgroups([])
         os.setgid(NOBODY)
         os.setuid(NOBODY)
+    if _LIBC is not None:
+        _LIBC.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG, after the uid changed (it clears it)
 
 
-def _user_tasks() -> int:
-    """The processes and threads this user runs now (RLIMIT_NPROC counts them all)."""
-    uid, n = os.getuid(), 0
+try:
+    import ctypes
+
+    _LIBC: Any = ctypes.CDLL(None, use_errno=True)  # loaded here: the child must not load a library
+except (ImportError, OSError):  # not Linux
+    _LIBC = None
+
+
+def _user_tasks(uid: int) -> int:
+    """The processes and threads `uid` runs now (RLIMIT_NPROC counts them all)."""
+    n = 0
     try:
         for pid in os.listdir("/proc"):
             if pid.isdigit():
@@ -263,8 +330,15 @@ def _user_tasks() -> int:
     return n
 
 
-_NPROC_CAP = 0  # set before the first script (the user's tasks then, plus MORE_PROCESSES)
-_DROP = False  # set before each script: as root outside bubblewrap, the child switches to NOBODY
+_NPROC_CAP = 0  # set before each script: its user's tasks then, plus MORE_PROCESSES
+_DROP = False  # set before each script: the child switches to NOBODY itself (root, no bubblewrap)
+
+# the first thing a script's interpreter does as root inside bubblewrap: become NOBODY (with the two
+# capabilities bubblewrap lends it, which go with the switch)
+_DROP_PY = "import os\nif os.getuid() == 0:\n    os.setgroups([]); os.setgid({n}); os.setuid({n})\n"
+_DROP_JS = (
+    "if (process.getuid() === 0) {{ process.setgroups([]); process.setgid({n}); process.setuid({n}); }}\n"
+)
 
 
 def run(
@@ -278,55 +352,51 @@ def run(
 ) -> Any:
     """The value a promptfoo script returns for `output`. `script`: {"name", "source", "fn"} of a
     file the importer read in; without it `code` is an inline function body. It runs in a folder of
-    its own with a reduced environment and limits (Sandbox; inside bubblewrap where the machine has
-    it). Raises ScriptError."""
+    its own with a reduced environment and limits, inside bubblewrap (Sandbox); without one only when
+    the person said --unsandboxed. Raises ScriptError."""
     global _NPROC_CAP, _DROP
-    if not _NPROC_CAP:
-        _NPROC_CAP = _user_tasks() + MORE_PROCESSES
     sandbox = sandbox or Sandbox()
     bwrap = _bwrap() if sandbox.use_bwrap else ""
     if not bwrap and not sandbox.unsandboxed:
         why = no_sandbox() if sandbox.use_bwrap else "bubblewrap is off"
         raise ScriptError(f"was not run: {why}, and it runs only in a sandbox unless --unsandboxed is given")
-    _DROP = os.geteuid() == 0 and not bwrap
+    _DROP = _as_root() and not bwrap
+    _NPROC_CAP = _user_tasks(NOBODY if _as_root() else os.getuid()) + MORE_PROCESSES
     job: dict[str, Any] = {"code": code, "output": output, "context": context, "mark": _MARK, "file": ""}
+    if script:
+        source = str(script.get("source", ""))
+        name = Path(str(script.get("name") or "script")).name
+        if name.endswith(".js") and re.search(r"^\s*export\s", source, re.M):
+            name = name[:-3] + ".mjs"  # an ES module where its package.json said so
+        job.update(file=name, source=source, fn=script.get("fn") or "")
+    if language == "javascript":
+        argv = [shutil.which("node") or "node", "-e", _DROP_JS.format(n=NOBODY) + _NODE]
+    else:
+        argv = [sys.executable, "-I", "-c", _DROP_PY.format(n=NOBODY) + _PYTHON]
     with tempfile.TemporaryDirectory(prefix="abeq-script-") as tmp:
-        work = os.path.join(tmp, "work")
-        home = os.path.join(tmp, "home")
-        for d in (work, home):
-            os.mkdir(d)
-            if _DROP:
-                os.chown(d, NOBODY, NOBODY)
-        if _DROP:
-            os.chmod(tmp, 0o711)
-        if script:
-            source = str(script.get("source", ""))
-            f = Path(work) / Path(str(script.get("name") or "script")).name
-            if f.suffix == ".js" and re.search(r"^\s*export\s", source, re.M):
-                f = f.with_suffix(".mjs")  # an ES module where its package.json said so
-            f.write_text(source, encoding="utf-8")
-            job["file"], job["fn"] = str(f), script.get("fn") or ""
-        if language == "javascript":
-            argv = [shutil.which("node") or "node", "-e", _NODE]
-        else:
-            argv = [sys.executable, "-I", "-c", _PYTHON]
         if bwrap:
-            argv = [
-                bwrap,
-                *_bwrap_binds(),
-                "--bind",
-                tmp,
-                tmp,
-                "--chdir",
-                work,
-                "--unshare-all",  # no network, no other process to see
-                "--die-with-parent",
-                "--",
-                *argv,
-            ]
-        done = _communicate(argv, json.dumps(job, ensure_ascii=False), work, script_env(sandbox, home))
+            # the folder and HOME are a tmpfs of DISK_BYTES inside the sandbox: nothing of the host's
+            argv = [bwrap, *_bwrap_args(), "--", *argv]
+            work, home, watch = f"{_IN_BOX}/work", f"{_IN_BOX}/home", ""
+        else:
+            work, home, watch = os.path.join(tmp, "work"), os.path.join(tmp, "home"), tmp
+            for d in (work, home):
+                os.mkdir(d)
+                if _DROP:
+                    os.chown(d, NOBODY, NOBODY)
+            if _DROP:
+                os.chmod(tmp, 0o711)
+        done = _communicate(
+            argv,
+            json.dumps(job, ensure_ascii=False),
+            None if bwrap else work,
+            script_env(sandbox, home),
+            watch,
+        )
     stdout, stderr = (redact(x) for x in done)
     if _MARK not in stdout:
+        if "No space left on device" in stderr or "ENOSPC" in stderr:
+            raise ScriptError(f"filled the {DISK_BYTES // 1024**2} MiB its folder may hold, and was stopped")
         lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
         why = next(
             (ln for ln in reversed(lines) if "Error" in ln or "error" in ln), lines[-1] if lines else ""
@@ -338,9 +408,23 @@ def run(
         raise ScriptError("returned something that is not JSON") from None
 
 
-def _communicate(argv: list[str], stdin: str, cwd: str, env: dict[str, str]) -> tuple[str, str]:
-    """Run the script to its end or its time limit; on the limit, its whole process group is killed
-    (children it started included)."""
+def _folder_bytes(folder: str) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(folder):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(root, f)).st_blocks * 512
+            except OSError:
+                pass
+    return total
+
+
+def _communicate(
+    argv: list[str], stdin: str, cwd: str | None, env: dict[str, str], watch: str = ""
+) -> tuple[str, str]:
+    """Run the script to its end or its time limit; on the limit, or past DISK_BYTES written into
+    `watch` (outside bubblewrap, whose tmpfs holds the total itself), its whole process group is
+    killed (children it started included)."""
     from ..runners.reaper import RUN_MARK, kill_marked, new_mark
 
     token = new_mark()  # found again at the end in whatever left the process group (setsid)
@@ -357,11 +441,23 @@ def _communicate(argv: list[str], stdin: str, cwd: str, env: dict[str, str]) -> 
         )
     except OSError as e:
         raise ScriptError(f"could not start {argv[0]}: {e}") from None
+    deadline = time.monotonic() + TIMEOUT
+    data: bytes | None = stdin.encode()
     try:
-        out, err = proc.communicate(stdin.encode(), timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        raise ScriptError(f"did not finish within {TIMEOUT:g}s") from None
+        while True:
+            try:
+                out, err = proc.communicate(data, timeout=min(0.2, max(0.01, deadline - time.monotonic())))
+                break
+            except subprocess.TimeoutExpired:
+                data = None  # sent with the first call; a retry must not send it again
+                if time.monotonic() >= deadline:
+                    _kill_group(proc)
+                    raise ScriptError(f"did not finish within {TIMEOUT:g}s") from None
+                if watch and _folder_bytes(watch) > DISK_BYTES:
+                    _kill_group(proc)
+                    raise ScriptError(
+                        f"wrote more than the {DISK_BYTES // 1024**2} MiB its folder may hold: stopped"
+                    ) from None
     finally:
         _kill_group(proc)  # what it left running in its session goes too
         kill_marked(token)  # and what made a session of its own but kept the environment
