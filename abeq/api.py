@@ -94,7 +94,7 @@ def run_problems(
 ) -> list[AbeqError]:
     """Every reason this run would be refused before its first model call; [] when it can start.
     Nothing is written. Review consistency is checked only when a store is given."""
-    out = preflight(original, ts, config, set_path=set_path, labels=labels).problems
+    out = preflight(original, ts, config, set_path=set_path, labels=labels, store=store).problems
     if store is not None and config.review:
         refused = review_refusal(store, config.review, original_hash=original.hash, ts_hash=set_hash(ts))
         if refused:
@@ -202,9 +202,20 @@ def _prepare(
     cand, folder_notes = with_folder(orig, cand, cfg.variant)
     if confirm and confirmation_refusal(ts, orig.hash):
         ts = confirm_set(ts, orig.hash, thin_accepted=cfg.allow_thin or None)
-    checked = preflight(orig, ts, cfg, set_path=set_path, labels=labels)
-    checked.raise_first()
-    db = store if isinstance(store, Store) else open_store(store)
+    # the judge's calibration is read from the run's own database (opened first only when asked)
+    path = None if isinstance(store, Store) else store
+    db = store if isinstance(store, Store) else None
+    if db is None and cfg.min_judge_recall is not None:
+        db = open_store(path)
+    try:
+        checked = preflight(orig, ts, cfg, set_path=set_path, labels=labels, store=db)
+        checked.raise_first()
+    except BaseException:
+        if db is not None and db is not store:
+            db.close()
+        raise
+    if db is None:
+        db = open_store(path)
     engine = Shard(db, orig, cand, ts, cfg, shard=shard) if shard else Engine(db, orig, cand, ts, cfg)
     engine.sources = dict(sources or {})  # where inputs read at a git revision came from
     try:

@@ -45,6 +45,10 @@ class RunStarted(Result):
     coverage: CheckSet | None = Field(None, description="when a person must confirm the set first")
     confirm_command: str | None = None
     estimate: dict[str, Any] | None = Field(None, description="calls, tokens and price at most")
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="what `abeq run` warns of before the run (min_judge_recall, coverage)",
+    )
 
 
 class RunStatus(Result):

@@ -29,7 +29,9 @@ from .tools import PATHS, Tools
 
 RUN_SETTINGS = tuple(n for n in BY_NAME if BY_NAME[n].cli and not BY_NAME[n].grants)
 MUTATE_SETTINGS = tuple(
-    n for n in RUN_SETTINGS if n not in ("review", "fail_fast", "min_judge_recall", "gate")
+    n
+    for n in RUN_SETTINGS
+    if n not in ("review", "fail_fast", "min_judge_recall", "require_judge_recall", "gate")
 )
 TOKEN_ENV = "ABEQ_MCP_TOKEN"
 KINDS: dict[Any, Any] = {str: str, int: int, float: float, bool: bool, "names": list[str]}
@@ -148,7 +150,7 @@ def build(bounds: Bounds, tools: Tools | None = None):
         [paths["original"], paths["candidate"], paths["transfer_set"], *settings.values()],
         R.RunStarted,
         run,
-        lambda r: r.message,
+        lambda r: "".join([r.message, *(f"\nwarning: {w}" for w in r.warnings)]),
     )
 
     async def run_status(a: dict, ctx: Any) -> R.Result:

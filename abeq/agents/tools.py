@@ -148,6 +148,7 @@ class Tools:
             message=f"run {run_id} started (round {rnd}, {len(ts.cases)} cases); read it with run_status "
             "and report",
             estimate=est,
+            warnings=prepared.warnings,
         )
 
     def _work(self, prepared, run_id: int, on_progress) -> None:

@@ -158,6 +158,9 @@ def _gate(args, repo, revs, found, project, pr) -> int:
     try:
         decisions = _decisions(repo, revs, project, store)
         prepared = prepare(repo, revs, found, store, settings_for(args), decisions, args.shard)
+        for pl in prepared:  # what `abeq run` warns of, per document (min_judge_recall, coverage, …)
+            for w in pl.prepared.warnings if pl.prepared is not None else ():
+                print(f"warning: {pl.target.path}: {w}", file=sys.stderr)
         from ..execution.engine import Stop
 
         stop = Stop()

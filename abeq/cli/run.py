@@ -122,12 +122,6 @@ def _run(args, stop) -> int:
     )
     for w in prepared.warnings:
         print(f"warning: {w}", file=sys.stderr)
-    if settings.min_judge_recall is not None:
-        from ..results.reports.agreement import judge_minimum_warning
-
-        low = judge_minimum_warning(prepared.store, prepared.engine.cfg.judge.name, settings.min_judge_recall)
-        if low:
-            print(f"warning: {low}", file=sys.stderr)
     runner_caution(prepared, args.quiet)
     try:
         return execute(prepared, args, stop, "Run the same command again to resume it.")

@@ -7,8 +7,7 @@ import streamlit as st
 
 from ..errors import AbeqError
 from ..execution.options import BY_NAME
-from ..execution.settings import RunSettings
-from ..results.store.store import Store, db_path
+from ..results.store.store import db_path
 from ..vocab import CANCELLING, FINISHED, RUNNING, STOPPED_EARLY, VARIANTS
 from . import links, queries, runs, session, worker
 from .metric import draw
@@ -17,7 +16,7 @@ from .render import md
 from .run_vm import (
     CANCEL_HELP,
     MIN_RECALL_LABEL,
-    judge_recall_warning,
+    Gate,
     open_run_line,
     progress_metrics,
     prompt_cache_text,
@@ -77,6 +76,12 @@ def settings_form(original_name: str) -> None:
         "least this share of regressions and call at most 1 minus it of the pairs that lost nothing "
         "regressed; otherwise, or when never measured, the page warns before you start.",
     )
+    c1.checkbox(
+        "Refuse a judge below the minimum",
+        key="require_judge_recall",
+        help="As `abeq run --require-judge-recall`: Start is refused, rather than warned of, while the "
+        "judge fails the minimum judge recall or was never calibrated.",
+    )
     kind = st.radio(
         "Runner mode", list(MODE_LABELS), format_func=MODE_LABELS.get, key="runner_mode", horizontal=True
     )
@@ -97,10 +102,11 @@ def settings_form(original_name: str) -> None:
     )
 
 
-def judge_warning(store: Store, settings: RunSettings) -> None:
-    """The warning `abeq run --min-judge-recall` prints, before the run starts."""
-    if low := judge_recall_warning(store, settings):
-        st.warning(md(low), icon=":material/gavel:")
+def judge_warning(gate: Gate) -> None:
+    """The warning `abeq run --min-judge-recall` prints, before the run starts (a refusal, when
+    asked for, is among the gate's errors)."""
+    if gate.judge and not gate.judge_refused:
+        st.warning(md(gate.judge), icon=":material/gavel:")
 
 
 def progress_panel(run_id: int, ticking: bool, review_name: str) -> None:

@@ -17,7 +17,6 @@ from ..execution.estimate import describe_estimate, estimate_calls
 from ..execution.preflight import Preflight, preflight, samples_warnings
 from ..execution.settings import RunSettings
 from ..models import DEFAULT_MODEL
-from ..results.reports.agreement import judge_minimum_warning
 from ..results.store.store import Store
 from ..schemas import TransferSet
 from ..sets import confirmation_problem
@@ -48,6 +47,7 @@ STICKY = {
     "runner_cmd_version": "",
     "fail_fast": False,
     "min_judge_recall": 0.0,  # 0: no minimum (as the CLI without --min-judge-recall)
+    "require_judge_recall": False,
 }
 MIN_RECALL_LABEL = "Minimum judge recall"
 THIN = (
@@ -94,16 +94,8 @@ def run_settings(state: Mapping, ts: TransferSet, review_name: str) -> RunSettin
         fail_fast=bool(state["fail_fast"]),
         trust_code=bool(state.get(TRUST_KEY)),
         min_judge_recall=float(state.get("min_judge_recall") or 0) or None,  # 0: no minimum
+        require_judge_recall=bool(state.get("require_judge_recall")),
     )
-
-
-def judge_recall_warning(store: Store, settings: RunSettings) -> str | None:
-    """What `abeq run --min-judge-recall` warns before a run, for the judge the form names (None when
-    no minimum is set or the judge's measured recall and false-regression rate both meet it)."""
-    if not settings.min_judge_recall:
-        return None
-    judge = settings.config(settings.variant or "skill").judge.name
-    return judge_minimum_warning(store, judge, settings.min_judge_recall, asked=MIN_RECALL_LABEL.lower())
 
 
 TRUST_KEY = "trust_code"  # the Run page's box: run the set's code in this run
@@ -117,13 +109,17 @@ class Gate:
     thin: bool
     code: list[CodeItem] = field(default_factory=list)  # the set's scripts
     code_trusted: bool = True  # no scripts, the box ticked, or this code in the user's trust file
+    judge: str = ""  # what the minimum judge recall says of the judge ("": met, or none asked)
+    judge_refused: bool = False  # and the form asked to refuse rather than warn
 
     @property
     def refused(self) -> bool:
-        return bool(self.unconfirmed_why) or self.thin or not self.code_trusted
+        return bool(self.unconfirmed_why) or self.thin or not self.code_trusted or self.judge_refused
 
     def errors(self) -> list[str]:
         out = [THIN] if self.thin else []
+        if self.judge_refused:
+            out.append(md(self.judge) + ", so this run is refused (**Refuse a judge below the minimum**).")
         if not self.code_trusted:
             out.append(
                 f"This set's checks run code on this machine ({len(self.code)} script(s), listed "
@@ -138,18 +134,23 @@ class Gate:
         return out
 
 
-def start_gate(original: Document, ts: TransferSet, settings: RunSettings | None = None) -> Gate:
-    """Whether Start is refused, read from the run's preflight (the one the library runs)."""
+def start_gate(
+    original: Document, ts: TransferSet, settings: RunSettings | None = None, store: Store | None = None
+) -> Gate:
+    """Whether Start is refused, read from the run's preflight (the one the library runs); `store`:
+    where the judge's calibration is read for the minimum judge recall."""
     settings = settings or RunSettings()
     cfg = settings.config(settings.variant or "skill")
-    return gate_of(preflight(original, ts, cfg, labels=DESK_LABELS, models=False))
+    return gate_of(preflight(original, ts, cfg, labels=DESK_LABELS, models=False, store=store))
 
 
 def gate_of(checked: Preflight) -> Gate:
-    """The Run page's words for a preflight: the set's confirmation, thinness and code (a refusal
-    of the models reaches the page when Start is pressed)."""
+    """The Run page's words for a preflight: the set's confirmation, thinness, code and the judge's
+    minimum (a refusal of the models reaches the page when Start is pressed)."""
     thin = not checked.unconfirmed and not checked.coverage.runnable
-    return Gate(checked.unconfirmed, thin, checked.code, checked.code_trusted)
+    return Gate(
+        checked.unconfirmed, thin, checked.code, checked.code_trusted, checked.judge, checked.judge_refused
+    )
 
 
 def code_lines(items: list[CodeItem]) -> list[str]:

@@ -27,6 +27,10 @@ class RunConfig:
     # stop starting cases once one is judged regressed. It changes no result, so it is in no key, and
     # it is not a stored setting: resuming a run it stopped runs the cases it did not start
     fail_fast: bool = False
+    # the judge's calibrated minimum, checked before the run (preflight): it changes no result, so it
+    # is in no key and not stored; a resumed run is not held to it again
+    min_judge_recall: float | None = None
+    require_judge_recall: bool = False  # refuse, not warn, when the judge fails the minimum
     mode: RunnerMode = field(default_factory=RunnerMode)  # chat, tools or an agent command
     # run the set's code (promptfoo python/javascript checks) for this run; and the environment
     # variables that code may read. Neither is stored: a database handed over must not grant them,

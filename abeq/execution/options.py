@@ -143,6 +143,13 @@ OPTIONS: tuple[Option, ...] = (
         metavar="R",
     ),
     Option(
+        "require_judge_recall",
+        bool,
+        False,
+        "refuse the run (before any call, exit code 2) instead of warning when the judge fails "
+        "--min-judge-recall or was never calibrated",
+    ),
+    Option(
         "gate",
         str,
         "compress",

@@ -46,6 +46,9 @@ class Preflight:
     code_trusted: bool = True
     warnings: list[str] = field(default_factory=list)
     cautions: list[str] = field(default_factory=list)
+    # what min_judge_recall says of the judge ("": met, or not asked), and whether it is a refusal
+    judge: str = ""
+    judge_refused: bool = False
 
     def raise_first(self) -> None:
         """Raise the first refusal, if any."""
@@ -61,12 +64,15 @@ def preflight(
     set_path: str | None = None,
     labels: tuple[str, str] = CLI_LABELS,
     models: bool = True,
+    store: Store | None = None,
 ) -> Preflight:
     """Every reason this run would be refused before its first model call, with the coverage and
     warnings; nothing is written. (Review consistency needs the store: the engine checks it.)
     `models=False` leaves out asking whether each model string can be served (for a page that
-    redraws: a hosted model's check imports litellm, seconds)."""
+    redraws: a hosted model's check imports litellm, seconds). `store`: where the judge's
+    calibration is read, for `min_judge_recall` (every door passes the run's own store)."""
     out: list[AbeqError] = []
+    judge_said = judge_minimum(config, store, labels)
     unconfirmed = confirmation_problem(ts, original.hash)
     if unconfirmed:
         out.append(_not_confirmed(unconfirmed, set_path))
@@ -91,6 +97,8 @@ def preflight(
         specs.append((config.judge, labels[1]))
     if models:
         out += model_refusals(*specs)
+    if judge_said and config.require_judge_recall:
+        out.append(InputError(judge_said, hint=JUDGE_HINT))
     return Preflight(
         out,
         cov,
@@ -102,9 +110,32 @@ def preflight(
             *command_notices(config.mode),
             *cov.warnings,
             *samples_warnings(config),
+            *([judge_said] if judge_said and not config.require_judge_recall else []),
         ],
         cautions=cautions(config),
+        judge=judge_said,
+        judge_refused=bool(judge_said) and config.require_judge_recall,
     )
+
+
+JUDGE_HINT = (
+    "Calibrate the judge (abeq calibrate --judge-model MODEL), choose a judge that meets the minimum, "
+    "or lower it."
+)
+
+
+def judge_minimum(config: RunConfig, store: Store | None, labels: tuple[str, str] = CLI_LABELS) -> str:
+    """What `min_judge_recall` says of this run's judge: why it fails the minimum (or was never
+    measured), "" when it meets it or no minimum is set. The one place the setting acts, whichever
+    door started the run (the CLI, the API, the gate, MCP, the desk)."""
+    if config.min_judge_recall is None:
+        return ""
+    from ..results.reports.agreement import judge_minimum_warning
+
+    asked = "minimum judge recall" if labels == DESK_LABELS else "--min-judge-recall"
+    if store is None:
+        return f"judge {config.judge.name}: its calibration was not read (no database), so {asked} is unmet"
+    return judge_minimum_warning(store, config.judge.name, config.min_judge_recall, asked=asked) or ""
 
 
 def samples_notice(n: int) -> list[str]:

@@ -64,6 +64,7 @@ class RunSettings(BaseModel):
     fail_fast: bool = _field("fail_fast")
     review: str | None = _field("review")
     min_judge_recall: float | None = _field("min_judge_recall")
+    require_judge_recall: bool = _field("require_judge_recall")
     gate: Gate = _field("gate")
     runner_mode: RunnerModeName | None = _field("runner_mode")
     runner_cmd: str | None = _field("runner_cmd")
@@ -154,6 +155,8 @@ class RunSettings(BaseModel):
             max_retries=self.max_retries,
             backoff_base=self.backoff_base,
             fail_fast=self.fail_fast,
+            min_judge_recall=self.min_judge_recall,
+            require_judge_recall=self.require_judge_recall,
             mode=self.mode(),
             trust_code=self.trust_code,
             unsandboxed=self.unsandboxed,
@@ -188,6 +191,7 @@ class RunSettingsArgs(TypedDict, total=False):
     fail_fast: bool
     review: str | None
     min_judge_recall: float | None
+    require_judge_recall: bool
     gate: Gate
     runner_mode: RunnerModeName | None
     runner_cmd: str | None

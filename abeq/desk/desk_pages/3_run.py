@@ -36,9 +36,9 @@ settings = run_vm.run_settings(st.session_state, ts, review["name"])
 # the same estimate the CLI prints: the cache is consulted for the teacher's transcripts
 for line in run_vm.estimate_lines(store, original, candidate, ts, settings):
     st.caption(line)
-judge_warning(store, settings)
 # the box below is in `settings` (trust_code)
-gate = run_vm.start_gate(run_vm.stored_document(store, original), ts, settings)
+gate = run_vm.start_gate(run_vm.stored_document(store, original), ts, settings, store)
+judge_warning(gate)
 if gate.code:  # the set's own scripts: they run on this machine only when a person says so
     with st.container(border=True):
         st.markdown(f"**This set's checks run code on this machine** ({len(gate.code)} script(s))")
