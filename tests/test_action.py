@@ -176,7 +176,8 @@ def test_the_steps_run_with_the_github_variables_set(repo, tmp_path):  # noqa: F
         }
         ctx = {
             "inputs.base": "",
-            "inputs.db": str(tmp_path / "abeq-gate.db"),
+            "inputs.db": "",  # the default: under the runner's temporary folder, outside the checkout
+            "runner.temp": str(tmp_path),
             "inputs.args": "--quiet",
             "inputs.python-version": "3.11",
             "github.action_path": str(ROOT),

@@ -18,14 +18,20 @@ def register(sub) -> None:
         help="the pull-request gate: each changed document in abeq.toml, base against head",
         description="Runs every document abeq.toml names whose content changed between the merge base of "
         "--base and --head (an @imported file or a file of a skill's folder counts): original = the base's, "
-        "candidate = the head's, over the head's transfer set. Exit codes as `abeq run`: 0 pass (or nothing "
-        "changed), 1 a case regressed, 2 bad input, 3 a case errored.",
+        "candidate = the head's, over the base's cases and those the head adds (a renamed document is "
+        "followed). Exit codes as `abeq run`: 0 pass (or nothing changed), 1 a case regressed or a listed "
+        "document was deleted, 2 bad input or a change the runner cannot see, 3 a case errored.",
     )
     g.add_argument(
         "--base", default=None, help="the revision the pull request merges into (e.g. origin/main)"
     )
     g.add_argument("--head", default="HEAD", help="the pull request's revision (default HEAD)")
-    g.add_argument("--db", default=None, help="sqlite file (default: $ABEQ_DB or ./abeq.db)")
+    g.add_argument(
+        "--db",
+        default=None,
+        help="sqlite file (default: $ABEQ_DB or ./abeq.db), outside the checkout or git-ignored: a store "
+        "the pull request could have committed is refused",
+    )
     g.add_argument("--config", default="abeq.toml", help="the project file, from the repository root")
     g.add_argument("--out", default=None, help="write every document's result as one JSON here")
     g.add_argument("--markdown", default=None, help="write the gate's Markdown report (the comment) here")
@@ -86,7 +92,9 @@ def cmd_gate(args) -> int:
     if not args.base:
         raise InputError("abeq gate needs --base REV", hint="e.g. abeq gate --base origin/main")
     check_outputs(args, GATE_OUTPUTS)
-    from ..gate.changes import CHANGED, read_project, revisions, targets
+    from ..gate.changes import CHANGED, REMOVED, read_project, revisions, targets
+    from ..gate.comment import headline
+    from ..gate.run import removals
     from ..git_source import Repo
 
     pr = _pull_request() if args.github else None
@@ -107,7 +115,8 @@ def cmd_gate(args) -> int:
     revs = revisions(repo, args.base, args.head)
     # the base's abeq.toml decides what is gated and how (a pull request cannot loosen its own gate);
     # a repository adopting abeq has none at the base yet: then the head's
-    project = read_project(repo, revs.base, args.config) or read_project(repo, revs.head, args.config)
+    from_base = read_project(repo, revs.base, args.config)
+    project = from_base or read_project(repo, revs.head, args.config)
     if project is None:
         raise InputError(
             f"{args.config} does not exist at {args.base} or {args.head}",
@@ -115,25 +124,31 @@ def cmd_gate(args) -> int:
         )
     found = targets(repo, revs, project)
     changed = [t for t in found if t.state == CHANGED]
+    # a document the pull request deletes fails while the base's abeq.toml lists it
+    removed = removals(found) if from_base is not None else []
     if not changed:
         from ..gate.comment import render
         from ..gate.run import GateResult
 
-        new = [t.path for t in found if t.state != "unchanged"]
+        new = [t.path for t in found if t.state != "unchanged" and t.state != REMOVED]
+        gone = [t.path for t in found if t.state == REMOVED]
         line = (
             f"abeq gate: no configured document changed between {revs.base[:12]} and {revs.head[:12]} "
             f"({len(found)} configured"
-            + (f"; new or removed, not gated: {', '.join(new)}" if new else "")
+            + (f"; new, not gated: {', '.join(new)}" if new else "")
+            + (f"; removed by this pull request: {', '.join(gone)}" if gone else "")
             + ")"
         )
-        print(line)
-        result = GateResult(revs, found, [])
+        result = GateResult(revs, found, removed)
+        print(line, file=sys.stderr if removed else sys.stdout)
+        for o in removed:
+            print(headline(o, None, markdown=False), file=sys.stderr)
         _write(args, result, None, render(result, None, limit=None))
         if pr is not None:  # an earlier push's comment must not stand for this one
-            _publish(pr, render(result, None, note=line), create=False)
-        return EXIT_PASS
+            _publish(pr, render(result, None, note=line), create=bool(removed))
+        return result.exit_code
     try:
-        return _gate(args, repo, revs, found, project, pr)
+        return _gate(args, repo, revs, found, project, pr, removed)
     except AbeqError as e:  # a refusal (an unconfirmed set, a bad model string) is said on the PR too
         if pr is not None:
             from ..gate.comment import refusal
@@ -148,12 +163,13 @@ def _pull_request():
     return github.pull_request()
 
 
-def _gate(args, repo, revs, found, project, pr) -> int:
+def _gate(args, repo, revs, found, project, pr, removed) -> int:
     from ..gate import comment
     from ..gate.run import GateResult, prepare, run_all, shares_landed
     from ..results.store.store import open_store
     from .run import on_signals
 
+    untracked_store(repo, revs, args.db)
     store = open_store(args.db)
     try:
         decisions = _decisions(repo, revs, project, store)
@@ -171,16 +187,58 @@ def _gate(args, repo, revs, found, project, pr) -> int:
             if landed is None:
                 return _share_stored(args.shard, prepared, store)
             outcomes = landed
-        result = GateResult(revs, found, outcomes)
+        result = GateResult(revs, found, [*outcomes, *removed])
         body = comment.render(result, store)
         _write(args, result, store, comment.render(result, store, limit=None))
-        for o in outcomes:
+        for o in result.outcomes:
             print(comment.headline(o, store, markdown=False), file=sys.stderr)
         if pr is not None:
             _publish(pr, body)
         return result.exit_code
     finally:
         store.close()
+
+
+def untracked_store(repo, revs, db: str | None) -> None:
+    """Refuse a store the pull request could have written: one git tracks at the head, or one inside
+    the work tree that git does not ignore (a checkout writes only tracked files; an ignored one was
+    written on this machine). A store holds trusted state (cached verdicts, reviewers' decisions):
+    committed in a pull request, it would pass the PR's regression with no model call."""
+    import os
+    import subprocess
+
+    from ..errors import InputError
+    from ..results.store import postgres
+    from ..results.store.store import db_path
+
+    path = db_path(db)
+    if postgres.is_url(path):
+        return
+    roots = dict.fromkeys((str(repo.root), os.path.realpath(repo.root)))
+    inside = [
+        os.path.relpath(p, r).replace(os.sep, "/")
+        for p in dict.fromkeys((os.path.abspath(path), os.path.realpath(path)))
+        for r in roots
+        if p.startswith(r + os.sep)
+    ]
+    said = f"--db {path}" if db else f"the store {path} ($ABEQ_DB, else ./abeq.db)"
+    fix = (
+        "keep the gate's store outside the checkout (the Action keeps it under $RUNNER_TEMP), "
+        "or use a shared PostgreSQL store"
+    )
+    head = repo.tree(revs.head)
+    for rel in dict.fromkeys(inside):
+        if any(rel + end in head for end in ("", "-wal", "-shm", "-journal")):
+            raise InputError(
+                f"{said}: git tracks {rel} at {revs.head_rev}, so the pull request could have written it "
+                f"(cached verdicts, reviewers' decisions); {fix}"
+            )
+        check = ["git", "check-ignore", "-q", "--", rel]
+        if subprocess.run(check, cwd=repo.root, capture_output=True, check=False).returncode != 0:
+            raise InputError(
+                f"{said}: it lies inside the repository's work tree and git does not ignore it, so a pull "
+                f"request could commit it; {fix}"
+            )
 
 
 def _share_stored(shard: tuple[int, int], planned, store) -> int:

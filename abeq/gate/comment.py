@@ -29,6 +29,19 @@ def headline(o: Outcome, store, *, markdown: bool = True) -> str:
     def esc(text: str) -> str:
         return md_escape(text, True) if markdown else text
 
+    def strong(word: str) -> str:
+        return f"**{word}**" if markdown else word
+
+    t = o.target
+    if t.not_judged:
+        said = [f"{strong('INCOMPLETE')} {esc(t.path)}", f"not judged: {esc(t.not_judged)}"]
+        return " · ".join([*said, *what_changed(t, esc)])
+    if t.state == REMOVED:
+        return (
+            f"{strong('FAIL')} {esc(t.path)} · removed by this pull request while the base's abeq.toml "
+            "lists it: its cases would no longer be checked (drop it from abeq.toml on the base branch "
+            "first)"
+        )
     n = o.counts()
     (oc, cc), (ot, ct) = o.sizes, o.tokens
     saved = ot - ct
@@ -40,7 +53,8 @@ def headline(o: Outcome, store, *, markdown: bool = True) -> str:
     ratio = round(cc / oc, 2) if oc else 0
     word = "PASS" if o.exit == 0 else "FAIL" if o.exit == 1 else "INCOMPLETE"
     parts = [
-        (f"**{word}**" if markdown else word) + f" {esc(o.target.path)}",
+        strong(word) + f" {esc(t.path)}" + (f" (renamed from {esc(t.base_path)})" if t.base_path else ""),
+        *what_changed(t, esc),
         f"{tokens}, size ratio {ratio}",
         f"{n[EQUIVALENT]} equivalent, {n['diverged']} diverged, {n['regressed']} regressed, "
         f"{n['errored']} errored",
@@ -56,6 +70,37 @@ def headline(o: Outcome, store, *, markdown: bool = True) -> str:
     if reviewed:
         parts.append(f"{reviewed} decided by a reviewer")
     return " · ".join(parts)
+
+
+def what_changed(t, esc) -> list[str]:
+    """What the pull request changed beside the document's text, for its headline: the cases of its
+    set (by id) and the files the candidate drops or renames."""
+    out = []
+    sc = t.set_changes
+    if any(sc.values()):
+        said = []
+        if sc.get("removed"):
+            said.append(f"removed {', '.join(sc['removed'])} (still run as the base has them)")
+        if sc.get("changed"):
+            said.append(f"changed {', '.join(sc['changed'])} (run as the base has them)")
+        if sc.get("added"):
+            said.append(f"added {', '.join(sc['added'])}")
+        out.append(esc("this pull request changed the set: " + "; ".join(said)))
+    if t.dropped or t.renamed:
+        said = []
+        if t.dropped:
+            said.append(f"drops {', '.join(t.dropped)}")
+        if t.renamed:
+            said.append(f"renames {', '.join(f'{a} → {b}' for a, b in t.renamed)}")
+        out.append(esc("the candidate " + " and ".join(said)))
+    return out
+
+
+def _changed_files(t) -> str:
+    """The changed files of a document, under its headline."""
+    if not t.changed_files:
+        return ""
+    return f"  - changed files: {md_escape(', '.join(t.changed_files), True)}\n"
 
 
 def _decided_block(d: dict) -> str:
@@ -99,13 +144,14 @@ def render(result: GateResult, store, *, note: str = "", limit: int | None = LIM
     if note:
         lines += [md_escape(note), ""]
     head = "\n".join(lines) + "\n"
-    blocks = [f"- {headline(o, store)}\n" for o in gated]
+    blocks = [f"- {headline(o, store)}\n" + _changed_files(o.target) for o in gated]
+    judged = {id(o.target) for o in gated}
     for t in result.targets:
         if t.state == NEW:
             blocks.append(
                 f"- {md_escape(t.path, True)}: new in this pull request, not gated (no base version)\n"
             )
-        elif t.state == REMOVED:
+        elif t.state == REMOVED and id(t) not in judged:
             blocks.append(f"- {md_escape(t.path, True)}: removed by this pull request, not gated\n")
     unchanged = sum(t.state not in (CHANGED, NEW, REMOVED) for t in result.targets)
     if unchanged:

@@ -1,5 +1,5 @@
 """`abeq gate`: each changed document run as original = the base's, candidate = the head's, over the
-head's transfer set, in one store; one combined outcome.
+base's cases and those the head adds, in one store; one combined outcome.
 
 Everything that can be refused is refused for every document before the first model call (a set
 the pull request changed without a confirmation for its new content, a missing set, a bad model
@@ -8,13 +8,14 @@ string), so a gate never spends money on half its documents and then stops.
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import AbeqError, InputError, NotConfirmedError
 from ..git_source import Repo
 from ..vocab import DIVERGED, EQUIVALENT, FINISHED, REGRESSED
-from .changes import CHANGED, Revisions, Target
+from .changes import CHANGED, REMOVED, Revisions, Target
 
 EXIT_ORDER = (2, 3, 1, 0)  # which document's exit code the gate's is: bad input first, then errors
 
@@ -66,8 +67,18 @@ class GateResult:
         for t in self.targets:
             o = next((o for o in self.outcomes if o.target is t), None)
             entry: dict[str, Any] = {"path": t.path, "state": t.state, "transfer_set": t.transfer_set}
+            if t.base_path:
+                entry["renamed_from"] = t.base_path
             if t.state == CHANGED:
                 entry["changed_files"] = t.changed_files
+                entry["dropped_files"] = t.dropped
+                entry["renamed_files"] = [list(r) for r in t.renamed]
+            if t.set_changes:
+                entry["set_changes"] = t.set_changes
+            if t.not_judged:
+                entry["not_judged"] = t.not_judged
+            if o and o.report is None and not o.decided:
+                entry.update(exit_code=o.exit, passed=o.passed)
             if o and o.decided:
                 entry["decided"] = o.decided
             if o and o.report is None and o.decided:
@@ -134,8 +145,10 @@ def prepare(
     decisions=None,
     shard: tuple[int, int] | None = None,
 ):
-    """Every changed document's run prepared (stored, nothing called), or the first refusal. A case
-    a reviewer decided for the same original, candidate and case content is left out of the run.
+    """Every changed document's run prepared (stored, nothing called), or the first refusal. The
+    cases are the base's set and the head's (`cases_to_run`): a pull request can add cases, never
+    drop or weaken one. A case a reviewer decided for the same original, candidate and case content
+    is left out of the run; a change the runner mode cannot see is not judged (`unseen`).
     `shard` (k, n): this process runs its share of each document's cases (`abeq gate --shard k/n`),
     each run shared with the other shards' processes (found by its settings, as `abeq run --shard`)."""
     from ..api import document, prepare_run, transfer_set
@@ -149,19 +162,32 @@ def prepare(
         if t.state != CHANGED:
             continue
         set_name = f"git:{revs.head_rev}:{t.transfer_set}"
-        if t.transfer_set not in repo.tree(revs.head):
+        head_has, base_has = (
+            t.transfer_set in repo.tree(revs.head),
+            t.original_set in repo.tree(revs.base),
+        )
+        if not head_has and not base_has:
             raise InputError(
                 f"the transfer set of {t.path} does not exist at {revs.head_rev}",
                 path=t.transfer_set,
                 hint="Write and confirm its cases (abeq draft-set, abeq check-set --confirm), or fix "
                 "transfer_set in abeq.toml.",
             )
-        orig = document(f"git:{revs.base}:{t.path}", "original")
+        orig = document(f"git:{revs.base}:{t.original_path}", "original")
         variant = t.entry.settings.get("variant") or detect_variant(orig.name)
-        cand = document(f"git:{revs.head}:{t.path}", "candidate", variant == "instruction-file")
-        ts = transfer_set(f"git:{revs.head}:{t.transfer_set}")
-        set_confirmation(ts, t, orig.hash, cand.hash, set_name)
         settings = settings_for(t.entry.settings)  # a RunSettings
+        t.not_judged = unseen(t, settings.config(variant).mode.kind, variant)
+        if t.not_judged:  # no call: a verdict on what the runner never saw would be a guess
+            planned.append(Planned(t, None, orig, orig, []))
+            continue
+        cand = document(f"git:{revs.head}:{t.path}", "candidate", variant == "instruction-file")
+        head_ts = transfer_set(f"git:{revs.head}:{t.transfer_set}") if head_has else None
+        base_ts = transfer_set(f"git:{revs.base}:{t.original_set}") if base_has else None
+        if head_ts is not None:
+            set_confirmation(head_ts, t, orig.hash, cand.hash, set_name)
+        ts, t.set_changes = cases_to_run(base_ts, head_ts)
+        if settings.trust_code:
+            trusted_code_only(repo, revs, t, ts, base_ts)
         decided = []
         for c in ts.cases:
             if d := decisions.for_case(orig.hash, cand.hash, c):
@@ -187,13 +213,92 @@ def prepare(
                 e.message = f"{t.path}: {e.message}"
                 raise
             p.engine.sources = {
-                "original": f"git:{revs.base}:{t.path}",
+                "original": f"git:{revs.base}:{t.original_path}",
                 "candidate": f"git:{revs.head}:{t.path}",
-                "transfer_set": f"git:{revs.head}:{t.transfer_set}",
+                "transfer_set": f"git:{revs.head}:{t.transfer_set}"
+                if head_has
+                else f"git:{revs.base}:{t.original_set}",
             }
+            if head_has and base_has and any(t.set_changes.values()):
+                p.engine.sources["base_transfer_set"] = f"git:{revs.base}:{t.original_set}"
             store.log.update_run(p.run_id, config=_with_sources(store, p))
         planned.append(Planned(t, p, orig, cand, decided))
     return planned
+
+
+def unseen(t: Target, mode: str, variant: str) -> str:
+    """Why a change is not judged ("" when it is): a chat runner is shown a skill's SKILL.md alone,
+    so a change to any other file of its folder never reaches the model."""
+    if variant != "skill" or mode != "chat":
+        return ""
+    folder = posixpath.dirname(t.path)
+    skill_md = {t.path, t.original_path}
+    hidden = [posixpath.relpath(f, folder or ".") for f in t.changed_files if f not in skill_md]
+    if not hidden:
+        return ""
+    return (
+        f'{", ".join(hidden)} changed, a chat runner sees SKILL.md alone — set runner_mode = "tools" '
+        "or an agent command for it"
+    )
+
+
+def _case_content(case) -> str:
+    """What a run of a case depends on, as the set's hash counts it (its id, type and sections too)."""
+    import json
+
+    from ..sets.confirmation import case_identity
+
+    body = {**case.model_dump(include={"id", "type", "exercises_sections"}), **case_identity(case)}
+    return json.dumps(body, sort_keys=True, ensure_ascii=False)
+
+
+def cases_to_run(base, head) -> tuple[Any, dict[str, list[str]]]:
+    """The cases a gate runs: the base's set, each case in its base form, and the cases the head adds;
+    with the ids the pull request added, removed and changed. A case the pull request removes or
+    edits still runs as the base has it: the set's author could otherwise drop the very case that
+    catches their regression and confirm the weaker set themselves. The removal takes effect once
+    merged."""
+    if base is None:  # a set new in this pull request: nothing of the base's to keep
+        return head, {}
+    if head is None:
+        return base, {"added": [], "removed": [c.id for c in base.cases], "changed": []}
+    was = {c.id: c for c in base.cases}
+    now = {c.id: c for c in head.cases}
+    added = [c for c in head.cases if c.id not in was]
+    changes = {
+        "added": [c.id for c in added],
+        "removed": [i for i in was if i not in now],
+        "changed": [i for i in was if i in now and _case_content(was[i]) != _case_content(now[i])],
+    }
+    return base.model_copy(update={"cases": [*base.cases, *added]}), changes
+
+
+def trusted_code_only(repo: Repo, revs: Revisions, t: Target, ts, base_ts) -> None:
+    """`abeq gate --trust-code` trusts the code the base already holds, byte for byte: the pull
+    request's author wrote any other, and a gate must not run it with the CI's secrets. New or
+    changed code is refused naming the set file's line."""
+    from ..execution.checks.code_trust import code_items
+
+    def key(i) -> tuple[str, str, str]:
+        return (i.language, i.file, i.code)
+
+    known = {key(i) for i in code_items(base_ts)} if base_ts is not None else set()
+    text = ""
+    if t.transfer_set in repo.tree(revs.head):
+        text = repo.read(revs.head, t.transfer_set).decode("utf-8", errors="replace")
+    new = [i for i in code_items(ts, text=text) if key(i) not in known]
+    if new:
+        i = new[0]
+        at = f"{t.transfer_set}:{i.line}" if i.line else t.transfer_set
+        more = f" (and {len(new) - 1} more)" if len(new) > 1 else ""
+        raise InputError(
+            f"{at}: case {i.case_id}, check {i.check}: this {i.language} {i.role}"
+            + (f" ({i.file})" if i.file else "")
+            + f" is new or changed in this pull request{more}; abeq gate --trust-code trusts only code "
+            f"byte-identical at the merge base ({revs.base[:12]})",
+            hint="Run the gate without --trust-code (the set's code is then refused unless you trusted "
+            "it on this machine), or merge the code after review first.",
+        )
 
 
 def _with_sources(store, p) -> str:
@@ -220,6 +325,8 @@ def outcome(pl: Planned, rr) -> Outcome:
     from ..results.reports.report import exit_code, gate_result
 
     t, p = pl.target, pl.prepared
+    if t.not_judged:  # exit 2: the gate could not judge this change as abeq.toml configures it
+        return Outcome(t, exit=2, passed=False)
     gate = t.entry.settings.get("gate", "compress")
     lost = any(d["verdict"] == REGRESSED for d in pl.decided)
     code, passed, calls = 1 if lost else 0, not lost, {}
@@ -238,6 +345,12 @@ def outcome(pl: Planned, rr) -> Outcome:
         calls,
         pl.decided,
     )
+
+
+def removals(targets: list[Target]) -> list[Outcome]:
+    """A configured document the pull request deletes fails (exit 1): every case it passed is lost.
+    The base's abeq.toml must stop listing it first (read at the base, the pull request cannot)."""
+    return [Outcome(t, exit=1, passed=False) for t in targets if t.state == REMOVED]
 
 
 def shares_landed(planned: list[Planned], store) -> list[Outcome] | None:

@@ -54,10 +54,10 @@ class CodeItem:
         return out
 
 
-def code_items(ts: TransferSet, set_path: str | None = None) -> list[CodeItem]:
-    """Every script the set's checks would run, in case and check order; with the set file's path,
-    each names the line where it stands."""
-    text = _set_text(set_path)
+def code_items(ts: TransferSet, set_path: str | None = None, *, text: str | None = None) -> list[CodeItem]:
+    """Every script the set's checks would run, in case and check order; with the set file's path
+    (or its `text`, read elsewhere: at a git revision), each names the line where it stands."""
+    text = _set_text(set_path) if text is None else text
     out: list[CodeItem] = []
     for case in ts.cases:
         out += _case_items(case, text)
