@@ -74,8 +74,9 @@ def test_each_reviewer_has_progress_agreement_and_kappa(store, run):
     table = {r["reviewer"]: r for r in per_reviewer(case_rows(store, run), _assigned(store, run))}
     ana, bo, carl = table["ana"], table["bo"], table["carl"]
     assert (ana["assigned"], ana["reviewed"], ana["left"], ana["acted"]) == (3, 2, 1, 2)
-    assert (bo["assigned"], bo["reviewed"], bo["left"]) == (3, 2, 1)  # carl's counts as done
-    assert (carl["assigned"], carl["acted"], carl["raw_agreement"]) == (0, 1, 1.0)
+    # carl's counts as done, by someone else: in neither bo's figures nor his own (issue 46)
+    assert (bo["assigned"], bo["reviewed"], bo["by_others"], bo["left"]) == (3, 1, 1, 1)
+    assert (carl["assigned"], carl["acted"], carl["elsewhere"], carl["raw_agreement"]) == (0, 0, 1, None)
     # ana: judge said regressed twice; she agreed once and said equivalent once: kappa is 0, unstable
     assert ana["raw_agreement"] == 0.5 and ana["kappa"] == 0.0
     assert "the judge gave every reviewed case one verdict" in ana["kappa_note"]

@@ -123,7 +123,13 @@ def cmd_history(args) -> int:
 
 
 def cmd_stats(args) -> int:
-    from ..results.reports.agreement import aa_rates, check_witness, judge_agreement, judge_calibration
+    from ..results.reports.agreement import (
+        aa_rates,
+        check_witness,
+        judge_agreement,
+        judge_calibration,
+        kappa_text,
+    )
 
     store = existing_store(args.db)
     agree, aa, witness = judge_agreement(store), aa_rates(store), check_witness(store)
@@ -145,7 +151,7 @@ def cmd_stats(args) -> int:
         else "no reviewed cases yet (abeq agree and abeq override record reviews)"
     )
     for a in agree:
-        k = "n/a" if a["kappa"] is None or a["kappa_note"] else f"{a['kappa']:.2f}"
+        k = "n/a" if a["kappa"] is None or a["kappa_note"] else kappa_text(a["kappa"], "", a["reviewed"])
         print(
             f"  {a['judge_model']}: {a['reviewed']} reviewed ({a['agreed']} agreed, {a['overridden']} "
             f"overridden), raw agreement {a['raw_agreement']:.0%}, "
@@ -276,9 +282,9 @@ def cmd_assign(args) -> int:
     print(f"run {args.run_id}: {len(assigned)} of {total} cases assigned")
     if table:
         print(f"{'reviewer':<20} {'assigned':>8} {'reviewed':>8} {'left':>5} {'agreement':>9}  kappa")
-    for r in table:
+    for r in table:  # each reviewer's figures from their own actions on their own cases
         agree = "-" if r["raw_agreement"] is None else f"{r['raw_agreement']:.0%}"
-        k = kappa_text(r["kappa"], r["kappa_note"])
+        k = kappa_text(r["kappa"], r["kappa_note"], r["acted"])
         print(
             f"{r['reviewer'][:20]:<20} {r['assigned']:>8} {r['reviewed']:>8} {r['left']:>5} {agree:>9}  {k}"
             + (f" ({r['kappa_note']})" if r["kappa_note"] else "")

@@ -17,6 +17,14 @@ from abeq.results.store.store import db_shown
 st.set_page_config(
     page_title="abeq review desk", page_icon=str(session.FAVICON), layout="wide", initial_sidebar_state=240
 )
+# The frame's spacing, for a 1024x768 screen: Streamlit's 6rem above the title (its empty header
+# bar is 3.75rem) pushed the case's input below the first screen; a badge wraps instead of being cut.
+st.html(
+    "<style>[data-testid=stMainBlockContainer]{padding-top:3.75rem}"
+    "[data-testid=stMainBlockContainer] h1{font-size:2rem;padding:0 0 .5rem}"
+    ".stMarkdownBadge{white-space:normal!important;overflow:visible!important;"
+    "text-overflow:clip!important;height:auto!important}</style>"
+)
 if not access.admitted(st.query_params, st.session_state):  # `abeq app`'s launch token, before anything
     st.error(access.REFUSED)
     st.stop()
@@ -75,6 +83,16 @@ with st.sidebar:
         )
         if me.via == "sign-in":
             st.button("Log out", icon=":material/logout:", on_click=st.logout)
+    else:  # who acts: on every page, at the top (the first screen at 1024x768), kept as it is typed
+        ss.setdefault("ov_reviewer", ss.get(session.REVIEWER_KEY, ""))
+        st.text_input(
+            "Reviewer (your name, kept with every action)",
+            key="ov_reviewer",
+            on_change=session.name_typed,
+            args=(ss,),
+        )
+        if warning := session.same_name_elsewhere(ss):
+            st.warning(warning, icon=":material/group:")
     st.selectbox(
         "Review",
         list(names),
@@ -117,7 +135,16 @@ current = session.current_review(store, ss)
 if current:  # the picker's choice, in the URL (a reload or a copied link opens the same review)
     links.publish(q, ss, "review", current["name"])
 if pg.url_path != "review":  # Review says it about the run it shows, with the counts of its headline
-    st.info(session.next_step(store, current, ss), icon=":material/arrow_forward:")
-if tiny and pg.url_path not in ("run", "compare"):
+    # read again every few seconds while a run of the review runs: "no run yet" or "Run 11 finished"
+    # must not stand beside a run that started since
+    running = bool(current) and session.review_running(store, current)
+
+    @st.fragment(run_every=2.0 if running else None)
+    def next_step_line() -> None:
+        st.info(session.next_step(session.open_store(), current, ss), icon=":material/arrow_forward:")
+
+    next_step_line()
+# Review and History show runs: the caution goes beside a run made with the model, not beside all
+if tiny and pg.url_path not in ("run", "compare", "review", "history"):
     tiny_note.caption(f"The model preselected on **Run**: {PROVIDERS['local'].caution}")
 pg.run()

@@ -13,9 +13,9 @@ from . import session
 from .render import error_md, md
 
 
-def loader(which: str, review: dict) -> tuple[str, str, dict] | None:
+def loader(which: str, review: dict) -> tuple[str, str, dict, str] | None:
     """Upload, paste, path (or, for a candidate, a bundled example); (name, text, a skill's other
-    files) once loaded: only a path brings a skill's folder."""
+    files, where it came from) once loaded: only a path brings a skill's folder."""
     modes = ["Upload", "Paste", "Path"] + (["Bundled example"] if which == "candidate" else [])
     mode = st.radio("Load by", modes, horizontal=True, key=f"{which}_mode")
     if mode == "Upload":
@@ -25,7 +25,7 @@ def loader(which: str, review: dict) -> tuple[str, str, dict] | None:
         if f is not None and st.session_state.get(seen) != f.file_id:
             st.session_state[seen] = f.file_id
             try:
-                return file_name(f.name), f.getvalue().decode("utf-8-sig"), {}
+                return file_name(f.name), f.getvalue().decode("utf-8-sig"), {}, "uploaded"
             except UnicodeDecodeError:
                 raise InputError(
                     "the file is not valid UTF-8", path=f.name, hint="Re-save it as UTF-8."
@@ -36,7 +36,7 @@ def loader(which: str, review: dict) -> tuple[str, str, dict] | None:
         )
         text = st.text_area("Text", height=220, key=f"{which}_text")
         if st.button("Load text", key=f"{which}_load_text"):
-            return file_name(name.strip() or f"{which}.md", "the file name"), text, {}
+            return file_name(name.strip() or f"{which}.md", "the file name"), text, {}, "pasted"
     elif mode == "Path":
         path = st.text_input(
             "Path on this machine",
@@ -50,7 +50,7 @@ def loader(which: str, review: dict) -> tuple[str, str, dict] | None:
                 path.strip(), which, follow_imports=vm.follow_imports(which, review["variant"])
             )
             st.session_state[f"{which}_import_notes"] = list(doc.notes)
-            return doc.name, doc.text, doc.folder
+            return doc.name, doc.text, doc.folder, vm.source_of(path.strip())
     else:
         pick = st.selectbox(
             "Example candidate",
@@ -60,7 +60,7 @@ def loader(which: str, review: dict) -> tuple[str, str, dict] | None:
         )
         if st.button("Load example", key="load_example") and pick is not None:
             doc = load_document(session.EXAMPLE_DIR / session.EXAMPLE_CANDIDATES[pick], which)
-            return doc.name, doc.text, doc.folder
+            return doc.name, doc.text, doc.folder, f"bundled example {session.EXAMPLE_CANDIDATES[pick]}"
     return None
 
 
@@ -73,7 +73,8 @@ def _pick_earlier(review_id: int) -> None:
 def document_column(store, review: dict, which: str, doc: dict | None) -> None:
     """One document: what is loaded (with its imports), earlier candidates, and the loader."""
     st.subheader(which.capitalize())
-    st.caption(md(f"{doc['name']} · sha256 {doc['hash'][:12]}") if doc else f"No {which} loaded yet.")
+    # the name and place this review loaded it from (the same text may be stored under another name)
+    st.caption(vm.loaded_said(store, review, which, doc) if doc else f"No {which} loaded yet.")
     if doc:
         if said := vm.imports_said(doc):
             getattr(st, said[0])(said[1])

@@ -54,6 +54,27 @@ def follow_imports(which: str, review_variant: str) -> bool | None:
     return None if which == "original" else review_variant == "instruction-file" or None
 
 
+def source_of(path: str) -> str:
+    """Where a document given by path came from: git:REV:PATH as given, else the file's absolute path."""
+    from pathlib import Path
+
+    if path.startswith("git:"):
+        return path
+    try:
+        return str(Path(path).expanduser().resolve())
+    except OSError:
+        return path
+
+
+def loaded_said(store, review: dict, which: str, doc: dict) -> str:
+    """ "SKILL.md · sha256 … · from /home/ana/skill/SKILL.md" (Markdown): the name and source this
+    review last loaded the document under, not the name its text was first stored with."""
+    load = store.inputs.loaded_as(doc["hash"], review.get("name"), which)
+    name = load["name"] if load else doc["name"]
+    where = f" · from {load['source']}" if load and load.get("source") else ""
+    return md(f"{name} · sha256 {doc['hash'][:12]}{where}")
+
+
 def earlier_label(d: dict) -> str:
     return f"{d['name']} · {d['hash'][:12]} (run {d['last_run']})"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import time
+from collections import Counter
 
 from ..errors import AbeqError, ReviewConflict
 from ..results.reports import agreement, exports
@@ -59,33 +60,40 @@ def summary(
         for w in check_witness(store)
         if w["judge_model"] == run["judge_model"]
     ]
-    agree = next((a for a in judge_agreement(store) if a["judge_model"] == run["judge_model"]), None)
+    # this run's actions only: the judge's other runs (other sets, other candidates) are not this one
+    agree = next(
+        (a for a in judge_agreement(store, run["id"]) if a["judge_model"] == run["judge_model"]), None
+    )
     t = st.container(horizontal=True, gap="medium", vertical_alignment="bottom")
     t.metric(
-        "Reviewed (this judge)",
+        "Reviewed (this run)",
         agree["reviewed"] if agree else 0,
-        help="Cases reviewed across every run judged by this model: agreed with or overridden.",
+        help="Cases of this run a reviewer agreed with or overrode.",
         width="content",
     )
     t.metric(
         "Agreement",
         f"{agree['raw_agreement']:.0%}" if agree else "—",
-        help="Share of reviewed cases where the reviewer's verdict is the judge's.",
+        help="Share of this run's reviewed cases where the reviewer's verdict is the judge's.",
         width="content",
     )
-    kappa = agreement.kappa_text(agree["kappa"], agree["kappa_note"]) if agree else "—"
+    kappa = agreement.kappa_text(agree["kappa"], agree["kappa_note"], agree["reviewed"]) if agree else "—"
     t.metric(
         "Cohen's κ",
         kappa,
-        help="Agreement between the judge and reviewers beyond chance (1 = perfect; 0 = chance). "
-        "— when undefined (nothing reviewed, or a single verdict on both sides).",
+        help="Agreement between the judge and this run's reviewers beyond chance (1 = perfect; 0 = "
+        f"chance). 'too few' under {agreement.MIN_KAPPA_N} reviewed cases (one more case moves it by "
+        "0.3 or more); — when undefined (nothing reviewed, or a single verdict on both sides).",
         width="content",
     )
     if agree:
+        counts = f"{agree['agreed']} agreed, {agree['overridden']} overridden"
         t.caption(
-            md(f"{run['judge_model']}: {agree['agreed']} agreed, {agree['overridden']} overridden")
+            md(f"{run['judge_model']} in this run: {counts}")
             + "".join(f" · {x}" for x in (agree["kappa_note"], agree["note"]) if x)
         )
+    if caution := session.run_caution(run):  # only beside a run the embedded model made
+        st.caption(md(caution))
     if trust:
         st.caption(" · ".join(trust))
     if rr.overridden:
@@ -142,9 +150,9 @@ def badges(st, row: CaseRow) -> None:
         else:
             st.badge("not reviewed", color="gray")
         if len(set(row.samples)) > 1 and not row.sampling:  # a sampled case's pairs: its rates say
+            split = ", ".join(f"{n} {v}" for v, n in Counter(row.samples).most_common())
             st.badge(
-                f"uncertain: judge samples split {' / '.join(row.samples)} (agreement {row.agreement:.0%})",
-                color="yellow",
+                f"uncertain: judge samples split {split} (agreement {row.agreement:.0%})", color="yellow"
             )
         if row.undecided:
             st.badge("undecided: a lower rate these samples cannot tell from chance", color="yellow")
@@ -308,10 +316,8 @@ def review_form(st, run_id: int, row: CaseRow, goto: str | None) -> None:
         )
         c.button("Keep theirs", key="conflict_keep", on_click=_keep_theirs)
 
-    # One form for both actions: the name typed last goes with the click that follows it (a name
-    # field outside the form commits on blur, and the click that caused the blur was lost).
-    if "ov_reviewer" not in ss:
-        ss["ov_reviewer"] = ss.get("keep:ov_reviewer", "")
+    # One form for both actions. The reviewer's name is the sidebar's (the router draws it on every
+    # page): it is kept, and put in the URL, as it is typed, so a reload keeps it before any action.
     with st.form("review_action", border=True):
         label = f"Agree with the judge: {row.machine_verdict}"
         if row.machine_verdict != row.judge_verdict:  # a lost check made it regressed
@@ -321,6 +327,7 @@ def review_form(st, run_id: int, row: CaseRow, goto: str | None) -> None:
         agree = st.form_submit_button(
             label,
             key="agree",
+            type="primary",  # the usual action; Save override is the secondary one
             icon=":material/done_all:",
             width="stretch",
             help="Accept the judge's verdict: recorded with your name and the time; it counts toward κ. "
@@ -333,13 +340,14 @@ def review_form(st, run_id: int, row: CaseRow, goto: str | None) -> None:
             height=68,
             placeholder="Required to override; a note when you agree. Kept with your name and the time.",
         )
-        save = st.form_submit_button("Save override", type="primary", key="ov_submit", width="stretch")
+        save = st.form_submit_button("Save override", key="ov_submit", width="stretch")
         if signed_in := ss.get(session.SIGNED_IN_KEY):  # the person signed in acts: no name to type
             st.caption(f"Recorded as **{md(signed_in)}** (signed in).")
         else:
-            st.text_input("Reviewer (your name, kept with every action)", key="ov_reviewer")
+            st.caption(
+                f"Recorded as **{md(session.acting_reviewer(ss)) or '(no name)'}** (the sidebar's name)."
+            )
     st.caption(KEYS_HELP)
-    ss["keep:ov_reviewer"] = ss["ov_reviewer"]
     if agree or save:
         if agree:
             _act(run_id, case_id, AGREE, row.machine_verdict, reason, goto)

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Mapping, MutableMapping
 from typing import Any, cast
 
-from ..results.reports.agreement import kappa_text, per_reviewer
+from ..results.reports.agreement import MIN_KAPPA_N, kappa_text, per_reviewer
 from ..results.reports.report import CaseRow, RunReport, actions, machine_rows, report_of, with_actions
 from ..results.store.assigning import assigned_to
 from ..results.store.liveness import ACTIVE
@@ -281,10 +281,21 @@ def team(store: Store, run_id: int, rows: list[CaseRow]) -> tuple[list[dict], st
             "reviewer": r["reviewer"],
             "assigned": r["assigned"],
             "reviewed": r["reviewed"],
+            "by others": r["by_others"],
             "left": r["left"],
+            # a row with nothing of theirs acted on has no figure (not 100% from a teammate's cases)
             "agreement": "—" if r["raw_agreement"] is None else f"{r['raw_agreement']:.0%}",
-            "Cohen's κ": kappa_text(r["kappa"], r["kappa_note"]),
-            "note": r["kappa_note"],
+            "Cohen's κ": kappa_text(r["kappa"], r["kappa_note"], r["acted"]),
+            "note": "; ".join(
+                x
+                for x in (
+                    f"{r['elsewhere']} action(s) on teammates' cases, not counted here"
+                    if r["elsewhere"]
+                    else "",
+                    r["kappa_note"] if r["acted"] >= MIN_KAPPA_N else "",
+                )
+                if x
+            ),
         }
         for r in per_reviewer(rows, assigned)
     ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..api import DESK_LABELS, estimate_run
 from ..documents import Document, detect_variant
@@ -273,3 +274,10 @@ def eta_text(span: tuple[float, float] | None) -> str:
     if hi - lo < 60:  # one reading, or readings within a minute of each other
         return f"about {round((lo + hi) / 120)} min"
     return f"{max(1, int(lo // 60))}–{int(-(-hi // 60))} min"
+
+
+def shown_run(started_here: int | None, latest: Mapping[str, Any] | None) -> int | None:
+    """The run the Run page follows: the newest of the one this session started and the review's
+    latest (a run started since by another desk or a terminal replaces a finished one of ours)."""
+    ids = [i for i in (started_here, (latest or {}).get("id")) if i]
+    return max(ids) if ids else None

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import functools
 import subprocess
+import threading
+import time
+import uuid
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
@@ -117,16 +120,24 @@ def pick_candidate(state: MutableMapping, review_id: int, doc_hash: str) -> None
 
 
 def set_candidate(
-    store: Store, review: dict, state: MutableMapping, name: str, text: str, files: dict | None = None
+    store: Store,
+    review: dict,
+    state: MutableMapping,
+    name: str,
+    text: str,
+    files: dict | None = None,
+    source: str = "pasted",
 ) -> str:
-    """Load a candidate. A skill's candidate with no folder of its own (pasted, uploaded, a lone
-    file) is tested with the original's other files, as on the command line."""
+    """Load a candidate (from `source`: a path, git:REV:PATH, "uploaded", "pasted"). A skill's
+    candidate with no folder of its own (pasted, uploaded, a lone file) is tested with the
+    original's other files, as on the command line."""
     text = normalize_newlines(text)  # a pasted CRLF copy is the same document as the file
     check_document_text(text, name)
     original = store.inputs.document(review["original_hash"]) if review.get("original_hash") else None
     if not files and original and review.get("variant") == "skill":
         files = store.inputs.document_files(original)
     h = store.inputs.put_document(name, text, files)
+    store.inputs.record_load(h, name, source, review["name"], "candidate")
     store.inputs.set_review_candidate(review["id"], h)
     pick_candidate(state, review["id"], h)
     return h
@@ -149,15 +160,18 @@ def refuse_own_database(path: str) -> None:
         )
 
 
-def set_original(store: Store, review: dict, name: str, text: str, files: dict | None = None) -> str:
-    """Load the review's original (a skill with its folder's files, when loaded by path); refused
-    once runs exist (they were judged against the old one)."""
+def set_original(
+    store: Store, review: dict, name: str, text: str, files: dict | None = None, source: str = "pasted"
+) -> str:
+    """Load the review's original (a skill with its folder's files, when loaded by path) from
+    `source`; refused once runs exist (they were judged against the old one)."""
     text = normalize_newlines(text)
     check_document_text(text, name)
     refused = review_refusal(store, review["name"], original_hash=document_hash(text, files), desk=True)
     if refused:
         raise refused
     h = store.inputs.put_document(name, text, files)
+    store.inputs.record_load(h, name, source, review["name"], "original")
     store.inputs.upsert_review(review["name"], h, review["transfer_set_hash"], detect_variant(name))
     return h
 
@@ -233,6 +247,50 @@ def keep_reviewer(params: MutableMapping, state: MutableMapping) -> None:
     links.publish(params, state, links.REVIEWER, reviewer_param(state))
 
 
+def name_typed(state: MutableMapping) -> None:
+    """The sidebar's Reviewer field changed: this session acts under that name from now on (and the
+    router puts it in the URL on this rerun, so a reload keeps it before any action)."""
+    state[REVIEWER_KEY] = str(state.get("ov_reviewer") or "").strip()[:100]
+
+
+# Every desk session open now, per database: its name, so two desks acting under the machine's
+# default name (two browsers of one person, or two people on one token link) are told.
+_DESKS: dict[str, tuple[str, str, str, float]] = {}  # token -> (database, streamlit session, name, seen)
+_DESKS_LOCK = threading.Lock()
+DESK_SEEN_S = 900  # a desk not heard from for this long is gone (without a live Streamlit runtime)
+
+
+def _session_alive(session_id: str) -> bool:
+    from streamlit import runtime
+
+    return not runtime.exists() or runtime.get_instance().is_active_session(session_id)
+
+
+def same_name_elsewhere(state: MutableMapping) -> str:
+    """A warning ('' for none) when another desk open now on this database acts under the same name
+    as this one and that name is the machine's default (`git config user.name`, nobody typed it):
+    their actions and these would read as one person's."""
+    if state.get(SIGNED_IN_KEY):
+        return ""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    token = state.setdefault("desk:token", uuid.uuid4().hex)
+    name, db, now = reviewer(state), db_path(), time.time()
+    with _DESKS_LOCK:
+        _DESKS[token] = (db, ctx.session_id if ctx else "", name, now)
+        for t, (_, sid, _, seen) in list(_DESKS.items()):
+            if now - seen > DESK_SEEN_S or (sid and t != token and not _session_alive(sid)):
+                del _DESKS[t]
+        others = [t for t, (d, _, n, _) in _DESKS.items() if t != token and d == db and n == name]
+    if not others or not name or name != default_reviewer():
+        return ""
+    return (
+        f"Another desk open now also acts as **{md(name)}**, this machine's default name: its actions and "
+        "yours would read as one person's. Type your own name here."
+    )
+
+
 def reviewer_param(state: MutableMapping) -> str | None:
     """The name to carry in a link: None when it is the machine's default (it comes back anyway)
     or the signed-in person's (a sign-in is not passed on by a link)."""
@@ -262,6 +320,20 @@ def tiny_model_chosen(state: MutableMapping, *names: str | None) -> bool:
     if not names:
         names = tuple(state.get(f"keep:{k}") or DEFAULT_MODEL for k in ("runner_model", "judge_model"))
     return any(provider_for((n or "").strip() or DEFAULT_MODEL) is PROVIDERS["local"] for n in names)
+
+
+def run_caution(run: Mapping) -> str:
+    """The embedded model's caution for a run made with it ('' for any other run): said beside
+    that run, never beside runs of other models."""
+    models = (run.get("runner_model"), run.get("judge_model"))
+    if not tiny_model_chosen({}, *(m or "-" for m in models)):
+        return ""
+    return f"Run {run.get('id')} was made with the embedded model: {PROVIDERS['local'].caution}"
+
+
+def review_running(store: Store, review: ReviewRow) -> bool:
+    """Whether a run of the review is running or cancelling now (its process alive)."""
+    return any(live_status(r) in ACTIVE for r in store.log.runs(review["id"]))
 
 
 def next_step(store: Store, review: ReviewRow | None, state: MutableMapping) -> str:

@@ -63,8 +63,12 @@ if st.button("Start run", type="primary", key="start", disabled=gate.refused):
         )
     except AbeqError as e:
         st.error(md(e.render()), icon=":material/block:")
+    else:
+        st.rerun()  # the whole page, the line at its top included, about the run just started
 
-run_id = st.session_state.get(run_key) or (store.log.latest_run(review["id"]) or {}).get("id")
+# the run this desk started, unless a newer one of the review began since (another desk, a terminal):
+# a finished run of this session is not shown while a newer one runs
+run_id = run_vm.shown_run(st.session_state.get(run_key), store.log.latest_run(review["id"]))
 if run_id:
     st.subheader("Progress")
     # this desk's own run thread alive: running, even if its heartbeat is late (a loaded machine)

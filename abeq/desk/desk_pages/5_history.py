@@ -7,6 +7,7 @@ import streamlit as st
 
 from abeq.desk import history_vm as vm
 from abeq.desk import links, session
+from abeq.models.registry import PROVIDERS
 from abeq.results.reports import history
 from abeq.vocab import EQUIVALENT
 
@@ -21,43 +22,33 @@ if not rows:
     st.stop()
 
 who = session.reviewer_param(st.session_state)  # a name typed on this desk goes with the new tabs
-started = {r["id"]: r["started_at"] for r in store.log.runs(review["id"])}
-st.caption("Each run opens on Review (in a new tab) from its link. `abeq history` prints every column.")
-st.dataframe(
-    pd.DataFrame(vm.table(rows, review["name"], started, who)),
-    hide_index=True,
-    width="stretch",
-    column_config={
-        "open": st.column_config.LinkColumn(
-            "open", display_text=r"run=(\d+)", help="Open this run on Review", width=50
-        ),
-        "round": st.column_config.NumberColumn("round", width=50),
-        "candidate": st.column_config.TextColumn("candidate", width=95),
-        "models": st.column_config.TextColumn("models", width=95, help="runner / judge"),
-        "started": st.column_config.TextColumn("started", width=75),
-        "status": st.column_config.TextColumn("status", width=65),
-        "compression": st.column_config.NumberColumn(
-            "size", format="%.2f", help="compression: candidate / original characters", width=45
-        ),
-        EQUIVALENT: st.column_config.NumberColumn("equiv.", help=EQUIVALENT, width=55),
-        "diverged": st.column_config.NumberColumn("diverged", width=65),
-        "regressed": st.column_config.NumberColumn("regressed", width=75),
-        "errored": st.column_config.NumberColumn("errored", width=60),
-        "overridden": st.column_config.NumberColumn("overridden", width=80),
-        "pass": st.column_config.CheckboxColumn("pass", width=40),
-        "directness": st.column_config.TextColumn(
-            "directness", help="mean directness, original → candidate (1-5; 5 = acted at once)", width=80
-        ),
-        "mutation score": st.column_config.NumberColumn(
-            "mutation score",
-            format="percent",
-            help="the set's latest `abeq mutate` with these models",
-            width=95,
-        ),
-    },
+by_id = {r["id"]: r for r in store.log.runs(review["id"])}
+started = {i: r["started_at"] for i, r in by_id.items()}
+st.caption("Each run opens on Review from its link. `abeq history` prints every column.")
+table = vm.table(rows, review["name"], started, who)
+st.html(vm.table_html(table))  # wraps within 1024 px: every name whole, the start's date and time
+tiny = [i for i, r in by_id.items() if session.run_caution(r)]
+if tiny:  # beside the runs the embedded model made, not the others
+    st.caption(
+        f"Run(s) {', '.join(map(str, tiny))} were made with the embedded model: " + PROVIDERS["local"].caution
+    )
+ids = [r["run"] for r in rows]
+label = {
+    r["run"]: f"run {r['run']} · round {r['round'] or '—'} · {r['candidate']} · {vm.models(r)}" for r in rows
+}
+one_id = st.selectbox(
+    "Run in full",
+    ids[::-1],
+    format_func=label.get,
+    key="hist_detail",
+    help="The rest of a run's figures: status, models, size, overrides, directness, mutation score.",
 )
+one = next(r for r in rows if r["run"] == one_id)
+st.dataframe(vm.details(one, started.get(one["run"])), hide_index=True, width="stretch")
 chosen, said, warn = vm.chart_rounds(rows, store)
-latest = pd.DataFrame(chosen).assign(round=lambda d: d["round"].map(lambda r: f"round {r}"))
+latest = pd.DataFrame(chosen).assign(
+    round=lambda d: d["round"].map(lambda r: "no round" if r is None or pd.isna(r) else f"round {int(r)}")
+)
 c1, c2 = st.columns(2)
 with c1:
     st.markdown("**Verdicts per round** (latest run of each round, overrides applied)")
@@ -77,15 +68,11 @@ if warn:
 
 if len(rows) >= 2:
     st.markdown("**Which cases changed verdict between two runs**")
-    ids = [r["run"] for r in rows]
-    label = {
-        r["run"]: f"run {r['run']} · round {r['round']} · {r['candidate']} · {vm.models(r)}" for r in rows
-    }
-    before0, after0 = vm.default_pair(rows)
+    before0, after0 = vm.default_pair(rows, by_id)
     a, b = st.columns(2)
     before = a.selectbox("Before", ids, index=ids.index(before0), format_func=label.get, key="hist_before")
     after = b.selectbox("After", ids, index=ids.index(after0), format_func=label.get, key="hist_after")
-    if warning := vm.pair_warning(rows, before, after):
+    if warning := vm.pair_warning(rows, before, after, by_id):
         st.warning(warning)
     changed = history.changed_verdicts(store, before, after)
     if changed:

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from .report import CaseRow
 
 SMALL_N = 20
+# κ from fewer actions than this swings by ±0.3 or more with one action: shown as "too few", not a number
+MIN_KAPPA_N = 10
 
 
 def cohen_kappa(pairs: list[tuple[str, str]]) -> float | None:
@@ -31,15 +33,18 @@ def cohen_kappa(pairs: list[tuple[str, str]]) -> float | None:
     return round((observed - expected) / (1 - expected), 4)
 
 
-def judge_agreement(store: Store) -> list[dict]:
+def judge_agreement(store: Store, run_id: int | None = None) -> list[dict]:
     """Per judge model: reviewed cases (agreed with or overridden), raw agreement and κ between the
-    judge's verdict and the reviewer's.
+    judge's verdict and the reviewer's; of one run's cases when `run_id` is given (a run's figures
+    are that run's), else over every run.
 
     A reviewed case is one a reviewer acted on: **Agree** (the reviewer's verdict is the judge's) or
     an override (which may also keep the judge's verdict); the latest action per case counts.
     """
     latest: dict[tuple, dict] = {}
     for r in store.ledger.reviewed_pairs():
+        if run_id is not None and r["run_id"] != run_id:
+            continue
         latest[(r["run_id"], r["case_id"])] = r
     by_model: dict[str, list[tuple[str, str]]] = defaultdict(list)
     agreed: Counter = Counter()
@@ -70,20 +75,29 @@ def judge_agreement(store: Store) -> list[dict]:
 
 def per_reviewer(rows: Sequence[CaseRow], assigned: Mapping[str, str]) -> list[dict]:
     """Per reviewer of one run (named in an assignment or in an action in effect), from the run's
-    case rows and its assignments (case id -> reviewer): their cases assigned, reviewed (by anyone:
-    the case is done), left (judged and nobody acted yet), waiting (no verdict yet: still running,
-    or errored), and how their own actions in effect agree with the judge (raw agreement, Cohen's κ
-    as judge_agreement computes it, and why κ says nothing when one verdict fills a side)."""
+    case rows and its assignments (case id -> reviewer): their cases assigned, reviewed by them,
+    done by someone else, left (judged and nobody acted yet), waiting (no verdict yet: still
+    running, or errored), and how their own actions in effect on their own cases agree with the
+    judge (raw agreement, Cohen's κ as judge_agreement computes it, and why κ says nothing when one
+    verdict fills a side). A reviewer's cases are those assigned to them and those assigned to
+    nobody; an action on a teammate's case is counted apart (`elsewhere`), never in their figures."""
     by_case = {r.case_id: r for r in rows}
     acted: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    elsewhere: Counter = Counter()
     for r in rows:
         judged = r.review.get("judge_verdict") if r.review else None
-        if r.review and judged in VERDICTS:
-            acted[r.review["reviewer"]].append((str(judged), r.review["verdict"]))
+        if not (r.review and judged in VERDICTS):
+            continue
+        who, owner = r.review["reviewer"], assigned.get(r.case_id)
+        if owner is None or owner == who:
+            acted[who].append((str(judged), r.review["verdict"]))
+        else:
+            elsewhere[who] += 1
     out = []
-    for name in sorted(set(assigned.values()) | set(acted)):
+    for name in sorted(set(assigned.values()) | set(acted) | set(elsewhere)):
         mine = [by_case[c] for c, who in assigned.items() if who == name and c in by_case]
-        reviewed = sum(1 for r in mine if r.reviewed)
+        by_me = sum(1 for r in mine if r.reviewed and r.review and r.review["reviewer"] == name)
+        by_others = sum(1 for r in mine if r.reviewed) - by_me
         left = sum(1 for r in mine if r.status == JUDGED and not r.reviewed)
         pairs = acted.get(name, [])
         judge, reviewer = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
@@ -91,10 +105,12 @@ def per_reviewer(rows: Sequence[CaseRow], assigned: Mapping[str, str]) -> list[d
             {
                 "reviewer": name,
                 "assigned": len(mine),
-                "reviewed": reviewed,
+                "reviewed": by_me,
+                "by_others": by_others,
                 "left": left,
-                "waiting": len(mine) - reviewed - left,
+                "waiting": len(mine) - by_me - by_others - left,
                 "acted": len(pairs),
+                "elsewhere": elsewhere[name],
                 "raw_agreement": round(sum(a == b for a, b in pairs) / len(pairs), 4) if pairs else None,
                 "kappa": cohen_kappa(pairs),
                 "kappa_note": kappa_note(judge, reviewer) if pairs else "",
@@ -103,8 +119,11 @@ def per_reviewer(rows: Sequence[CaseRow], assigned: Mapping[str, str]) -> list[d
     return out
 
 
-def kappa_text(kappa: float | None, note: str) -> str:
-    """κ as the Review page shows it: 'undefined' when it is, '(unstable)' when one verdict fills a side."""
+def kappa_text(kappa: float | None, note: str, n: int | None = None) -> str:
+    """κ as the desk shows it: "too few (n)" from fewer than MIN_KAPPA_N actions (given `n`),
+    'undefined' when it is, '(unstable)' when one verdict fills a side, '—' from nothing."""
+    if n is not None and 0 < n < MIN_KAPPA_N:
+        return f"too few ({n})"
     if kappa is None:
         return "undefined" if note else "—"
     return f"{kappa:.2f}" + (" (unstable)" if note else "")
@@ -278,17 +297,18 @@ def judge_minimum_warning(
 
 
 def trust_lines(store: Store, run: Mapping[str, Any]) -> list[str]:
-    """A run's judge, in a few lines: its calibration, the run's A/A rate, agreement with reviewers."""
+    """A run's judge, in a few lines: its calibration, the run's A/A rate, the run's agreement with
+    its reviewers."""
     out = [judge_calibration(store, run["judge_model"])["line"]]
     out += [
         f"A/A false-regression rate {a['false_regression_rate']:.0%} of {a['cases']} cases"
         for a in aa_rates(store, run["id"])
     ]
-    for a in judge_agreement(store):
+    for a in judge_agreement(store, run["id"]):
         if a["judge_model"] == run["judge_model"]:
-            k = "n/a" if a["kappa"] is None or a["kappa_note"] else f"{a['kappa']:.2f}"
+            k = "n/a" if a["kappa"] is None or a["kappa_note"] else kappa_text(a["kappa"], "", a["reviewed"])
             out.append(
-                f"{a['reviewed']} reviewed case(s), Cohen's kappa {k}"
+                f"{a['reviewed']} reviewed case(s) of this run, Cohen's kappa {k}"
                 + "".join(f" ({x})" for x in (a["kappa_note"], a["note"]) if x)
             )
     return out

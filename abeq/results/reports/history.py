@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from ...documents import compression_ratio, size_stats
 from ...vocab import DIVERGED, EQUIVALENT, JUDGED, REGRESSED
 from ..store.rows import DocumentRow
@@ -50,6 +52,10 @@ def rounds(store: Store, review_id: int) -> list[dict]:
                 "directness original": mean([r.original_directness for r in judged]),
                 "directness candidate": mean([r.candidate_directness for r in judged]),
                 "mutation score": m["score"] if m else None,
+                # a score made with a test double or the embedded model says nothing about the set
+                "mutation trust figure": bool(json.loads(m["report"] or "{}").get("trust_figure", True))
+                if m
+                else None,
             }
         )
     return out

@@ -19,6 +19,7 @@ from .store import Store
 # parents before the rows that refer to them (foreign keys hold on both backends)
 ORDER = (
     "documents",
+    "document_loads",
     "workspaces",
     "transfer_sets",
     "reviews",

@@ -34,6 +34,26 @@ class SqliteInputs:
         self.sql.insert("documents", row, ignore=True)
         return h
 
+    def record_load(self, h: str, name: str, source: str, review: str | None, role: str) -> None:
+        """Note that the document `h` was loaded as `name` from `source` (a path, git:REV:PATH,
+        "uploaded", "pasted") into `review` as its `role` (original or candidate)."""
+        row = {"hash": h, "name": name, "source": source, "review": review, "role": role, "loaded_at": now()}
+        self.sql.insert("document_loads", row)
+
+    def loaded_as(self, h: str, review: str | None = None, role: str | None = None) -> dict | None:
+        """The latest load of document `h` in this review as this role, else its latest anywhere
+        (name, source, loaded_at); None when it was never loaded on the desk (a CLI run stored it)."""
+        for where, params in (
+            ("hash = ? and review = ? and role = ?", [h, review, role]),
+            ("hash = ?", [h]),
+        ):
+            if "review" in where and review is None:
+                continue
+            row = self.sql.one(f"select * from document_loads where {where} order by id desc limit 1", params)
+            if row:
+                return row
+        return None
+
     def document_files(self, row: DocumentRow | dict) -> dict[str, str]:
         """A stored skill's other files ({} for a single file)."""
         digest = row.get("files")

@@ -385,3 +385,24 @@ def m015_assignments(db: Database) -> None:
         foreign_keys=[("run_id", "runs", "id")],
     )
     db.table("assignments").create_index(["run_id", "reviewer"])
+
+
+@migrations()
+def m016_document_loads(db: Database) -> None:
+    # Where a document was loaded from: `documents` keeps one name per content (the first loader's),
+    # so the same text loaded later as skill/SKILL.md read as an older file's name. Each load is a row:
+    # its name, its source (an absolute path, git:REV:PATH, "uploaded", "pasted"), in which review, as
+    # which document; the desk shows the latest load of what it shows.
+    db.table("document_loads").create(
+        {
+            "id": int,
+            "hash": str,
+            "name": str,
+            "source": str,
+            "review": str,
+            "role": str,
+            "loaded_at": str,
+        },
+        pk="id",
+    )
+    db.table("document_loads").create_index(["hash"])
