@@ -5,6 +5,7 @@ A page asks for a part with a marker comment on its own line:
   <!-- generated: schema NAME -->    the JSON Schema of abeq.schemas.NAME (model_json_schema)
   <!-- generated: layers -->         the layer table, read from tests/test_layout.py's docstring
   <!-- generated: settings -->       the run settings: abeq.RunSettings' fields and their CLI options
+  <!-- generated: importers -->      the importers (abeq.sets.importers), as `--from` and the desk name them
 """
 
 from __future__ import annotations
@@ -59,6 +60,16 @@ def _settings() -> str:
     return "\n".join(rows)
 
 
+def _importers() -> str:
+    from abeq.sets.importers import ABEQ_FORMATS, ABEQ_LABEL, IMPORTERS
+
+    rows = ["| `--from` | what it reads |", "|---|---|"]
+    rows += [f"| `{i.name}` | {i.label} |" for i in IMPORTERS]
+    rows.append(f"| {', '.join(f'`{f}`' for f in ABEQ_FORMATS)} | {ABEQ_LABEL}, by its extension |")
+    rows.append("| `detect` (the default) | the first of the above whose detector takes the file, and said |")
+    return "\n".join(rows)
+
+
 def _fill(match: re.Match) -> str:
     kind, arg = match.group(1), match.group(2)
     if kind == "cli":
@@ -69,6 +80,8 @@ def _fill(match: re.Match) -> str:
         return _layers()
     if kind == "settings":
         return _settings()
+    if kind == "importers":
+        return _importers()
     raise ValueError(f"unknown generated part: {match.group(0)}")
 
 

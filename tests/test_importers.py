@@ -228,5 +228,54 @@ def test_import_set_bad_input_exits_2_with_the_file_named(tmp_path, capsys):
 
 
 def test_cli_choices_match_the_library():
-    assert cli_sets.IMPORT_FORMATS == sets.FORMATS
     assert cli_sets.CASE_TYPES == CASE_TYPES
+
+
+def test_the_cli_the_desk_and_the_docs_offer_the_same_importers():
+    """One registry (abeq.sets.importers): `--from`, the desk's list and the transfer-sets guide's
+    table name the same importers, with the same words, and each entry's detector and reader exist."""
+    import importlib.util
+    import re
+
+    from abeq.cli import build_parser
+    from abeq.desk import editor
+    from abeq.sets.importers import ABEQ_FORMATS, ABEQ_LABEL, IMPORTERS, _load
+
+    names = [i.name for i in IMPORTERS]
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices["import-set"]
+    cli = next(a for a in sub._actions if a.dest == "source")
+    assert list(cli.choices) == ["detect", *names, *ABEQ_FORMATS]
+    assert all(i.label in cli.help for i in IMPORTERS)
+    assert editor.IMPORT_FORMATS == {
+        "detect": "Detect from the file",
+        "abeq": ABEQ_LABEL,
+        **{i.name: i.label for i in IMPORTERS},
+    }
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("abeq_docs_hooks", root / "docs" / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    guide = hooks.on_page_markdown((root / "docs/guides/transfer-sets.md").read_text(), None, None, None)
+    documented = re.findall(r"^\| `([\w-]+)` \| (.+) \|$", guide, re.M)
+    assert [(n, label) for n, label in documented if n in names] == [(i.name, i.label) for i in IMPORTERS]
+    for i in IMPORTERS:
+        assert callable(_load(i.detector)) and callable(_load(i.reader))
+
+
+@pytest.mark.parametrize(
+    "name, text, expected",
+    [
+        ("promptfooconfig.yaml", "evals: []\n", "promptfoo"),  # the name decides first
+        ("evals.json", json.dumps({"skill_name": "x", "evals": []}), "skill-creator"),
+        ("t.csv", "query,should_trigger\nhello,true\n", "skill-creator"),  # not promptfoo's CSV
+        ("t.csv", "question,answer\nhi,there\n", "dataset"),  # another tool's rows, not promptfoo vars
+        ("t.yaml", "tests:\n  - vars: {q: hi}\n", "promptfoo"),
+        ("t.json", json.dumps({"examples": [{"input": "a", "ideal": "b"}]}), "dataset"),
+        ("t.json", json.dumps({"tests": [{"question": "a", "answer": "b"}]}), "promptfoo"),
+        ("t.jsonl", json.dumps({"id": "a", "type": "happy", "input": "x"}) + "\n", "jsonl"),
+    ],
+)
+def test_detection_asks_the_registry_in_its_order(name, text, expected):
+    from abeq.sets.imported import detect_format
+
+    assert detect_format(name, text) == expected

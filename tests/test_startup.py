@@ -28,7 +28,8 @@ HEAVY = (
     "abeq.results.store.store",
     "abeq.models.call",
     "abeq.schemas",
-    "abeq.sets",
+    "abeq.sets.parse",
+    "abeq.sets.imported",
     "abeq.execution.engine",
 )
 # what a gate with nothing to gate needs of the rest: abeq.toml's settings checked (RunSettings) and the

@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..sets.importers import ABEQ_FORMATS, BY_NAME, FORMATS, IMPORTERS
 from ..vocab import CASE_TYPES
 from ._common import (
     EXIT_BAD_INPUT,
@@ -25,7 +26,7 @@ from ._common import (
 )
 from ._settings import CHECK_SET, add_settings
 
-IMPORT_FORMATS = ("promptfoo", "skill-creator", "dataset", "csv", "yaml", "jsonl", "json")
+IMPORT_FORMATS = FORMATS  # the importers' names (abeq.sets.importers), then abeq's own formats
 OUT_FORMATS = ("json", "yaml", "jsonl", "csv")
 
 
@@ -151,7 +152,7 @@ def register(sub) -> None:
 
     i = sub.add_parser(
         "import-set",
-        help="read a transfer set from promptfoo, skill-creator, CSV, YAML, JSONL or JSON",
+        help=f"read a transfer set from {', '.join(BY_NAME)} or abeq's own CSV, YAML, JSONL or JSON",
         description="Exit 0 when written, 2 on bad input or when cases have no type. promptfoo tests, "
         "skill-creator evals and other tools' datasets have no case type: the command names the cases that "
         "need one, unless --default-type is given. The output format follows --out.",
@@ -161,7 +162,9 @@ def register(sub) -> None:
         dest="source",
         default="detect",
         choices=("detect", *IMPORT_FORMATS),
-        help="the format of FILE (default: detected from its name and content, and said)",
+        help="the format of FILE (default: detected from its name and content, and said): "
+        + "; ".join(f"{i.name}: {i.label}" for i in IMPORTERS)
+        + f"; {', '.join(ABEQ_FORMATS)}: abeq's own",
     )
     i.add_argument(
         "file",

@@ -16,7 +16,7 @@ from .. import sets
 from ..documents import check_document_text, read_text_file
 from ..errors import InputError, MissingTypesError, json_problem
 from ..schemas import Case, TransferSet
-from ..sets import workspace
+from ..sets import importers, workspace
 from ..sets.parse import MAX_SET_BYTES
 
 COLUMNS = [
@@ -198,15 +198,13 @@ def _for_original(ts: TransferSet, original_hash: str) -> TransferSet:
     return ts
 
 
-# the importers the desk offers; "detect" looks at the file (abeq.sets.imported.detect_format)
+# the importers the desk offers (abeq.sets.importers); "detect" looks at the file
+# (abeq.sets.imported.detect_format); "abeq" is abeq's own format, read by its extension
 IMPORT_FORMATS = {
     "detect": "Detect from the file",
-    "abeq": "abeq set (.json, .yaml, .csv, .jsonl)",
-    "promptfoo": "promptfoo config or tests file",
-    "skill-creator": "skill-creator evals.json or trigger eval",
-    "dataset": "OpenAI evals, Inspect AI, DeepEval, Ragas or LangSmith rows",
+    "abeq": importers.ABEQ_LABEL,
+    **{i.name: i.label for i in importers.IMPORTERS},
 }
-_IMPORTERS = ("promptfoo", "skill-creator", "dataset")  # the rest is abeq's own format
 TYPES_HINT = (
     "Choose a type for cases without one (they are marked user-modified: check each in the table before "
     "confirming), then import again."
@@ -243,7 +241,7 @@ def import_uploads(
         ) from None
     check_document_text(text, name, what="transfer set", max_bytes=MAX_SET_BYTES, document=False)
     read_as = _format(fmt, name, text)
-    if read_as not in _IMPORTERS:
+    if read_as not in importers.BY_NAME:
         return ImportResult(import_text(text, name, original_hash), [], read_as)
     with tempfile.TemporaryDirectory(prefix="abeq-upload-") as d:
         for other, data in files.items():
@@ -276,7 +274,7 @@ def import_path(
             return got
     text = read_text_file(path, what="transfer set", max_bytes=MAX_SET_BYTES)
     read_as = _format(fmt, path, text)
-    if read_as not in _IMPORTERS:
+    if read_as not in importers.BY_NAME:
         return ImportResult(_for_original(sets.load(path), original_hash), [], read_as)
     try:
         return _imported(read_as, path, text, default_type, trigger_queries, original_hash)

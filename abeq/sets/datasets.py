@@ -122,6 +122,22 @@ def rows_of(path: str, text: str) -> list[dict]:
     return data
 
 
+def detect(data: Any, fmt: str) -> bool:
+    """Another tool's rows (an input beside a reference answer), bare or under one key
+    (`{"examples": [...]}`)."""
+    if isinstance(data, dict):
+        if "cases" in data:
+            return False
+        lists = [v for v in data.values() if isinstance(v, list) and v and isinstance(v[0], dict)]
+        return len(lists) == 1 and dataset_kind(lists[0]) is not None
+    return dataset_kind(data) is not None
+
+
+def read(path: str, text: str, *, trigger_queries: bool = False) -> Imported:
+    """Another tool's dataset as cases (the importer's reader, abeq.sets.importers)."""
+    return read_dataset(path, text)
+
+
 def read_dataset(path: str, text: str) -> Imported:
     """The rows of another tool's dataset as cases (see the module's table)."""
     rows = rows_of(path, text)

@@ -25,9 +25,8 @@ from ..errors import InputError
 from ..schemas import TransferSet
 from ._common import Imported
 from .formats import parse_located
+from .importers import BY_NAME, FORMATS, IMPORTERS
 from .parse import MAX_SET_BYTES
-
-FORMATS: tuple[str, ...] = ("promptfoo", "skill-creator", "dataset", "csv", "yaml", "jsonl", "json")
 
 
 def import_set(
@@ -69,18 +68,8 @@ def read_source(
         got = read_source(fmt, p, text, trigger_queries=trigger_queries)
         got.warnings.insert(0, f"read as {fmt} (detected from the file; --from chooses another reader)")
         return got
-    if fmt == "promptfoo":
-        from .promptfoo import PromptfooReader
-
-        return PromptfooReader(p).read(text)
-    if fmt == "skill-creator":
-        from .skill_creator import read_skill_creator
-
-        return read_skill_creator(p, text, trigger_queries=trigger_queries)
-    if fmt == "dataset":
-        from .datasets import read_dataset
-
-        return read_dataset(p, text)
+    if fmt in BY_NAME:
+        return BY_NAME[fmt].read(p, text, trigger_queries=trigger_queries)
     return _read_abeq(fmt, p, text)
 
 
@@ -126,39 +115,19 @@ def _read_abeq(fmt: str, path: str, text: str) -> Imported:
 
 # ---------------------------------------------------------------- which importer a file is for
 def detect_format(name: str, text: str) -> str:
-    """The importer for a file, from its name and a look at its content (the desk's "detect"):
-    `promptfoo` for a promptfoo config or tests file, `skill-creator` for an evals.json or a trigger
-    eval (a CSV with a should_trigger column too), `dataset` for another tool's rows (an input beside a
-    reference answer), otherwise abeq's own format by the extension. A file that does not parse is given to
-    abeq's reader for its extension, which says what is wrong."""
-    from .datasets import dataset_kind
+    """The importer for a file, from its name and a look at its content (the desk's "detect"): the
+    first importer whose detector takes it (abeq.sets.importers, in its order), otherwise abeq's own
+    format by the extension. A file that does not parse is given to abeq's reader for its extension,
+    which says what is wrong."""
     from .parse import format_of
-    from .skill_creator import trigger_items
 
     fmt = format_of(name)
-    if Path(name).name.lower().startswith("promptfooconfig"):
-        return "promptfoo"
+    base = Path(name).name.lower()
+    claimed = next((imp.name for imp in IMPORTERS if imp.claims and base.startswith(imp.claims)), None)
+    if claimed:  # promptfooconfig.yaml is promptfoo's, whatever it holds
+        return claimed
     data = _peek(text, fmt)
-    if isinstance(data, dict) and "cases" not in data:
-        if "skill_name" in data or isinstance(data.get("evals"), list):
-            return "skill-creator"
-        if any(k in data for k in ("tests", "prompts", "providers", "defaultTest", "scenarios")):
-            return "promptfoo"
-        lists = [v for v in data.values() if isinstance(v, list) and v and isinstance(v[0], dict)]
-        if len(lists) == 1 and dataset_kind(lists[0]) is not None:
-            return "dataset"  # {"examples": [...]}: another tool's rows under one key
-    if trigger_items(data) is not None:
-        return "skill-creator"
-    rows = data if isinstance(data, list) else []
-    if rows and all(isinstance(r, dict) for r in rows):
-        keys = set().union(*rows)
-        if looks_like_evals(rows):
-            return "skill-creator"  # a bare list of evals: what the rows hold decides, not the brackets
-        if dataset_kind(rows) is not None:
-            return "dataset"  # another tool's rows: the reference answer must become a check
-        if "vars" in keys or "assert" in keys or (fmt == "csv" and not {"id", "input"} <= keys):
-            return "promptfoo"  # promptfoo tests (vars and assert), not abeq cases (id, type, input)
-    return fmt
+    return next((imp.name for imp in IMPORTERS if imp.detect(data, fmt)), fmt)
 
 
 _EVAL_KEYS = {"prompt", "expectations", "assertions", "expected_output"}

@@ -28,6 +28,30 @@ _CODE_SUFFIXES = {".js", ".mjs", ".cjs", ".ts", ".py"}
 _REMOTE = ("http://", "https://", "hf://", "huggingface://", "gs://", "s3://")
 
 
+def read(path: str, text: str, *, trigger_queries: bool = False) -> Imported:
+    """A promptfoo config or tests file as cases (the importer's reader, abeq.sets.importers)."""
+    return PromptfooReader(path).read(text)
+
+
+_SIGNS = ("tests", "prompts", "providers", "defaultTest", "scenarios")  # keys only a promptfoo config has
+
+
+def detect(data: Any, fmt: str) -> bool:
+    """A promptfoo config (its own keys) or tests (`vars`/`assert` rows; a CSV of vars and asserts,
+    which has no `id` and `input` columns), never another tool's rows, which promptfoo would read as
+    vars: their reference answers would become the input (the dataset reader makes them checks)."""
+    from .datasets import dataset_kind
+
+    if isinstance(data, dict):
+        return "cases" not in data and any(k in data for k in _SIGNS)
+    if not isinstance(data, list) or not data or not all(isinstance(r, dict) for r in data):
+        return False
+    if dataset_kind(data) is not None:
+        return False
+    keys = set().union(*data)
+    return "vars" in keys or "assert" in keys or (fmt == "csv" and not {"id", "input"} <= keys)
+
+
 class PromptfooReader:
     """Reads one promptfoo config or test file into an Imported set of cases."""
 

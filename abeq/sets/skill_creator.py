@@ -65,6 +65,22 @@ TRIGGER_HINT = (
 )
 
 
+def detect(data: Any, fmt: str) -> bool:
+    """skill-creator's evals (`{"skill_name", "evals": [...]}` or the bare list: a `prompt` with its
+    expectations or assertions and no `input`) or a trigger eval (`should_trigger` rows)."""
+    from .imported import looks_like_evals
+
+    if isinstance(data, dict) and "cases" not in data:
+        if "skill_name" in data or isinstance(data.get("evals"), list):
+            return True
+    return trigger_items(data) is not None or looks_like_evals(data)
+
+
+def read(path: str, text: str, *, trigger_queries: bool = False) -> Imported:
+    """skill-creator's evals or trigger eval as cases (the importer's reader, abeq.sets.importers)."""
+    return read_skill_creator(path, text, trigger_queries)
+
+
 def read_skill_creator(path: str, text: str, trigger_queries: bool = False) -> Imported:
     from .parse import format_of
 
