@@ -49,3 +49,30 @@ def test_a_round_reads_the_reviews_made_in_its_earlier_runs(tmp_path):
     assert read["run"] == second and read["carried reviews"] == 1
     assert (read["regressed"], read["equivalent"]) == (plain["regressed"] - 1, plain["equivalent"] + 1)
     assert said == "Bars from round 1: run 2 (synthetic), with 1 review(s) from earlier runs of the round."
+
+
+def test_before_and_after_differ_only_in_the_candidate_by_default_and_any_other_difference_is_said():
+    """Issue 46: two runs of one candidate that differ only in API base were compared unwarned."""
+    import json
+
+    def run(i: int, base: str | None = None) -> dict:
+        runner = {"model": "m/a", "temperature": 0, **({"api_base": base} if base else {})}
+        config = {
+            "runner": runner,
+            "judge": {"model": "m/a"},
+            "concurrency": i,
+        }  # concurrency: not in the key
+        return {"id": i, "original_hash": "o", "transfer_set_hash": "s", "config": json.dumps(config)}
+
+    rows = [
+        dict(row(1, 1), candidate="a.md"),
+        dict(row(2, 2), candidate="b.md"),
+        dict(row(3, 2), candidate="b.md"),
+    ]
+    runs = {1: run(1), 2: run(2), 3: run(3, "http://127.0.0.1:9/v1")}
+    assert vm.default_pair(rows, runs) == (2, 3)  # no earlier run shares run 3's key: same models
+    said = vm.pair_warning(rows, 2, 3, runs).replace("\\", "")
+    assert "runner.api_base (none vs http" in said and "same candidate" in said
+    runs[3] = run(3)
+    assert vm.default_pair(rows, runs) == (1, 3)  # same key, another candidate
+    assert vm.pair_warning(rows, 1, 3, runs) == ""
