@@ -203,10 +203,16 @@ def test_files_the_candidate_drops_or_renames_are_in_the_headline(repo, tmp_path
     assert "renames skills/notes/forms.md → skills/notes/layout.md" in line  # failed before: not said
 
 
-def test_a_renamed_skill_is_gated_from_its_base_path(repo, tmp_path):
+@pytest.mark.parametrize(
+    "rewrite",
+    # the second past git's similarity threshold: followed by the folder's files that moved with it
+    [LOSSY, "# Notes\n\nThe layout is in forms.md.\n\n- Write the notes in plain words.\n"],
+    ids=["shortened", "rewritten"],
+)
+def test_a_renamed_skill_is_gated_from_its_base_path(repo, tmp_path, rewrite):
     """Way 4: `git mv` the skill's folder and rewrite it."""
     repo.git("mv", "skills/notes", "skills/release-notes")
-    repo.commit("move and shorten", {"skills/release-notes/SKILL.md": LOSSY})
+    repo.commit("move and shorten", {"skills/release-notes/SKILL.md": rewrite})
     out = tmp_path / "gate.json"
     assert gate(tmp_path, "--out", str(out)) == 1  # failed before: 0, "removed … not gated"
     doc = result(out)
@@ -229,6 +235,13 @@ def test_a_deleted_document_fails_while_the_bases_abeq_toml_lists_it(repo, tmp_p
     repo.git("checkout", "-q", "pr")
     repo.git("merge", "-q", "main")
     assert gate(tmp_path) == 0
+
+
+def test_a_pr_that_loosens_abeq_toml_is_gated_as_the_base_configures_it(repo, tmp_path):
+    """Held before issue 45 (abeq.toml is read at the base): the author points the skill's entry
+    at nothing in the pull request itself."""
+    repo.commit("lossy, and gate nothing", {SKILL: LOSSY, "abeq.toml": TOML.replace("skills/*/", "none/*/")})
+    assert gate(tmp_path) == 1
 
 
 def test_trust_code_in_the_gate_trusts_only_code_the_base_holds(repo, tmp_path, capsys):

@@ -97,10 +97,11 @@ def renames(repo: Repo, revs: Revisions) -> dict[str, str]:
     return out
 
 
-def _moved_to(path: str, moves: dict[str, str], head_tree) -> str | None:
+def _moved_to(path: str, moves: dict[str, str], base_tree, head_tree) -> str | None:
     """Where the head holds a document the base held at `path`: git renamed the file itself, or (a
-    skill rewritten past git's similarity threshold) the files of its folder moved to one folder."""
-    if moves.get(path) in head_tree:
+    skill rewritten past git's similarity threshold) the files of its folder moved to one folder.
+    Only to a path the base does not hold: a document there already is gated as itself."""
+    if moves.get(path) in head_tree and moves[path] not in base_tree:
         return moves[path]
     folder = posixpath.dirname(path)
     if not folder or path.rsplit("/", 1)[-1].lower() != "skill.md":
@@ -110,7 +111,7 @@ def _moved_to(path: str, moves: dict[str, str], head_tree) -> str | None:
             rel = src[len(folder) + 1 :]
             if dst.endswith("/" + rel):
                 moved = posixpath.join(dst[: -len(rel) - 1], posixpath.basename(path))
-                if moved in head_tree:
+                if moved in head_tree and moved not in base_tree:
                     return moved
     return None
 
@@ -140,7 +141,7 @@ def targets(repo: Repo, revs: Revisions, project: Project) -> list[Target]:
         return known[0]
 
     gone = [p for p, _ in found if p not in head_tree]
-    follow = {p: d for p in gone if (d := _moved_to(p, moves(), head_tree))}
+    follow = {p: d for p in gone if (d := _moved_to(p, moves(), base_tree, head_tree))}
     out: list[Target] = []
     for path, entry in found:
         if path in follow.values() and path not in base_tree:

@@ -231,9 +231,13 @@ def unseen(t: Target, mode: str, variant: str) -> str:
     so a change to any other file of its folder never reaches the model."""
     if variant != "skill" or mode != "chat":
         return ""
-    folder = posixpath.dirname(t.path)
     skill_md = {t.path, t.original_path}
-    hidden = [posixpath.relpath(f, folder or ".") for f in t.changed_files if f not in skill_md]
+    folders = [posixpath.dirname(p) for p in (t.path, t.original_path)]
+
+    def shown(f: str) -> str:  # from the skill's folder (the base's, for a file the head dropped)
+        return next((f[len(d) + 1 :] for d in folders if d and f.startswith(d + "/")), f)
+
+    hidden = [shown(f) for f in t.changed_files if f not in skill_md]
     if not hidden:
         return ""
     return (
