@@ -20,6 +20,12 @@
    which the two methods disagree (McNemar's exact test); and both methods on the bundled example's
    faithful rewording (7 cases, equivalent by construction) and lossy one.
 
+1b. The same at a stated judge (issue 47): the judge is the behaviour, so a sample that lost the rule
+   counts as lost only when the judge catches it (its recall) and a sample that kept it can be called
+   regressed anyway (its false-regression rate, on the teacher's own pairs too): at recall 1.0, 0.8
+   and the rules judge's measured 0.36 (false-regression rate 0.14). And an identical candidate with
+   a judge wrong on 30% of pairs: the exact chance of each verdict from the decision on the counts.
+
 Run: .venv/bin/python bench/bench_samples.py   (writes bench/results/samples.json; ~1 minute)
 """
 
@@ -81,6 +87,76 @@ def samples_needed(max_n: int = 30) -> dict:
         for key in ("power_q05", "power_q05_m2", "power_q05_m10", "power_q05_m20")
     }
     return {"alpha": ALPHA, "rows": rows, "n_for_95pct": first}
+
+
+# the judge's recall (regressed samples it calls regressed) and false-regression rate: a perfect
+# judge, a good one, and the rules judge (scripted/rules) as `abeq calibrate` measured it on the
+# built-in suite (24/66 regressions caught, 14% of the non-regressions called regressed)
+JUDGES = {
+    "perfect (1.0)": (1.0, 0.0),
+    "recall 0.8": (0.8, 0.0),
+    "recall 0.36, no false regressions": (0.36, 0.0),
+    "scripted/rules (0.36, FR 0.14)": (0.36, 0.14),
+}
+
+
+def judged_kept(q: float, recall: float, false_regression: float) -> float:
+    """The chance the judge does not call a sample regressed when the sample keeps the rule with
+    probability q: a kept sample is called regressed at the false-regression rate, a lost one at the
+    recall."""
+    return q * (1 - false_regression) + (1 - q) * (1 - recall)
+
+
+def samples_at_recall(max_n: int = 40) -> dict:
+    """The judge is the case's behaviour: P(a rule kept half the time is called lost) per N, at each
+    judge's recall and false-regression rate (the teacher's samples are judged against each other by
+    the same judge, so they too are called regressed at its false-regression rate)."""
+    out = {}
+    for name, (r, f) in JUDGES.items():
+        kt, kc = judged_kept(1.0, r, f), judged_kept(0.5, r, f)
+        rows = [
+            {
+                "n": n,
+                "power_q05": round(power(n, kt, kc), 4),
+                "power_q05_m2": round(power(n, kt, kc, 2), 4),
+                "false_loss": round(power(n, kt, kt), 4),
+            }
+            for n in range(1, max_n + 1)
+        ]
+        first = {k: next((x["n"] for x in rows if x[k] >= 0.95), None) for k in ("power_q05", "power_q05_m2")}
+        out[name] = {"recall": r, "false_regression_rate": f, "rows": rows, "n_for_95pct": first}
+    return out
+
+
+def identical_with_noisy_judge(error: float = 0.3, ns=(4, 8, 16, 32)) -> list[dict]:
+    """An identical candidate, a judge wrong on `error` of the pairs on both sides (half of the wrong
+    verdicts regressed, half diverged): the exact chance of each verdict, from the decision on the
+    counts (abeq.execution.samples) over every count the judge could give."""
+    from abeq.execution.samples import decide, holm, judge_rate, same_rate
+    from abeq.vocab import DIVERGED, EQUIVALENT, REGRESSED
+
+    probs = (1 - error, error / 2, error / 2)
+    rows = []
+    for n in ns:
+        counts = [
+            (
+                (a, b, n - a - b),
+                comb(n, a) * comb(n - a, b) * probs[0] ** a * probs[1] ** b * probs[2] ** (n - a - b),
+            )
+            for a in range(n + 1)
+            for b in range(n + 1 - a)
+        ]
+        seen: dict[str, float] = {}
+        for t, pt in counts:
+            tp = [EQUIVALENT] * t[0] + [DIVERGED] * t[1] + [REGRESSED] * t[2]
+            for c, pc in counts:
+                cp = [EQUIVALENT] * c[0] + [DIVERGED] * c[1] + [REGRESSED] * c[2]
+                v, undecided = decide(holm([judge_rate(tp, cp)]), same_rate(tp, cp))
+                seen[v] = seen.get(v, 0.0) + pt * pc
+                if undecided:
+                    seen["undecided"] = seen.get("undecided", 0.0) + pt * pc
+        rows.append({"n": n, "judge_error": error, **{k: round(v, 4) for k, v in sorted(seen.items())}})
+    return rows
 
 
 def calls_per_case(n: int, judge_samples: int = 1) -> dict:
@@ -177,8 +253,8 @@ def example_methods() -> dict:
     from abeq import sets
     from abeq.documents import load_document
     from abeq.models import ModelSpec
-    from abeq.models.scripted import judge_rules, run_rules
     from abeq.schemas import RunnerReply
+    from abeq.testing.scripted_rules import judge_rules, run_rules
 
     ex = ROOT / "abeq" / "examples" / "release-notes"
     original = load_document(ex / "SKILL.md")
@@ -249,6 +325,8 @@ def main() -> None:
     n = need["n_for_95pct"]["power_q05_m2"] or 30  # the example's cases: the judge and one check
     result = {
         "samples_needed": need,
+        "samples_at_recall": samples_at_recall(),
+        "identical_noisy_judge": identical_with_noisy_judge(),
         "calls_per_case": {"single": calls_per_case(1), f"n={n}": calls_per_case(n)},
         "engine": {"n=1": engine_calls(1), f"n={n}": engine_calls(n)},
         "compare": compare(),
@@ -266,6 +344,14 @@ def main() -> None:
                 f"m=20 {r['power_q05_m20']:.3f}; m=10: q=0.2 {r['power_q02_m10']:.3f} q=0.8 "
                 f"{r['power_q08_m10']:.3f}; false loss (0.9 vs 0.9, m=1) {r['false_loss_at_09']:.3f}"
             )
+    for name, j in result["samples_at_recall"].items():
+        at = {x["n"]: x for x in j["rows"]}
+        print(
+            f"judge {name}: N for 95% (m=1, m=2) {j['n_for_95pct']}; P(lost | q=0.5, m=1) "
+            + ", ".join(f"N={n} {at[n]['power_q05']:.3f}" for n in (8, 13, 16, 25, 40))
+            + f"; false loss max {max(x['false_loss'] for x in j['rows']):.3f}"
+        )
+    print("identical candidate, judge wrong on 30% of pairs:", result["identical_noisy_judge"])
     print("calls per case:", result["calls_per_case"])
     print("engine (bundled example, 7 cases):", json.dumps(result["engine"]))
     for r in result["compare"]["rows"]:

@@ -24,6 +24,7 @@ from abeq.execution.samples import (
     judge_rate,
     least_samples,
     rate,
+    same_rate,
 )
 from abeq.execution.settings import RunSettings
 from abeq.results.reports.record import run_record
@@ -72,14 +73,29 @@ def test_the_same_counts_give_the_same_decision():
     for kt, kc in [(5, 5), (5, 4), (5, 1), (3, 0), (4, 2)]:
         family = holm([rate("r", kt, kc, 5), judge_rate([EQUIVALENT] * 5, [EQUIVALENT] * 5)])
         verdicts = [EQUIVALENT] * kc + [REGRESSED] * (5 - kc)
-        assert decide(family, verdicts) == decide(holm(list(reversed(family))), list(reversed(verdicts)))
+        same, same_reversed = (
+            same_rate([EQUIVALENT] * 5, verdicts),
+            same_rate([EQUIVALENT] * 5, verdicts[::-1]),
+        )
+        assert decide(family, same) == decide(holm(list(reversed(family))), same_reversed)
 
 
 def test_holm_holds_the_smallest_p_to_alpha_over_m():
     one = holm([rate("a", 5, 1, 5)])  # p = 0.024 <= 0.05
     assert one[0].lost
-    many = holm([rate("a", 5, 1, 5)] + [rate(f"b{i}", 5, 5, 5) for i in range(2)])  # 0.024 > 0.05 / 3
+    # two more behaviours whose counts could each reach p = 0.024: m = 3, and 0.024 > 0.05 / 3
+    many = holm([rate("a", 5, 1, 5)] + [rate(f"b{i}", 2, 2, 5) for i in range(2)])
     assert not any(r.lost for r in many) and many[0].undecided
+
+
+def test_a_behaviour_that_cannot_reach_significance_is_not_counted_in_m():
+    """Tarone: a check both sides always pass (or never pass) could never be called lost, so it
+    does not halve the level the judge's loss is held to (issue 47)."""
+    judge = rate("judge", 3, 0, 3)  # p = 0.05: lost on its own
+    for idle in (rate("check always", 3, 3, 3), rate("check never", 0, 0, 3)):
+        assert [r.lost for r in holm([judge, idle])] == [True, False]
+        assert not idle.testable
+    assert not holm([judge, rate("check lost too", 3, 0, 3)])[0].lost  # a testable one still counts: m = 2
 
 
 def rates(row) -> dict[str, tuple[int, int, bool]]:
@@ -88,7 +104,9 @@ def rates(row) -> dict[str, tuple[int, int, bool]]:
 
 @pytest.mark.parametrize(
     ("k", "verdict", "undecided"),
-    [(8, EQUIVALENT, False), (7, DIVERGED, True), (1, REGRESSED, False)],
+    # 7 of 8: a loss of half the rule is ruled out (decided); 5 of 8 (p = 0.1) is not yet; 4 of 8
+    # (p = 0.038) is a loss once the always-passing check is out of m
+    [(8, EQUIVALENT, False), (7, EQUIVALENT, False), (5, EQUIVALENT, True), (4, REGRESSED, False)],
 )
 def test_a_rule_kept_in_k_of_8_samples(store, example, k, verdict, undecided):
     rr, _ = run(store, example, kept(example, k, 8), 8)
@@ -99,16 +117,30 @@ def test_a_rule_kept_in_k_of_8_samples(store, example, k, verdict, undecided):
         assert [v for b, v in seen.items() if b.startswith("check ")] == [(8, 8, False)]
         assert row.sampling["pair_verdicts"].count(EQUIVALENT) == k
         assert (row.verdict, row.undecided) == (verdict, undecided)
-        if verdict != EQUIVALENT:
+        if verdict != EQUIVALENT or undecided:
             assert f"{JUDGE_BEHAVIOUR}: teacher 8/8, candidate {k}/8" in row.behaviour_delta
     assert exit_code(rr) == (1 if verdict == REGRESSED else 0)
 
 
-def test_three_samples_cannot_call_a_loss_among_two_behaviours(store, example):
-    """Holm's correction over the judge and the case's check: 0 of 3 is lower, not beyond chance."""
-    rr, _ = run(store, example, kept(example, 0, 3), 3)
-    assert {(r.verdict, r.undecided) for r in rr.rows} == {(DIVERGED, True)}
-    assert least_samples(len(rr.rows[0].sampling["rates"])) == 4 > 3 == least_samples(1)
+def test_an_always_passing_check_changes_nothing(store, example):
+    """The same evidence (the rule kept in 0 of 3 samples) on one case with its check and on the same
+    case without it: one verdict. Before Tarone the check, passed 3/3 on both sides, entered Holm's m
+    and made the first "diverged (undecided)" and the second "regressed" (issue 47)."""
+    case = next(c for c in example["ts"].cases if c.assertions)
+    bare = case.model_copy(update={"id": f"{case.id}-bare", "assertions": []})
+    eng = Engine(
+        store,
+        example["original"],
+        kept(example, 0, 3),
+        with_cases(example, [case, bare]),
+        RunSettings(runner_model="scripted/rules", runner_samples=3, allow_thin=True),
+    )
+    rr = build_report(store, eng.run())
+    by_id = {r.case_id: r for r in rr.rows}
+    checked, alone = by_id[case.id], by_id[bare.id]
+    assert (checked.verdict, checked.undecided) == (alone.verdict, alone.undecided) == (REGRESSED, False)
+    idle = [r["testable"] for r in checked.sampling["rates"] if r["behaviour"].startswith("check ")]
+    assert idle == [False]  # passed 3/3 on both sides: out of m
 
 
 def test_one_sample_is_the_run_it_was(store, example):
@@ -192,7 +224,7 @@ def test_fail_fast_stops_on_the_first_case_decided_regressed(store, example):
 
 def test_undecided_within_chance_does_not_fail_the_gate(store, example):
     rr, _ = run(store, example, kept(example, 1, 2), 2)  # 2 samples: nothing can be called lost
-    assert {r.verdict for r in rr.rows} == {DIVERGED} and all(r.undecided for r in rr.rows)
+    assert {r.verdict for r in rr.rows} == {EQUIVALENT} and all(r.undecided for r in rr.rows)
     assert exit_code(rr) == 0
     assert rr.with_errors()["undecided"] == [r.case_id for r in rr.rows]  # beside the report's schema
 
@@ -233,7 +265,7 @@ def test_the_markdown_report_shows_the_rates_beside_the_verdicts(store, example)
     rr, _ = run(store, example, kept(example, 4, 5), 5)
     md = markdown(store, rr)
     assert "## Runner samples" in md and "temperature 1" in md
-    assert "teacher 5/5, candidate 4/5" in md and f"{DIVERGED} (undecided)" in md
+    assert "teacher 5/5, candidate 4/5" in md and f"{EQUIVALENT} (undecided)" in md
 
 
 def test_the_review_page_shows_the_rates_and_a_sample_pair_on_request(app, db, example):
@@ -266,12 +298,13 @@ def test_a_small_n_is_said_before_the_run_and_undecided_cases_after(run_args, tm
     assert samples_notice(1) == [] and samples_notice(30) == []
     assert "at most 3 behaviour(s)" in samples_notice(4)[0]  # p = 1/70: 0.05 x 70 = 3.5
     assert samples_notice(5) == []  # 12 behaviours
-    # a case with no check tests one behaviour, which 3 samples can decide (p = 0.05): exit 1; the
-    # cases with a check test two, which they cannot: undecided
-    assert main(run_args("--runner-samples", "3", candidate="candidate-lossy.md", quiet=None)) == 1
+    assert "no behaviour the candidate never shows can be called lost" in samples_notice(2)[0]
+    # 2 samples decide nothing: the lost rules are undecided, and the run passes
+    assert main(run_args("--runner-samples", "2", candidate="candidate-lossy.md", quiet=None)) == 0
     err = capsys.readouterr().err
-    assert "--runner-samples 3: a behaviour the candidate never shows" in err
-    assert "undecided (a behaviour shown less often on the candidate, within chance at 3 samples" in err
+    assert "--runner-samples 2: no behaviour the candidate never shows can be called lost" in err
+    assert "The review so far: N x 2 samples x (1 + rounds) = 28 runner calls." in err  # 7 cases, 2 arms
+    assert "undecided (a behaviour shown less often on the candidate, within chance at 2 samples" in err
 
 
 def test_two_checks_with_one_label_are_two_behaviours():
@@ -281,3 +314,48 @@ def test_two_checks_with_one_label_are_two_behaviours():
     one = CheckResult(label='contains "x"', type="contains", kind="code", teacher=True, candidate=False)
     rates = check_rates([[one, one]] * 3, 3)
     assert [(r.behaviour, r.teacher, r.candidate) for r in rates] == [('check contains "x"', 3, 0)] * 2
+
+
+class NoisyCalls:
+    """A Calls whose runs are all alike (an identical candidate) and whose judge errs on `error` of
+    the pairs, at random (seeded): a wrong verdict is regressed or diverged. `verdict` is the judge's
+    answer otherwise (the candidate's pairs only)."""
+
+    def __init__(self, rng, error: float, verdict=EQUIVALENT):
+        self.rng, self.error, self.verdict = rng, error, verdict
+
+    async def runner(self, doc, case, kind, policy, sample):
+        from types import SimpleNamespace
+
+        return f"{kind}:{sample}", SimpleNamespace(self_report=SimpleNamespace(gates_hit=[]))
+
+    async def judge(self, case, okey, o, ckey, cand, s, k, truncated, policy, kind="judge"):
+        right = self.verdict if kind == "judge" else EQUIVALENT
+        v = self.rng.choice([REGRESSED, DIVERGED]) if self.rng.random() < self.error else right
+        return f"{okey}|{ckey}|{kind}", {"verdict": v, "behaviour_delta": "" if v == EQUIVALENT else "x"}
+
+
+def sampled_verdicts(example, calls, cases: int, n: int = 16) -> list[str]:
+    import asyncio
+
+    from abeq.execution.sampled import run_sampled
+
+    case = next(c for c in example["ts"].cases if not c.assertions)
+    cfg = RunConfig(runner_samples=n)
+    return [asyncio.run(run_sampled(calls, cfg, None, None, case, None))[1]["verdict"] for _ in range(cases)]
+
+
+def test_an_identical_candidate_with_a_noisy_judge_is_not_called_diverged(example):
+    """N = 16, the judge wrong on 30% of pairs on both sides: the candidate's pairs are held against
+    the teacher's own, so the noise cancels. Before, "equivalent" needed all 16 pairs judged
+    equivalent (0.7^16 = 0.3%): nearly every case was diverged (issue 47: 7/7)."""
+    import random
+
+    seen = sampled_verdicts(example, NoisyCalls(random.Random(47), 0.3), cases=200)
+    # exact, on the counts: P(diverged) = 1.7%, P(regressed) = 1.1% at these figures
+    assert seen.count(DIVERGED) <= 10 and seen.count(REGRESSED) <= 10, (
+        seen.count(DIVERGED),
+        seen.count(REGRESSED),
+    )
+    # and a candidate the judge calls different on every pair is still diverged through the noise
+    assert set(sampled_verdicts(example, NoisyCalls(random.Random(47), 0.3, DIVERGED), cases=5)) == {DIVERGED}

@@ -235,9 +235,10 @@ def print_estimate(prepared) -> None:
     est, eng = prepared.estimate(), prepared.engine
     n = len(eng.ts.cases)
     said = describe_estimate(est, n, eng.cfg.aa)
+    samples = f"{est['runner_samples']} samples x " if est["runner_samples"] > 1 else ""
     print(
         f"run {prepared.run_id}: {n} cases, variant {eng.cfg.variant}, round {prepared.round}. {said[0]} "
-        f"The review so far: N x (1 + rounds) = {est['review_budget_runner_calls']} runner calls.",
+        f"The review so far: N x {samples}(1 + rounds) = {est['review_budget_runner_calls']} runner calls.",
         file=sys.stderr,
     )
     for line in said[1:]:

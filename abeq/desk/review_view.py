@@ -155,7 +155,10 @@ def badges(st, row: CaseRow) -> None:
                 f"uncertain: judge samples split {split} (agreement {row.agreement:.0%})", color="yellow"
             )
         if row.undecided:
-            st.badge("undecided: a lower rate these samples cannot tell from chance", color="yellow")
+            st.badge(
+                "undecided: a lower rate these samples cannot tell from chance; more may change the verdict",
+                color="yellow",
+            )
         if row.checks_disagree:
             st.badge(f"uncertain: checks found a loss, the judge said {row.judge_verdict}", color="yellow")
         if row.gate_truncated:

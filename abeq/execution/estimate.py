@@ -62,7 +62,8 @@ def estimate(engine, rounds_so_far: int = 0) -> dict:
         "grading_calls": grading_calls,
         "teacher_cached": n * s - need_teacher,
         "runner_samples": s,
-        "review_budget_runner_calls": n * (1 + rounds_so_far + 1),
+        # every round runs the candidate's samples; the first also the original's
+        "review_budget_runner_calls": n * s * (1 + rounds_so_far + 1),
         "est_prompt_tokens": prompt_tokens,
         "est_completion_tokens": completion_tokens,
         "est_cost": None if costs[0] is None or costs[1] is None else round(costs[0] + costs[1], 6),

@@ -143,12 +143,17 @@ def samples_notice(n: int) -> list[str]:
     if n <= 1:
         return []
     most = behaviours_decidable(n)
+    guide = "Undecided cases do not fail the gate: docs/guides/samples.md gives the N a loss needs."
+    if most == 0:
+        return [
+            f"--runner-samples {n}: no behaviour the candidate never shows can be called lost at this N "
+            f"(3 samples are the fewest, at {ALPHA:g}). {guide}"
+        ]
     return (
         [
             f"--runner-samples {n}: a behaviour the candidate never shows is called lost only when its case "
-            f"tests at most {most} behaviour(s) (the judge's, and one per check; Holm-corrected at "
-            f"{ALPHA:g}). Undecided cases do not fail the gate: docs/guides/samples.md gives the N a loss "
-            "needs."
+            f"tests at most {most} behaviour(s) that can differ (the judge's, and one per check; a check "
+            f"both sides always pass does not count; Holm-corrected at {ALPHA:g}). {guide}"
         ]
         if most < 10
         else []

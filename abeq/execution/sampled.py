@@ -19,15 +19,18 @@ from ..models.call import CallPolicy
 from ..results.store.rows import CaseResult, CheckResultRow
 from ..results.store.store import dumps
 from ..schemas import Case, CheckResult, RunnerReply
-from ..vocab import EQUIVALENT, JUDGED, REGRESSED, Verdict
+from ..vocab import DIVERGED, EQUIVALENT, JUDGED, REGRESSED, Verdict
 from .calls import Calls
 from .checks.checks import evaluate, model_checks
 from .config import RunConfig
 from .judge import majority
 from .runners.runner import gate_state
-from .samples import ALPHA, Rate, decide, holm, judge_rate, rate, summary_text
+from .samples import ALPHA, Rate, decide, holm, judge_rate, rate, same_rate, summary_text
 
-TEST_NAME = "one-sided Fisher exact test per behaviour, Holm-corrected over the case's behaviours"
+TEST_NAME = (
+    "one-sided Fisher exact test per behaviour, Holm-corrected over the case's behaviours that can reach "
+    "significance (Tarone); equivalence: pairs judged equivalent, the candidate's against the teacher's own"
+)
 
 
 async def _pair(
@@ -97,7 +100,8 @@ async def run_sampled(
     teacher_pairs = [v for v, _ in teacher_judged]
     checks = [r for r, _ in checked]
     rates = holm([*check_rates(checks, n), judge_rate(teacher_pairs, cand_pairs)])
-    verdict, undecided = decide(rates, cand_pairs)
+    same = same_rate(teacher_pairs, cand_pairs)
+    verdict, undecided = decide(rates, same)
     judged = [j for _, js in cand_judged for j in js]  # every pair's judge samples, pair by pair
     # the judge's own words from a pair that shows the verdict's side: a loss, else a difference
     named = next((r for _, r in judged if r["verdict"] == REGRESSED), None) or next(
@@ -105,9 +109,14 @@ async def run_sampled(
     )
     rows = [r.as_dict() for r in rates]
     delta = ""
-    if verdict != EQUIVALENT:
-        why = "lost beyond chance" if verdict == REGRESSED else "within chance"
+    if verdict != EQUIVALENT or undecided:
+        why = {
+            REGRESSED: "lost beyond chance",
+            DIVERGED: "judged equivalent less often than the original's own samples, beyond chance",
+        }.get(verdict, "no loss beyond chance yet; more samples could tell")
         lost = [r.as_dict() for r in rates if r.lost] if verdict == REGRESSED else rows
+        if verdict == DIVERGED:
+            lost = [same.as_dict(), *rows]
         delta = f"{why} ({n} samples): {summary_text(lost)}"
         if named is not None:
             delta += f" · judge: {named['behaviour_delta']}"
@@ -121,6 +130,7 @@ async def run_sampled(
         "pair_verdicts": cand_pairs,
         "teacher_pair_verdicts": teacher_pairs,
         "rates": rows,
+        "judged_equivalent": same.as_dict(),
         "undecided": undecided,
         "behaviour_delta": delta,
     }

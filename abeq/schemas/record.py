@@ -192,7 +192,15 @@ class RecordRate(Strict):
     candidate: int = Field(description="candidate samples that showed it")
     n: int = Field(description="samples a side")
     p: float = Field(description="one-sided Fisher exact p that the candidate's rate is below the teacher's")
-    lost: bool = Field(description="the candidate's rate is below the teacher's beyond chance (p <= alpha)")
+    lost: bool = Field(
+        description="the candidate's rate is below the teacher's beyond chance (Holm-Tarone over the case's "
+        "behaviours; for judged_equivalent, p <= alpha)"
+    )
+    testable: bool = Field(
+        True,
+        description="some split of these counts could reach the level; one that cannot (a check both "
+        "sides always pass) is left out of the correction's m (Tarone)",
+    )
 
 
 class RecordSamples(Strict):
@@ -209,9 +217,14 @@ class RecordSamples(Strict):
         description="the judge on (teacher i, teacher i+1): how the teacher varies by itself"
     )
     rates: list[RecordRate]
+    judged_equivalent: RecordRate | None = Field(
+        None,
+        description="pairs the judge called equivalent, the teacher's own (teacher i, i+1) against the "
+        "candidate's: lost (the case diverged) when the candidate's are fewer beyond chance",
+    )
     undecided: bool = Field(
-        description="a rate is lower on the candidate but not beyond chance at this N: more samples "
-        "could tell"
+        description="a rate is lower on the candidate, not beyond chance at this N, and the counts cannot "
+        "yet rule out a material loss (the teacher's rate halved, 95%): more samples could change the verdict"
     )
     behaviour_delta: str = Field(description="the rates and the judge's words the report's delta shows")
 

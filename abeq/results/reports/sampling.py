@@ -40,8 +40,9 @@ def samples_md(rows: list[CaseRow], cell=str) -> list[str]:
         "",
         f"Each arm ran {s['n']} times per case at temperature {s['temperature']:g}. A case is regressed only "
         f"when the candidate shows a behaviour less often than the original beyond chance ({s['test']}, "
-        f"p <= {s['alpha']:g}); 'undecided' marks a lower rate that {s['n']} samples cannot tell from "
-        "chance.",
+        f"p <= {s['alpha']:g}); diverged only when its pairs are judged equivalent less often than the "
+        f"original's own pairs, beyond chance; 'undecided' marks a lower rate that {s['n']} samples cannot "
+        "tell from chance and that could still be a material loss (more samples could change the verdict).",
         "",
         "| case | verdict | rates (original, candidate) | judge per pair |",
         "|---|---|---|---|",
