@@ -64,6 +64,24 @@ def md_escape(text, one_line: bool = False) -> str:
     return _MD_LINE_START.sub(_line_start, s)
 
 
+# bidirectional controls (embeddings, overrides, isolates, marks): U+202E makes "gpj.exe" read
+# "exe.jpg" ("Trojan Source"); shown as their code point instead, so a reader sees they are there
+_BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# what GitHub turns into a notification or a cross-reference once the Markdown is rendered (its
+# filters read the rendered text, so a backslash or an entity does not stop them; a word joiner
+# does): @user, @org/team, #1, owner/repo#2, GH-3
+_GITHUB_REF = re.compile(r"@(?!\u2060)|#(?=\d)|(?i:\bgh-)(?=\d)")
+
+
+def github_escape(text, one_line: bool = True) -> str:
+    """Text for a GitHub comment that shows as the literal text: md_escape, and no mention, issue
+    reference or bidirectional control comes out of it. The gate's comment passes every value it
+    did not write itself (paths, case ids and text, the judge's words, names) through this one."""
+    s = _BIDI.sub(lambda m: f"<U+{ord(m.group()):04X}>", str(text if text is not None else ""))
+    s = md_escape(s, one_line)
+    return _GITHUB_REF.sub(lambda m: m.group(0) + WORD_JOINER, s)
+
+
 def _line_start(m: re.Match) -> str:
     lead, mark = m.groups()
     return lead + (mark + "\\" if mark[0].isdigit() else "\\" + mark)  # "1\." (or "1\)") and "\-"

@@ -1,12 +1,16 @@
 """abeq gate --github against a loopback double of GitHub's REST API."""
 
 import json
+import re
 
 import pytest
 from test_gate import RN, gate, repo  # noqa: F401 (the repository fixture)
 
+from abeq.documents import load_document
 from abeq.gate.comment import LIMIT, MARKER
 from abeq.models import scripted
+from abeq.sets import confirm
+from abeq.sets.parse import load as load_set
 from abeq.testing.github_api import GitHubDouble
 
 
@@ -105,3 +109,40 @@ def test_a_refusal_is_said_on_the_pull_request(repo, tmp_path, github):  # noqa:
     assert gate(tmp_path, "--github") == 2
     [body] = [c["body"] for c in gh.comments.values()]
     assert "could not run" in body and "confirm" in body
+
+
+def test_a_comment_with_the_marker_planted_by_someone_else_is_never_edited(repo, tmp_path, github):  # noqa: F811
+    """The pull request's author plants a comment holding the hidden marker: the gate's result must
+    not land in a comment its author can edit back; the gate writes (and later updates) its own."""
+    gh = github()
+    planted = gh.plant(7, MARKER + "\n### abeq gate passed", "mallory")
+    repo.commit("lossy", {"skills/release-notes/SKILL.md": (RN / "candidate-lossy.md").read_text()})
+    assert gate(tmp_path, "--github") == 1
+    assert gh.comments[planted]["body"] == MARKER + "\n### abeq gate passed"
+    assert "edited_by" not in gh.comments[planted]
+    [ours] = [c for c in gh.comments.values() if c["user"]["login"] == "github-actions[bot]"]
+    assert "**FAIL** skills/release-notes/SKILL.md" in ours["body"]
+    assert gate(tmp_path, "--github") == 1  # the next push updates the gate's own comment
+    patched = [p for m, p, _ in gh.requests if m == "PATCH"]
+    assert gh.count("POST") == 1 and patched == [f"/repos/o/r/issues/comments/{ours['id']}"]
+
+
+def test_mentions_references_and_bidi_controls_reach_the_comment_inert(repo, tmp_path):  # noqa: F811
+    """Case ids, the cases' text and the judge's words reach the comment: none of them notifies a
+    person or a team, links an issue, or reorders what the reader sees."""
+    repo.git("checkout", "-q", "main")
+    ts = load_set(repo.root / "skills/release-notes/evals/cases.json")
+    hostile = " cc @alice @octo-org/reviewers, fixes #1 and octo/other#2 \u202eevil"
+    ts = ts.model_copy(update={"cases": [c.model_copy(update={"id": c.id + hostile}) for c in ts.cases]})
+    doc = load_document(repo.root / "skills/release-notes/SKILL.md")
+    repo.commit("ids", {"skills/release-notes/evals/cases.json": confirm(ts, doc.hash).model_dump_json()})
+    repo.git("checkout", "-q", "pr")
+    repo.git("merge", "-q", "main")
+    repo.commit("lossy", {"skills/release-notes/SKILL.md": (RN / "candidate-lossy.md").read_text()})
+    md = tmp_path / "gate.md"
+    assert gate(tmp_path, "--markdown", str(md)) == 1
+    body = md.read_text()
+    assert "alice" in body and "reviewers" in body  # the ids are shown, as text
+    assert not re.search(r"@(?!\u2060)", body), re.findall(r".{20}@(?!\u2060).{20}", body)
+    assert not re.search(r"#\d|(?i:gh-)\d", body), re.findall(r".{20}#\d.{5}", body)
+    assert not re.search("[\u202a-\u202e\u2066-\u2069\u200e\u200f]", body)

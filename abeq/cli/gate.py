@@ -59,7 +59,8 @@ def register(sub) -> None:
         metavar="K/N",
         help="run only the K-th of N shares of each changed document's cases (one per CI job of a "
         "matrix on a shared --db, as `abeq run --shard`); the reports, the comment and the exit code "
-        "come whole from the share that lands last (the others exit 0 once theirs is stored)",
+        "come whole from one shard, the first to find every run finished (the others exit 0 once theirs "
+        "is stored)",
     )
     add_settings(g, CODE)  # the set's code: only the person running the gate grants it
     g.set_defaults(fn=cmd_gate)
@@ -183,13 +184,14 @@ def _gate(args, repo, revs, found, project, pr, removed) -> int:
         with on_signals(stop, args.quiet):
             outcomes = run_all(prepared, on_progress=None if args.quiet else _progress(), cancel=stop)
         if args.shard and not stop.is_set():
-            landed = shares_landed(prepared, store)
+            landed = shares_landed(prepared, store, args.shard)
             if landed is None:
                 return _share_stored(args.shard, prepared, store)
             outcomes = landed
         result = GateResult(revs, found, [*outcomes, *removed])
-        body = comment.render(result, store)
-        _write(args, result, store, comment.render(result, store, limit=None))
+        where = _pointers(args, project)
+        body = comment.render(result, store, where=where)
+        _write(args, result, store, comment.render(result, store, limit=None, where=where))
         for o in result.outcomes:
             print(comment.headline(o, store, markdown=False), file=sys.stderr)
         if pr is not None:
@@ -241,8 +243,31 @@ def untracked_store(repo, revs, db: str | None) -> None:
             )
 
 
+def _pointers(args, project):
+    """Where the comment sends a reviewer: the store (the Action uploads it as $ABEQ_ARTIFACT, listed
+    on the workflow run's page) and the decisions file the base's abeq.toml names."""
+    import os
+
+    from ..gate.comment import Pointers
+
+    env = os.environ
+    db = args.db or env.get("ABEQ_DB") or "abeq.db"
+    run_url = ""
+    if env.get("GITHUB_RUN_ID") and env.get("GITHUB_REPOSITORY"):
+        server = (env.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/")
+        run_url = f"{server}/{env['GITHUB_REPOSITORY']}/actions/runs/{env['GITHUB_RUN_ID']}"
+    return Pointers(
+        db=Path(db).name if env.get("ABEQ_ARTIFACT") else db,
+        artifact=env.get("ABEQ_ARTIFACT", ""),
+        run_url=run_url,
+        decisions=project.overrides or "",
+        base=args.base or "",
+    )
+
+
 def _share_stored(shard: tuple[int, int], planned, store) -> int:
-    """A shard whose share landed while another's is still out: one line, exit 0, no report."""
+    """A shard whose share landed while another's is still out, or after another shard claimed the
+    report: one line, exit 0, no report."""
     done = []
     for pl in planned:
         if pl.prepared is not None:
@@ -250,7 +275,8 @@ def _share_stored(shard: tuple[int, int], planned, store) -> int:
             done.append(f"{pl.target.path} (run {pl.prepared.run_id}): {c['done']} of {c['total']}")
     print(
         f"abeq gate: shard {shard[0]}/{shard[1]} stored its share ({'; '.join(done) or 'nothing to run'} "
-        "cases done); the report, comment and exit code come from the share that lands last",
+        "cases done); the report, comment and exit code come from one shard, the first to find every run "
+        "finished",
         file=sys.stderr,
     )
     return EXIT_PASS

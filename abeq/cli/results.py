@@ -35,8 +35,8 @@ def register(sub) -> None:
         default=None,
         metavar="FILE",
         help="write every reviewer decision in the database (overrides and agreements, by the content of "
-        "the original, the candidate and the case) here, for abeq.toml's `overrides =` (abeq gate honours "
-        "them without a model call); no run id needed",
+        "the original, the candidate and the case) here, beside those the file already holds, for "
+        "abeq.toml's `overrides =` (abeq gate honours them without a model call); no run id needed",
     )
     db_arg(ex)
     ex.add_argument("--gate", choices=GATES, default="compress", help="the gate profile the exports apply")
@@ -178,11 +178,17 @@ def cmd_export(args) -> int:
     check_outputs(args, (*OUTPUT_OPTIONS, "--overrides"))  # before any file is written: all or none
     store = existing_store(args.db)
     if args.overrides:
-        from ..gate.overrides import dump, from_store
+        from ..gate.overrides import dump, from_store, merged
 
         decisions = from_store(store)
-        write_output(args.overrides, dump(decisions))
-        print(f"wrote {len(decisions)} reviewer decision(s) to {args.overrides}", file=sys.stderr)
+        kept = _kept_decisions(args.overrides)
+        write_output(args.overrides, dump(merged(kept, decisions)))
+        added = len(merged(kept, decisions)) - len(kept)
+        print(
+            f"wrote {len(decisions)} reviewer decision(s) to {args.overrides}"
+            + (f" beside the {len(kept)} it held ({added} new)" if kept else ""),
+            file=sys.stderr,
+        )
         if args.run_id is None:
             return EXIT_PASS
     if args.run_id is None:
@@ -196,6 +202,20 @@ def cmd_export(args) -> int:
     if args.out or not any((args.record, args.markdown, args.csv, args.junit)):
         write_output(args.out, json.dumps(rr.with_errors(), indent=2, ensure_ascii=False))
     return EXIT_PASS
+
+
+def _kept_decisions(path: str) -> list[dict]:
+    """The decisions an existing file holds (export adds to it: a repository's decisions file keeps
+    what reviewers decided in other stores); [] when there is none."""
+    from pathlib import Path
+
+    from ..documents import read_text_file
+    from ..gate.overrides import parse
+
+    p = Path(path)
+    if path == "-" or not p.is_file():
+        return []
+    return parse(read_text_file(p, what="the decisions file"), path)
 
 
 def cmd_override(args) -> int:

@@ -4,6 +4,13 @@ Only what a job's environment gives: `GITHUB_API_URL`, `GITHUB_REPOSITORY`, `GIT
 `GITHUB_TOKEN`, `GITHUB_STEP_SUMMARY`. The comment carries a hidden marker; a later push finds it and
 PATCHes it, so a pull request has one abeq comment however often it is pushed. A failure to comment
 never changes the gate's result: it is said once and the exit code stays the gate's.
+
+Only a marked comment the token's own identity wrote is updated: anyone can write the marker (the
+pull request's author first of all), and a result PATCHed into their comment is one they can edit
+back. Who the token is comes from GraphQL's `viewer` (it answers for the job's GITHUB_TOKEN and for
+a GitHub App's installation token, which REST's `GET /user` refuses), then `GET /user` (a personal
+token on a GitHub Enterprise Server without GraphQL); when neither answers, the job's GITHUB_TOKEN is
+assumed: `github-actions[bot]`. A wrong guess costs a second comment, never a hijacked one.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from ..errors import InputError
 from .comment import MARKER
 
 TIMEOUT = 30.0
+ACTIONS_BOT = "github-actions[bot]"  # who a workflow's GITHUB_TOKEN writes as
 
 
 @dataclass
@@ -27,6 +35,7 @@ class PullRequest:
     number: int
     fork: bool
     token: str
+    graphql: str = ""  # GitHub's GraphQL endpoint ($GITHUB_GRAPHQL_URL; api + /graphql by default)
 
 
 def pull_request(env: dict[str, str] | None = None) -> PullRequest:
@@ -59,12 +68,13 @@ def pull_request(env: dict[str, str] | None = None) -> PullRequest:
         number=int(pr.get("number") or event["number"]),
         fork=fork,
         token=env.get("GITHUB_TOKEN", ""),
+        graphql=env.get("GITHUB_GRAPHQL_URL", ""),
     )
 
 
-def _call(pr: PullRequest, method: str, path: str, body: dict | None = None):
+def _call(pr: PullRequest, method: str, path: str, body: dict | None = None, url: str = ""):
     req = urllib.request.Request(
-        pr.api + path,
+        url or pr.api + path,
         method=method,
         data=None if body is None else json.dumps(body).encode(),
         headers={
@@ -79,14 +89,43 @@ def _call(pr: PullRequest, method: str, path: str, body: dict | None = None):
         return json.loads(resp.read() or b"null")
 
 
-def find_comment(pr: PullRequest) -> int | None:
-    """The id of this pull request's abeq comment (the marker), if one exists."""
+def identity(pr: PullRequest) -> str:
+    """The login the token writes comments as (see the module's docstring for how it is found)."""
+    try:
+        got = _call(pr, "POST", "/graphql", {"query": "query { viewer { login } }"}, pr.graphql)
+        login = ((got or {}).get("data") or {}).get("viewer", {}).get("login")
+        if isinstance(login, str) and login:
+            return login
+    except (urllib.error.URLError, OSError, ValueError, AttributeError):
+        pass
+    try:
+        login = (_call(pr, "GET", "/user") or {}).get("login")
+        if isinstance(login, str) and login:
+            return login
+    except (urllib.error.URLError, OSError, ValueError, AttributeError):
+        pass
+    return ACTIONS_BOT
+
+
+def _same(author: str, login: str) -> bool:
+    """Whether a comment's author is the token's identity (GraphQL may name an app `slug` where
+    REST's `user.login` says `slug[bot]`)."""
+    return author == login or author == login + "[bot]" or author + "[bot]" == login
+
+
+def find_comment(pr: PullRequest, login: str | None = None) -> int | None:
+    """The id of this pull request's abeq comment: the first whose body starts with the marker and
+    whose author (`user.login`) is `login` (the token's identity); None when there is none."""
+    login = login or identity(pr)
     for page in range(1, 51):
         got = _call(pr, "GET", f"/repos/{pr.repo}/issues/{pr.number}/comments?per_page=100&page={page}")
         if not isinstance(got, list):
             return None
         for c in got:
-            if isinstance(c, dict) and MARKER in str(c.get("body") or ""):
+            if not isinstance(c, dict) or not str(c.get("body") or "").startswith(MARKER):
+                continue
+            author = (c.get("user") or {}).get("login") if isinstance(c.get("user"), dict) else None
+            if isinstance(author, str) and _same(author, login):
                 return int(c["id"])
         if len(got) < 100:
             return None

@@ -62,6 +62,12 @@ def from_store(store) -> list[dict[str, Any]]:
     return out
 
 
+def merged(*groups: list[dict]) -> list[dict]:
+    """The decisions of every group, one per (original, candidate, case) content; the latest made
+    wins (as the gate reads them: Decisions.of)."""
+    return list(Decisions.of(*groups).by_key.values())
+
+
 def dump(decisions: list[dict]) -> str:
     return json.dumps(
         {"format": FORMAT, "version": VERSION, "decisions": decisions}, indent=2, ensure_ascii=False

@@ -153,6 +153,7 @@ def prepare(
     each run shared with the other shards' processes (found by its settings, as `abeq run --shard`)."""
     from ..api import document, prepare_run, transfer_set
     from ..documents import detect_variant
+    from ..sets.confirmation import set_hash
     from ..sets.coverage_report import require_runnable
     from .overrides import Decisions  # reads cases (the schemas): not on the "nothing changed" path
 
@@ -199,6 +200,7 @@ def prepare(
             settings = settings.with_args(allow_thin=True)
         p = None
         if ts.cases:
+            review = review_for(store, t.path, orig.hash, set_hash(ts))
             try:
                 p = prepare_run(
                     orig,
@@ -206,7 +208,7 @@ def prepare(
                     ts,
                     store=store,
                     confirm=True,
-                    settings=settings.with_args(variant=variant),
+                    settings=settings.with_args(variant=variant, review=review),
                     shard=shard,
                 )
             except AbeqError as e:
@@ -305,6 +307,35 @@ def trusted_code_only(repo: Repo, revs: Revisions, t: Target, ts, base_ts) -> No
         )
 
 
+def review_for(store, path: str, original_hash: str, ts_hash: str) -> str:
+    """The review a gated document's run goes in: the one named after its path, so `abeq history
+    PATH`, `abeq override` and the desk's Review and History find the gate's runs. A review's rounds
+    share one original and one set of cases; when the base's document or the cases differ from those
+    of the runs PATH holds, those runs keep their review under `PATH @ ORIGINAL·SET` (each hash's
+    first 8 characters) and PATH becomes the review of this original and set again (its earlier runs
+    back in it). One exclusive transaction: gates starting at once on a shared store agree."""
+
+    def kept_as(original: str, ts: str) -> str:
+        return f"{path} @ {original[:8]}·{ts[:8]}"
+
+    with store.log.exclusive():
+        now = store.inputs.review(path)
+        runs = store.log.runs(now["id"]) if now else []
+        if now is None or not runs:
+            return path
+        last = runs[-1]
+        if (last["original_hash"], last["transfer_set_hash"]) == (original_hash, ts_hash):
+            return path
+        name = kept_as(last["original_hash"], last["transfer_set_hash"])
+        if store.inputs.review(name) is not None:  # only by hand: keep both, apart
+            name += f" #{now['id']}"
+        store.inputs.rename_review(now["id"], name)
+        earlier = store.inputs.review(kept_as(original_hash, ts_hash))
+        if earlier is not None:
+            store.inputs.rename_review(earlier["id"], path)
+    return path
+
+
 def _with_sources(store, p) -> str:
     """The run's stored config with where its inputs were read (git:COMMIT:PATH by role)."""
     import json
@@ -357,13 +388,27 @@ def removals(targets: list[Target]) -> list[Outcome]:
     return [Outcome(t, exit=1, passed=False) for t in targets if t.state == REMOVED]
 
 
-def shares_landed(planned: list[Planned], store) -> list[Outcome] | None:
-    """`abeq gate --shard`: every document's Outcome read whole from the store once each document's
-    run is finished (the last share of each has landed: this process's was the last out); None
-    while another shard's share is still out."""
+def shares_landed(planned: list[Planned], store, shard: tuple[int, int] = (1, 1)) -> list[Outcome] | None:
+    """`abeq gate --shard`: every document's Outcome read whole from the store, for exactly one
+    shard: the first to find each document's run finished claims the report in the store (one
+    exclusive transaction: shards finishing together cannot both claim it) and gets the Outcomes;
+    the others, and every shard while another's share is still out, get None. A re-run makes new
+    runs, so each attempt is reported once."""
+    import json
+
     from ..results.reports.report import build_report
 
     runs = [pl.prepared.run_id for pl in planned if pl.prepared is not None]
-    if any((store.log.run(r) or {}).get("status") != FINISHED for r in runs):
+    if not runs:  # reviewers decided every case: nothing ran, the first shard reports
+        claimed = shard[0] == 1
+    else:
+        with store.log.exclusive():
+            rows = [store.log.run(r) or {} for r in runs]
+            cfg = json.loads(rows[0].get("config") or "{}")
+            claimed = all(r.get("status") == FINISHED for r in rows) and "gate_reported_by" not in cfg
+            if claimed:
+                cfg["gate_reported_by"] = f"shard {shard[0]}/{shard[1]}"
+                store.log.update_run(runs[0], config=json.dumps(cfg, ensure_ascii=False, sort_keys=True))
+    if not claimed:
         return None
     return [outcome(pl, build_report(store, pl.prepared.run_id) if pl.prepared else None) for pl in planned]

@@ -1,6 +1,11 @@
-"""A loopback double of the part of GitHub's REST API `abeq gate --github` uses: a pull request's
-comments (list, create, update). It keeps the comments in memory and records every request, so a
-test can count the POSTs and PATCHes; `fail` makes a method answer an error status.
+"""A loopback double of the part of GitHub's API `abeq gate --github` uses: a pull request's
+comments (list, create, update) and who the token is (GraphQL's `viewer`, REST's `GET /user`). It
+keeps the comments in memory, each with its author (`user.login`, from the token that wrote it, as
+GitHub does), and records every request, so a test can count the POSTs and PATCHes; `fail` makes a
+method answer an error status; `plant` writes a comment as someone else (a pull request's author).
+
+An installation token (`ghs_…`: the job's GITHUB_TOKEN, a GitHub App's) is refused by `GET /user`
+("Resource not accessible by integration") and answered by GraphQL's `viewer`, as on GitHub.
 
     with GitHubDouble() as gh:
         env = {"GITHUB_API_URL": gh.url, "GITHUB_REPOSITORY": "o/r", ...}
@@ -22,8 +27,12 @@ from urllib.parse import urlsplit
 
 
 class GitHubDouble:
-    def __init__(self, port: int = 0, fail: dict[str, int] | None = None):
-        self.comments: dict[int, dict[str, Any]] = {}  # id -> {"id", "body", "issue"}
+    def __init__(
+        self, port: int = 0, fail: dict[str, int] | None = None, logins: dict[str, str] | None = None
+    ):
+        self.comments: dict[int, dict[str, Any]] = {}  # id -> {"id", "body", "issue", "user"}
+        # token -> whose it is (the job's GITHUB_TOKEN writes as github-actions[bot])
+        self.logins = {"ghs_test": "github-actions[bot]", **(logins or {})}
         self.requests: list[tuple[str, str, Any]] = []
         self.fail = dict(fail or {})  # method -> status it answers instead
         self.tokens: list[str] = []
@@ -64,12 +73,37 @@ class GitHubDouble:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
+    def user(self, login: str) -> dict[str, Any]:
+        return {"login": login, "type": "Bot" if login.endswith("[bot]") else "User"}
+
+    def plant(self, issue: int, body: str, login: str) -> int:
+        """A comment written by `login` (not through the API: the test's setup); its id."""
+        with self._lock:
+            self._next += 1
+            self.comments[self._next] = {
+                "id": self._next,
+                "body": body,
+                "issue": issue,
+                "user": self.user(login),
+            }
+            return self._next
+
     def handle(self, method: str, path: str, body: Any, auth: str) -> tuple[int, Any]:
         with self._lock:
             self.requests.append((method, path, body))
             self.tokens.append(auth)
             if method in self.fail:
                 return self.fail[method], {"message": "refused by the test double"}
+            token = auth.removeprefix("Bearer ").strip()
+            login = self.logins.get(token)
+            if path == "/graphql" and method == "POST":
+                if login is None:
+                    return 401, {"message": "Bad credentials"}
+                return 200, {"data": {"viewer": {"login": login}}}
+            if path == "/user" and method == "GET":
+                if token.startswith("ghs_"):
+                    return 403, {"message": "Resource not accessible by integration"}
+                return (200, self.user(login)) if login else (401, {"message": "Bad credentials"})
             if m := re.fullmatch(r"/repos/[^/]+/[^/]+/issues/(\d+)/comments", path):
                 issue = int(m.group(1))
                 if method == "GET":
@@ -80,6 +114,7 @@ class GitHubDouble:
                         "id": self._next,
                         "body": body.get("body", ""),
                         "issue": issue,
+                        "user": self.user(login or "someone"),
                     }
                     return 201, self.comments[self._next]
             if (m := re.fullmatch(r"/repos/[^/]+/[^/]+/issues/comments/(\d+)", path)) and method == "PATCH":
@@ -87,11 +122,13 @@ class GitHubDouble:
                 if c is None or not isinstance(body, dict):
                     return 404, {"message": "Not Found"}
                 c["body"] = body.get("body", "")
+                c["edited_by"] = login or "someone"
                 return 200, c
             return 404, {"message": "Not Found"}
 
     def count(self, method: str) -> int:
-        return sum(1 for m, _, _ in self.requests if m == method)
+        """Requests on comments by method (a POST to /graphql asks who the token is: not counted)."""
+        return sum(1 for m, p, _ in self.requests if m == method and "/comments" in p)
 
     def __enter__(self) -> GitHubDouble:
         self._thread.start()

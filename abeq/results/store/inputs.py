@@ -163,6 +163,10 @@ class SqliteInputs:
 
         return self.sql.tx(go)
 
+    def rename_review(self, review_id: int, name: str) -> None:
+        """Give a review another name (its runs and reviewers' actions stay with it)."""
+        self.sql.update("reviews", {"id": review_id}, {"name": name})
+
     def set_review_candidate(self, review_id: int, doc_hash: str) -> None:
         self.sql.update("reviews", {"id": review_id}, {"candidate_hash": doc_hash})
 
