@@ -123,7 +123,7 @@ def test_a_bad_setting_gets_the_cli_message(project, capsys, given, flag, value)
 @pytest.mark.parametrize(
     "given, said",
     [
-        ({"judge_sample": 2}, "'judge_sample': not a setting"),
+        ({"judge_sample": 2}, "unknown argument: 'judge_sample' (did you mean 'judge_samples'?)"),
         ({"trust_code": True}, "'trust_code' cannot be set here"),
         ({"check_env": ["HOME"]}, "'check_env' cannot be set here"),
         ({"runner_cmd": "cat"}, "this server runs no command a tool call gives"),

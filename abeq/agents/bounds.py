@@ -21,6 +21,14 @@ from ..errors import InputError
 from ..execution.options import BY_NAME, out_of_bounds
 
 DEFAULT_MODEL = "local/smollm2"  # what a run uses when no model is named (the embedded model)
+# model strings a refusal can offer for a pattern the person allowed (a pattern is not a name)
+KNOWN_MODELS = (
+    DEFAULT_MODEL,
+    "scripted/rules",
+    "baseline/length",
+    "baseline/self-report",
+    "baseline/always-regressed",
+)
 
 
 @dataclass(frozen=True)
@@ -92,8 +100,7 @@ class Bounds:
         allowed = self.models or (DEFAULT_MODEL,)
         if not any(fnmatch.fnmatchcase(used, pat) for pat in allowed):
             raise InputError(
-                f"argument {option}: model {used} is not allowed by this server "
-                f"(allowed: {', '.join(allowed)})",
+                f"argument {option}: model {used} is not allowed by this server ({self.models_said()})",
                 hint="The person who starts `abeq mcp` names the models a tool call may use: "
                 "--allow-model PATTERN (e.g. --allow-model 'anthropic/*').",
             )
@@ -101,10 +108,36 @@ class Bounds:
     def api_base(self, url: str | None, option: str) -> None:
         if url and url.rstrip("/") not in {u.rstrip("/") for u in self.api_bases}:
             raise InputError(
-                f"argument {option}: API base {url} is not allowed by this server",
+                f"argument {option}: API base {url} is not allowed by this server ({self.api_bases_said()})",
                 hint="The person who starts `abeq mcp` names the servers a tool call may reach: "
                 "--allow-api-base URL.",
             )
+
+    # ------------------------------------------------------------ what a client is told
+    def default_allowed(self) -> bool:
+        """Whether a run that names no model may use the default (the embedded model)."""
+        return any(fnmatch.fnmatchcase(DEFAULT_MODEL, pat) for pat in (self.models or (DEFAULT_MODEL,)))
+
+    def models_said(self) -> str:
+        """The models a tool call may name, as a client should read them: each pattern, with a
+        model string that fits it where abeq knows one; and whether naming none works."""
+        allowed = self.models or (DEFAULT_MODEL,)
+        parts = []
+        for pat in allowed:
+            fits = [m for m in KNOWN_MODELS if fnmatch.fnmatchcase(m, pat)]
+            wild = any(c in pat for c in "*?[")
+            parts.append(f"{pat} (e.g. {fits[0]})" if wild and fits else pat)
+        default = (
+            f"naming none uses {DEFAULT_MODEL}"
+            if self.default_allowed()
+            else f"name one: the default, {DEFAULT_MODEL}, is not allowed here"
+        )
+        return f"allowed: {', '.join(parts)}; {default}"
+
+    def api_bases_said(self) -> str:
+        if not self.api_bases:
+            return "allowed: none (the provider's own endpoint only)"
+        return "allowed: " + ", ".join(self.api_bases)
 
     # ------------------------------------------------------------ settings
     def settings(self, given: Mapping[str, Any], where: str):

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..schemas import Report
+from ..schemas import ReportFile
 
 
 class Result(BaseModel):
@@ -58,6 +58,9 @@ class RunStatus(Result):
     done: int = Field(description="cases judged so far")
     total: int
     error: str | None = Field(None, description="why the run ended without a report, when it did")
+    next_step: str | None = Field(
+        None, description="what to do when the run will not finish by itself (interrupted, failed)"
+    )
 
 
 class Lost(Result):
@@ -86,11 +89,18 @@ class RunReportResult(Result):
 
     run_id: int
     status: str
-    report: Report
+    report: ReportFile = Field(
+        description="report.json as `abeq run --out` writes it: cases and summary, errors, cases not run, "
+        "gate-truncated cases with the section they stopped at, reviewers' decisions"
+    )
     passed: bool = Field(description="the gate passed")
     gate: dict[str, Any]
     lost: list[Lost] = Field(description="each regressed or diverged case, with what it no longer does")
     errors: list[dict[str, Any]]
+    not_run: list[str] = Field(
+        default_factory=list, description="cases the run did not get to (interrupted, stopped early)"
+    )
+    next_step: str | None = Field(None, description="what to do before this report can be final")
     calls: dict[str, Any] = Field(
         description="calls made (teacher_made: the original's runs; 0 when they came from the cache), "
         "cached, tokens, cost"

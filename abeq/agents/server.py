@@ -45,6 +45,19 @@ INSTRUCTIONS = (
 )
 
 
+def instructions(bounds: Bounds) -> str:
+    """The server's instructions: what abeq does, and what this server lets a tool call use."""
+    commands = (
+        "a runner command (runner_cmd) is allowed"
+        if bounds.allow_commands
+        else "a runner command (runner_cmd) is not allowed"
+    )
+    return (
+        f"{INSTRUCTIONS} On this server: models {bounds.models_said()}; API bases "
+        f"{bounds.api_bases_said()}; {commands}; files under {bounds.root}."
+    )
+
+
 def _param(name: str, annotation: Any, default: Any, description: str) -> inspect.Parameter:
     return inspect.Parameter(
         name,
@@ -54,9 +67,14 @@ def _param(name: str, annotation: Any, default: Any, description: str) -> inspec
     )
 
 
-def _setting(name: str) -> inspect.Parameter:
+def _setting(name: str, bounds: Bounds | None = None) -> inspect.Parameter:
     o = BY_NAME[name]
     said = o.help + (f" (one of: {', '.join(o.choices)})" if o.choices else "")
+    if bounds is not None and name in ("runner_model", "judge_model"):
+        said = "litellm model string for the runner" if name == "runner_model" else o.help.split(" (")[0]
+        said += f"; on this server {bounds.models_said()}"
+    elif bounds is not None and name in ("api_base", "judge_api_base"):
+        said = f"{o.help.split(' (')[0]}; on this server {bounds.api_bases_said()}"
     return _param(name, KINDS[o.kind] | None, None, f"{said}; as `{o.flag}`")
 
 
@@ -85,6 +103,7 @@ def _tool(
         raw = (ctx.request_context.params or {}).get("arguments")
         args = dict(raw) if isinstance(raw, dict) else {k: v for k, v in given.items() if v is not None}
         try:
+            args = _checked(args, params)
             result = await body(args, ctx)
         except AbeqError as e:
             return CallToolResult(content=[TextContent(type="text", text=e.render())], is_error=True)
@@ -93,12 +112,87 @@ def _tool(
             content=[TextContent(type="text", text=summary(result))], structured_content=data
         )
 
+    from mcp.server.mcpserver.tools.base import Tool
+
     ctx_param = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
     ret = Annotated[CallToolResult, output]
-    tool.__signature__ = inspect.Signature([ctx_param, *params], return_annotation=ret)  # type: ignore[attr-defined]
-    tool.__annotations__ = {"ctx": Context, **{p.name: p.annotation for p in params}, "return": ret}
-    tool.__name__ = name
-    server.add_tool(tool, name=name, description=description)
+
+    def sign(fn: Any, ps: list[inspect.Parameter]) -> Any:
+        fn.__signature__ = inspect.Signature([ctx_param, *ps], return_annotation=ret)
+        fn.__annotations__ = {"ctx": Context, **{p.name: p.annotation for p in ps}, "return": ret}
+        fn.__name__ = name
+        return fn
+
+    # the SDK checks nothing (every input Any, optional): abeq checks each argument itself, in the
+    # CLI's words (_checked); the schema a client reads is the typed one
+    loose = [p.replace(annotation=Any, default=None) for p in params]
+    server.add_tool(sign(tool, loose), name=name, description=description)
+
+    async def typed(ctx: Context, **given: Any) -> None: ...
+
+    server._tool_manager.get_tool(name).parameters = Tool.from_function(sign(typed, params)).parameters
+
+
+def _checked(args: dict[str, Any], params: list[inspect.Parameter]) -> dict[str, Any]:
+    """A tool call's arguments checked as the CLI checks its options, in its words: an unknown one
+    named (with the nearest known name), a required one missing, a number given as digits read as
+    one (as the CLI reads every option), anything else of the wrong kind refused by its option."""
+    import difflib
+
+    from ..errors import InputError
+
+    known = {p.name: p for p in params}
+    # a setting the tool does not take (trust_code) is refused by the settings, with why
+    unknown = [k for k in args if k not in known and k not in BY_NAME]
+    if unknown:
+        said = []
+        for k in unknown:
+            near = difflib.get_close_matches(str(k), known, n=1)
+            said.append(f"{k!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
+        raise InputError(
+            f"unknown argument{'s' if len(said) > 1 else ''}: {', '.join(said)}",
+            hint="This tool takes: " + ", ".join(known) + ".",
+        )
+    missing = [n for n, p in known.items() if p.default is inspect.Parameter.empty and args.get(n) is None]
+    if missing:
+        raise InputError(
+            "the following arguments are required: " + ", ".join("--" + n.replace("_", "-") for n in missing)
+        )
+    out = dict(args)
+    for n, v in args.items():
+        if v is None or n not in known:
+            continue
+        kind = _kind(known[n].annotation)
+        flag = "--" + n.replace("_", "-")
+        if kind in (int, float) and isinstance(v, str):
+            try:
+                v = int(v) if kind is int else float(v)
+            except ValueError:
+                what = "a whole number" if kind is int else "a number"
+                raise InputError(f"argument {flag}: expected {what}, got {v!r}") from None
+        if kind is int and (isinstance(v, bool) or not isinstance(v, int)):
+            if not (isinstance(v, float) and v.is_integer()):
+                raise InputError(f"argument {flag}: expected a whole number, got {v!r}")
+            v = int(v)
+        elif kind is float and (isinstance(v, bool) or not isinstance(v, int | float)):
+            raise InputError(f"argument {flag}: expected a number, got {v!r}")
+        elif kind is str and not isinstance(v, str):
+            raise InputError(f"argument {flag}: expected text, got {v!r}")
+        elif kind is bool and not isinstance(v, bool):
+            raise InputError(f"argument {flag}: expected true or false, got {v!r}")
+        out[n] = v
+    return out
+
+
+def _kind(annotation: Any) -> Any:
+    """int, float, str, bool or list, from a parameter's annotation (Annotated, `| None` unwrapped)."""
+    import typing
+
+    if typing.get_origin(annotation) is Annotated:
+        annotation = typing.get_args(annotation)[0]
+    args = [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
+    first = args[0]
+    return list if typing.get_origin(first) is list else first
 
 
 def _thread(fn: Callable[[], R.Result]) -> Awaitable[R.Result]:
@@ -112,9 +206,9 @@ def build(bounds: Bounds, tools: Tools | None = None):
     from mcp.server.mcpserver import MCPServer
 
     t = tools or Tools(bounds)
-    server = MCPServer(name="abeq", instructions=INSTRUCTIONS)
+    server = MCPServer(name="abeq", instructions=instructions(bounds))
     paths = {n: _param(n, str, inspect.Parameter.empty, PATH_HELP[n]) for n in PATHS}
-    settings = {n: _setting(n) for n in RUN_SETTINGS}
+    settings = {n: _setting(n, bounds) for n in RUN_SETTINGS}
 
     async def check_set(a: dict, ctx: Any) -> R.Result:
         allow = a.get("allow_thin", False)
@@ -160,13 +254,15 @@ def build(bounds: Bounds, tools: Tools | None = None):
     _tool(
         server,
         "run_status",
-        "Whether a run has finished, and how many cases are judged.",
+        "Whether a run has finished, and how many cases are judged. A run that will not finish by "
+        "itself (interrupted: the process that ran it ended; failed) says what to do in next_step.",
         [run_id],
         R.RunStatus,
         run_status,
         lambda r: (
             f"run {r.run_id}: {r.status}, {r.done}/{r.total} cases judged"
             + (f" · error: {r.error}" if r.error else "")
+            + (f" · next: {r.next_step}" if r.next_step else "")
         ),
     )
 
@@ -273,15 +369,13 @@ def build(bounds: Bounds, tools: Tools | None = None):
 
 
 def _run_id(a: dict) -> int:
-    from ..errors import InputError
-
-    v = a.get("run_id")
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise InputError(f"argument run_id: expected a whole number, got {v!r}")
-    return v
+    return int(a["run_id"])  # checked by _checked: a whole number (digits too)
 
 
 def _report_summary(r: R.RunReportResult) -> str:
+    """The report in words an agent acts on: the outcome, each lost behaviour, each case stopped at a
+    gate (a rule after it is never reached: it cannot be fixed by adding the rule again), the cases
+    not run and the errors, and what to do next."""
     s = r.report.summary
     head = (
         f"run {r.run_id}: {'PASS' if r.passed else 'FAIL'} ({r.gate['gate']}): {s.equivalents} equivalent, "
@@ -289,7 +383,24 @@ def _report_summary(r: R.RunReportResult) -> str:
         f"({r.calls.get('teacher_made', 0)} teacher)"
     )
     lost = [f"- {x.case_id} ({x.verdict}): {x.behaviour_delta}" for x in r.lost]
-    return "\n".join([head, *lost, *(f"caveat: {c}" for c in r.trust.model_caveats)])
+    gated = [
+        f"- {t.case_id} stops at the gate in {t.section!r}: the runner asked the user there and had no "
+        "scripted answer, so a rule placed after that gate is never reached in this case (move the rule "
+        "before the gate, or give the case a gate_responses answer)"
+        for t in r.report.gate_truncated
+    ]
+    failed = [
+        f"- {e['case_id']} errored ({e['stage']}): {e['error']}"
+        for e in r.errors
+        if e["case_id"] not in r.not_run
+    ]
+    out = [head, *lost, *gated, *failed]
+    if r.not_run:
+        more = "…" if len(r.not_run) > 10 else ""
+        out.append(f"not run: {len(r.not_run)} case(s) ({', '.join(r.not_run[:10])}{more})")
+    if r.next_step:
+        out.append(f"next: {r.next_step}")
+    return "\n".join([*out, *(f"caveat: {c}" for c in r.trust.model_caveats)])
 
 
 def _notifier(ctx: Any) -> Callable[[int, dict], None] | None:

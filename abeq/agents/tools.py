@@ -8,6 +8,7 @@ read it from the store, so a client that reconnects, or `abeq history`, sees the
 
 from __future__ import annotations
 
+import json
 import shlex
 import threading
 from collections.abc import Callable, Mapping
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import AbeqError, InputError
-from ..vocab import CANCELLING, EQUIVALENT, FINISHED, JUDGED, RUNNING
+from ..vocab import CANCELLED, CANCELLING, EQUIVALENT, FAILED, FINISHED, INTERRUPTED, JUDGED, RUNNING
 from .bounds import Bounds
 from .results import (
     CheckSet,
@@ -31,6 +32,10 @@ from .results import (
 )
 
 PATHS = ("original", "candidate", "transfer_set")
+RESUME = (
+    "call run with the same arguments to resume it: what was judged is kept, and the cases done pay "
+    "no call again"
+)
 EXPORT_FORMATS = ("report", "record", "markdown", "csv", "junit")
 
 
@@ -49,6 +54,7 @@ class Tools:
     def __init__(self, bounds: Bounds):
         self.bounds = bounds
         self.runs: dict[int, Background] = {}
+        self.started: dict[str, int] = {}  # a run's arguments (canonical JSON) → its run id
 
     # ------------------------------------------------------------ helpers
     def _store(self):
@@ -114,6 +120,17 @@ class Tools:
         settings = self.bounds.settings(
             {k: v for k, v in args.items() if k not in PATHS}, "the run tool's arguments"
         )
+        key = json.dumps(args, sort_keys=True, default=str)
+        live = self.started.get(key)
+        if live is not None and (bg := self.runs.get(live)) is not None and bg.thread.is_alive():
+            # the same call again (a retry, a second look): the run going on, not a second one
+            return RunStarted(
+                status="started",
+                run_id=live,
+                cases=len(bg.progress.get("cases") or []) or int(bg.progress.get("total") or 0),
+                message=f"run {live} is already running with these arguments; read it with run_status "
+                "and report (no second run started)",
+            )
         doc = load_document(p["original"], "original")
         ts = sets.load(p["transfer_set"])
         if sets.confirmation_problem(ts, doc.hash):
@@ -139,6 +156,7 @@ class Tools:
             threading.Thread(target=self._work, args=(prepared, run_id, on_progress), daemon=True)
         )
         self.runs[run_id] = bg
+        self.started[key] = run_id
         bg.thread.start()
         return RunStarted(
             status="started",
@@ -189,13 +207,28 @@ class Tools:
         bg = self.runs.get(run_id)
         alive = bg is not None and bg.thread.is_alive()
         status = run["status"] if not alive or run["status"] != FINISHED else RUNNING
+        error = bg.error if bg else None
+        next_step = None
+        failed = [r for r in rows if r.status == "error"]
+        if status == FINISHED and rows and not done and failed:
+            # every case errored: not a finished run with nothing lost, a failed one
+            status, error = (
+                FAILED,
+                error or f"every case failed; the first: {failed[0].error or 'no reason kept'}",
+            )
+            next_step = f"fix what the error says, then {RESUME}"
+        elif status == FAILED or (error and not alive):
+            status, next_step = FAILED, f"fix what the error says, then {RESUME}"
+        elif status in (INTERRUPTED, CANCELLED) and not alive:
+            next_step = f"the run stopped before its end ({done} of {len(rows)} judged): {RESUME}"
         return RunStatus(
             run_id=run_id,
             status=status,
             finished=status == FINISHED and not alive,
             done=done,
             total=len(rows),
-            error=bg.error if bg else None,
+            error=error,
+            next_step=next_step,
         )
 
     def report(self, run_id: int, gate: str = "compress") -> RunReportResult:
@@ -204,7 +237,7 @@ class Tools:
         from ..results.reports.agreement import aa_rates, judge_calibration
         from ..results.reports.report import build_report, gate_result
         from ..results.store.mutations import mutation_line
-        from ..schemas import Report
+        from ..schemas import ReportFile
         from .bounds import check_option
 
         check_option("gate", gate)
@@ -252,14 +285,19 @@ class Tools:
                 for k in ("made", "teacher_made", "cached", "prompt_tokens", "completion_tokens", "cost")
                 if k in st
             }
+            not_run = [e["case_id"] for e in rr.not_run]
             return RunReportResult(
                 run_id=run_id,
                 status=run["status"],
-                report=Report.model_validate(rr.report),
-                passed=g["pass"],
+                report=ReportFile.model_validate(rr.with_errors()),
+                passed=g["pass"] and not not_run,
                 gate=g,
                 lost=lost,
                 errors=rr.errors,
+                not_run=not_run,
+                next_step=(
+                    f"{len(not_run)} of {len(rr.rows)} cases were not run: {RESUME}" if not_run else None
+                ),
                 calls=calls,
                 trust=trust,
             )
