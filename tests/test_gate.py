@@ -503,3 +503,52 @@ def test_a_gated_documents_runs_are_a_review_named_after_its_path(repo, tmp_path
     assert now is not None and [r["id"] for r in store.log.runs(now["id"])] == [second]
     kept = [r for r in store.inputs.reviews() if r["name"].startswith(skill + " @ ")]
     assert [[x["id"] for x in store.log.runs(r["id"])] for r in kept] == [[first]]
+
+
+def test_check_sets_refuses_an_unconfirmed_or_edited_set(repo, capsys):
+    """The pre-commit hook: a set edited after its confirmation (or never confirmed) is what the gate
+    refuses in CI, so the commit is refused here already, naming the set and the command."""
+    path = repo.root / "skills/release-notes/evals/cases.json"
+    cases = json.loads(path.read_text())
+    cases["cases"][0]["input"] += " And one more thing."
+    path.write_text(json.dumps(cases))
+    assert main(["gate", "--check-sets", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "skills/release-notes/evals/cases.json" in err and "changed after it was confirmed" in err
+    assert "abeq check-set" in err and "--confirm" in err
+    cases["user_confirmed"] = False
+    path.write_text(json.dumps(cases))
+    assert main(["gate", "--check-sets", str(path)]) == 2
+    assert "not confirmed" in capsys.readouterr().err
+
+
+def test_init_writes_model_lines_a_gate_can_run_with(tmp_path, monkeypatch):
+    """--init's abeq.toml names models a plain `pip install abeq` can call (the Action installs no
+    extra), not the embedded model's, which needs abeq[local]."""
+    from abeq.gate.project import parse
+
+    r = GitRepo(tmp_path / "fresh")
+    monkeypatch.chdir(r.root)
+    r.commit("a", {"AGENTS.md": "- x\n"})
+    assert main(["gate", "--init"]) == 0
+    project = parse((r.root / "abeq.toml").read_text(), "abeq.toml")
+    models = {k: project.entries[0].settings.get(k) for k in ("runner_model", "judge_model")}
+    assert all(m and not m.startswith("local/") for m in models.values()), models
+
+
+def test_a_shallow_clone_says_fetch_depth(repo, tmp_path, capsys, monkeypatch):
+    """actions/checkout fetches one commit by default: the gate cannot find the merge base, and says
+    which setting fixes it rather than blaming the repository."""
+    import subprocess
+
+    repo.commit("lossy", {"skills/release-notes/SKILL.md": (RN / "candidate-lossy.md").read_text()})
+    shallow = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", "--no-single-branch", f"file://{repo.root}", str(shallow)],
+        check=True,
+        capture_output=True,
+    )
+    monkeypatch.chdir(shallow)
+    assert main(["gate", "--base", "origin/main", "--db", str(tmp_path / "g.db")]) == 2
+    err = capsys.readouterr().err
+    assert "fetch-depth: 0" in err and "shallow" in err

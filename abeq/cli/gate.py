@@ -47,8 +47,9 @@ def register(sub) -> None:
         "--check-sets",
         action="store_true",
         help="no model: `abeq check-set` for each configured document among FILES (all when none is given) "
-        "in the working tree; exit 2 when a run would refuse its set, or a section is uncovered where "
-        "abeq.toml says require_coverage (the pre-commit hook)",
+        "in the working tree; exit 2 when the set is unconfirmed or edited after its confirmation, when a "
+        "run would refuse it, or a section is uncovered where abeq.toml says require_coverage (the "
+        "pre-commit hook)",
     )
     g.add_argument("files", nargs="*", metavar="FILES", help="with --check-sets: the files a commit changes")
     g.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -419,6 +420,15 @@ def _check_sets(args) -> int:
             uncovered = [s for s in cov.sections_identified if s not in cov.sections_covered]
             said = sets.confirmation_problem(ts, doc.hash) or "confirmed"
             print(f"{path}: {len(ts.cases)} cases, coverage {cov.coverage_pct:.0f}% · {said}")
+            # unconfirmed, or edited after its confirmation: the gate refuses it in CI, so the commit is
+            # refused here; confirmed for another version of the document is a rewrite's normal state
+            if problem := sets.confirmation_problem(ts):
+                print(
+                    f"abeq: {ts_path}: {problem}\n  A person who has read its cases confirms it: abeq "
+                    f"check-set --original {path} --transfer-set {ts_path} --confirm",
+                    file=sys.stderr,
+                )
+                code = EXIT_BAD_INPUT
             if not cov.runnable:
                 print(
                     f"abeq: {ts_path}: {cov.warnings[0] if cov.warnings else 'not runnable'}", file=sys.stderr

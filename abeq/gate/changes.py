@@ -58,9 +58,31 @@ class Revisions:
     head_rev: str
 
 
+SHALLOW_HINT = (
+    "On GitHub Actions give actions/checkout `fetch-depth: 0`; elsewhere run `git fetch --unshallow` "
+    "(the gate reads the base's history back to the merge base)."
+)
+
+
+def _shallow(repo: Repo) -> bool:
+    """Whether this clone holds only part of the history (actions/checkout's default: one commit)."""
+    try:
+        return repo.git(["rev-parse", "--is-shallow-repository"], what="the clone").strip() == "true"
+    except InputError:
+        return False
+
+
 def revisions(repo: Repo, base: str, head: str = "HEAD") -> Revisions:
-    b, h = repo.commit(base), repo.commit(head)
-    merge = repo.git(["merge-base", b, h], what=f"the merge base of {base} and {head}").strip()
+    try:
+        b, h = repo.commit(base), repo.commit(head)
+        merge = repo.git(["merge-base", b, h], what=f"the merge base of {base} and {head}").strip()
+    except InputError as e:
+        if not _shallow(repo):
+            raise
+        raise InputError(
+            f"this clone is shallow, so git cannot find the merge base of {base} and {head} ({e.message})",
+            hint=SHALLOW_HINT,
+        ) from None
     if not merge:
         raise InputError(
             f"{base} and {head} have no common ancestor", hint="Give the branch the PR merges into."

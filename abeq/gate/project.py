@@ -226,8 +226,10 @@ def template(documents: list[str]) -> str:
         "# abeq.toml: what `abeq gate` checks in a pull request (docs/guides/gate.md).\n"
         "# Each document's transfer set must exist and be confirmed (`abeq check-set --confirm`).\n\n"
         "[defaults]\n"
-        '# runner_model = "openai/gpt-4o-mini"\n'
-        '# judge_model = "openai/gpt-4o"\n'
+        "# any litellm model string; the workflow passes the provider's key (OPENAI_API_KEY here). The\n"
+        "# embedded model (local/...) needs `pip install 'abeq[local]'`, which the Action does not install.\n"
+        'runner_model = "openai/gpt-4o-mini"\n'
+        'judge_model = "openai/gpt-4o"\n'
         "# judge_samples = 3\n"
         "# aa = true\n"
     )
