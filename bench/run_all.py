@@ -24,6 +24,7 @@ RESULTS = BENCH / "results"
 ORDER = (
     "startup",
     "gate",
+    "gate_base_cases",
     "cache",
     "round_cost",
     "faults",
@@ -309,6 +310,32 @@ def rows(r: dict) -> list[tuple[str, str, str, str]]:
                 f"{g['median_s']:.3f} s; {g.get('median_cpu_s', 0):.3f} s; {g.get('modules', '?')}",
                 f"≤ {g['target_s']:g} s wall (quiet machine)",
                 _mark(g["target_met"]),
+            )
+        )
+    gb = r.get("gate_base_cases")
+    if gb:
+        for key, label in (
+            ("unchanged", "set unchanged"),
+            ("edited", "set edited in the PR: 2 cases edited, 1 removed, 1 added"),
+        ):
+            g, h = gb[key]["gate"], gb[key]["head_set_only"]
+            out.append(
+                (
+                    f"`abeq gate`, the base's cases beside the head's, {label}: calls made, gate / the "
+                    f"head's set alone (fresh store; {g['cases']} / {h['cases']} cases)",
+                    f"{g['made']} / {h['made']}",
+                    "—",
+                    "—",
+                )
+            )
+        w = gb["edited"]
+        out.append(
+            (
+                "`abeq gate`, set edited, in a store that gated another PR on the same base: calls made, "
+                "gate / the head's set alone",
+                f"{w['gate_warm_store']['made']} / {w['head_set_only_warm_store']['made']}",
+                "—",
+                "—",
             )
         )
     st = r.get("startup")
