@@ -48,8 +48,7 @@ from .results.reports.report import RunReport, build_report
 from .results.store.liveness import ACTIVE
 from .results.store.store import Store, open_store
 from .schemas import TransferSet
-from .sets.confirmation import confirm as confirm_set
-from .sets.confirmation import set_hash
+from .sets.confirmation import confirm_for_run, set_hash
 from .sets.coverage_report import CoverageReport
 from .sets.parse import load as load_set
 from .skill_folder import differences
@@ -200,8 +199,8 @@ def _prepare(
     """The one way a run is prepared, from settings (prepare_run) or from a stored run (resume_run):
     its preflight runs once, and the engine reads it."""
     cand, folder_notes = with_folder(orig, cand, cfg.variant)
-    if confirm and confirmation_refusal(ts, orig.hash):
-        ts = confirm_set(ts, orig.hash, thin_accepted=cfg.allow_thin or None)
+    if confirm and confirmation_refusal(ts, orig.hash):  # for this run only: never the set's own
+        ts = confirm_for_run(ts, orig.hash, thin_accepted=cfg.allow_thin or None)
     # the judge's calibration is read from the run's own database (opened first only when asked)
     path = None if isinstance(store, Store) else store
     db = store if isinstance(store, Store) else None
@@ -312,9 +311,10 @@ def resume_run(
         Document(row["name"], row["content"], files=tuple(sorted(db.inputs.document_files(row).items())))
         for row in (orig, cand)
     )
-    # the set was accepted by a person when this run started: that acceptance holds for the run
+    # the set was accepted by a person for this run when it started: that acceptance holds for it
     if confirmation_refusal(ts, original.hash):
-        ts = confirm_set(ts, original.hash, thin_accepted=cfg.allow_thin or None)
+        by = run.get("set_confirmed_for_run") or "unknown"
+        ts = confirm_for_run(ts, original.hash, thin_accepted=cfg.allow_thin or None, by=by)
     if Engine(db, original, candidate, ts, cfg).config_key() != run["config_key"]:
         raise InputError(f"run {run_id} cannot be rebuilt from its stored settings", hint=hint_new)
     # every setting, the runner mode too (a tools or command run resumes as one); --fail-fast is

@@ -207,3 +207,37 @@ def test_the_desk_will_not_open_its_own_database_as_a_document(tmp_path, monkeyp
         with pytest.raises(InputError, match="own database"):
             session.refuse_own_database(str(p))
     session.refuse_own_database(str(EXAMPLE / "SKILL.md"))  # any other file is fine
+
+
+def test_a_one_run_confirm_is_the_runs_and_a_standing_one_names_its_author(
+    lossy_run, tmp_path, monkeypatch, capsys
+):
+    """Failed before (issue 46): after `abeq run --confirm` the store kept the set confirmed (the
+    desk said "Confirmed", and a review could start on it); nobody was named."""
+    from abeq.results.store.store import Store
+
+    for k, v in {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "user.name",
+        "GIT_CONFIG_VALUE_0": "Ana",
+    }.items():
+        monkeypatch.setenv(k, v)
+    path = write(tmp_path / "set.json", sets.load(EXAMPLE / "transfer-set.json"))  # not confirmed
+    assert main(lossy_run(path, "--confirm")) == 1
+    store = Store(str(tmp_path / "abeq.db"))
+    (run,) = store.log.runs()
+    assert run["set_confirmed_for_run"] == "Ana"
+    stored = store.inputs.transfer_set(run["transfer_set_hash"])
+    assert sets.confirmation_problem(stored) == "the transfer set is not confirmed"
+    assert store.inputs.confirmation(run["transfer_set_hash"]) == {}
+    assert main(lossy_run(path)) == 2  # and the next run without --confirm is refused
+    check = ["check-set", "--original", str(EXAMPLE / "SKILL.md"), "--transfer-set", str(path), "--confirm"]
+    assert main(check) == 0
+    assert json.loads(path.read_text())["confirmed_by"] == "Ana"  # a standing one: the file says who
+    assert main(lossy_run(path)) == 1
+    assert store.inputs.confirmation(run["transfer_set_hash"])["confirmed_by"] == "Ana"
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "")
+    assert sets.confirm(stored, "h", by=None).confirmed_by is None
+    from abeq.sets.confirmation import confirmer
+
+    assert confirmer() == "unknown" and confirmer("ana@example.org") == "ana@example.org"

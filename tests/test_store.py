@@ -115,6 +115,7 @@ def test_runs_carry_their_owner_heartbeat_and_attempt(tmp_path):
         "attempt_started_at": "TEXT",
         "attempt_first_call": "INTEGER",
         "stopped_after": "TEXT",  # --fail-fast
+        "set_confirmed_for_run": "TEXT",  # `abeq run --confirm`: who accepted the set for this run only
     }
 
 

@@ -28,6 +28,7 @@ from ..models.registry import PROVIDERS
 from ..results.store.liveness import ACTIVE, live_status
 from ..results.store.rows import DocumentRow, ReviewRow
 from ..results.store.store import Store, db_path
+from ..sets.confirmation import confirmer as confirmation_author
 from ..sets.confirmation import set_hash
 from ..vocab import CANCELLING, FINISHED, JUDGED, RUNNING
 from . import links
@@ -186,6 +187,12 @@ def who(state: MutableMapping) -> str:
         or state.get(REVIEWER_KEY)
         or f"{getpass.getuser()} (account on this computer)"
     )
+
+
+def confirmer(state: Mapping) -> str:
+    """Who a Confirm on this desk is recorded under: the signed-in person, else `git config
+    user.name`, else "unknown" (a typed reviewer name is not an identity)."""
+    return confirmation_author(state.get(SIGNED_IN_KEY))
 
 
 def acting_reviewer(state: MutableMapping) -> str:

@@ -102,8 +102,10 @@ def status(s: SetState) -> list[tuple[str, str]]:
     if s.confirmed:
         said = f"Confirmed {local(ts.confirmation_timestamp)} · set {sets.set_hash(ts)[:12]}"
         by, where = s.confirmation.get("confirmed_by"), s.confirmation.get("confirmed_in")
-        unknown = " · who confirmed it is not recorded (outside the desk, or before abeq kept it)"
-        said += f" · by {by}" if by else unknown
+        unknown = " · who confirmed it is not recorded (before abeq kept it)"
+        if by == "unknown":  # nobody signed in and no `git config user.name` where it was confirmed
+            unknown = " · by unknown: nobody was signed in and git has no user.name there"
+        said += f" · by {by}" if by and by != "unknown" else unknown
         if where and where != s.review:  # the same cases for the same original, confirmed elsewhere
             said += f" in review {where} (its confirmation counts here: same cases, same original)"
         return [
@@ -203,15 +205,17 @@ class Edits:
         assert self.cases is not None  # Save is disabled until the table has changed the set
         return sets.edit(self.s.ts, self.cases)
 
-    def to_confirm(self, original: Mapping, allow_thin: bool, trust_code: bool = False) -> TransferSet:
-        """The set as confirmed for the stored `original` (its hash and content), refused as `abeq
-        check-set --confirm` refuses it (the same function: a set a run would refuse); with
+    def to_confirm(
+        self, original: Mapping, allow_thin: bool, trust_code: bool = False, by: str | None = None
+    ) -> TransferSet:
+        """The set as confirmed for the stored `original` (its hash and content) by `by`, refused as
+        `abeq check-set --confirm` refuses it (the same function: a set a run would refuse); with
         `trust_code`, its code is remembered as trusted by this user (as `--trust-code` there)."""
         # dirty: the table (cases) changed the set
         base = sets.edit(self.s.ts, self.cases) if self.dirty and self.cases is not None else self.s.ts
         # the box says whether a thin set is accepted, whatever the stored set said
         base = base.model_copy(update={"thin_accepted": allow_thin})
-        done = confirm_for_runs(base, original["content"], original["hash"], allow_thin=allow_thin)
+        done = confirm_for_runs(base, original["content"], original["hash"], allow_thin=allow_thin, by=by)
         if trust_code:
             from ..execution.checks.code_trust import code_items, remember_trust
 

@@ -25,7 +25,7 @@ from ..results.store import backend, rows
 from ..results.store.liveness import ACTIVE, HEARTBEAT_SECONDS, live_status, owner_id
 from ..results.store.store import Store, dumps
 from ..schemas import Case, TransferSet
-from ..sets.confirmation import set_hash
+from ..sets.confirmation import one_run, set_hash
 from ..timestamps import now
 from ..vocab import REGRESSED
 from .calls import Calls
@@ -165,6 +165,8 @@ class Engine:
                     "config": redact(dumps(self.cfg.stored(self.graded_cases(), self.sources))),
                     # only a set that is thin can have been accepted as thin
                     "thin_accepted": int(cov.thin and (self.cfg.allow_thin or self.ts.thin_accepted)),
+                    # `--confirm`: the set was accepted for this run only, by whom (never stored as the set's)
+                    "set_confirmed_for_run": one_run(self.ts),
                 }
             )
         if not (existing and live_status(existing) in ACTIVE):  # (already running here: leave it be)

@@ -15,7 +15,7 @@ from ..errors import AbeqError, InputError, NotConfirmedError
 from ..models.check import model_refusal
 from ..results.store.store import Store
 from ..schemas import TransferSet
-from ..sets.confirmation import confirm, confirmation_problem
+from ..sets.confirmation import confirm, confirmation_problem, confirmer
 from ..sets.coverage_report import CoverageReport, coverage, thin_refusal
 from .checks.checks import problems
 from .checks.code_trust import CodeItem, trust_state
@@ -175,11 +175,18 @@ def samples_warnings(config: RunConfig) -> list[str]:
 
 
 def confirm_for_runs(
-    ts: TransferSet, original_text: str, original_hash: str, *, allow_thin: bool, path: str | None = None
+    ts: TransferSet,
+    original_text: str,
+    original_hash: str,
+    *,
+    allow_thin: bool,
+    path: str | None = None,
+    by: str | None = None,
 ) -> TransferSet:
     """A person accepts the set (`abeq check-set --confirm`, the desk's Confirm): refused, as a run
     would refuse the set, when a check cannot be evaluated or the set is thin and not accepted as
-    thin; otherwise the set frozen, hashed and stamped for this original."""
+    thin; otherwise the set frozen, hashed and stamped for this original, with who confirmed it
+    (`by`, else `git config user.name`, else "unknown")."""
     if not ts.cases:
         raise InputError("not confirmed: the transfer set has no cases", path=path, hint="Add cases first.")
     cov = coverage(original_text, ts, allow_thin=allow_thin)
@@ -191,7 +198,7 @@ def confirm_for_runs(
             path=path,
             hint=thin if refused.message.startswith("thin") else refused.hint,
         )
-    return confirm(ts, original_hash, thin_accepted=(allow_thin and cov.thin) or None)
+    return confirm(ts, original_hash, thin_accepted=(allow_thin and cov.thin) or None, by=confirmer(by))
 
 
 def _not_confirmed(problem: str, path: str | None, hint: str = NOT_CONFIRMED_HINT) -> NotConfirmedError:

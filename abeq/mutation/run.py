@@ -35,8 +35,7 @@ from ..models.call import CallPolicy
 from ..results.store.store import Store, dumps, open_store
 from ..schemas import TransferSet
 from ..sections import SectionIndex
-from ..sets.confirmation import confirm as confirm_set
-from ..sets.confirmation import set_hash
+from ..sets.confirmation import confirm_for_run, set_hash
 from ..timestamps import now
 from ..vocab import CANCELLED, CANCELLING, FINISHED
 from .estimate import mutation_estimate
@@ -214,7 +213,7 @@ def prepare_mutation(
         raise InputError(f"--model-mutants must be 0 or more (got {model_mutants})")
     cfg = s.config(detect_variant(orig.name))
     if confirm and confirmation_refusal(ts, orig.hash):
-        ts = confirm_set(ts, orig.hash, thin_accepted=cfg.allow_thin or None)
+        ts = confirm_for_run(ts, orig.hash, thin_accepted=cfg.allow_thin or None)
     checked = preflight(orig, ts, cfg, set_path=set_path, labels=labels)
     checked.raise_first()
     mutants = section_mutants(orig)

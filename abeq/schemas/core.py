@@ -95,6 +95,11 @@ class TransferSet(Strict):
     thin_accepted: StrictBool = False
     # set_hash of the cases at confirmation: a file edited after it was confirmed no longer matches.
     confirmed_hash: str | None = None
+    # who confirmed it (signed in on the desk, else `git config user.name`, else "unknown")
+    confirmed_by: str | None = None
+    # A confirmation for one run only (`abeq run --confirm`): by whom, and the set as it was given;
+    # the store keeps that, never this confirmation (abeq.sets.confirmation.confirm_for_run).
+    _one_run: tuple[str, TransferSet] | None = PrivateAttr(default=None)
 
 
 # ---------------------------------------------------------------- drafting

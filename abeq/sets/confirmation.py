@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import subprocess
 
 from ..schemas import Case, TransferSet
 from ..timestamps import now
@@ -75,8 +76,10 @@ def set_hash(ts: TransferSet) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def confirm(ts: TransferSet, document_hash: str, *, thin_accepted: bool | None = None) -> TransferSet:
-    """A person accepted the set: freeze it (every case confirmed) and stamp the time."""
+def confirm(
+    ts: TransferSet, document_hash: str, *, thin_accepted: bool | None = None, by: str | None = None
+) -> TransferSet:
+    """A person accepted the set: freeze it (every case confirmed), stamp the time and who (`by`)."""
     cases = [c.model_copy(update={"status": "confirmed"}) for c in ts.cases]
     upd: dict = {
         "cases": cases,
@@ -84,10 +87,53 @@ def confirm(ts: TransferSet, document_hash: str, *, thin_accepted: bool | None =
         "confirmation_timestamp": now(),
         "document_hash": document_hash,
         "confirmed_hash": set_hash(ts),
+        "confirmed_by": by,
     }
     if thin_accepted is not None:
         upd["thin_accepted"] = thin_accepted
     return ts.model_copy(update=upd)
+
+
+def confirm_for_run(
+    ts: TransferSet, document_hash: str, *, thin_accepted: bool | None = None, by: str | None = None
+) -> TransferSet:
+    """A person accepted the set for one run only (`abeq run --confirm`, a resume of such a run): the
+    run goes ahead on it, and the store keeps the set as it was given (`as_given`), unconfirmed."""
+    who = by or confirmer()
+    done = confirm(ts, document_hash, thin_accepted=thin_accepted, by=who)
+    done._one_run = (who, ts)
+    return done
+
+
+def one_run(ts: TransferSet) -> str | None:
+    """Who confirmed the set for this one run (None: its confirmation, if any, is the set's own)."""
+    return ts._one_run[0] if ts._one_run else None
+
+
+def as_given(ts: TransferSet) -> TransferSet:
+    """The set to keep in the store: without a confirmation made for one run only."""
+    return ts._one_run[1] if ts._one_run else ts
+
+
+def git_user() -> str:
+    """`git config user.name` ('' when git or the setting is missing)."""
+    try:
+        out = subprocess.run(
+            ["git", "config", "user.name"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout.strip()[:100] if out.returncode == 0 else ""
+
+
+def confirmer(signed_in: str | None = None) -> str:
+    """Who a confirmation is recorded under: the signed-in person, else `git config user.name`, else
+    "unknown" (never a guess from the login)."""
+    return (signed_in or "").strip() or git_user() or "unknown"
 
 
 def edit(ts: TransferSet, cases: list[Case]) -> TransferSet:
@@ -117,7 +163,12 @@ def edit(ts: TransferSet, cases: list[Case]) -> TransferSet:
     return new
 
 
-UNCONFIRMED = {"user_confirmed": False, "confirmation_timestamp": None, "confirmed_hash": None}
+UNCONFIRMED = {
+    "user_confirmed": False,
+    "confirmation_timestamp": None,
+    "confirmed_hash": None,
+    "confirmed_by": None,
+}
 
 
 def confirmation_problem(ts: TransferSet, original_hash: str | None = None) -> str:

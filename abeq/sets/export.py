@@ -21,7 +21,11 @@ def export_text(ts: TransferSet, fmt: str) -> str:
         import yaml
 
         return yaml.dump(
-            ts.model_dump(), Dumper=_block_dumper(), sort_keys=False, allow_unicode=True, width=100
+            ts.model_dump(exclude={"confirmed_by"} if ts.confirmed_by is None else None),
+            Dumper=_block_dumper(),
+            sort_keys=False,
+            allow_unicode=True,
+            width=100,
         )
     if fmt == "jsonl":
         return "".join(c.model_dump_json() + "\n" for c in ts.cases)

@@ -129,4 +129,5 @@ def _parse(text: str, name: str, base: Path | None) -> TransferSet:
 
 
 def dump(ts: TransferSet) -> str:
-    return ts.model_dump_json(indent=2)
+    # a set nobody confirmed is written as before the field existed
+    return ts.model_dump_json(indent=2, exclude={"confirmed_by"} if ts.confirmed_by is None else None)

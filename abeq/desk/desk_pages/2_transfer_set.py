@@ -73,8 +73,9 @@ if buttons.button(
             raise AbeqError(
                 "the set was saved elsewhere since you loaded it", hint="Reload it, or tick the box above."
             )
-        confirmed = e.to_confirm(original, allow_thin, trust_code)
-        saved = session.set_transfer_set(store, review, confirmed, session.who(st.session_state))
+        by = session.confirmer(st.session_state)  # the signed-in person, else git's user.name, else unknown
+        confirmed = e.to_confirm(original, allow_thin, trust_code, by)
+        saved = session.set_transfer_set(store, review, confirmed, by)
         vm.follow_stored(review, st.session_state, saved)
         st.rerun()
     except AbeqError as err:

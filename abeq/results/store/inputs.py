@@ -11,7 +11,7 @@ from ...documents import document_hash
 from ...errors import InputError
 from ...schemas import TransferSet
 from ...sets import workspace
-from ...sets.confirmation import set_hash
+from ...sets.confirmation import as_given, set_hash
 from ...timestamps import now
 from ...vocab import Variant
 from .connection import SqlConnection
@@ -64,7 +64,11 @@ class SqliteInputs:
 
     # -------------------------------------------------------- transfer sets
     def put_transfer_set(self, ts: TransferSet, by: str | None = None, review: str | None = None) -> str:
-        """Store a set (keyed by its cases); a confirmed one records `by` whom and in which `review`."""
+        """Store a set (keyed by its cases); a confirmed one records `by` whom (else the name it
+        carries) and in which `review`. A set confirmed for one run only is stored as it was given:
+        that confirmation is the run's (runs.set_confirmed_for_run), not the set's."""
+        ts = as_given(ts)
+        by = by or ts.confirmed_by
         h = set_hash(ts)
         row = {
             "hash": h,

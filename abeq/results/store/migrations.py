@@ -406,3 +406,10 @@ def m016_document_loads(db: Database) -> None:
         pk="id",
     )
     db.table("document_loads").create_index(["hash"])
+
+
+@migrations()
+def m017_run_confirmation(db: Database) -> None:
+    # `abeq run --confirm` accepts the set for that run only: whose acceptance it was is the run's,
+    # and the set is kept unconfirmed (a later run, or the desk, must not count it as confirmed)
+    db.table("runs").add_column("set_confirmed_for_run", str)

@@ -48,6 +48,7 @@ class RunRow(TypedDict):
         RunStatus
     ]  # what the process last wrote ('running' for a run whose process died)
     thin_accepted: int
+    set_confirmed_for_run: NotRequired[str | None]  # who accepted the set for this run only (--confirm)
     started_at: NotRequired[str]
     finished_at: NotRequired[str | None]
     summary: NotRequired[str | None]  # JSON: the report's summary when the run ended
