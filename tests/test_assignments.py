@@ -132,3 +132,15 @@ def test_assignments_travel_with_db_copy_and_merge(tmp_path, pg_db):
     assign(merged, run, "carl", ["case-0000"])
     merge_into(merged, src)
     assert _assigned(merged, run) == {**plan, "case-0000": "carl"}  # the destination's stands
+
+
+def test_on_the_desk_only_the_dealer_or_the_assignee_takes_back_(store, run):
+    """Failed before (issue 46): the desk's one click took back every assignment, for anyone."""
+    from abeq.results.store.assigning import takeable
+
+    assign(store, run, "ana, bo", deal=True, by="lead")
+    assert takeable(store, run, "carl") == [] and takeable(store, run, " ") == []
+    assert unassign(store, run, by="carl") == 0 and len(store.assignments.of_run(run)) == 6
+    assert sorted(takeable(store, run, "ana")) == ["case-0000", "case-0002", "case-0005"]
+    assert unassign(store, run, ["case-0001", "case-0002"], by="ana") == 1  # bo's case-0001 stays
+    assert unassign(store, run, by="lead") == 5  # the one who dealt takes back the rest

@@ -68,7 +68,10 @@ def test_the_run_is_dealt_out_from_the_page_and_each_reviewer_has_a_row(run, db)
     assert (rows["ana"]["assigned"], rows["ana"]["reviewed"], rows["ana"]["left"]) == (3, 2, 1)
     assert rows["ana"]["agreement"] == "50%" and rows["ana"]["Cohen's κ"] == "too few (2)"
     assert (rows["bo"]["assigned"], rows["bo"]["left"], rows["bo"]["Cohen's κ"]) == (3, 3, "—")
-    at.button(key="assign_clear").click().run()
+    at.button(key="assign_clear").click().run()  # asked first, naming how many: ana dealt all six
+    assert any("Take back 6 assignment(s)" in w.value for w in at.warning)
+    assert len(Store(db).assignments.of_run(run)) == 6
+    at.button(key="assign_clear_yes").click().run()
     assert Store(db).assignments.of_run(run) == {}
 
 

@@ -358,3 +358,23 @@ def test_a_live_runs_unfinished_cases_read_queued_and_running_not_not_run(store)
     store.log.update_run(run, status="cancelled")
     said = {label: value for label, value, _ in review_vm.figures(build_report(store, run))}
     assert said["Not run"] == 6 and "Queued" not in said
+
+
+def test_the_queue_goes_to_what_still_needs_this_reviewer_and_says_whose_a_case_is():
+    """Failed before (issue 46): a fresh open started on the first case listed, reviewed or not, and
+    an action on a teammate's case went on through the teammate's."""
+    from abeq.desk import review_vm as vm
+    from abeq.results.reports.report import CaseRow
+
+    def row(cid, reviewed=False, status="judged"):
+        return CaseRow(case_id=cid, status=status, review={"action": "agree"} if reviewed else None)
+
+    rows = [row("a1", reviewed=True), row("a2"), row("x1"), row("b1"), row("b2"), row("e", status="error")]
+    owner = {"a1": "ana", "a2": "ana", "b1": "bo", "b2": "bo"}
+    assert vm.needing(rows, owner, "ana") == ["a2", "x1", "b1", "b2"]  # hers, nobody's, then the team's
+    assert vm.choose_case({}, [r.case_id for r in rows], 1, vm.needing(rows, owner, "ana")) == "a2"
+    assert vm.next_case(rows, owner, "ana", "b1") == "a2"  # after bo's case (a link): back to her own
+    assert vm.next_case(rows, {}, "ana", "b1") == "b2"  # nothing shared out: the next one not reviewed
+    assert vm.next_case(rows, {}, "ana", "b2") == "a2"  # wrapping round, past what is reviewed
+    assert vm.whose(owner, "ana", "a2") == "yours (ana)" and vm.whose(owner, "ana", "b1") == "assigned to bo"
+    assert vm.whose(owner, "ana", "x1") == "assigned to nobody" and vm.whose({}, "ana", "x1") == ""

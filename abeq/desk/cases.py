@@ -106,17 +106,6 @@ def search(store: Store, run_id: int, cases_by_id: dict, text: str) -> set[str]:
     return found
 
 
-def next_in_queue(ids: list[str], reviewed: set[str], current: str) -> str | None:
-    """Where the queue goes after a reviewer acts on `current`: the next case not in `reviewed`
-    (the cases nobody needs to act on: reviewed or without a verdict), wrapping round, else the
-    next case; None when `current` is the only one."""
-    if current not in ids:
-        return ids[0] if ids else None
-    i = ids.index(current)
-    after = ids[i + 1 :] + ids[:i]
-    return next((c for c in after if c not in reviewed), after[0] if after else None)
-
-
 def neighbours(ids: list[str], current: str) -> tuple[str | None, str | None]:
     """(previous, next) case id in the filtered list, or None at either end."""
     if current not in ids:

@@ -1,4 +1,4 @@
-"""The Review page's keyboard: Next, Previous, Agree and the override reason."""
+"""The Review page's keyboard: Next, Previous, Agree, the override reason and saving it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ KEYS = {"next": "N", "prev": "P", "agree": "A", "reason": "O"}
 AGREE_PAUSE_MS = 1200
 KEYS_HELP = (
     "Keys: **N** next case · **P** previous case · **A** agree with the judge (not in the first "
-    f"{AGREE_PAUSE_MS / 1000:g} s a case is shown) · **O** write an override reason"
+    f"{AGREE_PAUSE_MS / 1000:g} s a case is shown) · **O** write an override reason · **Ctrl+Enter** "
+    "in it saves the override"
 )
 KEY_SCRIPT = """<script>
 (() => {
@@ -35,8 +36,16 @@ KEY_SCRIPT = """<script>
     if (c !== window.__abeqCase) { window.__abeqCase = c; window.__abeqShownAt = Date.now(); }
   }, 100);
   window.__abeqFocusKey = (e) => {
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
     const t = e.composedPath ? e.composedPath()[0] : e.target;
+    // Ctrl+Enter in the override's Reason saves the override, with the verdict chosen: the form
+    // itself never submits on a key (its first button is Agree)
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey) && t && t.closest && t.closest(".st-key-ov_reason")) {
+      e.preventDefault();
+      const save = doc.querySelector(".st-key-ov_submit button");
+      if (save && !save.disabled) save.click();
+      return;
+    }
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
     if (t && (t.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(t.tagName))) return;
     if (e.key === "a" || e.key === "A") {
       e.preventDefault();

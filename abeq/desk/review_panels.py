@@ -9,7 +9,7 @@ import streamlit as st
 from ..errors import AbeqError
 from ..results.reports.diff import side_by_side_html
 from ..results.reports.report import CaseRow
-from ..results.store.assigning import assign, unassign
+from ..results.store.assigning import assign, takeable, unassign
 from ..results.store.store import Store
 from ..schemas import Case
 from ..vocab import GATES
@@ -192,23 +192,60 @@ def team(store: Store, run_id: int, rows: list[CaseRow], listed: list[str]) -> N
             st.dataframe(table, hide_index=True, width="stretch")
         else:
             st.caption("No case of this run is assigned yet: each reviewer sees their own cases first.")
-        with st.form("assign_form", border=False):
+        # Enter in the names field deals nothing: only the button does (issue 46)
+        with st.form("assign_form", border=False, enter_to_submit=False):
             st.text_input("Reviewers", key="assign_to", placeholder="ana, bo", help="Names, comma-separated.")
             st.radio("Which cases", list(ASSIGN_WHICH), format_func=ASSIGN_WHICH.get, key="assign_which")
             deal = st.form_submit_button("Deal out evenly", icon=":material/playing_cards:")
-        clear = st.button("Take back every assignment", key="assign_clear", disabled=not table)
-    if not (deal or clear):
+        take_back(store, run_id, bool(table))
+    if not deal:
         return
     try:
-        if clear:
-            ss["assign_flash"] = f"Took back {unassign(store, run_id)} assignment(s)."
-        else:
-            which = listed if ss.get("assign_which") == "listed" else None
-            who = session.reviewer(ss)
-            plan = assign(store, run_id, ss.get("assign_to") or "", which, deal=True, by=who)
-            loads = ", ".join(f"{md(n)} {list(plan.values()).count(n)}" for n in dict.fromkeys(plan.values()))
-            none = "Nothing to assign: every case has a reviewer."
-            ss["assign_flash"] = f"Assigned {len(plan)} case(s): {loads}." if plan else none
+        which = listed if ss.get("assign_which") == "listed" else None
+        who = session.reviewer(ss)
+        plan = assign(store, run_id, ss.get("assign_to") or "", which, deal=True, by=who)
+        loads = ", ".join(f"{md(n)} {list(plan.values()).count(n)}" for n in dict.fromkeys(plan.values()))
+        none = "Nothing to assign: every case has a reviewer."
+        ss["assign_flash"] = f"Assigned {len(plan)} case(s): {loads}." if plan else none
     except AbeqError as e:
         ss["assign_error"] = error_md(e)
     st.rerun()  # the whole page: each reviewer's queue order changes with it
+
+
+def take_back(store: Store, run_id: int, any_assigned: bool) -> None:
+    """Take back assignments: the ones this reviewer dealt or holds, after a question that names how
+    many (one click must not undo a team's sharing-out)."""
+    ss = st.session_state
+    if not any_assigned:
+        return
+    me = session.reviewer(ss)
+    mine = takeable(store, run_id, me)
+    asked = ss.get("assign_ask")
+    if asked and asked[0] == run_id:
+        n = len(asked[1])
+        st.warning(
+            md(f"Take back {n} assignment(s) of run {run_id} (the ones {me} dealt or holds)? ")
+            + "Their reviewers' queues go back to the usual order.",
+            icon=":material/warning:",
+        )
+        row = st.container(horizontal=True)
+        yes = row.button(f"Yes, take back {n}", type="primary", key="assign_clear_yes")
+        if row.button("Cancel", key="assign_clear_no") or yes:
+            ss.pop("assign_ask", None)
+            if yes:
+                try:
+                    took = unassign(store, run_id, asked[1], by=me)
+                    ss["assign_flash"] = f"Took back {took} assignment(s)."
+                except AbeqError as e:
+                    ss["assign_error"] = error_md(e)
+            st.rerun()
+        return
+    label = f"Take back {len(mine)} assignment(s)…" if mine else "Take back assignments…"
+    why = (
+        "The ones you dealt and the ones that are yours; you are asked first."
+        if me
+        else "Type your name under Reviewer first: you may take back the ones you dealt or hold."
+    )
+    if st.button(label, key="assign_clear", disabled=not mine, help=why):
+        ss["assign_ask"] = (run_id, mine)
+        st.rerun()

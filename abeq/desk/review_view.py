@@ -260,9 +260,10 @@ def _keep_theirs() -> None:
     st.session_state["ov_case"] = None  # read the case afresh: what is in effect now is what you saw
 
 
-def announce(st, row: CaseRow, pos: int, total: int) -> None:
-    """The case open, named at the top of its panel, then what the last action did. After Agree or
-    Override the page scrolls back here, and a screen reader reads it (a live region)."""
+def announce(st, row: CaseRow, pos: int, total: int, whose: str = "") -> None:
+    """The case open, named at the top of its panel (with whose it is, when the run is shared out),
+    then what the last action did. After Agree or Override the page scrolls back here, and a screen
+    reader reads it (a live region)."""
     ss = st.session_state
     flash = ss.pop("review_flash", None)
     assert row.verdict is not None  # only judged cases get here
@@ -272,7 +273,7 @@ def announce(st, row: CaseRow, pos: int, total: int) -> None:
         f'data-abeq-verdict="{html.escape(row.verdict, quote=True)}" role="status" aria-live="polite" '
         'style="scroll-margin-top:4.5rem"><div style="font:600 1.25rem/1.4 sans-serif">'
         f"{html.escape(row.case_id)} <span style='font-weight:400;color:#59636e'>· case {pos} of "
-        f"{total}</span></div>"
+        f"{total}{' · ' + html.escape(whose) if whose else ''}</span></div>"
         + (f'<div style="color:#1a7f37;font-size:.9rem">{html.escape(flash)}</div>' if flash else "")
         + "</div>"
     )
@@ -321,7 +322,10 @@ def review_form(st, run_id: int, row: CaseRow, goto: str | None) -> None:
 
     # One form for both actions. The reviewer's name is the sidebar's (the router draws it on every
     # page): it is kept, and put in the URL, as it is typed, so a reload keeps it before any action.
-    with st.form("review_action", border=True):
+    # A key never submits the form: Streamlit's Enter / Ctrl+Enter press its first button, Agree,
+    # which recorded an Agree nobody chose (issue 46). Ctrl+Enter in the Reason is Save override
+    # (keys.py).
+    with st.form("review_action", border=True, enter_to_submit=False):
         label = f"Agree with the judge: {row.machine_verdict}"
         if row.machine_verdict != row.judge_verdict:  # a lost check made it regressed
             label = f"Agree: {row.machine_verdict} (a check was lost; the judge said {row.judge_verdict})"

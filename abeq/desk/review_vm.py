@@ -98,10 +98,11 @@ def found(store: Store, state: MutableMapping, run: dict, set_cases: dict, text:
     return state["review_found"][1]
 
 
-def choose_case(state: MutableMapping, ids: list[str], run_id: int) -> str:
+def choose_case(state: MutableMapping, ids: list[str], run_id: int, needed: list[str] | None = None) -> str:
     """The case to open: one a link asked for, else the one open before if still listed, else the
     one this session last read in this run, else the case after the one that left the list (an
-    action moved it out of the filter), else the first."""
+    action moved it out of the filter), else the first that still needs this reviewer (`needed`, in
+    the order `needing` gives), else the first."""
     if (goto := state.pop("review_goto", None)) in ids:
         state[CASE] = goto
     if state.get(CASE) not in ids:
@@ -109,10 +110,11 @@ def choose_case(state: MutableMapping, ids: list[str], run_id: int) -> str:
         before = state.get("review_ids", [])
         cur = state.get(CASE)
         after = before[before.index(cur) + 1 :] if cur in before else []
+        fresh = next((c for c in needed or () if c in ids), ids[0])
         state[CASE] = (
             kept[1]
             if kept and kept[0] == run_id and kept[1] in ids
-            else next((c for c in after if c in ids), ids[0])
+            else next((c for c in after if c in ids), fresh)
         )
     state["review_ids"] = ids
     return state[CASE]
@@ -149,10 +151,46 @@ def gate_answers(case: Case) -> list[str]:
     return [md(f"gate answer: when asked “{g.pattern}” → “{g.response}”") for g in case.gate_responses]
 
 
-def next_case(rr: RunReport, ids: list[str], case_id: str) -> str | None:
-    """Where Agree or Override goes next: the next case of the queue not yet reviewed."""
-    done = {r.case_id for r in rr.rows if r.reviewed or r.status != JUDGED} | {case_id}
-    return cases.next_in_queue(ids, done, case_id)
+def needing(rows: list[CaseRow], owner: Mapping[str, str], me: str, after: str | None = None) -> list[str]:
+    """The cases that still need this reviewer (`me`), in the order the queue goes to them: judged
+    and reviewed by nobody; their own first (assigned to them), then nobody's, then a teammate's
+    (when the reviewer's own are done, the team's others follow). Within each, the queue's order
+    from the case after `after`, wrapping round: acting on a teammate's case (opened from a link)
+    goes back to the reviewer's own queue, not on through the teammate's."""
+    ids = [r.case_id for r in rows]
+    if after in ids:
+        i = ids.index(after)
+        rows = rows[i + 1 :] + rows[:i]
+    todo = [r for r in rows if r.status == JUDGED and not r.reviewed]
+
+    def tier(r: CaseRow) -> int:
+        who = owner.get(r.case_id)
+        return 0 if who is not None and who == me else 1 if who is None else 2
+
+    return [r.case_id for r in sorted(todo, key=tier)]  # stable: the queue's order within a tier
+
+
+def owners(store: Store, run_id: int) -> dict[str, str]:
+    """Whose each assigned case of the run is (case id -> reviewer)."""
+    return {c: a["reviewer"] for c, a in store.assignments.of_run(run_id).items()}
+
+
+def next_case(rows: list[CaseRow], owner: Mapping[str, str], me: str, case_id: str) -> str | None:
+    """Where Agree or Override goes next (`rows` the queue as listed): the next case that still
+    needs this reviewer (`needing`), else the next one listed."""
+    ids = [r.case_id for r in rows]
+    todo = [c for c in needing(rows, owner, me, after=case_id) if c != case_id]
+    return todo[0] if todo else cases.neighbours(ids, case_id)[1]
+
+
+def whose(owner: Mapping[str, str], me: str, case_id: str) -> str:
+    """Whose the case is, when the run's cases are shared out ('' when they are not): plain text."""
+    if not owner:
+        return ""
+    who = owner.get(case_id)
+    if who is None:
+        return "assigned to nobody"
+    return f"yours ({who})" if who == me else f"assigned to {who}"
 
 
 def live(run: Mapping[str, Any] | None) -> bool:

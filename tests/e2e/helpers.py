@@ -36,11 +36,13 @@ def new_context(browser):
 
 
 @contextmanager
-def desk(db: Path):
-    """`streamlit run abeq/desk/app.py` on a free port and the given database, until the test ends."""
+def desk(db: Path, env: dict[str, str] | None = None):
+    """`streamlit run abeq/desk/app.py` on a free port and the given database (and `env` on top of
+    this process's environment), until the test ends."""
     port = free_port()
     env = {
         **os.environ,
+        **(env or {}),
         "ABEQ_DB": str(db),
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         "LITELLM_OFFLINE_MODE": "true",

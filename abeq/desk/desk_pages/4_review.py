@@ -80,10 +80,10 @@ def case_panel() -> None:
         none = vm.live(run) and not run_state.finished_rows(run, rr.rows)
         st.info("No case has finished yet." if none else "No case matches these filters.")
         return
-    ids = [r.case_id for r in rows]
+    ids, owner, me = [r.case_id for r in rows], vm.owners(store, run_id), session.reviewer(ss)
     if said := vm.own_queue(store, ss, run_id, rr.rows):  # "Your queue: 3 of 7 left"
         st.caption(said)
-    case_id = panels.case_nav(ids, vm.choose_case(ss, ids, run_id))
+    case_id = panels.case_nav(ids, vm.choose_case(ss, ids, run_id, vm.needing(rows, owner, me)))
     ss[f"keep:{vm.CASE}"] = (run_id, case_id)
     links.publish(q, ss, "run", run_id, scope="review")
     links.publish(q, ss, "case", case_id, scope="review")
@@ -93,13 +93,13 @@ def case_panel() -> None:
         return
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        view.announce(st, row, ids.index(case_id) + 1, len(ids))
+        view.announce(st, row, ids.index(case_id) + 1, len(ids), vm.whose(owner, me, case_id))
         view.badges(st, row)
         view.judge_and_reviewer(st, row)
         if case := vm.set_cases(store, run).get(case_id):
             panels.case_input(case)
     with right:
-        view.review_form(st, run_id, row, vm.next_case(rr, ids, case_id))
+        view.review_form(st, run_id, row, vm.next_case(rows, owner, me, case_id))
     samples_panel.samples(store, row)  # a sampled run's rates per behaviour, its samples on request
     panels.transcripts(store, row)
     view.case_figures(st, row)

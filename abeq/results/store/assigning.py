@@ -95,12 +95,30 @@ def assign(
     return plan
 
 
-def unassign(store: Store, run_id: int, cases: list[str] | None = None) -> int:
-    """Take back assignments of a run (of these cases, else all); how many there were."""
+def unassign(store: Store, run_id: int, cases: list[str] | None = None, *, by: str | None = None) -> int:
+    """Take back assignments of a run (of these cases, else all); how many there were. With `by`
+    (the desk: who acts there), only the ones `by` may take back (see `takeable`)."""
     rows = _run_cases(store, run_id)
     if cases is not None:
         _known(rows, cases, run_id)
+    if by is not None:
+        allowed = set(takeable(store, run_id, by))
+        cases = [c for c in (cases if cases is not None else allowed) if c in allowed]
     return store.assignments.clear(run_id, cases)
+
+
+def takeable(store: Store, run_id: int, by: str) -> list[str]:
+    """The assignments of a run that `by` may take back on the desk: the ones they dealt and the ones
+    that are theirs; nobody's when `by` is blank. (`abeq assign --clear` takes back any: whoever runs
+    it holds the database file, and could delete the rows as easily.)"""
+    name = by.strip()
+    if not name:
+        return []
+    return [
+        cid
+        for cid, a in store.assignments.of_run(run_id).items()
+        if a["reviewer"] == name or (a["assigned_by"] or "").strip() == name
+    ]
 
 
 def assigned_to(store: Store, run_id: int, reviewer: str) -> list[str]:
