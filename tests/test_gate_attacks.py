@@ -12,6 +12,7 @@ import sqlite3
 
 import pytest
 from gitrepo import GitRepo
+from test_gate_github import github  # noqa: F401 (the GitHub double, as the job's environment)
 
 from abeq.cli import main
 from abeq.models import scripted
@@ -257,3 +258,23 @@ def test_trust_code_in_the_gate_trusts_only_code_the_base_holds(repo, tmp_path, 
     line = next(n for n, x in enumerate((repo.root / CASES).read_text().splitlines(), 1) if "return {" in x)
     assert f"{CASES}:{line}: case edge-2, check 1: this python assert is new or changed" in err
     assert "byte-identical at the merge base" in err and scripted.model("rules").history == []
+
+
+def test_the_pull_request_is_told_what_its_author_changed(repo, tmp_path, github):  # noqa: F811
+    """On GitHub: the comment says the set changed (by case id), the changed files, and on the next
+    push the deleted document, in the same comment."""
+    gh = github()
+    repo.write({SKILL: LOSSY})
+    write_set(repo, [*BASE_CASES[1:], case("edge-2", "edge")])
+    repo.commit("lossy, the catching case gone")
+    assert gate(tmp_path, "--github") == 1
+    [body] = [c["body"] for c in gh.comments.values()]
+    assert "**FAIL** skills/notes/SKILL.md" in body
+    assert "this pull request changed the set: removed happy-1 (still run as the base has them)" in body
+    assert "changed files: skills/notes/SKILL.md" in body
+    repo.git("rm", "-q", "-r", "skills/notes")
+    repo.commit("drop the skill instead")
+    assert gate(tmp_path, "--github") == 1
+    [body] = [c["body"] for c in gh.comments.values()]
+    assert "removed by this pull request while the base's abeq.toml lists it" in body
+    assert (gh.count("POST"), gh.count("PATCH")) == (1, 1)
