@@ -18,6 +18,17 @@ def register(sub) -> None:
     h.add_argument("--json", action="store_true", help="machine-readable output")
     h.set_defaults(fn=cmd_history)
 
+    rn = sub.add_parser(
+        "runs",
+        help="list the runs in the store, newest first: id, review, documents, models, status, when "
+        "(runs made without --review too, so their ids can be found for export, assign or override)",
+    )
+    rn.add_argument("--review", default=None, metavar="NAME", help="only this review's runs")
+    rn.add_argument("--limit", type=int, default=50, help="at most this many (default 50; 0: all)")
+    db_arg(rn)
+    rn.add_argument("--json", action="store_true", help="machine-readable output")
+    rn.set_defaults(fn=cmd_runs)
+
     st = sub.add_parser(
         "stats",
         help="judge trust: calibration, agreement with reviewers (Cohen's kappa), A/A noise, the checks",
@@ -118,6 +129,64 @@ def cmd_history(args) -> int:
             f"{r['lines']:>5}  {r['compression']:>6}  "
             f"{r[EQUIVALENT]:>5}  {r['diverged']:>4}  {r['regressed']:>4}  {r['errored']:>4}  "
             f"{r['overridden']:>4}  {d:>9}  {r['candidate']} · {r['status']} · {r['runner']} / {r['judge']}"
+        )
+    return EXIT_PASS
+
+
+def cmd_runs(args) -> int:
+    from ..errors import InputError
+
+    store = existing_store(args.db)
+    review_id = None
+    if args.review is not None:
+        row = store.inputs.review(args.review)
+        if row is None:
+            names = ", ".join(r["name"] for r in store.inputs.reviews()) or "none yet"
+            raise InputError(f"no review named '{args.review}'", hint=f"Reviews in this database: {names}.")
+        review_id = row["id"]
+    reviews = {r["id"]: r["name"] for r in store.inputs.reviews()}
+    runs = store.log.runs(review_id)
+    if review_id is not None:
+        runs = runs[::-1]  # a review's come oldest first: newest first here, as for all runs
+    if args.limit > 0:
+        runs = runs[: args.limit]
+    names: dict[str, str] = {}
+
+    def name(h: str) -> str:
+        if h not in names:
+            loaded = store.inputs.loaded_as(h)
+            doc = store.inputs.document(h)
+            names[h] = (loaded or {}).get("source") or (doc or {}).get("name") or h[:12]
+        return names[h]
+
+    rows = [
+        {
+            "run": r["id"],
+            "review": reviews.get(r["review_id"]) if r["review_id"] else None,
+            "round": r["round"],
+            "original": name(r["original_hash"]),
+            "candidate": name(r["candidate_hash"]),
+            "runner": r["runner_model"],
+            "judge": r["judge_model"],
+            "status": r.get("status"),
+            "started": r.get("started_at"),
+            "finished": r.get("finished_at"),
+        }
+        for r in runs
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return EXIT_PASS
+    if not rows:
+        print("no runs in this database yet" + (f" for review '{args.review}'" if args.review else ""))
+        return EXIT_PASS
+    print(f"{'run':>4}  {'started':<19}  {'status':<11}  review · original → candidate · runner / judge")
+    for r in rows:
+        when = (r["started"] or "")[:19].replace("T", " ")
+        review = r["review"] or "(no review)"
+        print(
+            f"{r['run']:>4}  {when:<19}  {r['status'] or '?':<11}  {review} · {r['original']} → "
+            f"{r['candidate']} · {r['runner']} / {r['judge']}"
         )
     return EXIT_PASS
 

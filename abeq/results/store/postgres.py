@@ -78,6 +78,8 @@ def hide_secrets(text: str, url: str) -> str:
     return text
 
 
+# seconds to wait for the server before saying it cannot be reached (a URL's own connect_timeout wins)
+CONNECT_TIMEOUT = 5
 _pools: dict[str, Any] = {}
 _pools_lock = threading.Lock()
 
@@ -97,11 +99,28 @@ def _pool(url: str):
             from psycopg.rows import dict_row
             from psycopg_pool import ConnectionPool
 
+            # one connection first, with a short timeout: a server that is down or refuses the
+            # password is one line within seconds, not a pool retrying (and logging) for 15 s
+            timeout = {} if "connect_timeout" in url else {"connect_timeout": CONNECT_TIMEOUT}
+            try:
+                psycopg.connect(url, **timeout).close()
+            except psycopg.Error as why:
+                text = hide_secrets(str(why), url).strip().splitlines()
+                raise InputError(
+                    f"cannot reach the PostgreSQL store ({' '.join(t.strip() for t in text if t.strip())})",
+                    path=redacted(url),
+                    hint=_HINT,
+                ) from None
             pool = ConnectionPool(
                 url,
                 min_size=1,
                 max_size=8,
-                kwargs={"autocommit": True, "row_factory": dict_row, "cursor_factory": psycopg.ClientCursor},
+                kwargs={
+                    "autocommit": True,
+                    "row_factory": dict_row,
+                    "cursor_factory": psycopg.ClientCursor,
+                    **timeout,
+                },
                 configure=_configure,
                 open=False,
                 name="abeq",
@@ -112,7 +131,7 @@ def _pool(url: str):
                 pool.close()
                 reason = str(e)
                 try:
-                    psycopg.connect(url, connect_timeout=10).close()
+                    psycopg.connect(url, **timeout).close()
                 except psycopg.Error as why:
                     reason = str(why)
                 text = hide_secrets(reason, url).strip()
