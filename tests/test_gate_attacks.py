@@ -228,9 +228,10 @@ def test_a_renamed_skill_is_gated_from_its_base_path(repo, tmp_path, rewrite):
 def test_a_deleted_document_fails_while_the_bases_abeq_toml_lists_it(repo, tmp_path, capsys):
     repo.git("rm", "-q", "-r", "skills/notes")
     repo.commit("drop the skill")
-    md = tmp_path / "gate.md"
-    assert gate(tmp_path, "--markdown", str(md)) == 1  # failed before: 0
+    md, junit = tmp_path / "gate.md", tmp_path / "gate.xml"
+    assert gate(tmp_path, "--markdown", str(md), "--junit", str(junit)) == 1  # failed before: 0
     assert "removed by this pull request while the base's abeq.toml lists it" in md.read_text()
+    assert '<failure message="FAIL skills/notes/SKILL.md · removed by this pull request' in junit.read_text()
     repo.git("checkout", "-q", "main")
     repo.commit("stop gating it", {"abeq.toml": TOML.replace("skills/*/SKILL.md", "skills/kept/SKILL.md")})
     repo.git("checkout", "-q", "pr")

@@ -346,10 +346,16 @@ def junit(result, store) -> str:
     """One <testsuites> holding each gated document's testsuite (abeq run --junit's, renamed by path)."""
     import xml.etree.ElementTree as ET
 
+    from ..gate.comment import headline
     from ..results.reports.exports import render
 
     root = ET.Element("testsuites", name="abeq gate")
     for o in result.outcomes:
+        if o.report is None and o.exit:  # not judged, or deleted: a failure a CI's JUnit view shows too
+            suite = ET.SubElement(root, "testsuite", name=o.target.path, tests="1", failures="1")
+            case = ET.SubElement(suite, "testcase", classname=o.target.path, name="gate")
+            ET.SubElement(case, "failure", message=headline(o, store, markdown=False))
+            continue
         if o.report is None:
             continue
         xml = render(store, o.report, "junit", o.target.entry.settings.get("gate", "compress"))
