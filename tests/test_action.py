@@ -186,6 +186,9 @@ def test_the_steps_run_with_the_github_variables_set(repo, tmp_path):  # noqa: F
             "github.event.pull_request.base.sha": repo.git("rev-parse", "main"),
             "github.sha": repo.git("rev-parse", "HEAD"),
             "github.run_id": "1",
+            "github.event_name": "pull_request",
+            "github.event.before": "",
+            "inputs.fail_on_fork": "false",
         }
         installed = run_step("Install abeq from the action's folder", ctx, env, repo.root)
         assert installed.returncode == 0 and "Would install abeq" in installed.stdout, installed.stderr[
@@ -198,3 +201,58 @@ def test_the_steps_run_with_the_github_variables_set(repo, tmp_path):  # noqa: F
     assert gh.count("POST") == 1 and gh.tokens[-1] == "Bearer ghs_job_token"
     assert "**FAIL** skills/release-notes/SKILL.md" in next(iter(gh.comments.values()))["body"]
     assert (tmp_path / "abeq-gate.db").is_file()  # what the upload step uploads
+
+
+def test_a_push_to_the_default_branch_warms_the_store_for_the_next_pull_request(repo, tmp_path):  # noqa: F811
+    """on: push (the guide's workflow): the Action gates what the push changed, with no comment; the
+    next pull request on that base, restoring the store the push saved, makes no teacher call."""
+    from abeq.results.store.store import Store
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "abeq").write_text(f'#!/bin/sh\nexec {sys.executable} -m abeq "$@"\n')
+    (bin_dir / "abeq").chmod(0o755)
+    event = {"number": 4, "pull_request": {"number": 4, "head": {"repo": {"full_name": "o/r"}}}}
+    (tmp_path / "event.json").write_text(json.dumps(event))
+    repo.git("checkout", "-q", "main")
+    before = repo.git("rev-parse", "HEAD")
+    repo.commit(
+        "merged: a faithful rewrite",
+        {"skills/release-notes/SKILL.md": (RN / "candidate-faithful.md").read_text()},
+    )
+    with GitHubDouble() as gh:
+        env = {
+            "PATH": f"{bin_dir}:/usr/bin:/bin",
+            "HOME": str(tmp_path),
+            "PYTHONPATH": str(ROOT),
+            "GITHUB_API_URL": gh.url,
+            "GITHUB_REPOSITORY": "o/r",
+            "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
+            "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+            "GITHUB_OUTPUT": str(tmp_path / "output.txt"),
+        }
+        ctx = {
+            "inputs.base": "",
+            "inputs.db": "",
+            "runner.temp": str(tmp_path),
+            "inputs.args": "--quiet",
+            "inputs.fail_on_fork": "false",
+            "github.base_ref": "",
+            "github.token": "ghs_job_token",
+            "github.event_name": "push",
+            "github.event.before": before,
+        }
+        pushed = run_step("abeq gate", ctx, env, repo.root)
+        assert pushed.returncode == 0, pushed.stderr[-1500:]
+        assert gh.requests == []  # a push has no pull request to comment on
+        repo.git("checkout", "-q", "-b", "pr-after")
+        repo.commit("lossy", {"skills/release-notes/SKILL.md": (RN / "candidate-lossy.md").read_text()})
+        repo.git("update-ref", "refs/remotes/origin/main", "main")
+        ctx.update(
+            {"github.event_name": "pull_request", "github.event.before": "", "github.base_ref": "main"}
+        )
+        gated = run_step("abeq gate", ctx, env, repo.root)
+        assert gated.returncode == 1, gated.stderr[-1500:]
+    store = Store(str(tmp_path / "abeq-gate.db"))
+    last = store.log.runs()[0]
+    assert store.log.call_stats(last["id"])["teacher_made"] == 0

@@ -60,13 +60,16 @@ def test_a_lossy_head_fails_in_one_comment_updated_on_the_next_push(repo, tmp_pa
     assert "**PASS** skills/release-notes/SKILL.md" in body
 
 
-def test_a_fork_pull_request_calls_nothing(repo, tmp_path, github, capsys):  # noqa: F811
+def test_a_fork_pull_request_calls_nothing_and_says_it_was_not_checked(repo, tmp_path, github, capsys):  # noqa: F811
     gh = github(fork=True)
     repo.commit("lossy", {"skills/release-notes/SKILL.md": (RN / "candidate-lossy.md").read_text()})
     scripted.forget()
     assert gate(tmp_path, "--github") == 0
     assert gh.requests == [] and scripted.model("rules").history == []
-    assert "fork" in capsys.readouterr().err and "fork" in (tmp_path / "summary.md").read_text()
+    assert "NOT CHECKED" in capsys.readouterr().err
+    assert "nothing was checked" in (tmp_path / "summary.md").read_text()
+    assert gate(tmp_path, "--github", "--fail-on-fork") == 2  # a required check stays red
+    assert gh.requests == [] and scripted.model("rules").history == []
 
 
 @pytest.mark.parametrize("status", [403, 500])

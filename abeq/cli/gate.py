@@ -42,6 +42,12 @@ def register(sub) -> None:
         help="comment on the pull request (one comment, updated on every push) and write the job summary; "
         "a fork's pull request is said so, and nothing is called",
     )
+    g.add_argument(
+        "--fail-on-fork",
+        action="store_true",
+        help="with --github: a fork's pull request, which the gate cannot check (no secrets), exits 2 "
+        "instead of 0, so a required check stays red until a maintainer gates it",
+    )
     g.add_argument("--init", action="store_true", help="write an abeq.toml for the documents found here")
     g.add_argument(
         "--check-sets",
@@ -104,15 +110,16 @@ def cmd_gate(args) -> int:
         from ..gate import github
         from ..gate.comment import fork_note
 
-        said = github.write_summary(fork_note())
+        said = github.write_summary(fork_note(args.fail_on_fork))
         print(
-            "abeq gate: this is a fork's pull request: GitHub gives it no secrets, so no model is called "
-            "(a maintainer can run the gate on a branch of this repository)",
+            "abeq gate: NOT CHECKED: this is a fork's pull request, and GitHub gives its workflow no "
+            "secrets, so no model is called (a maintainer can push its branch to this repository to "
+            "gate it)" + ("; --fail-on-fork: exit 2" if args.fail_on_fork else ""),
             file=sys.stderr,
         )
         if said:
             print(f"abeq: {said}", file=sys.stderr)
-        return EXIT_PASS
+        return EXIT_BAD_INPUT if args.fail_on_fork else EXIT_PASS
     repo = Repo.at()
     revs = revisions(repo, args.base, args.head)
     # the base's abeq.toml decides what is gated and how (a pull request cannot loosen its own gate);

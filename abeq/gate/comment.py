@@ -284,11 +284,18 @@ def render(
     return body + foot
 
 
-def fork_note() -> str:
+def fork_note(fails: bool = False) -> str:
+    """The job summary of a fork's pull request: it was not checked, said plainly."""
+    then = (
+        "The gate fails it (`--fail-on-fork`) until a maintainer gates it."
+        if fails
+        else "The gate exits 0 all the same: a required check passes with nothing checked unless the "
+        "workflow sets `fail_on_fork: true`."
+    )
     return (
-        MARKER + "\n### abeq gate did not run\n\nThis pull request comes from a fork: GitHub gives its "
-        "workflow no secrets, so no model can be called. A maintainer can run `abeq gate` on a branch "
-        "of this repository instead.\n"
+        f"{MARKER}\n### abeq gate did not check this pull request\n\nIt comes from a fork: GitHub gives "
+        "a fork's workflow no secrets, so no model can be called and **nothing was checked**. "
+        f"{then} A maintainer can push its branch to this repository to gate it.\n"
     )
 
 
