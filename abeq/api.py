@@ -156,6 +156,7 @@ def prepare_run(
     settings: RunSettings | None = None,
     labels: tuple[str, str] = CLI_LABELS,
     shard: tuple[int, int] | None = None,
+    started_by: str | None = None,
     **kwargs: Unpack[RunSettingsArgs],
 ) -> PreparedRun:
     """Check everything that comes before a model call, then store the inputs and create (or resume)
@@ -167,6 +168,7 @@ def prepare_run(
     review, fresh, runner_mode, runner_cmd, trust_code, … (see RunSettings). `confirm`: a person
     accepts the set for this run (as `abeq run --confirm`). `shard` (k, n): this process runs its
     share of the cases into the run (as `abeq run --shard k/n`); the run ends with its last share.
+    `started_by`: who started it (the desk's signed-in person), kept with the run and in its record.
     """
     s = settings_of(settings, kwargs)
     set_path = None if isinstance(cases, TransferSet) else str(cases)
@@ -181,7 +183,9 @@ def prepare_run(
         for k, v in (("original", orig.source), ("candidate", cand.source), ("transfer_set", git_name(cases)))
         if v
     }
-    return _prepare(orig, cand, ts, s.config(variant), store, confirm, set_path, labels, sources, shard)
+    return _prepare(
+        orig, cand, ts, s.config(variant), store, confirm, set_path, labels, sources, shard, started_by
+    )
 
 
 def _prepare(
@@ -195,6 +199,7 @@ def _prepare(
     labels: tuple[str, str],
     sources: dict[str, str] | None = None,
     shard: tuple[int, int] | None = None,
+    started_by: str | None = None,
 ) -> PreparedRun:
     """The one way a run is prepared, from settings (prepare_run) or from a stored run (resume_run):
     its preflight runs once, and the engine reads it."""
@@ -217,6 +222,7 @@ def _prepare(
         db = open_store(path)
     engine = Shard(db, orig, cand, ts, cfg, shard=shard) if shard else Engine(db, orig, cand, ts, cfg)
     engine.sources = dict(sources or {})  # where inputs read at a git revision came from
+    engine.started_by = started_by
     try:
         engine.prepare(checked)
     except BaseException:

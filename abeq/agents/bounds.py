@@ -1,4 +1,5 @@
-"""What a tool call may reach: the power the person who started `abeq mcp` gave it, no more.
+"""What a tool call may reach: the power the person who started `abeq mcp` gave it, no more. The
+desk holds its signed-in reviewers to the same bounds, given to `abeq app` (abeq.desk.policy).
 
 A tool call is data an agent wrote (and an agent reads untrusted text), so it is held to what the
 start-up options allow: files under the project root (the rule a set's workspace folders follow:
@@ -41,6 +42,10 @@ class Bounds:
     api_bases: tuple[str, ...] = ()
     allow_commands: bool = False
     db: str | None = None
+    # who is bounded, in messages: `abeq mcp`'s tool calls, or the desk's signed-in reviewers
+    command: str = "abeq mcp"
+    server: str = "server"
+    asker: str = "a tool call"
 
     @classmethod
     def started_in(cls, folder: str | Path | None = None, **kw: Any) -> Bounds:
@@ -97,19 +102,25 @@ class Bounds:
     def model(self, name: str | None, option: str) -> None:
         """Refuse a model the person did not allow at start-up."""
         used = name or DEFAULT_MODEL
-        allowed = self.models or (DEFAULT_MODEL,)
+        allowed = self.allowed_models()
         if not any(fnmatch.fnmatchcase(used, pat) for pat in allowed):
             raise InputError(
-                f"argument {option}: model {used} is not allowed by this server ({self.models_said()})",
-                hint="The person who starts `abeq mcp` names the models a tool call may use: "
+                f"argument {option}: model {used} is not allowed by this {self.server} "
+                f"({self.models_said()})",
+                hint=f"The person who starts `{self.command}` names the models {self.asker} may use: "
                 "--allow-model PATTERN (e.g. --allow-model 'anthropic/*').",
             )
+
+    def allowed_models(self) -> tuple[str, ...]:
+        """The model patterns allowed (the default model alone when none was named)."""
+        return self.models or (DEFAULT_MODEL,)
 
     def api_base(self, url: str | None, option: str) -> None:
         if url and url.rstrip("/") not in {u.rstrip("/") for u in self.api_bases}:
             raise InputError(
-                f"argument {option}: API base {url} is not allowed by this server ({self.api_bases_said()})",
-                hint="The person who starts `abeq mcp` names the servers a tool call may reach: "
+                f"argument {option}: API base {url} is not allowed by this {self.server} "
+                f"({self.api_bases_said()})",
+                hint=f"The person who starts `{self.command}` names the servers {self.asker} may reach: "
                 "--allow-api-base URL.",
             )
 
@@ -148,19 +159,31 @@ class Bounds:
         data = {k: v for k, v in given.items() if v is not None}
         for key, value in data.items():
             check_option(key, value)
-        if data.get("runner_cmd") and not self.allow_commands:
-            raise InputError(
-                "argument --runner-cmd: this server runs no command a tool call gives",
-                hint="A runner command runs as the person on this machine: start `abeq mcp "
-                "--allow-commands` to let tool calls give one.",
-            )
+        if data.get("runner_cmd"):
+            self.command_allowed()
         s = RunSettings.load(data, where)  # unknown keys, and trust_code/check_env, refused by name
-        if s.mode().kind != "command":  # a runner command brings its own model
+        self.check(s)
+        return s
+
+    def command_allowed(self) -> None:
+        """Refuse a runner command unless the person allowed them at start-up."""
+        if not self.allow_commands:
+            raise InputError(
+                f"argument --runner-cmd: this {self.server} runs no command {self.asker} gives",
+                hint=f"A runner command runs as the person on this machine: start `{self.command} "
+                f"--allow-commands` to let {self.asker} give one.",
+            )
+
+    def check(self, s) -> None:
+        """Refuse a RunSettings that goes beyond these bounds: a runner command (or the command
+        mode), a model or an API base not allowed."""
+        if s.runner_cmd or s.mode().kind == "command":
+            self.command_allowed()
+        else:  # a runner command brings its own model
             self.model(s.runner_model, "--runner-model")
         self.model(s.judge_model or s.runner_model, "--judge-model")
         self.api_base(s.api_base, "--api-base")
         self.api_base(s.judge_api_base, "--judge-api-base")
-        return s
 
 
 def check_option(name: str, value: Any) -> None:

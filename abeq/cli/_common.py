@@ -41,6 +41,31 @@ def db_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+def bounds_args(p: argparse.ArgumentParser, who: str = "a tool call", default: str = "") -> None:
+    """The options that bound what `who` may use: `abeq mcp`'s tool calls, the desk's signed-in
+    reviewers (one meaning and spelling for both; abeq.agents.bounds checks them)."""
+    p.add_argument(
+        "--allow-model",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help=f"a model (fnmatch pattern) {who} may use, e.g. 'anthropic/*' or scripted/rules; repeat for "
+        f"more (default{default}: only the embedded model, local/smollm2)",
+    )
+    p.add_argument(
+        "--allow-api-base",
+        action="append",
+        default=[],
+        metavar="URL",
+        help=f"a server URL {who} may send documents to (repeat for more; default{default}: none)",
+    )
+    p.add_argument(
+        "--allow-commands",
+        action="store_true",
+        help=f"let {who} give a runner command, --runner-cmd (it runs as you: off unless you say so)",
+    )
+
+
 def model_spec(name, args, purpose: str = "run", api_base=None):
     """The ModelSpec for a model option: its provider's reply limit unless --max-tokens says otherwise."""
     from ..models.spec import ModelSpec

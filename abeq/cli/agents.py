@@ -5,24 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from ._common import EXIT_PASS, bounded, db_arg
-
-BOUNDS_HELP = {
-    "--allow-model": "a model (fnmatch pattern) a tool call may use, e.g. 'anthropic/*' or scripted/rules; "
-    "repeat for more (default: only the embedded model, local/smollm2)",
-    "--allow-api-base": "a server URL a tool call may send documents to (repeat for more; default: none)",
-    "--allow-commands": "let a tool call give --runner-cmd (it runs as you: off unless you say so)",
-}
-
-
-def _bounds_args(p) -> None:
-    p.add_argument(
-        "--allow-model", action="append", default=[], metavar="PATTERN", help=BOUNDS_HELP["--allow-model"]
-    )
-    p.add_argument(
-        "--allow-api-base", action="append", default=[], metavar="URL", help=BOUNDS_HELP["--allow-api-base"]
-    )
-    p.add_argument("--allow-commands", action="store_true", help=BOUNDS_HELP["--allow-commands"])
+from ._common import EXIT_PASS, bounded, bounds_args, db_arg
 
 
 def register(sub) -> None:
@@ -34,7 +17,7 @@ def register(sub) -> None:
         ".git), uses only the models and API bases allowed here, never confirms a set and never lets the "
         "set's code run. Exit codes: 0 stopped, 2 bad input.",
     )
-    _bounds_args(m)
+    bounds_args(m)
     db_arg(m)
     m.add_argument(
         "--http",
@@ -60,7 +43,7 @@ def register(sub) -> None:
     where.add_argument("--codex", action="store_true", help="for Codex, in $CODEX_HOME (default ~/.codex)")
     where.add_argument("--dir", default=None, help="into this folder (the skill goes in DIR/abeq-gate)")
     i.add_argument("--mcp", action="store_true", help="also register `abeq mcp` with the agent")
-    _bounds_args(i)
+    bounds_args(i)
     i.add_argument("--force", action="store_true", help="replace an abeq-gate skill already there")
     i.set_defaults(fn=cmd_skill_install)
 

@@ -12,10 +12,14 @@ import os
 import secrets
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..desk import access, identity
 from ..errors import InputError
-from ._common import db_arg
+from ._common import bounds_args, db_arg
+
+if TYPE_CHECKING:
+    from ..desk.policy import Policy
 
 
 def register(sub) -> None:
@@ -61,6 +65,14 @@ def register(sub) -> None:
         help="the header the trusted proxy names the signed-in person in "
         f"(default {identity.DEFAULT_HEADER})",
     )
+    # what a signed-in reviewer may use: the options of `abeq mcp`, with the same meaning
+    bounds_args(a, "a run started on the desk", " once sign-in is on")
+    a.add_argument(
+        "--allow-trust-code",
+        action="store_true",
+        help="offer to run a set's code (its python/javascript checks) from the desk once sign-in is on "
+        "(it runs as you on this machine: off unless you say so)",
+    )
     db_arg(a)
     a.set_defaults(fn=cmd_app)
 
@@ -93,6 +105,10 @@ def cmd_app(args) -> int:
         )
     # st.login's provider sends the browser back to the desk's root, which would drop the token from
     # the URL: with [auth] configured, signing in is the lock instead
+    from ..desk.policy import POLICY_ENV
+
+    bounds = _policy(args, sign_in)
+    env[POLICY_ENV] = bounds.to_env()
     no_token = args.no_token or isinstance(sign_in, identity.SignIn)
     if no_token:
         env.pop(access.TOKEN_ENV, None)
@@ -133,6 +149,8 @@ def cmd_app(args) -> int:
         print(f"Sign-in required (st.login, configured in {sign_in.path}).", flush=True)
     elif sign_in:
         print(f"Sign-in required: the {sign_in.header} header, from {sign_in.shown()} only.", flush=True)
+    for line in _policy_said(bounds):
+        print(line, flush=True)
     if remote:
         print(
             f"WARNING: the desk listens on {args.address}, not only on this machine. Anyone with the "
@@ -147,6 +165,36 @@ def cmd_app(args) -> int:
     sys.stderr.flush()
     os.execve(sys.executable, cmd, env)
     return 0  # not reached
+
+
+def _policy(args, sign_in) -> Policy:
+    """What a run started on the desk may use: everything on a desk of one's own; once people sign
+    in (or when any --allow-* option is given), only what the options allow."""
+    from ..desk import policy
+
+    given = args.allow_model or args.allow_api_base or args.allow_commands or args.allow_trust_code
+    if not (sign_in or given):
+        return policy.OPEN
+    bounds = policy.desk_bounds(args.allow_model, args.allow_api_base, args.allow_commands)
+    return policy.Policy(bounds, args.allow_trust_code, _operator())
+
+
+def _operator() -> str:
+    """Who started the desk: this account's login name (the Run page shows it beside the bounds)."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no login name in the environment nor the password database
+        from ..desk.policy import NOT_SAID
+
+        return NOT_SAID
+
+
+def _policy_said(p: Policy) -> list[str]:
+    if not p.bounded:
+        return []
+    return ["Runs started on the desk may use only: " + "; ".join(p.lines()).replace("`", "") + "."]
 
 
 def _sign_in(args, env: dict[str, str]) -> identity.SignIn | identity.Proxy | None:

@@ -115,7 +115,7 @@ def render_compare_page() -> None:
     from ..errors import AbeqError
     from ..models import DEFAULT_MODEL, ModelSpec
     from . import compare_vm as vm
-    from . import session
+    from . import policy, session
     from .render import error_md
 
     st.title("Compare")
@@ -130,6 +130,11 @@ def render_compare_page() -> None:
     content_w = st.slider(
         "Content weight (structure gets the rest)", 0.0, 1.0, 0.6, 0.05, key="compare_weight"
     )
+    try:  # the models and API bases the desk's operator allowed (abeq.desk.policy)
+        policy.current(st.session_state.get(session.SIGNED_IN_KEY)).check_model(model, api_base)
+    except AbeqError as e:
+        st.error(error_md(e))
+        st.stop()
     spec = ModelSpec.for_purpose(model, "compare", api_base=api_base)
     if session.tiny_model_chosen(st.session_state, model):
         st.info(session.EMBEDDED_NOTE)  # our own Markdown: rendered, not escaped

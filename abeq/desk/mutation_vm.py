@@ -26,7 +26,9 @@ from ..results.store.store import Store
 from ..schemas import TransferSet
 from ..sets.confirmation import set_hash
 from ..vocab import CANCELLED
+from . import policy
 from .run_vm import STICKY, stored_document
+from .session import SIGNED_IN_KEY
 
 # state -> (background, edge): green keep, red blind, amber claimed but unnoticed, grey otherwise
 COLOURS = {
@@ -78,6 +80,7 @@ def prepare(store: Store, original: dict, ts: TransferSet, state: Mapping) -> Pr
         runner_mode=kind,
         runner_cmd=setting(state, "runner_cmd") if kind == "command" else None,
     )
+    policy.current(state.get(SIGNED_IN_KEY)).check(settings)  # what the desk's operator allowed
     return prepare_mutation(doc, ts, store=store, settings=settings, labels=DESK_LABELS)
 
 

@@ -12,14 +12,17 @@ from ..vocab import CANCELLING, FINISHED, RUNNING, STOPPED_EARLY, VARIANTS
 from . import links, queries, runs, session, worker
 from .metric import draw
 from .observed import COMMAND_NOTE, MODE_LABELS
+from .policy import OPEN, Policy
 from .render import md
 from .run_vm import (
     CANCEL_HELP,
     MIN_RECALL_LABEL,
     Gate,
+    model_choices,
     open_run_line,
     progress_metrics,
     prompt_cache_text,
+    runner_modes,
     variant_index,
 )
 
@@ -28,14 +31,28 @@ def _cancel(run_id: int, db: str | None) -> None:
     worker.cancel(run_id, db)  # a button's callback returns nothing: whether a run was asked is not shown
 
 
-def settings_form(original_name: str) -> None:
-    """The run's models and settings; each widget's value is in session state under its key."""
+def settings_form(original_name: str, policy: Policy = OPEN) -> None:
+    """The run's models and settings; each widget's value is in session state under its key. Only
+    what the desk's policy allows is offered (Start checks it again: worker.start)."""
     c1, c2 = st.columns(2)
-    c1.text_input("Runner model (any litellm model string)", key="runner_model")
-    c2.text_input("Judge model", key="judge_model")
-    c1.text_input(
-        "API base (Ollama, vLLM, any OpenAI-compatible server; blank for hosted APIs)", key="api_base"
-    )
+    if listed := model_choices(policy):
+        c1.selectbox("Runner model (as this desk allows)", listed, key="runner_model")
+        c2.selectbox("Judge model", listed, key="judge_model")
+    else:
+        c1.text_input("Runner model (any litellm model string)", key="runner_model")
+        c2.text_input("Judge model", key="judge_model")
+    bases = policy.api_bases()
+    if bases is None:
+        c1.text_input(
+            "API base (Ollama, vLLM, any OpenAI-compatible server; blank for hosted APIs)", key="api_base"
+        )
+    elif bases:
+        c1.selectbox(
+            "API base (the servers this desk allows; blank for hosted APIs)",
+            ["", *bases],
+            format_func=lambda u: u or "(none: hosted APIs)",
+            key="api_base",
+        )
     c2.selectbox(
         "Variant",
         list(VARIANTS),
@@ -83,7 +100,7 @@ def settings_form(original_name: str) -> None:
         "judge fails the minimum judge recall or was never calibrated.",
     )
     kind = st.radio(
-        "Runner mode", list(MODE_LABELS), format_func=MODE_LABELS.get, key="runner_mode", horizontal=True
+        "Runner mode", runner_modes(policy), format_func=MODE_LABELS.get, key="runner_mode", horizontal=True
     )
     if kind == "command":
         r1, r2 = st.columns([3, 1])
@@ -158,7 +175,7 @@ def progress_panel(run_id: int, ticking: bool, review_name: str) -> None:
         )
 
 
-def open_runs_panel(review_id: int, run_key: str) -> None:
+def open_runs_panel(review_id: int, run_key: str, who: str | None = None) -> None:
     """Every unfinished run of the review, to cancel or resume (a fragment, fresh while one runs)."""
     open_runs = runs.unfinished(session.open_store(), review_id)
     if not open_runs:
@@ -196,13 +213,13 @@ def open_runs_panel(review_id: int, run_key: str) -> None:
                         "workspace. A database from someone else can carry any command.",
                     )
                 if c2.button(f"Resume run {r['id']}", key=f"resume_{r['id']}", disabled=not confirmed):
-                    _resume(r["id"], run_key, trust_stored_command=bool(r["command"]) and confirmed)
+                    _resume(r["id"], run_key, trust_stored_command=bool(r["command"]) and confirmed, who=who)
 
 
-def _resume(run_id: int, run_key: str, *, trust_stored_command: bool) -> None:
+def _resume(run_id: int, run_key: str, *, trust_stored_command: bool, who: str | None) -> None:
     try:
         st.session_state[run_key] = worker.resume(
-            db_path(), run_id, trust_stored_command=trust_stored_command
+            db_path(), run_id, trust_stored_command=trust_stored_command, who=who
         )
         st.rerun()  # the whole page: its progress panel follows the resumed run
     except AbeqError as e:

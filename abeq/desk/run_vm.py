@@ -22,8 +22,9 @@ from ..results.store.store import Store
 from ..schemas import TransferSet
 from ..sets import confirmation_problem
 from ..timestamps import ago, local
-from ..vocab import VARIANTS
+from ..vocab import RUNNER_MODES, VARIANTS
 from .metric import Metric
+from .policy import OPEN, Policy
 from .queries import Progress
 from .render import md
 
@@ -58,11 +59,46 @@ THIN = (
 )
 
 
-def restore_settings(state: MutableMapping) -> None:
-    """Give every setting the value kept from the page's last visit (or its default)."""
+def restore_settings(state: MutableMapping, policy: Policy = OPEN) -> None:
+    """Give every setting the value kept from the page's last visit (or its default); a choice the
+    desk's policy does not offer (kept from before it was started so) falls back to its default."""
     for k, default in STICKY.items():
         if k not in state:
             state[k] = state.get(f"keep:{k}", default)
+    if state["runner_mode"] not in runner_modes(policy):
+        state["runner_mode"] = STICKY["runner_mode"]
+    bases = policy.api_bases()
+    if bases is not None and bases and state["api_base"] not in ("", *bases):
+        state["api_base"] = ""
+    for k in ("runner_model", "judge_model"):
+        if (listed := model_choices(policy)) and state[k] not in listed:
+            state[k] = listed[0]
+
+
+def runner_modes(policy: Policy) -> list[str]:
+    """The runner modes the form offers: the command mode only where the desk allows commands."""
+    return [m for m in RUNNER_MODES if m != "command" or policy.allows_commands()]
+
+
+def model_choices(policy: Policy) -> list[str] | None:
+    """The models the form offers as a list, when the desk allows only named ones (no pattern);
+    None: any model string may be typed (and is checked at Start)."""
+    if policy.bounds is None:
+        return None
+    allowed = list(policy.bounds.allowed_models())
+    return None if any(c in m for m in allowed for c in "*?[") else allowed
+
+
+def policy_text(policy: Policy) -> str:
+    """What the Run page says about the desk's bounds (Markdown; '' on a desk of one's own)."""
+    if not policy.bounded:
+        return ""
+    return (
+        f"**What runs on this desk may use**, as allowed by {md(policy.operator)}, who started `abeq app` "
+        "(a signed-in reviewer is not the desk's operator): "
+        + "; ".join(policy.lines())
+        + ". Anything else is refused at Start."
+    )
 
 
 def keep_settings(state: MutableMapping) -> None:
@@ -117,15 +153,21 @@ class Gate:
     def refused(self) -> bool:
         return bool(self.unconfirmed_why) or self.thin or not self.code_trusted or self.judge_refused
 
-    def errors(self) -> list[str]:
+    def errors(self, trust_offered: bool = True) -> list[str]:
         out = [THIN] if self.thin else []
         if self.judge_refused:
             out.append(md(self.judge) + ", so this run is refused (**Refuse a judge below the minimum**).")
         if not self.code_trusted:
             out.append(
                 f"This set's checks run code on this machine ({len(self.code)} script(s), listed "
-                "below) that you have not trusted, so this run is refused. Read them, then tick "
-                "**Run the set's code**."
+                "below) that you have not trusted, so this run is refused. "
+                + (
+                    "Read them, then tick **Run the set's code**."
+                    if trust_offered
+                    else "This desk does not offer to run a set's code: the person who started it can "
+                    "trust exactly this code (`abeq check-set --confirm --trust-code`), or start the desk "
+                    "with `--allow-trust-code`."
+                )
             )
         if why := self.unconfirmed_why:
             out.append(

@@ -18,7 +18,7 @@ from ..results.store.store import Store
 from ..schemas import CASE_TYPES, Case, TransferSet
 from ..sets.coverage_report import CoverageReport
 from ..timestamps import local
-from . import editor
+from . import editor, policy
 from .metric import Metric
 from .render import md
 
@@ -206,11 +206,19 @@ class Edits:
         return sets.edit(self.s.ts, self.cases)
 
     def to_confirm(
-        self, original: Mapping, allow_thin: bool, trust_code: bool = False, by: str | None = None
+        self,
+        original: Mapping,
+        allow_thin: bool,
+        trust_code: bool = False,
+        by: str | None = None,
+        signed_in: str | None = None,
     ) -> TransferSet:
         """The set as confirmed for the stored `original` (its hash and content) by `by`, refused as
         `abeq check-set --confirm` refuses it (the same function: a set a run would refuse); with
-        `trust_code`, its code is remembered as trusted by this user (as `--trust-code` there)."""
+        `trust_code`, its code is remembered as trusted by this user (as `--trust-code` there), when
+        the desk's policy lets the person `signed_in` (if any) trust it."""
+        if trust_code:
+            policy.current(signed_in).check_trust()
         # dirty: the table (cases) changed the set
         base = sets.edit(self.s.ts, self.cases) if self.dirty and self.cases is not None else self.s.ts
         # the box says whether a thin set is accepted, whatever the stored set said

@@ -18,6 +18,7 @@ from ..results.store.store import Store
 from ..schemas import TransferSet
 from ..timestamps import now
 from ..vocab import CANCELLED, FAILED, INTERRUPTED, RUNNING
+from . import policy
 
 
 @dataclass
@@ -33,23 +34,37 @@ _jobs: dict[int, Job] = {}
 _lock = threading.Lock()
 
 
-def start(db: str, original: Document, candidate: Document, ts: TransferSet, settings: RunSettings) -> int:
-    """Check the gates and create (or resume) the run here, so a refusal reaches the caller; then
-    run it in a background thread. Starting a run that is already running returns its id."""
+def start(
+    db: str,
+    original: Document,
+    candidate: Document,
+    ts: TransferSet,
+    settings: RunSettings,
+    *,
+    who: str | None = None,
+) -> int:
+    """Check the desk's policy and the gates and create (or resume) the run here, so a refusal
+    reaches the caller; then run it in a background thread. Starting a run that is already running
+    returns its id. `who`: the person signed in, recorded with the run."""
+    policy.current(who).check(settings)  # what the desk's operator allowed, whatever the form says
     store = Store(db)
     try:
-        prepared = prepare_run(original, candidate, ts, store=store, settings=settings, labels=DESK_LABELS)
+        prepared = prepare_run(
+            original, candidate, ts, store=store, settings=settings, labels=DESK_LABELS, started_by=who
+        )
     finally:
         store.close()
     return _launch(db, prepared)
 
 
-def resume(db: str, run_id: int, *, trust_stored_command: bool = False) -> int:
+def resume(db: str, run_id: int, *, trust_stored_command: bool = False, who: str | None = None) -> int:
     """Resume an unfinished run with its own stored settings (refused, with the reason, when it
-    cannot be), in a background thread. A command run's stored command runs only with
-    `trust_stored_command` (the user saw it and confirmed it)."""
+    cannot be, or when they go beyond the desk's policy), in a background thread. A command run's
+    stored command runs only with `trust_stored_command` (the user saw it and confirmed it)."""
     store = Store(db)
     try:
+        if run := store.log.run(run_id):  # (no such run: resume_run says so)
+            policy.current(who).check_stored(run)
         prepared = resume_run(run_id, store, trust_stored_command=trust_stored_command)
     finally:
         store.close()

@@ -63,10 +63,13 @@ class RunConfig:
             **({"runner_samples": self.runner_samples} if self.runner_samples > 1 else {}),
         }
 
-    def stored(self, graded_cases: int, sources: dict[str, str] | None = None) -> dict:
+    def stored(
+        self, graded_cases: int, sources: dict[str, str] | None = None, started_by: str | None = None
+    ) -> dict:
         """What a run's row keeps of these settings: the key's parts (an API base without its
-        secrets: the key hashes the full one), the concurrency, the settings to resume with, and
-        `sources` (role -> git:COMMIT:PATH of inputs read at a revision; in no key: where, not what)."""
+        secrets: the key hashes the full one), the concurrency, the settings to resume with,
+        `sources` (role -> git:COMMIT:PATH of inputs read at a revision; in no key: where, not what)
+        and `started_by` (the person signed in to the desk who started it; in no key either)."""
         parts = self.key_parts()
         for side in ("runner", "judge"):
             if "api_base" in parts[side]:
@@ -78,6 +81,7 @@ class RunConfig:
             "graded_cases": graded_cases,  # for the progress a reader computes from the store
             "settings": self.settings(),
             **({"sources": sources} if sources else {}),
+            **({"started_by": started_by} if started_by else {}),
         }
 
     def runner_prompt_ref(self) -> str:

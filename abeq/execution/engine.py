@@ -69,6 +69,7 @@ class Engine:
         self.cfg: RunConfig = config
         self.order, self.stop_in_flight = tuple(order), stop_in_flight  # case ids to start first
         self.sources: dict[str, str] = {}  # role -> git:COMMIT:PATH for inputs read at a revision
+        self.started_by: str | None = None  # the person signed in to the desk who started it
         self.ts_hash = set_hash(ts)
         self.on_progress = on_progress
         self.cancel = cancel or Stop()
@@ -162,7 +163,9 @@ class Engine:
                     "judge_model": self.cfg.judge.name,
                     "variant": cast(vocab.Variant, self.cfg.variant),  # a str in RunConfig, one of VARIANTS
                     # a key written into --runner-cmd itself is not stored either
-                    "config": redact(dumps(self.cfg.stored(self.graded_cases(), self.sources))),
+                    "config": redact(
+                        dumps(self.cfg.stored(self.graded_cases(), self.sources, self.started_by))
+                    ),
                     # only a set that is thin can have been accepted as thin
                     "thin_accepted": int(cov.thin and (self.cfg.allow_thin or self.ts.thin_accepted)),
                     # `--confirm`: the set was accepted for this run only, by whom (never stored as the set's)

@@ -142,6 +142,11 @@ class RecordRun(Strict):
         description="where the original, candidate and transfer set were read when at a git revision: "
         "git:COMMIT:PATH by role (their content hashes are the report's)",
     )
+    started_by: str | None = Field(
+        default=None,
+        description="the person signed in to the desk who started the run (st.login or a trusted "
+        "proxy's header); null for a run started elsewhere or on a desk nobody signs in to",
+    )
 
 
 class RecordCheck(CheckResult):

@@ -6,6 +6,7 @@ import streamlit as st
 
 from abeq import sets
 from abeq.desk import mutation_panels, session
+from abeq.desk import policy as desk_policy
 from abeq.desk import transfer_set_panels as panels
 from abeq.desk import transfer_set_vm as vm
 from abeq.desk.render import error_md
@@ -44,11 +45,17 @@ allow_thin = st.checkbox(
     disabled=e.thin_box_disabled,
 )
 code = vm.code_said(e.shown)
-trust_code = bool(code) and st.checkbox(
-    f"Trust its code too: {code}",
-    key="confirm_trust_code",
-    help="Runs of exactly this code then need no further say-so (abeq check-set --confirm --trust-code). "
-    "Read each script first (listed under Checks below): it runs on this machine.",
+# a signed-in reviewer is offered the set's code only when the desk's operator allowed it
+offered = desk_policy.current(st.session_state.get(session.SIGNED_IN_KEY)).allows_trust()
+trust_code = (
+    bool(code)
+    and offered
+    and st.checkbox(
+        f"Trust its code too: {code}",
+        key="confirm_trust_code",
+        help="Runs of exactly this code then need no further say-so (abeq check-set --confirm --trust-code). "
+        "Read each script first (listed under Checks below): it runs on this machine.",
+    )
 )
 over_theirs = False
 if changed_elsewhere:
@@ -74,7 +81,8 @@ if buttons.button(
                 "the set was saved elsewhere since you loaded it", hint="Reload it, or tick the box above."
             )
         by = session.confirmer(st.session_state)  # the signed-in person, else git's user.name, else unknown
-        confirmed = e.to_confirm(original, allow_thin, trust_code, by)
+        signed_in = st.session_state.get(session.SIGNED_IN_KEY)  # the desk's policy is about them
+        confirmed = e.to_confirm(original, allow_thin, trust_code, by, signed_in)
         saved = session.set_transfer_set(store, review, confirmed, by)
         vm.follow_stored(review, st.session_state, saved)
         st.rerun()

@@ -1,10 +1,12 @@
 """Run: pick the models and start a background run; live progress counted in calls; cancel; every
-unfinished run of the review, with its settings, to cancel or resume."""
+unfinished run of the review, with its settings, to cancel or resume. On a desk people sign in to,
+only what its operator allowed is offered (abeq.desk.policy)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from abeq.desk import policy as desk_policy
 from abeq.desk import run_vm, session, worker
 from abeq.desk.queries import progress
 from abeq.desk.render import md
@@ -27,8 +29,12 @@ if not (original and candidate and ts):
 note = st.empty()  # a slot of its own: the note comes and goes without moving the elements below it
 st.caption(md(f"Original {original['name']} → candidate {candidate['name']} · {len(ts.cases)} cases"))
 
-run_vm.restore_settings(st.session_state)
-settings_form(original["name"])
+who = st.session_state.get(session.SIGNED_IN_KEY)  # set by the router, from the sign-in itself
+policy = desk_policy.current(who)
+if said := run_vm.policy_text(policy):
+    st.info(said, icon=":material/policy:")
+run_vm.restore_settings(st.session_state, policy)
+settings_form(original["name"], policy)
 run_vm.keep_settings(st.session_state)
 if session.tiny_model_chosen(st.session_state):  # once, and only while the tiny model is chosen
     note.info(session.EMBEDDED_NOTE, icon=":material/info:")
@@ -46,20 +52,20 @@ if gate.code:  # the set's own scripts: they run on this machine only when a per
             st.caption(line)
         if gate.code_trusted and not st.session_state.get(run_vm.TRUST_KEY):
             st.caption("Trusted: you trusted exactly this code when you confirmed the set.")
-        else:
+        elif policy.allows_trust():
             st.checkbox(
                 "Run the set's code in this run (with a reduced environment and limits)",
                 key=run_vm.TRUST_KEY,
                 help="Read each script first: a set from someone else can run anything you can.",
             )
-for why in gate.errors():
+for why in gate.errors(policy.allows_trust()):
     st.error(why, icon=":material/block:")
 run_key = f"run:{review['id']}"
 if st.button("Start run", type="primary", key="start", disabled=gate.refused):
     # every check before a model call (model strings included) is the library's: a refusal means no run exists
     try:
         st.session_state[run_key] = worker.start(
-            db_path(), *run_vm.documents(store, original, candidate), ts, settings
+            db_path(), *run_vm.documents(store, original, candidate), ts, settings, who=who
         )
     except AbeqError as e:
         st.error(md(e.render()), icon=":material/block:")
@@ -77,4 +83,4 @@ if run_id:
 
 # runs of other processes change too: keep the list fresh while any of them runs
 active = any(r["status"] in (RUNNING, CANCELLING) for r in store.log.runs(review["id"]))
-st.fragment(open_runs_panel, run_every=2.0 if active else None)(review["id"], run_key)
+st.fragment(open_runs_panel, run_every=2.0 if active else None)(review["id"], run_key, who)

@@ -77,6 +77,7 @@ def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
             checks=CheckSummary.model_validate(check_summary(rr.rows)),
             judge_calibration=JudgeCalibration.model_validate(judge_calibration(store, run["judge_model"])),
             sources=cfg.get("sources") or None,
+            started_by=cfg.get("started_by"),
         ),
         cases=[record_case(store, r) for r in rr.rows],
     )
