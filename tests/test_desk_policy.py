@@ -201,3 +201,23 @@ def test_resuming_a_stored_command_run_on_a_team_desk_is_refused(team_env, examp
     with pytest.raises(InputError, match="--runner-cmd: this desk runs no command"):
         worker.resume(db, run, trust_stored_command=True, who=BO)
     assert not marker.exists()
+
+
+def test_the_mutation_test_and_compare_keep_to_the_policy_too(signed_in, db, tmp_path):
+    """The Transfer set page's mutation test takes the Run page's settings (a forged runner command
+    there is refused before any mutant runs); Compare takes a judge model and an API base."""
+    from abeq.desk import mutation_vm
+    from abeq.desk.session import SIGNED_IN_KEY
+
+    store = Store(db)
+    review = store.inputs.review("team")
+    original = store.inputs.document(review["original_hash"])
+    ts = store.inputs.transfer_set(review["transfer_set_hash"])
+    forged = {SIGNED_IN_KEY: BO, "runner_mode": "command", "runner_cmd": f"touch {tmp_path / 'PWNED'}"}
+    with pytest.raises(InputError, match="--runner-cmd: this desk runs no command"):
+        mutation_vm.prepare(store, original, ts, forged)
+    at = signed_in
+    at.switch_page("desk_pages/6_compare.py").run()
+    at.text_input(key="compare_model").input("openai/gpt-4o").run()
+    assert any("model openai/gpt-4o is not allowed by this desk" in e.value for e in at.error)
+    assert not (tmp_path / "PWNED").exists()
