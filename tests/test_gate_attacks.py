@@ -279,3 +279,22 @@ def test_the_pull_request_is_told_what_its_author_changed(repo, tmp_path, github
     [body] = [c["body"] for c in gh.comments.values()]
     assert "removed by this pull request while the base's abeq.toml lists it" in body
     assert (gh.count("POST"), gh.count("PATCH")) == (1, 1)
+
+
+def test_every_row_of_the_attack_table_names_tests_that_exist():
+    """docs/guides/gate.md, "How a pull request could pass its own gate, and what stops it": each
+    row names at least one test, and each named test is defined where the row says."""
+    import re
+
+    from conftest import ROOT
+
+    guide = (ROOT / "docs" / "guides" / "gate.md").read_text()
+    table = guide.split("## How a pull request could pass its own gate, and what stops it", 1)[1]
+    lines = table.split("\n## ", 1)[0].splitlines()
+    rows = [r for r in lines if r.startswith("| ") and not r.startswith(("| The author", "| ---"))]
+    assert len(rows) >= 9
+    for row in rows:
+        named = re.findall(r"`(tests/[\w/]+\.py)::(\w+)", row)
+        assert named, row
+        for path, name in named:
+            assert re.search(rf"^def {name}\(", (ROOT / path).read_text(), re.M), (path, name)
