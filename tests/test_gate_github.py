@@ -149,3 +149,19 @@ def test_mentions_references_and_bidi_controls_reach_the_comment_inert(repo, tmp
     assert not re.search(r"@(?!\u2060)", body), re.findall(r".{20}@(?!\u2060).{20}", body)
     assert not re.search(r"#\d|(?i:gh-)\d", body), re.findall(r".{20}#\d.{5}", body)
     assert not re.search("[\u202a-\u202e\u2066-\u2069\u200e\u200f]", body)
+
+
+def test_a_team_stores_password_never_reaches_the_comment(monkeypatch):
+    """--db postgresql://…: the comment's next step names the store without its password (and no
+    artifact: the Action uploads only a sqlite file)."""
+    from types import SimpleNamespace
+
+    from abeq.cli.gate import _pointers
+    from abeq.gate.comment import _sh
+
+    args = SimpleNamespace(db="postgresql://gate:s3cret@db.example/abeq", base="origin/main")
+    for artifact in ("", "abeq-gate-store"):  # run by hand, and in the Action
+        monkeypatch.setenv("ABEQ_ARTIFACT", artifact)
+        where = _pointers(args, SimpleNamespace(overrides=None))
+        assert "s3cret" not in repr(where) and where.artifact == ""
+        assert _sh(where.db, "DB") == "'postgresql://gate:***@db.example/abeq'"

@@ -257,9 +257,12 @@ def _pointers(args, project):
     import os
 
     from ..gate.comment import Pointers
+    from ..results.store import postgres
 
     env = os.environ
     db = args.db or env.get("ABEQ_DB") or "abeq.db"
+    if postgres.is_url(db):  # a team store: no artifact holds it, and its password is shown nowhere
+        return Pointers(db=postgres.redacted(db), decisions=project.overrides or "", base=args.base or "")
     run_url = ""
     if env.get("GITHUB_RUN_ID") and env.get("GITHUB_REPOSITORY"):
         server = (env.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/")

@@ -152,7 +152,7 @@ def _case_block(row) -> str:
 
 # what a value may hold to be shown inside a command in a code block (where nothing is escaped): no
 # backtick or line break that could end the block, no control that reorders the line
-_PLAIN = re.compile(r"[\w@%+=:,./'\" -]+")
+_PLAIN = re.compile(r"[\w@%+=:,./'\"*?& -]+")
 
 
 def _sh(value: str, placeholder: str) -> str:

@@ -313,7 +313,9 @@ def review_for(store, path: str, original_hash: str, ts_hash: str) -> str:
     share one original and one set of cases; when the base's document or the cases differ from those
     of the runs PATH holds, those runs keep their review under `PATH @ ORIGINAL·SET` (each hash's
     first 8 characters) and PATH becomes the review of this original and set again (its earlier runs
-    back in it). One exclusive transaction: gates starting at once on a shared store agree."""
+    back in it). The renaming is one exclusive transaction; two gates of one path over different bases
+    or sets at the same moment on a shared store can still meet between it and the run's own review
+    check, and the later one then exits 2 naming the review (running it again passes)."""
 
     def kept_as(original: str, ts: str) -> str:
         return f"{path} @ {original[:8]}·{ts[:8]}"
