@@ -150,14 +150,14 @@ def cmd_runs(args) -> int:
         runs = runs[::-1]  # a review's come oldest first: newest first here, as for all runs
     if args.limit > 0:
         runs = runs[: args.limit]
-    names: dict[str, str] = {}
+    shown: dict[str, str] = {}
 
     def name(h: str) -> str:
-        if h not in names:
-            loaded = store.inputs.loaded_as(h)
+        if h not in shown:
+            loaded = store.inputs.loaded_as(h) or {}
             doc = store.inputs.document(h)
-            names[h] = (loaded or {}).get("source") or (doc or {}).get("name") or h[:12]
-        return names[h]
+            shown[h] = loaded.get("source") or (doc["name"] if doc else "") or h[:12]
+        return shown[h]
 
     rows = [
         {

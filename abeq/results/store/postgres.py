@@ -101,13 +101,13 @@ def _pool(url: str):
 
             # one connection first, with a short timeout: a server that is down or refuses the
             # password is one line within seconds, not a pool retrying (and logging) for 15 s
-            timeout = {} if "connect_timeout" in url else {"connect_timeout": CONNECT_TIMEOUT}
+            timeout: dict[str, Any] = {} if "connect_timeout" in url else {"connect_timeout": CONNECT_TIMEOUT}
             try:
                 psycopg.connect(url, **timeout).close()
             except psycopg.Error as why:
-                text = hide_secrets(str(why), url).strip().splitlines()
+                said = " ".join(t.strip() for t in hide_secrets(str(why), url).splitlines() if t.strip())
                 raise InputError(
-                    f"cannot reach the PostgreSQL store ({' '.join(t.strip() for t in text if t.strip())})",
+                    f"cannot reach the PostgreSQL store ({said})",
                     path=redacted(url),
                     hint=_HINT,
                 ) from None
