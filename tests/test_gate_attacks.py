@@ -171,6 +171,7 @@ def test_a_store_inside_the_work_tree_counts_only_when_git_ignores_it(repo, tmp_
     assert "inside the repository's work tree and git does not ignore it" in capsys.readouterr().err
     (repo.root / ".git/info/exclude").write_text("cache/\n")  # ignored: written on this machine
     assert gate(tmp_path, db="cache/gate.db") == 1
+    assert gate(tmp_path, db=".git/gate.db") == 1  # git's own folder: no checkout writes there
 
 
 def test_a_change_a_chat_runner_cannot_see_is_not_judged(repo, tmp_path):

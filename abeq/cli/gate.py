@@ -231,6 +231,8 @@ def untracked_store(repo, revs, db: str | None) -> None:
         for r in roots
         if p.startswith(r + os.sep)
     ]
+    # git's own folder is no part of the work tree: no checkout writes there
+    inside = [rel for rel in inside if rel != ".git" and not rel.startswith(".git/")]
     said = f"--db {path}" if db else f"the store {path} ($ABEQ_DB, else ./abeq.db)"
     fix = (
         "keep the gate's store outside the checkout (the Action keeps it under $RUNNER_TEMP), "
