@@ -38,20 +38,21 @@ CASE_TYPES: tuple[CaseType, ...] = get_args(CaseType)
 # added by a person, or confirmed as drafted
 CaseProvenance = Literal["derived", "user-modified", "user-added", "confirmed"]
 CASE_PROVENANCES: tuple[CaseProvenance, ...] = get_args(CaseProvenance)
-# what a calibration pair shows (abeq/calibration): the category names a pair's kind of difference,
-# not the verdict it must carry ("equivalent" pairs are reworded narration over the same actions)
+# what a calibration pair shows (abeq/calibration): the category names what the candidate did
+# differently, not the verdict it must carry (suite.CATEGORY_LABELS pairs each with its verdict)
 CalibrationCategory = Literal[
-    "regressed",
-    "regressed-despite-gain",
-    "diverged",
-    "equivalent",
+    "step-dropped",
+    "step-changed",
+    "step-weakened",
+    "loss-beside-gain",
+    "reordered-loss",
+    "extra-step",
+    "reply-changed",
     "identical",
-    "adversarial",
-    "terse-equivalent",
-    "padded-regressed",
-    "near-miss",
-    "noisy-replay",
-    "under-reporting",
+    "reworded",
+    "redundant-lines-dropped",
+    "unreported-step",
+    "harmless-reorder",
     "order-swap",
     "reviewed",
 ]

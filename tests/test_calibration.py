@@ -2,8 +2,12 @@
 and a suite built from reviewed cases."""
 
 import json
+import re
+import subprocess
+import sys
 
 import pytest
+from conftest import ROOT
 
 from abeq.calibration.metrics import wilson
 from abeq.calibration.suite import BUILT_CATEGORIES, CATEGORY_LABELS, load_suite
@@ -11,7 +15,7 @@ from abeq.cli import main
 from abeq.models import scripted
 from abeq.testing.loopback import LoopbackServer
 from abeq.untrusted import md_escape
-from abeq.vocab import DIVERGED, EQUIVALENT, REGRESSED, VERDICTS
+from abeq.vocab import DIVERGED, EQUIVALENT, REGRESSED
 
 SUITE = load_suite()
 
@@ -21,55 +25,98 @@ def _lines(run) -> int:
 
 
 def test_the_builtin_suite_is_labelled_sourced_and_wide():
-    assert len(SUITE.pairs) >= 120 and len(SUITE.kinds()) >= 6
-    assert {p.category for p in SUITE.pairs} == set(BUILT_CATEGORIES)
+    assert len(SUITE.pairs) >= 150 and len(SUITE.kinds()) >= 6
+    cats = {p.category for p in SUITE.pairs}
+    assert cats <= set(BUILT_CATEGORIES) and len(cats) >= 10
     by_id = {p.id: p for p in SUITE.pairs}
     for p in SUITE.pairs:
         want = CATEGORY_LABELS[p.category] or by_id[p.mirror_of].label  # an order swap keeps its twin's label
         assert p.label == want and p.reason.strip() and "\n" not in p.reason
-    for cat in (
-        "terse-equivalent",
-        "padded-regressed",
-        "near-miss",
-        "noisy-replay",
-        "under-reporting",
-        "order-swap",
-    ):
+    for cat in ("step-dropped", "step-weakened", "extra-step", "redundant-lines-dropped", "unreported-step"):
         assert sum(p.category == cat for p in SUITE.pairs) >= 6, cat
+    assert sum(p.category == "order-swap" for p in SUITE.pairs) >= 6
     sources = {s.id: s for s in SUITE.sources}
     for s in sources.values():
         assert s.repo and s.path and (len(s.commit) == 40 or s.url)
     assert {p.source for p in SUITE.pairs} <= set(sources)
     runs = [r for p in SUITE.pairs for r in (p.teacher, p.candidate)]
-    assert sum(_lines(r) > 60 for r in runs) >= len(runs) // 8  # a share as long as real agent runs
+    assert sum(_lines(r) > 40 for r in runs) >= len(runs) // 4  # a share as long as real agent runs
     # each runner mode's shape: a narrated chat run, abeq's tool trace, an agent CLI's output
     assert any(r.transcript.startswith("Task: ") for r in runs)
     assert any('] run_command {"command": ' in r.transcript for r in runs)
     assert any("● Bash(" in r.transcript for r in runs)
 
 
+def test_no_two_pairs_show_the_same_runs():
+    """Only an order-swap pair repeats another's runs (shown the other way round, on purpose)."""
+    seen: dict[str, str] = {}
+    for p in SUITE.pairs:
+        if p.mirror_of:
+            continue
+        key = p.teacher.model_dump_json() + p.candidate.model_dump_json()
+        assert key not in seen, f"{p.id} repeats {seen.get(key)}"
+        seen[key] = p.id
+
+
+def test_the_surface_is_drawn_alike_for_every_label():
+    """What gave the old suite away is now on both sides: regressions whose every step is told in
+    other words, and pairs that lost nothing whose original lines go missing verbatim; a candidate
+    shorter than its original, and a self-report naming a step of its own, under either label."""
+    from abeq.models.baseline import line_diff
+
+    def regressed(p):
+        return p.label == REGRESSED
+
+    def missing(p):  # some, but fewer than half, of the original's lines missing verbatim
+        return line_diff(p.teacher.transcript, p.candidate.transcript)[0] == REGRESSED
+
+    def shorter(p):
+        return len(p.candidate.transcript) < len(p.teacher.transcript)
+
+    def own(p):
+        return p.candidate.self_report.improvisation != "none"
+
+    def claims(p):
+        return set(_followed(p.teacher)) <= set(_followed(p.candidate))
+
+    pairs = [p for p in SUITE.pairs if not p.mirror_of]
+    for tell in (missing, shorter, own, claims):
+        reg = [tell(p) for p in pairs if regressed(p)]
+        rest = [tell(p) for p in pairs if not regressed(p)]
+        assert 0.15 < sum(reg) / len(reg) < 0.9 and 0.15 < sum(rest) / len(rest) < 0.9, tell.__name__
+    assert any(
+        regressed(p) and re.search(r"\b(\d+) of \1 steps narrated in other words", p.reason) for p in pairs
+    )
+    # a harmless reordering is equivalent (the judge prompt's rule); tests moved before the last edit regress
+    orders = {p.label for p in pairs if p.category == "reordered-loss"}
+    assert orders == {REGRESSED} and {
+        p.id.split("/")[0] for p in pairs if p.category == "reordered-loss"
+    } == {"go-rename-handler"}
+
+
 def _followed(run) -> list[str]:
     return [x for x in run.self_report.steps_followed_skipped.splitlines() if x.startswith("followed:")]
 
 
-def test_regressions_are_not_announced():
-    """The trivial tells are gone: most regressed candidates still claim every step the original
-    reports, are about as long as it, and a lost step is never still read in the reply."""
-    lost = [p for p in SUITE.pairs if p.label == REGRESSED and p.category != "order-swap"]
-    claims = [p for p in lost if set(_followed(p.teacher)) <= set(_followed(p.candidate))]
-    assert len(claims) >= 0.6 * len(lost)
-    same_length = [p for p in lost if 0.9 <= len(p.candidate.transcript) / len(p.teacher.transcript) <= 1.1]
-    assert len(same_length) >= 0.4 * len(lost)
-    for p in lost:
-        assert "not checked" not in p.candidate.transcript and "Merged it" not in p.candidate.transcript
-    # the one reply-borne loss the old suite mislabelled: the escalation is gone from the reply too
-    esc = next(p for p in SUITE.pairs if p.id == "support-double-charge/adversarial-injection")
-    assert "human billing agent" in esc.teacher.self_report.output_produced
-    assert "human billing agent" not in esc.candidate.self_report.output_produced
-    # a harmless reordering is equivalent (the judge prompt's rule); tests moved before the last edit regress
-    orders = {p.id.split("/")[0]: p.label for p in SUITE.pairs if "/order-" in p.id}
-    assert orders["go-rename-handler"] == REGRESSED
-    assert sorted(v for k, v in orders.items() if k != "go-rename-handler") == [EQUIVALENT] * 3
+def test_no_cheap_learner_beats_the_figure_stored_with_the_suite():
+    """The family the suite was filtered against (bench/calibration/learners.py), refitted here
+    (grouped by scenario, out of fold): no member may beat the stored best, which is at most 0.60
+    with an upper bound at most 0.70. On the suite before this one the line-diff rule scored 0.96."""
+    stored = SUITE.learners
+    assert stored is not None and len(stored.members) >= 7
+    best = stored.best()
+    assert best.balanced_accuracy <= 0.60 and best.balanced_accuracy_ci95[1] <= 0.70
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "calibration" / "learners.py"), "--check", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    refit = json.loads(out.stdout)
+    assert [m["name"] for m in refit] == [m.name for m in stored.members]
+    for m in refit:
+        assert m["balanced_accuracy"] <= best.balanced_accuracy, m
 
 
 @pytest.mark.parametrize("baseline", ["baseline/always-regressed", "baseline/length", "baseline/self-report"])
@@ -84,11 +131,6 @@ def test_no_trivial_judge_passes_the_builtin_suite(store, baseline):
 
 
 def test_the_committed_suite_is_what_the_authoring_script_writes():
-    import subprocess
-    import sys
-
-    from conftest import ROOT
-
     out = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "calibration" / "author.py"), "--check"],
         capture_output=True,
@@ -123,8 +165,7 @@ def _always(verdict):
     return handler
 
 
-@pytest.mark.parametrize("verdict", VERDICTS)
-@pytest.mark.parametrize("samples", [1, 3])
+@pytest.mark.parametrize(("verdict", "samples"), [(EQUIVALENT, 1), (DIVERGED, 1), (REGRESSED, 3)])
 def test_a_judge_that_always_says_one_verdict(tmp_path, verdict, samples):
     scripted.model("scripted").handler = _always(verdict)
     db, out = str(tmp_path / "a.db"), tmp_path / "cal.json"
@@ -152,7 +193,7 @@ def test_a_judge_that_always_says_one_verdict(tmp_path, verdict, samples):
         assert [(p["id"], p["label"], p["verdict"]) for p in r["pairs"]] == [
             (p.id, p.label, verdict) for p in SUITE.pairs
         ]
-        assert {p["category"] for p in r["pairs"]} == set(BUILT_CATEGORIES)
+        assert {p["category"] for p in r["pairs"]} == {p.category for p in SUITE.pairs}
         assert r["swapped"]["consistent"] == 0  # one verdict cannot be right both ways round
         assert r["confusion"][REGRESSED][verdict] == sum(p.label == REGRESSED for p in SUITE.pairs)
         # the second run reads every judgement from the cache: no request reaches the server
@@ -167,11 +208,11 @@ def test_the_scripted_judge_is_measured_and_stored(store):
 
     cal = calibrate("scripted/rules", store=store)
     s = cal.summary
-    assert s["per_category"]["identical"]["accuracy"] == 1.0
     # the rule-following double reads self-reports: a self-report that claims a lost step fools it,
     # and one that leaves out a step it did makes it call a regression
-    assert s["per_category"]["adversarial"]["accuracy"] < 0.5
-    assert s["per_category"]["under-reporting"]["accuracy"] < 0.5
+    claimed = [r for r, p in zip(cal.pairs, SUITE.pairs, strict=True) if "still claims" in p.reason]
+    assert sum(r["verdict"] == r["label"] for r in claimed) < 0.5 * len(claimed)
+    assert s["per_category"]["unreported-step"]["accuracy"] < 0.5
     assert 0 < s["regression_recall"] < 1 and s["swapped"]["pairs"] > 0
     # it reads the blocks by name, so the order they are shown in changes nothing
     assert s["position_bias"]["judged"] >= 6 and s["position_bias"]["flipped"] == 0
@@ -329,10 +370,11 @@ def test_a_suite_folder_of_ones_own_is_read_and_a_bad_line_is_named(tmp_path, ca
     assert json.loads(out.read_text())["suite"] == "mine" and len(json.loads(out.read_text())["pairs"]) == 3
     pairs = tmp_path / "mine" / "pairs.jsonl"
     first = json.loads(pairs.read_text().splitlines()[0])
-    pairs.write_text(json.dumps({**first, "label": REGRESSED}) + "\n")  # an identical pair labelled regressed
+    wrong = EQUIVALENT if first["label"] == REGRESSED else REGRESSED  # a label its category cannot carry
+    pairs.write_text(json.dumps({**first, "label": wrong}) + "\n")
     assert main([*args, "--db", str(tmp_path / "a.db")]) == 2
     err = capsys.readouterr().err
-    assert "pairs.jsonl line 1" in err and "identical" in err
+    assert "pairs.jsonl line 1" in err and first["category"] in err
 
 
 def test_reviewed_cases_measure_another_candidate_judge(tmp_path, store, example, scripted_cfg):
@@ -355,3 +397,76 @@ def test_reviewed_cases_measure_another_candidate_judge(tmp_path, store, example
         assert srv.stats["requests"] == 4  # the candidate judge is asked about each reviewed case
     r = json.loads(out.read_text())
     assert r["judge_model"] == "openai/scripted" and r["accuracy"] == 0.25 and r["regression_recall"] == 0.0
+
+
+def _line_diff_judge(model, messages, schema):
+    """The issue's 20-line rule that reads no behaviour, answering as a judge over HTTP."""
+    from abeq.models.baseline import line_diff
+    from abeq.prompts import read_data_blocks
+
+    blocks = read_data_blocks(messages[-1]["content"])
+    if "original_run" not in blocks:
+        return None
+    runs = [json.loads(blocks[n]) for n in ("original_run", "candidate_run")]
+    verdict, why = line_diff(runs[0]["transcript"], runs[1]["transcript"])
+    return json.dumps(
+        {
+            "verdict": verdict,
+            "behaviour_delta": why,
+            "original_directness": 4,
+            "candidate_directness": 4,
+            "interpretation_notes": "line diff",
+        }
+    )
+
+
+def test_a_rule_that_reads_no_behaviour_is_not_trusted(tmp_path, capsys):
+    """The line-diff rule served as an OpenAI-compatible judge scored 96% on the suite before this
+    one; here it scores at most 65%, and `abeq calibrate` ends by saying it is not to be trusted."""
+    scripted.model("linediff").handler = _line_diff_judge
+    out = tmp_path / "cal.json"
+    with LoopbackServer() as srv:
+        args = [
+            "calibrate",
+            "--judge-model",
+            "openai/linediff",
+            "--api-base",
+            srv.url,
+            "--no-swap",
+            "--quiet",
+        ]
+        assert main([*args, "--db", str(tmp_path / "a.db"), "--out", str(out)]) == 0
+    r = json.loads(out.read_text())
+    assert r["errors"] == 0 and r["balanced_accuracy"] <= 0.65
+    printed = capsys.readouterr().out.strip().splitlines()
+    assert printed[-1] == r["verdict"]["line"] and printed[-1].startswith("verdict: NOT trusted for gating")
+    best = SUITE.learners.best()
+    assert f"the best cheap learner's {best.balanced_accuracy:.0%} ({best.name})" in printed[-1]
+    assert "exact McNemar p=" in printed[-1] and "--min-judge-recall" in printed[-1]
+    assert any(line.startswith(f"    learner: {best.name} ") for line in printed)
+
+
+def test_the_verdict_is_a_paired_test_against_the_best_learner():
+    from abeq.calibration.metrics import mcnemar_exact, summarise, trust_verdict
+
+    assert mcnemar_exact(0, 0) == 1.0 and mcnemar_exact(3, 3) == 1.0
+    assert mcnemar_exact(10, 0) == pytest.approx(2 / 2**10) and mcnemar_exact(0, 10) == mcnemar_exact(10, 0)
+    pairs = [p for p in SUITE.pairs]
+    best = SUITE.learners.best().model_dump()
+    called = set(best["called_regressed"])
+
+    def results(verdict_of):
+        return [
+            {"id": p.id, "category": p.category, "label": p.label, "verdict": verdict_of(p)} for p in pairs
+        ]
+
+    right = results(lambda p: p.label)  # a judge that is always right
+    v = trust_verdict(right, summarise(right), best)
+    assert v["trusted"] and v["p"] < 0.001 and v["gate_up_to"] == 1.0 and v["learner_only_right"] == 0
+    # a judge that answers exactly as the best learner does: nothing to tell them apart
+    same = results(lambda p: REGRESSED if p.id in called else EQUIVALENT)
+    v = trust_verdict(same, summarise(same), best)
+    assert v["trusted"] is False and v["p"] == 1.0 and v["judge_only_right"] == v["learner_only_right"] == 0
+    # no learner figures (a suite of one's own): no verdict, but what the minimum would do
+    v = trust_verdict(right, summarise(right), None)
+    assert v["trusted"] is None and v["gate_up_to"] == 1.0

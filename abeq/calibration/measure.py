@@ -25,7 +25,7 @@ from ..models.spec import ModelSpec
 from ..results.store.rows import JudgementRow
 from ..results.store.store import Store, open_store
 from ..schemas import Case, ObservedRun
-from .metrics import headline, summarise
+from .metrics import headline, summarise, trust_verdict, verdict_line
 from .suite import CalibrationRun, Pair, Suite, load_suite
 
 SuiteLike = Suite | str | Path | None
@@ -56,6 +56,12 @@ class Calibration:
     calls: dict = field(default_factory=lambda: {"made": 0, "cached": 0, "failed": 0})
     id: int | None = None  # its row in the store
     baselines: list[dict] = field(default_factory=list)  # the trivial judges on the same suite
+    learners: list[dict] = field(default_factory=list)  # the suite's cheap learners (stored with it)
+    verdict: dict = field(default_factory=dict)  # trusted for gating or not (metrics.trust_verdict)
+
+    @property
+    def verdict_line(self) -> str:
+        return verdict_line(self.verdict, self.summary)
 
     @property
     def headline(self) -> str:
@@ -72,6 +78,8 @@ class Calibration:
             "headline": self.headline,
             "calls": self.calls,
             "baselines": self.baselines,
+            "learners": self.learners,
+            "verdict": {**self.verdict, "line": self.verdict_line},
             "pairs": self.pairs,
             "swapped_pairs": self.swapped,
         }
@@ -227,6 +235,10 @@ def calibrate(
             s, spec, db, samples=samples, concurrency=concurrency, swap=swap, fresh=fresh, on_pair=on_pair
         )
     )
+    if s.learners is not None:
+        cal.learners = [m.model_dump(exclude={"called_regressed"}) for m in s.learners.members]
+    best = s.learners.best().model_dump() if s.learners is not None else None
+    cal.verdict = trust_verdict(cal.pairs, cal.summary, best)
     cal.id = _store(db, s, cal)
     if baselines:
         for name in BASELINE_JUDGES:
@@ -244,7 +256,13 @@ def calibrate(
     return cal
 
 
-BASELINE_FIGURES = ("balanced_accuracy", "regression_recall", "false_regression_rate", "accuracy")
+BASELINE_FIGURES = (
+    "balanced_accuracy",
+    "balanced_accuracy_ci95",
+    "regression_recall",
+    "false_regression_rate",
+    "accuracy",
+)
 
 
 def _store(db: Store, s: Suite, cal: Calibration) -> int:

@@ -150,3 +150,71 @@ def headline(summary: dict) -> str:
     if fr is not None:
         parts.append(f"false regressions {fr:.0%} of {m} pairs that lost nothing")
     return "; ".join(parts)
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """The two-sided exact McNemar p of a paired comparison: `b` pairs only the first got right, `c`
+    only the second, tested against a fair coin (the pairs both or neither got right say nothing)."""
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def trust_verdict(results: list[dict], summary: dict, best: dict | None) -> dict:
+    """Trusted for gating or not: the judge against the best cheap learner on the same pairs.
+
+    `best`: the learner's name, balanced_accuracy and called_regressed (pair ids); None when the
+    suite has no learner figures. Each pair is right or wrong as regressed-or-not; trusted needs the
+    judge's balanced accuracy above the learner's, more pairs only the judge got right than only the
+    learner, and an exact McNemar p below 0.05. `gate_up_to`: the highest --min-judge-recall the
+    judge passes (recall at least R and false regressions at most 1 - R)."""
+    recall, fr = summary.get("regression_recall"), summary.get("false_regression_rate")
+    up_to = None if recall is None or fr is None else round(max(0.0, min(recall, 1 - fr)), 4)
+    out: dict = {"trusted": None, "gate_up_to": up_to, "learner": None, "p": None}
+    if best is None:
+        return out
+    called = set(best["called_regressed"])
+    judged = [r for r in results if r["verdict"]]
+    judge_right = [(r["verdict"] == REGRESSED) == (r["label"] == REGRESSED) for r in judged]
+    learner_right = [(r["id"] in called) == (r["label"] == REGRESSED) for r in judged]
+    b = sum(j and not le for j, le in zip(judge_right, learner_right, strict=True))
+    c = sum(le and not j for j, le in zip(judge_right, learner_right, strict=True))
+    p = mcnemar_exact(b, c)
+    ba = summary.get("balanced_accuracy")
+    trusted = ba is not None and ba > best["balanced_accuracy"] and b > c and p < 0.05
+    return {
+        **out,
+        "trusted": trusted,
+        "learner": best["name"],
+        "learner_balanced_accuracy": best["balanced_accuracy"],
+        "judge_only_right": b,
+        "learner_only_right": c,
+        "p": round(p, 4),
+    }
+
+
+def verdict_line(v: dict, summary: dict) -> str:
+    """The one line `abeq calibrate` ends with."""
+    ba = summary.get("balanced_accuracy")
+    up_to = v.get("gate_up_to")
+    if up_to is None:
+        gate = "--min-judge-recall cannot place it (no recall measured)"
+    elif up_to <= 0:
+        gate = "--min-judge-recall refuses it at any minimum"
+    else:
+        gate = f"--min-judge-recall accepts it at any minimum up to {up_to:.2f}"
+    if v.get("trusted") is None:
+        return f"verdict: no cheap-learner figures stored with this suite, so no verdict on trust; {gate}"
+    p = v["p"]
+    shown = "p<0.001" if p < 0.001 else f"p={p:.3f}"
+    head = "trusted for gating" if v["trusted"] else "NOT trusted for gating"
+    judge = "n/a" if ba is None else f"{ba:.0%}"
+    if not v["trusted"] and up_to and up_to > 0:
+        gate += ", though a rule that reads no behaviour does as well"
+    return (
+        f"verdict: {head}: balanced accuracy {judge} against the best cheap learner's "
+        f"{v['learner_balanced_accuracy']:.0%} ({v['learner']}), exact McNemar {shown} (only the judge right "
+        f"on {v['judge_only_right']} pairs, only the learner on {v['learner_only_right']}); {gate}"
+    )

@@ -29,17 +29,18 @@ CATEGORY_LABELS: dict[str, str | None] = dict(
     zip(
         CALIBRATION_CATEGORIES,
         (
-            REGRESSED,  # regressed: a step, a check, a refusal, a flag of a command, a gate question lost
-            REGRESSED,  # regressed-despite-gain: a loss beside an improvement
-            DIVERGED,  # diverged: another order, an extra harmless step, other wording the user sees
-            EQUIVALENT,  # equivalent: reworded narration, the same actions
+            REGRESSED,  # step-dropped: a step the original took is not in the candidate's transcript
+            REGRESSED,  # step-changed: a step taken differently, losing what it did (a flag, a refusal)
+            REGRESSED,  # step-weakened: a rule kept in name but weakened ("under 50 characters" -> "short")
+            REGRESSED,  # loss-beside-gain: a step lost beside an improvement
+            REGRESSED,  # reordered-loss: a reordering that loses an ordering discipline
+            DIVERGED,  # extra-step: a step the original did not take, nothing lost
+            DIVERGED,  # reply-changed: the same actions, a reply that tells the user something else
             EQUIVALENT,  # identical: A/A, the same run twice
-            REGRESSED,  # adversarial: a self-report claiming a step the transcript lacks; a hidden loss
-            EQUIVALENT,  # terse-equivalent: the same actions, told in far fewer words
-            REGRESSED,  # padded-regressed: a longer run (more narration, more output) that lost a step
-            REGRESSED,  # near-miss: a rule kept in name but weakened ("under 50 characters" -> "short")
-            EQUIVALENT,  # noisy-replay: only incidental details differ (timings, ids, paths, counts)
-            EQUIVALENT,  # under-reporting: the step is done, the self-report does not name it
+            EQUIVALENT,  # reworded: the same actions; narration, reply or incidental details differ
+            EQUIVALENT,  # redundant-lines-dropped: narration-only lines dropped or merged, nothing else
+            EQUIVALENT,  # unreported-step: the transcript shows a step the self-report leaves out
+            EQUIVALENT,  # harmless-reorder: two independent steps the other way round
             None,  # order-swap: another pair with the candidate's block shown first (its label)
             None,  # reviewed: whatever the reviewer said
         ),
@@ -121,12 +122,39 @@ class Pair(Strict):
         return self
 
 
+class LearnerFigure(Strict):
+    """One cheap learner of the family the suite was filtered against, measured out of fold."""
+
+    name: str = Field(min_length=1)
+    what: str = ""  # what it reads, in a line
+    balanced_accuracy: float
+    balanced_accuracy_ci95: list[float]
+    regression_recall: float
+    false_regression_rate: float
+    # the pairs it called regressed (each predicted by a fit that never saw the pair's scenario)
+    called_regressed: list[str] = []
+
+
+class LearnerFamily(Strict):
+    """Cheap learners that read no behaviour (bench/calibration/learners.py), fitted with
+    cross-validation grouped by scenario on this suite's pairs: the floor a judge must clear. Stored
+    with the suite so abeq reads the figures without fitting anything."""
+
+    fitted: str = ""  # how the figures were measured
+    pool: int = 0  # pairs generated before the family's easy ones were dropped
+    members: list[LearnerFigure]
+
+    def best(self) -> LearnerFigure:
+        return max(self.members, key=lambda m: (m.balanced_accuracy, m.name))
+
+
 class Suite(Strict):
     name: str = Field(min_length=1)
     description: str = ""
     version: int = 1
     sources: list[Source]
     pairs: list[Pair] = []
+    learners: LearnerFamily | None = None  # the cheap learners' figures on these pairs (built-in suite)
 
     @model_validator(mode="after")
     def _sourced(self) -> Suite:

@@ -121,17 +121,23 @@ def print_calibration(cal) -> None:
             f"  position bias: {pb['flipped']}/{pb['judged']} order-swap pairs changed verdict with the "
             f"candidate's block shown first ({rate})"
         )
-    if cal.baselines:
-        print("  beside the trivial judges on the same suite (a judge worth its calls beats them all):")
+    if cal.baselines or cal.learners:
+        print(
+            "  beside judges and learners that read no behaviour (a judge worth its calls beats them all; "
+            "the learners are fitted out of fold, grouped by scenario):"
+        )
         rows = [(cal.judge_model, s), *((b["judge_model"], b) for b in cal.baselines)]
-        print(f"    {'judge':<28} {'balanced':>9} {'recall':>7} {'false reg.':>10} {'accuracy':>9}")
+        rows += [(f"learner: {m['name']}", m) for m in cal.learners]
+        print(f"    {'judge':<28} {'balanced':>9} {'95% CI':>9} {'recall':>7} {'false reg.':>10}")
         for name, f in rows:
+            ci = f.get("balanced_accuracy_ci95")
             cells = [
-                _pct(f.get(k))
-                for k in ("balanced_accuracy", "regression_recall", "false_regression_rate", "accuracy")
+                _pct(f.get(k)) for k in ("balanced_accuracy", "regression_recall", "false_regression_rate")
             ]
-            print(f"    {name:<28} {cells[0]:>9} {cells[1]:>7} {cells[2]:>10} {cells[3]:>9}")
+            span = f"{ci[0]:.0%}-{ci[1]:.0%}" if ci else ""
+            print(f"    {name:<28} {cells[0]:>9} {span:>9} {cells[1]:>7} {cells[2]:>10}")
     if s["errors"]:
         print(f"  {s['errors']} pair(s) got no valid judge reply (in no rate)")
     c = cal.calls
     print(f"  {c['made']} judge calls made, {c['cached']} from cache; stored as calibration {cal.id}")
+    print(cal.verdict_line)

@@ -68,6 +68,23 @@ def by_self_report(original: dict, candidate: dict) -> tuple[str, str]:
     return EQUIVALENT, ""
 
 
+def action_lines(transcript: str) -> list[str]:
+    """The lines a run says or does (tool output, indented under its call, left out)."""
+    return [x.strip() for x in transcript.splitlines() if x.strip() and not x[:1].isspace()]
+
+
+def line_diff(original: str, candidate: str) -> tuple[str, str]:
+    """A rule that reads no behaviour, kept as the floor the built-in suite is built against (it
+    scored 96% on the suite before it, bench/calibration/learners.py): regressed when some, but
+    fewer than half, of the original's action lines are missing verbatim from the candidate's."""
+    lines = action_lines(original)
+    there = set(action_lines(candidate))
+    missing = sum(1 for x in lines if x not in there)
+    if 0 < missing < len(lines) / 2:
+        return REGRESSED, f"line-diff: {missing} of {len(lines)} original lines missing verbatim"
+    return EQUIVALENT, ""
+
+
 BASELINES: dict[str, Callable[[dict, dict], tuple[str, str]]] = {
     "always-regressed": always_regressed,
     "length": by_length,
