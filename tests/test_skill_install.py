@@ -31,6 +31,7 @@ def test_install_into_a_folder(tmp_path):
 
 
 def test_claude_with_mcp_writes_the_project_skill_and_mcp_json(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no abeq on PATH: this Python runs it
     (tmp_path / ".git").mkdir()
     (tmp_path / "docs").mkdir()
     monkeypatch.chdir(tmp_path / "docs")  # the project root is where .git is
@@ -45,6 +46,7 @@ def test_claude_with_mcp_writes_the_project_skill_and_mcp_json(tmp_path, monkeyp
 
 
 def test_codex_with_mcp_adds_its_table_and_keeps_the_rest(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no abeq on PATH: this Python runs it
     home = tmp_path / "codex"
     home.mkdir()
     monkeypatch.setenv("CODEX_HOME", str(home))
@@ -66,3 +68,47 @@ def test_codex_with_mcp_adds_its_table_and_keeps_the_rest(tmp_path, monkeypatch)
 def test_mcp_needs_an_agent(tmp_path, capsys):
     assert main(["skill", "install", "--dir", str(tmp_path), "--mcp"]) == 2
     assert "Give --claude or --codex with --mcp" in capsys.readouterr().err
+
+
+def _abeq_on_path(tmp_path, monkeypatch, python: str) -> None:
+    """An `abeq` script first on PATH that starts `python` (as pip writes one)."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "abeq").write_text(f"#!{python}\nimport abeq.cli\n")
+    (bin_ / "abeq").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_}:/usr/bin:/bin")
+
+
+def test_a_reinstall_keeps_the_entrys_env_and_takes_db_and_writes_a_portable_command(
+    tmp_path, monkeypatch, capsys
+):
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    team = {"ABEQ_DB": "postgresql://abeq@db.team/abeq"}
+    (tmp_path / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"abeq": {"command": "old", "args": [], "env": team, "cwd": "."}}})
+    )
+    _abeq_on_path(tmp_path, monkeypatch, sys.executable)
+    argv = ["skill", "install", "--claude", "--mcp", "--force", "--db", "team.db"]
+    assert main(argv) == 0
+    entry = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["abeq"]
+    assert entry["env"] == team and entry["cwd"] == "."  # kept (before: "env": {})
+    assert entry["command"] == "abeq" and entry["args"] == ["mcp", "--db", "team.db"]
+    assert "portable" in capsys.readouterr().err
+
+
+def test_without_this_abeq_on_path_the_command_is_this_python_and_said_so(tmp_path, monkeypatch, capsys):
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    _abeq_on_path(tmp_path, monkeypatch, "/usr/bin/python3-of-someone-else")
+    assert main(["skill", "install", "--claude", "--mcp"]) == 0
+    entry = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["abeq"]
+    assert entry["command"] == sys.executable and "teammate" in capsys.readouterr().err
+
+
+def test_a_db_url_with_a_password_is_not_written_into_the_config(tmp_path, monkeypatch, capsys):
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    argv = ["skill", "install", "--claude", "--mcp", "--db", "postgresql://abeq:s3cret-pw@db/abeq"]
+    assert main(argv) == 2
+    assert "s3cret-pw" not in capsys.readouterr().err and not (tmp_path / ".mcp.json").exists()

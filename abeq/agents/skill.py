@@ -35,9 +35,37 @@ def project() -> Path:
     return project_root(Path.cwd().resolve() / "_")
 
 
-def server_command(server_args: list[str]) -> tuple[str, list[str]]:
-    """The command an agent starts the server with: this Python, so the abeq it imports is this one."""
-    return sys.executable, ["-m", "abeq", *server_args]
+def server_command(server_args: list[str]) -> tuple[str, list[str], str]:
+    """The command an agent starts the server with, and a word on it: `abeq` when the `abeq` on PATH
+    is this installation (a teammate with abeq on their PATH runs the same line: a committed
+    .mcp.json stays portable), else this Python, which runs this abeq on this machine only."""
+    import shutil
+
+    found = shutil.which("abeq")
+    if found and _runs_this_python(found):
+        return "abeq", server_args, "the command is `abeq` from PATH (portable to a teammate who has abeq)"
+    return (
+        sys.executable,
+        ["-m", "abeq", *server_args],
+        f"the command is this machine's Python ({sys.executable}): no `abeq` of this installation is on "
+        "PATH, so a teammate's machine needs its own (pipx install abeq, then install again)",
+    )
+
+
+def _runs_this_python(script: str) -> bool:
+    """Whether the `abeq` script at this path starts this interpreter (its #! line)."""
+    try:
+        with open(script, "rb") as f:
+            first = f.readline(4096).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    if not first.startswith("#!"):
+        return False
+    interpreter = first[2:].strip().split()[0] if first[2:].strip() else ""
+    try:
+        return os.path.samefile(interpreter, sys.executable)
+    except OSError:
+        return False
 
 
 def install(
@@ -66,8 +94,9 @@ def install(
         p.write_text(text, encoding="utf-8")
     said = [f"wrote the {NAME} skill to {target}"]
     if mcp:
-        command, args = server_command(server_args)
+        command, args, how = server_command(server_args)
         said.append(register_claude(command, args) if agent == "claude" else register_codex(command, args))
+        said.append(how)
     return said
 
 
@@ -82,7 +111,9 @@ def register_claude(command: str, args: list[str]) -> str:
             raise InputError(f"not valid JSON ({e.msg}, line {e.lineno})", path=str(path),
                              hint="Fix the file, or move it away and install again.") from None  # fmt: skip
     servers = data.setdefault("mcpServers", {})
-    servers["abeq"] = {"type": "stdio", "command": command, "args": args, "env": {}}
+    old = servers.get("abeq") if isinstance(servers.get("abeq"), dict) else {}
+    # merged: the entry's own env (a team's ABEQ_DB) and other keys stay; the command is ours
+    servers["abeq"] = {**old, "type": "stdio", "command": command, "args": args, "env": old.get("env") or {}}
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return f"registered `abeq mcp` in {path} (Claude Code asks you to approve a project's servers once)"
 

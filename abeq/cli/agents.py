@@ -44,6 +44,13 @@ def register(sub) -> None:
     where.add_argument("--dir", default=None, help="into this folder (the skill goes in DIR/abeq-gate)")
     i.add_argument("--mcp", action="store_true", help="also register `abeq mcp` with the agent")
     bounds_args(i)
+    i.add_argument(
+        "--db",
+        default=None,
+        metavar="PATH_OR_URL",
+        help="the store the registered server uses (its --db): a team's PostgreSQL URL without a password, "
+        "or a sqlite file; an entry's own env (ABEQ_DB) is kept either way",
+    )
     i.add_argument("--force", action="store_true", help="replace an abeq-gate skill already there")
     i.set_defaults(fn=cmd_skill_install)
 
@@ -99,4 +106,15 @@ def _server_args(args) -> list[str]:
         out += ["--allow-model", m]
     for u in args.allow_api_base:
         out += ["--allow-api-base", u]
+    if getattr(args, "db", None):
+        from ..errors import InputError
+        from ..results.store.postgres import is_url, secrets
+
+        if is_url(args.db) and secrets(args.db):
+            raise InputError(
+                "--db holds a password: it would be written into the agent's configuration",
+                hint="Keep it out of the URL (a ~/.pgpass file or PGPASSWORD), or set ABEQ_DB in the "
+                "entry's env yourself.",
+            )
+        out += ["--db", args.db]
     return out + (["--allow-commands"] if args.allow_commands else [])
