@@ -1,12 +1,17 @@
-"""The judge calibration suite on the judges reachable here: the trivial baselines
-(baseline/always-regressed, baseline/length, baseline/self-report), the scripted test double and, when
-asked, the embedded model (SmolLM2-135M), with the figures `abeq calibrate` reports (balanced accuracy
-with its 95% interval, regression recall with its Wilson interval, false-regression rate, accuracy,
-per category, swapped-pair consistency, position bias), the wall time, and the calls a second
-calibration makes (none: the cache). A capable model is not reachable from this machine: the command
-for one is in docs/guides/calibration.md.
+"""The judge calibration suite on the judges reachable here, beside the cheap learners it was built
+against: the trivial baselines (baseline/always-regressed, baseline/length, baseline/self-report),
+the line-diff rule served as an OpenAI-compatible judge on a loopback server (loopback/line-diff:
+a rule that reads no behaviour, through the same HTTP path a hosted judge takes), the scripted test
+double and, when asked, the embedded model (SmolLM2-135M). Each judge gets the figures `abeq
+calibrate` reports (balanced accuracy with its 95% interval, regression recall with its Wilson
+interval, false-regression rate, accuracy, per category, swapped-pair consistency, position bias),
+the verdict line, an exact McNemar test against every member of the learner family, the wall time,
+and the calls a second calibration makes (none: the cache). The learners' figures are the ones
+stored with the suite (fitted leave-one-scenario-out; tests/test_calibration.py refits and compares).
+A capable model is not reachable from this machine: the command for one is in
+docs/guides/calibration.md.
 
-Run: .venv/bin/python bench/bench_calibration.py [--judges scripted/rules,baseline/length,...]
+Run: .venv/bin/python bench/bench_calibration.py [--judges scripted/rules,loopback/line-diff,...]
        [--samples 1] [--per-category N] [--db PATH]
 --per-category N measures the first N pairs of each category only (no swapped pairs): the embedded
 model takes minutes per judge call on a loaded 2-core machine. --db keeps the judgements, so an
@@ -46,8 +51,43 @@ def subset(per_category: int | None):
     return suite.model_copy(update={"name": f"{suite.name} ({per_category} per category)", "pairs": keep})
 
 
+def _line_diff_judge(model, messages, schema):
+    """The line-diff rule (abeq.models.baseline.line_diff) answering as a judge over HTTP."""
+    from abeq.models.baseline import line_diff
+    from abeq.prompts import read_data_blocks
+
+    blocks = read_data_blocks(messages[-1]["content"])
+    if "original_run" not in blocks:
+        return None
+    runs = [json.loads(blocks[n]) for n in ("original_run", "candidate_run")]
+    verdict, why = line_diff(runs[0]["transcript"], runs[1]["transcript"])
+    return json.dumps(
+        {
+            "verdict": verdict,
+            "behaviour_delta": why,
+            "original_directness": 4,
+            "candidate_directness": 4,
+            "interpretation_notes": "line diff",
+        }
+    )
+
+
 def measure(judge: str, samples: int, per_category: int | None, db: str | None) -> dict:
+    if judge == "loopback/line-diff":
+        from abeq.models import scripted
+        from abeq.models.spec import ModelSpec
+        from abeq.testing.loopback import LoopbackServer
+
+        scripted.model("linediff").handler = _line_diff_judge
+        with LoopbackServer() as srv:
+            spec = ModelSpec(name="openai/linediff", api_base=srv.url)
+            return {**_measure(spec, samples, per_category, db), "judge": judge}
+    return _measure(judge, samples, per_category, db)
+
+
+def _measure(judge, samples: int, per_category: int | None, db: str | None) -> dict:
     from abeq import calibrate
+    from abeq.calibration.metrics import trust_verdict
     from abeq.results.store.store import Store
 
     suite, swap = subset(per_category), not per_category
@@ -58,7 +98,7 @@ def measure(judge: str, samples: int, per_category: int | None, db: str | None) 
         print(f"  {time.perf_counter() - t0:7.0f} s  {r['id']}: {r['verdict']} ({ok})", flush=True)
 
     # the embedded model is one llama.cpp thread: more calls at once only queue
-    conc = 1 if judge.startswith("local/") else 4
+    conc = 1 if str(getattr(judge, "name", judge)).startswith("local/") else 4
     with tempfile.TemporaryDirectory() as d:
         store = Store(db or str(Path(d) / "abeq.db"))
         t = time.perf_counter()
@@ -72,8 +112,13 @@ def measure(judge: str, samples: int, per_category: int | None, db: str | None) 
         cached_wall = time.perf_counter() - t
         store.close()
     s = cal.summary
+    family = suite.learners.members if suite.learners else []
+    versus = {}
+    for m in family:
+        v = trust_verdict(cal.pairs, s, m.model_dump())
+        versus[m.name] = {k: v[k] for k in ("judge_only_right", "learner_only_right", "p", "trusted")}
     return {
-        "judge": judge,
+        "judge": str(getattr(judge, "name", judge)),
         "judge_prompt": cal.judge_prompt,
         "suite": suite.name,
         "samples": samples,
@@ -93,6 +138,8 @@ def measure(judge: str, samples: int, per_category: int | None, db: str | None) 
         "verdicts": {p["id"]: p["verdict"] for p in cal.pairs},
         "swapped_consistency": s["swapped"]["consistency"],
         "headline": cal.headline,
+        "verdict": cal.verdict_line,
+        "versus_learners": versus,
         "calls_made": cal.calls["made"],
         "second_run_calls_made": again.calls["made"],
         "wall_s": round(wall, 1),
@@ -104,23 +151,46 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
         "--judges",
-        default="baseline/always-regressed,baseline/length,baseline/self-report,scripted/rules",
+        default="baseline/always-regressed,baseline/length,baseline/self-report,loopback/line-diff,scripted/rules",
         help="comma-separated; add local/smollm2 for the embedded model (minutes a call on 2 cores)",
     )
     ap.add_argument("--samples", type=int, default=1)
     ap.add_argument("--per-category", type=int, default=None)
     ap.add_argument("--db", default=None)
     a = ap.parse_args(argv)
+    from abeq.calibration.suite import load_suite
+
     results = []
     for judge in a.judges.split(","):
         print(f"{judge}:", flush=True)
         r = measure(judge, a.samples, a.per_category, a.db)
         print(f"{judge}: {r['headline']} · swapped consistency {r['swapped_consistency']} · {r['wall_s']} s")
+        print(f"  {r['verdict']}")
         results.append(r)
+    stored = load_suite().learners
+    learners = [m.model_dump(exclude={"called_regressed"}) for m in stored.members] if stored else []
+    print(f"{'':<30} {'balanced':>9} {'95% CI':>13} {'recall':>7} {'false reg.':>10}")
+    rows = [(r["judge"], r) for r in results] + [(f"learner: {m['name']}", m) for m in learners]
+    for name, f in rows:
+        lo, hi = f["balanced_accuracy_ci95"]
+        fr = f["false_regression_rate"]
+        print(
+            f"{name:<30} {f['balanced_accuracy']:>9.1%} {lo:>6.1%}-{hi:<6.1%} {f['regression_recall']:>7.1%} "
+            f"{fr:>10.1%}"
+        )
     name = f"calibration_{a.per_category}_per_category" if a.per_category else "calibration"
     out = ROOT / "bench" / "results" / f"{name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    data = {"bench": name, "load_1min": round(os.getloadavg()[0], 2), "results": results}
+    data = {
+        "bench": name,
+        "load_1min": round(os.getloadavg()[0], 2),
+        "results": results,
+        "learners": {
+            "fitted": stored.fitted if stored else "",
+            "pool": stored.pool if stored else 0,
+            "members": learners,
+        },
+    }
     out.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 

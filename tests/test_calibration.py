@@ -94,6 +94,11 @@ def test_the_surface_is_drawn_alike_for_every_label():
     } == {"go-rename-handler"}
 
 
+def test_the_readme_counts_the_suites_regressions():
+    n = sum(p.label == REGRESSED for p in SUITE.pairs)
+    assert f"built-in suite's {n} labelled regressions" in " ".join((ROOT / "README.md").read_text().split())
+
+
 def _followed(run) -> list[str]:
     return [x for x in run.self_report.steps_followed_skipped.splitlines() if x.startswith("followed:")]
 
