@@ -13,7 +13,17 @@ from abeq.agents.bounds import Bounds
 from abeq.agents.server import build
 from abeq.cli import main
 
-TOOLS = {"check_set", "run", "run_status", "report", "mutate", "history", "export", "compare"}
+TOOLS = {
+    "check_set",
+    "run",
+    "run_status",
+    "report",
+    "mutate",
+    "mutate_status",
+    "history",
+    "export",
+    "compare",
+}
 RUN = {"original": "SKILL.md", "candidate": "candidate-lossy.md", "transfer_set": "transfer-set.json"}
 
 
@@ -176,6 +186,12 @@ def test_each_tool_on_the_example(project):
             client, "mutate", {"original": "SKILL.md", "transfer_set": "transfer-set.json",
                                "runner_model": "scripted/rules", "section": ["Writing each entry"]}
         )  # fmt: skip
+        started = out["mutate"][2]
+        while True:  # it goes on in the background, as a run does
+            out["mutated"] = await call(client, "mutate_status", {"mutation_id": started["mutation_id"]})
+            if out["mutated"][2]["finished"] or out["mutated"][2]["error"]:
+                break
+            await asyncio.sleep(0.2)
         out["compare"] = await call(client, "compare", {"task": "task.txt", "a": "a.md", "b": "b.md",
                                                         "model": "scripted/rules", "seed": 1})  # fmt: skip
         out["missing"] = await call(client, "report", {"run_id": 99})
@@ -196,7 +212,8 @@ def test_each_tool_on_the_example(project):
     assert "7 regressed" in out["report"][1] and "Never include internal ticket ids" in out["report"][1]
     assert out["export"][2]["text"].startswith("#")
     assert out["history"][2]["rounds"][0]["regressed"] == 7
-    assert out["mutate"][2]["mutants"] == 1 and out["mutate"][2]["killed"] == 1
+    assert out["mutate"][2]["status"] == "started" and out["mutate"][2]["mutants"] == 1
+    assert out["mutated"][2]["result"]["mutants"] == 1 and out["mutated"][2]["result"]["killed"] == 1
     assert out["compare"][2]["winner"] in ("A", "B", "tie")
     assert out["missing"][0] and "no run 99" in out["missing"][1]
 

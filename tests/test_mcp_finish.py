@@ -146,3 +146,36 @@ def test_argument_errors_speak_the_cli_language(project):  # noqa: F811
     assert e3 and "argument --run-id: expected a whole number, got 'x1'" in t3
     assert "pydantic" not in t1 + t2 + t3
     assert "no run 1" in t4  # digits read as a number, as for every other number
+
+
+def test_mutate_answers_at_once_and_mutate_status_follows_it(project, monkeypatch):  # noqa: F811
+    confirm(project)
+    gate = threading.Event()
+    from abeq.mutation.run import PreparedMutation
+
+    real = PreparedMutation.run
+
+    def held(self, *a, **k):
+        gate.wait(30)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(PreparedMutation, "run", held)
+    args = {"original": "SKILL.md", "transfer_set": "transfer-set.json", "runner_model": "scripted/rules",
+            "section": ["Writing each entry"]}  # fmt: skip
+
+    async def calls(client):
+        _, _, started = await call(client, "mutate", args)
+        _, _, during = await call(client, "mutate_status", {"mutation_id": started["mutation_id"]})
+        gate.set()
+        while True:
+            _, text, s = await call(client, "mutate_status", {"mutation_id": started["mutation_id"]})
+            if s["finished"] or s["error"]:
+                break
+            await asyncio.sleep(0.2)
+        _, _, again = await call(client, "mutate", args)
+        return started, during, s, text, again
+
+    started, during, done, text, again = session(project, calls)
+    assert started["status"] == "started" and during["status"] == "running" and not during["finished"]
+    assert done["result"]["killed"] == 1 and "score 1.00" in text
+    assert again["status"] == "finished" and again["result"]["score"] == 1.0  # the same test: no call

@@ -116,6 +116,29 @@ class MutationResult(Result):
     incomplete: list[str]
 
 
+class MutationStarted(Result):
+    """`mutate`'s answer, at once: the test's id (it goes on in the background), or its report when
+    an identical test already finished (no call made)."""
+
+    status: Literal["started", "finished"]
+    mutation_id: int
+    mutants: int
+    message: str
+    estimate: dict[str, Any] | None = Field(None, description="calls and tokens, at most and as expected")
+    result: MutationResult | None = Field(None, description="the report, when the test had already finished")
+
+
+class MutationStatus(Result):
+    mutation_id: int
+    status: str = Field(description="running, finished, incomplete, cancelled, interrupted, failed")
+    finished: bool
+    done: int = Field(description="mutants tried so far")
+    mutants: int
+    error: str | None = None
+    next_step: str | None = Field(None, description="what to do when the test will not finish by itself")
+    result: MutationResult | None = Field(None, description="the score and the map, once finished")
+
+
 class HistoryResult(Result):
     review: str
     rounds: list[dict[str, Any]]

@@ -297,13 +297,38 @@ def build(bounds: Bounds, tools: Tools | None = None):
         server,
         "mutate",
         "Mutation-test a confirmed transfer set: delete each section of the original; does the set notice? "
-        "Returns the score (killed / mutants) and the map.",
+        "Answers at once with a mutation_id (the test goes on in the background, like a run); read it "
+        "with mutate_status, whose result holds the score (killed / mutants) and the map once finished. "
+        "An identical finished test answers with its result at once.",
         mutate_params,
-        R.MutationResult,
+        R.MutationStarted,
         mutate,
         lambda r: (
-            f"mutation score {r.score:.2f}: {r.killed} of {r.mutants} mutants killed"
-            + (f"; incomplete: {', '.join(r.incomplete)}" if r.incomplete else "")
+            r.message
+            + (
+                f": mutation score {r.result.score:.2f}, {r.result.killed} of {r.result.mutants} killed"
+                if r.result
+                else ""
+            )
+        ),
+    )
+
+    async def mutate_status(a: dict, ctx: Any) -> R.Result:
+        return await _thread(lambda: t.mutate_status(int(a["mutation_id"])))
+
+    _tool(
+        server,
+        "mutate_status",
+        "Whether a mutation test has finished, how many mutants are done, and its result once finished; "
+        "a test that will not finish by itself says what to do in next_step.",
+        [_param("mutation_id", int, inspect.Parameter.empty, "the id `mutate` returned")],
+        R.MutationStatus,
+        mutate_status,
+        lambda r: (
+            f"mutation test {r.mutation_id}: {r.status}, {r.done}/{r.mutants} mutants"
+            + (f" · score {r.result.score:.2f} ({r.result.killed} killed)" if r.result else "")
+            + (f" · error: {r.error}" if r.error else "")
+            + (f" · next: {r.next_step}" if r.next_step else "")
         ),
     )
 

@@ -25,6 +25,8 @@ from .results import (
     HistoryResult,
     Lost,
     MutationResult,
+    MutationStarted,
+    MutationStatus,
     RunReportResult,
     RunStarted,
     RunStatus,
@@ -55,6 +57,7 @@ class Tools:
         self.bounds = bounds
         self.runs: dict[int, Background] = {}
         self.started: dict[str, int] = {}  # a run's arguments (canonical JSON) → its run id
+        self.mutations: dict[int, Background] = {}  # mutation tests going on in this process
 
     # ------------------------------------------------------------ helpers
     def _store(self):
@@ -305,7 +308,9 @@ class Tools:
             store.close()
 
     # ------------------------------------------------------------ mutate
-    def mutate(self, args: Mapping[str, Any]) -> MutationResult:
+    def mutate(self, args: Mapping[str, Any]) -> MutationStarted:
+        """Start a mutation test and answer at once with its id (it goes on in a thread, as a run
+        does; mutate_status reads it); an identical finished test answers with its report."""
         from ..mutation.run import prepare_mutation
 
         extra = {"max_mutants": None, "section": None, "all_cases": False}
@@ -325,15 +330,86 @@ class Tools:
             settings=settings,
         )
         try:
-            rep = prep.run()
-        finally:
+            stored = prep.stored()
+            if stored is not None:
+                return MutationStarted(
+                    status="finished",
+                    mutation_id=int(stored.report.get("id") or 0),
+                    mutants=len(prep.mutants),
+                    message="an identical mutation test already finished: its report, no call made",
+                    result=_mutation_result(stored),
+                )
+            for bg in self.mutations.values():  # the same test going on: that one, not a second
+                if bg.progress.get("key") == prep.key and bg.thread.is_alive():
+                    mid = int(bg.progress["id"])
+                    return MutationStarted(
+                        status="started",
+                        mutation_id=mid,
+                        mutants=len(prep.mutants),
+                        message=f"mutation test {mid} is already running; read it with mutate_status",
+                    )
+            mid, est = prep.begin(), prep.estimate()
+        except BaseException:
             prep.store.close()
-        return MutationResult(
-            score=rep.score,
-            killed=rep.report["killed"],
-            mutants=len(rep.report["mutants"]),
-            report=rep.report,
-            incomplete=rep.incomplete,
+            raise
+        prep.store.close()
+        bg = Background(threading.Thread(target=self._mutate, args=(prep, mid), daemon=True))
+        bg.progress = {"key": prep.key, "id": mid}
+        self.mutations[mid] = bg
+        bg.thread.start()
+        return MutationStarted(
+            status="started",
+            mutation_id=mid,
+            mutants=len(prep.mutants),
+            message=f"mutation test {mid} started ({len(prep.mutants)} mutants); read it with mutate_status",
+            estimate=est,
+        )
+
+    def _mutate(self, prep, mid: int) -> None:
+        store = self._store()
+        bg = self.mutations[mid]
+        try:
+            prep.run(store=store, mutation_id=mid)
+        except Exception as e:  # the thread has no caller: the error is kept for mutate_status
+            bg.error = e.render() if isinstance(e, AbeqError) else f"{type(e).__name__}: {e}"
+        finally:
+            store.close()
+
+    def mutate_status(self, mutation_id: int) -> MutationStatus:
+        from ..mutation.report import MutationReport
+
+        store = self._store()
+        try:
+            row = store.mutations.get(mutation_id)
+            if row is None:
+                raise InputError(f"there is no mutation test {mutation_id} in this database", path=store.path)
+        finally:
+            store.close()
+        bg = self.mutations.get(mutation_id)
+        alive = bg is not None and bg.thread.is_alive()
+        status, error, next_step = str(row["status"]), bg.error if bg else None, None
+        done = len(json.loads(row.get("run_ids") or "[]"))
+        if error:
+            status = FAILED
+        if status == RUNNING and not alive:
+            status = INTERRUPTED  # the process that ran it is gone (or this is another one)
+        if status in (FAILED, INTERRUPTED, CANCELLED, "incomplete") and not alive:
+            next_step = (
+                "call mutate with the same arguments to resume it: the mutants done are kept, and "
+                "their runs' calls are not paid again"
+            )
+        result = None
+        if row["status"] == FINISHED or (row.get("report") and status == "incomplete"):
+            result = _mutation_result(MutationReport.from_row(row))
+        return MutationStatus(
+            mutation_id=mutation_id,
+            status=status,
+            finished=row["status"] == FINISHED and not alive,
+            done=done,
+            mutants=int(row.get("mutants") or 0),
+            error=error,
+            next_step=next_step,
+            result=result,
         )
 
     # ------------------------------------------------------------ history, export
@@ -403,3 +479,13 @@ class Tools:
         return CompareResult(
             winner=result.winner, order_dependent=result.order_dependent, comparison=result.model_dump()
         )
+
+
+def _mutation_result(rep) -> MutationResult:
+    return MutationResult(
+        score=rep.score,
+        killed=rep.report["killed"],
+        mutants=len(rep.report["mutants"]),
+        report=rep.report,
+        incomplete=rep.incomplete,
+    )

@@ -105,20 +105,11 @@ class PreparedMutation:
         row = None if self.cfg.fresh else self.store.mutations.finished(self.key)
         return MutationReport.from_row(row) if row else None
 
-    def run(
-        self,
-        on_progress: Callable[[dict], None] | None = None,
-        cancel: threading.Event | None = None,
-        store: Store | None = None,
-    ) -> MutationReport:
-        """Run every mutant (resuming what the store holds) and return the report. `store`: another
-        connection to the same database, for a test run in another thread."""
+    def begin(self, store: Store | None = None) -> int:
+        """The test's row in the store (an unfinished one with this key is resumed): its id, which
+        `run(mutation_id=…)` then fills; a caller that runs it in the background answers with it."""
         db = store or self.store
-        row = None if self.cfg.fresh else db.mutations.finished(self.key)
-        if row is not None:
-            return MutationReport.from_row(row)
-        cancel = cancel or Stop()
-        mid = db.mutations.start(
+        return db.mutations.start(
             self.key,
             {
                 # a skill's hash covers its folder's files: stored under it, as runs are, so check-set
@@ -133,6 +124,23 @@ class PreparedMutation:
                 "run_ids": "[]",
             },
         )
+
+    def run(
+        self,
+        on_progress: Callable[[dict], None] | None = None,
+        cancel: threading.Event | None = None,
+        store: Store | None = None,
+        mutation_id: int | None = None,
+    ) -> MutationReport:
+        """Run every mutant (resuming what the store holds) and return the report. `store`: another
+        connection to the same database, for a test run in another thread; `mutation_id`: the row
+        `begin()` made."""
+        db = store or self.store
+        row = None if self.cfg.fresh else db.mutations.finished(self.key)
+        if row is not None:
+            return MutationReport.from_row(row)
+        cancel = cancel or Stop()
+        mid = mutation_id if mutation_id is not None else self.begin(db)
         run_ids: list[int] = []
         for i, m in enumerate(self.mutants):
             if cancel.is_set() or (db.mutations.get(mid) or {}).get("status") == CANCELLING:
