@@ -221,3 +221,19 @@ def test_the_mutation_test_and_compare_keep_to_the_policy_too(signed_in, db, tmp
     at.text_input(key="compare_model").input("openai/gpt-4o").run()
     assert any("model openai/gpt-4o is not allowed by this desk" in e.value for e in at.error)
     assert not (tmp_path / "PWNED").exists()
+
+
+def test_a_signed_in_reviewer_reads_no_path_outside_the_desks_project(signed_in, db, tmp_path):
+    """Documents' "Path on this machine": the desk's user can read ~/.ssh or the desk's own secrets
+    file; a signed-in reviewer reads only under the project the desk was started in (as `abeq mcp`)."""
+    secret = tmp_path / "id_rsa"
+    secret.write_text("-----BEGIN OPENSSH PRIVATE KEY----- not for reviewers")
+    at = signed_in
+    at.switch_page("desk_pages/1_documents.py").run()
+    at.radio(key="candidate_mode").set_value("Path").run()
+    at.text_input(key="candidate_path").input(str(secret)).run()
+    at.button(key="candidate_load_path").click().run()
+    assert any("is outside the project this desk reads" in e.value for e in at.error)
+    shown = " ".join(str(e.proto) for e in at.main)
+    stored = b"".join(p.read_bytes() for p in Path(db).parent.glob("desk.db*"))
+    assert "not for reviewers" not in shown and b"not for reviewers" not in stored

@@ -86,7 +86,7 @@ class Bounds:
         full = (p if p.is_absolute() else self.root / p).resolve()  # follows every symlink
         if not full.is_relative_to(self.root):
             raise InputError(
-                f"argument {option}: {shown} is outside the project this server reads ({self.root})",
+                f"argument {option}: {shown} is outside the project this {self.server} reads ({self.root})",
                 path=shown,
                 hint=self._hint(),
             )
@@ -94,8 +94,8 @@ class Bounds:
 
     def _hint(self) -> str:
         return (
-            f"The server reads only under {self.root}; name a file there (relative paths start there), "
-            "or start `abeq mcp` in the project that holds it."
+            f"The {self.server} reads only under {self.root}; name a file there (relative paths start "
+            f"there), or start `{self.command}` in the project that holds it."
         )
 
     # ------------------------------------------------------------ models

@@ -9,7 +9,7 @@ from ..documents import load_document
 from ..errors import AbeqError, InputError
 from ..files import file_name
 from . import documents_vm as vm
-from . import session
+from . import policy, session
 from .render import error_md, md
 
 
@@ -46,6 +46,8 @@ def loader(which: str, review: dict) -> tuple[str, str, dict, str] | None:
         )
         if st.button("Load path", key=f"{which}_load_path"):
             session.refuse_own_database(path.strip())
+            # a signed-in reviewer reads only under the project the desk was started in
+            policy.current(st.session_state.get(session.SIGNED_IN_KEY)).check_path(path.strip())
             doc = load_document(
                 path.strip(), which, follow_imports=vm.follow_imports(which, review["variant"])
             )

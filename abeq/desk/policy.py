@@ -19,7 +19,6 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import cast
 
 from ..agents.bounds import Bounds
@@ -93,6 +92,12 @@ class Policy:
             )
         )
 
+    def check_path(self, path: str, option: str = "Path") -> None:
+        """Refuse a path a signed-in reviewer typed outside the project the desk was started in (its
+        nearest folder holding a .git): the desk's user can read more than the desk should show."""
+        if self.bounds is not None:
+            self.bounds.path(path, option)
+
     def check_model(self, name: str | None, api_base: str | None, option: str = "--judge-model") -> None:
         """Refuse one model (and its API base) beyond the desk's bounds."""
         if self.bounds is not None:
@@ -140,8 +145,7 @@ OPEN = Policy()
 
 def desk_bounds(models=(), api_bases=(), allow_commands: bool = False) -> Bounds:
     """Bounds worded for the desk (its messages name `abeq app` and a signed-in reviewer)."""
-    return Bounds(
-        root=Path.cwd(),
+    return Bounds.started_in(  # files: the project `abeq app` was started in, as `abeq mcp` reads
         models=tuple(models),
         api_bases=tuple(api_bases),
         allow_commands=allow_commands,

@@ -9,7 +9,7 @@ import streamlit as st
 from ..errors import AbeqError
 from ..schemas import CASE_TYPES
 from ..sets.coverage_report import CoverageReport
-from . import editor, session
+from . import editor, policy, session
 from . import transfer_set_vm as vm
 from .case_view import case_detail
 from .metric import draw
@@ -96,7 +96,8 @@ def import_export(store, review: dict, original: dict, ts) -> None:
                 got = editor.import_uploads(
                     files, chosen, fmt, original["hash"], default_type=default_type, trigger_queries=trigger
                 )
-            else:
+            else:  # a signed-in reviewer reads only under the project the desk was started in
+                policy.current(st.session_state.get(session.SIGNED_IN_KEY)).check_path(chosen)
                 got = editor.import_path(
                     chosen, fmt, original["hash"], default_type=default_type, trigger_queries=trigger
                 )
