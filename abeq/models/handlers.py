@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 
@@ -61,12 +61,46 @@ def in_process_handler(base: Any, reply: Callable[..., Any], areply: Callable[..
         def completion(self, model, messages, api_base, custom_prompt_dict, model_response, *a, **kw):
             return reply(model, messages, model_response, _optional_params(a, kw))
 
-        async def acompletion(self, model, messages, api_base, custom_prompt_dict, model_response, *a, **kw):
-            if areply is None:
-                return reply(model, messages, model_response, _optional_params(a, kw))
-            return await areply(model, messages, model_response, _optional_params(a, kw))
+        def acompletion(self, model, messages, api_base, custom_prompt_dict, model_response, *a, **kw):
+            opts = _optional_params(a, kw)
+
+            async def answer():
+                if areply is None:
+                    return reply(model, messages, model_response, opts)
+                return await areply(model, messages, model_response, opts)
+
+            return Deferred(answer)
 
     return InProcessLLM()
+
+
+class Deferred(Coroutine):
+    """A coroutine made only when it is awaited. litellm calls a provider's `acompletion` in a worker
+    thread and awaits what it returns in the caller; a caller cancelled in between (a mutant's first
+    kill stops its cases in flight) drops it, and a coroutine dropped before it started prints
+    "coroutine … was never awaited". Dropped unstarted, this one leaves nothing to warn of (no reply
+    was made either)."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make, self._coro = make, None
+
+    def _started(self):
+        if self._coro is None:
+            self._coro = self._make()
+        return self._coro
+
+    def send(self, value):
+        return self._started().send(value)
+
+    def throw(self, *exc):
+        return self._started().throw(*exc)
+
+    def close(self) -> None:
+        if self._coro is not None:
+            self._coro.close()
+
+    def __await__(self):
+        return self._started().__await__()
 
 
 def _optional_params(a, kw):

@@ -1,13 +1,17 @@
 """What a mutation test will cost, before it starts: at most mutants × cases, and the count expected
-when each mutant stops at its first kill; every call the cache would answer is left out.
+when each mutant stops at its first kill (an expectation over the chance each case kills, not the
+most it could be); every call the cache would answer is left out.
 
 Tokens are estimated per call from what it will carry: a runner call the runner prompt, the document
 and the case, and it writes a run as long as the original's cached run of that case (its provider's
-own token counts) or, when none is cached, about 1.5 times the document's length; a judge or grader call
-carries both runs and writes a short verdict. (Counting the judge's input as a fixed 1,200 tokens
-made the estimate 0.8 M for 1.38 M used.)"""
+own token counts) or, when none is cached, what the runner prompt asks for: the document's steps
+narrated and listed again in the self-report (1.5 times the document's length had a real skill at
++29%: bench/bench_mutate_estimate.py); a judge or grader call carries both runs and writes a short
+verdict. (Counting the judge's input as a fixed 1,200 tokens made the estimate 0.8 M for 1.38 M used.)"""
 
 from __future__ import annotations
+
+import re
 
 from ..documents import estimate_tokens
 from ..execution.checks.checks import model_checks
@@ -17,6 +21,47 @@ from ..execution.keys import grading_key, judge_key, judge_spec, runner_keys
 from ..execution.runners.runner import runner_prompt
 from ..models.pricing import price
 from ..sets.confirmation import set_hash
+
+# stop-at-first-kill's expectation: the chance a case kills a mutant, for a case that claims the
+# mutant's section (it is tried first) and for one that does not. Fitted, not derived: chosen on the
+# scripted model's runs of the bundled example and two real skills (bench/bench_mutate_estimate.py;
+# 0.5 left the bundled example after a run at +36%, 0.7 mcp-builder at -31%); a real judge's kill
+# rates may differ.
+KILL_CLAIMED = 0.6
+KILL_OTHER = 0.1
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*\S)")
+
+
+def steps_tokens(text: str) -> int:
+    """Tokens of a document's instructions: its list items, outside code blocks."""
+    items, fence = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        elif not fence and (m := _ITEM.match(line)):
+            items.append(m.group(1))
+    return estimate_tokens("\n".join(items))[0] if items else 0
+
+
+def start_chances(kills: list[float], width: int) -> tuple[list[float], list[float]]:
+    """For each case of a mutant, in order, the chance it starts (its runner call is made) and the
+    chance it is judged, when the case at j kills with chance kills[j] and `width` cases run at once.
+    Case j starts unless a case that finished before a slot freed for it (j - width or earlier)
+    killed; once started, its judgement is stopped when a case running beside it (within `width`)
+    killed first, which happens half the time that case kills."""
+    started, alive = [], 1.0
+    for j in range(len(kills)):
+        if j >= width:
+            alive *= 1 - kills[j - width]
+        started.append(alive)
+    judged = []
+    for j in range(len(kills)):
+        beside = 1.0
+        for i in range(max(0, j - width + 1), min(len(kills), j + width)):
+            if i != j:
+                beside *= 1 - kills[i] / 2
+        judged.append(started[j] * beside)
+    return started, judged
 
 
 def mutation_estimate(prep) -> dict:
@@ -33,7 +78,8 @@ def mutation_estimate(prep) -> dict:
     if cfg.aa:  # the teacher's replay and its A/A judgement, once for the whole test
         teacher_calls += sum(2 for c in ts.cases if stored(orig.hash, c, 1) is None)
     width = max(1, cfg.concurrency)
-    runner_calls = judge_calls = most = expected = 0
+    runner_calls = judge_calls = most = 0
+    expected = 0.0
     tokens_most = tokens_expected = 0.0
     doc_tokens = estimate_tokens(orig.text)[0]
     runner_in = estimate_tokens(runner_prompt(cfg.variant).text)[0] + doc_tokens + 60
@@ -41,20 +87,25 @@ def mutation_estimate(prep) -> dict:
     grader_in = estimate_tokens(grader_prompt().text)[0] + 120
     cap = cfg.runner.max_tokens
 
+    steps = steps_tokens(orig.text)
+
     def run_out(case) -> float:
-        """A run of this case, in tokens: the original's when cached, else about the document's."""
+        """A run of this case, in tokens: the original's when cached, else what the runner prompt asks
+        for: a transcript that narrates the document's steps and a self-report that lists them again
+        (about twice its instructions, plus the frame); a document with few steps, about its length."""
         t = teachers.get(case.id)
         if t and t.get("completion_tokens"):
             return float(t["completion_tokens"])
-        return float(min(cap, 1.5 * doc_tokens + 100))  # a run restates much of what it followed
+        guess = 2 * steps + 250 if steps >= doc_tokens / 5 else 1.5 * doc_tokens + 100
+        return float(min(cap, guess))
 
     for m in prep.mutants:
         by_id = {c.id: c for c in ts.cases}
         first = prep.order(m)
         ordered = [by_id[i] for i in first] + [c for c in ts.cases if c.id not in first]
-        # stop-at-first-kill: a mutant whose section some case claims is expected to fall within
-        # the first `concurrency` cases it starts; one no case claims likely survives (every case)
-        n_expected = len(ordered) if prep.all_cases or not first else min(len(ordered), width)
+        started, judged = start_chances(
+            [KILL_CLAIMED if c.id in first else KILL_OTHER for c in ordered], width
+        )
         for j, case in enumerate(ordered):
             t, c = teachers[case.id], stored(m.hash, case)
             calls = [int(c is None), 0]
@@ -78,15 +129,14 @@ def mutation_estimate(prep) -> dict:
             runner_calls, judge_calls = runner_calls + calls[0], judge_calls + calls[1]
             out, case_in = run_out(case), estimate_tokens(case.input)[0]
             graded_calls = int(bool(model_checks(case))) if calls[1] else 0
-            spent = calls[0] * (runner_in + case_in + out)
+            ran = calls[0] * (runner_in + case_in + out)
             # a judge or grader reads both runs (as JSON: ~15% more) and writes a short reply
-            spent += (calls[1] - graded_calls) * (judge_in + case_in + 2.3 * out + 250)
-            spent += graded_calls * (grader_in + 2.3 * out + 200)
+            read = (calls[1] - graded_calls) * (judge_in + case_in + 2.3 * out + 250)
+            read += graded_calls * (grader_in + 2.3 * out + 200)
             most += sum(calls)
-            tokens_most += spent
-            if j < n_expected:
-                expected += sum(calls)
-                tokens_expected += spent
+            tokens_most += ran + read
+            expected += started[j] * calls[0] + judged[j] * calls[1]
+            tokens_expected += started[j] * ran + judged[j] * read
     teacher_tokens = sum(
         runner_in + estimate_tokens(c.input)[0] + run_out(c) for c in ts.cases if not teachers[c.id]
     )
@@ -112,7 +162,7 @@ def mutation_estimate(prep) -> dict:
         "teacher_calls": teacher_calls,
         "teacher_cached": len(ts.cases) - sum(1 for t in teachers.values() if t is None),
         "max_calls": most + teacher_calls,
-        "expected_calls": (most if prep.all_cases else expected) + teacher_calls,
+        "expected_calls": (most if prep.all_cases else round(expected)) + teacher_calls,
         "runner_calls": runner_all,
         "judge_calls": judge_all,
         "est_tokens": round(tokens_most + teacher_tokens),
