@@ -23,7 +23,7 @@
 1b. The same at a stated judge (issue 47): the judge is the behaviour, so a sample that lost the rule
    counts as lost only when the judge catches it (its recall) and a sample that kept it can be called
    regressed anyway (its false-regression rate, on the teacher's own pairs too): at recall 1.0, 0.8
-   and the rules judge's measured 0.36 (false-regression rate 0.14). And an identical candidate with
+   and the rules judge's measured 0.45 (false-regression rate 0.28, built-in suite v3). And an identical candidate with
    a judge wrong on 30% of pairs: the exact chance of each verdict from the decision on the counts.
 
 Run: .venv/bin/python bench/bench_samples.py   (writes bench/results/samples.json; ~1 minute)
@@ -91,12 +91,12 @@ def samples_needed(max_n: int = 30) -> dict:
 
 # the judge's recall (regressed samples it calls regressed) and false-regression rate: a perfect
 # judge, a good one, and the rules judge (scripted/rules) as `abeq calibrate` measured it on the
-# built-in suite (24/66 regressions caught, 14% of the non-regressions called regressed)
+# built-in suite v3 (47/105 regressions caught, 28% of the non-regressions called regressed)
 JUDGES = {
     "perfect (1.0)": (1.0, 0.0),
     "recall 0.8": (0.8, 0.0),
-    "recall 0.36, no false regressions": (0.36, 0.0),
-    "scripted/rules (0.36, FR 0.14)": (0.36, 0.14),
+    "recall 0.45, no false regressions": (0.45, 0.0),
+    "scripted/rules (0.45, FR 0.28)": (0.45, 0.28),
 }
 
 
