@@ -23,8 +23,9 @@
 1b. The same at a stated judge (issue 47): the judge is the behaviour, so a sample that lost the rule
    counts as lost only when the judge catches it (its recall) and a sample that kept it can be called
    regressed anyway (its false-regression rate, on the teacher's own pairs too): at recall 1.0, 0.8
-   and the rules judge's measured 0.45 (false-regression rate 0.28, built-in suite v3). And an identical candidate with
-   a judge wrong on 30% of pairs: the exact chance of each verdict from the decision on the counts.
+   and the rules judge's measured 0.45 (false-regression rate 0.28, built-in suite v3). And an
+   identical candidate with a judge wrong on 30% of pairs: the exact chance of each verdict from
+   the decision on the counts.
 
 Run: .venv/bin/python bench/bench_samples.py   (writes bench/results/samples.json; ~1 minute)
 """
