@@ -503,6 +503,10 @@ def test_a_gated_documents_runs_are_a_review_named_after_its_path(repo, tmp_path
     assert now is not None and [r["id"] for r in store.log.runs(now["id"])] == [second]
     kept = [r for r in store.inputs.reviews() if r["name"].startswith(skill + " @ ")]
     assert [[x["id"] for x in store.log.runs(r["id"])] for r in kept] == [[first]]
+    from abeq.desk.session import bootstrap, current_review
+
+    assert bootstrap(store) is None  # the desk opens the gate's reviews (before: it loaded its example)
+    assert current_review(store, {})["name"] == skill
 
 
 def test_check_sets_refuses_an_unconfirmed_or_edited_set(repo, capsys):
