@@ -14,7 +14,7 @@ def register(sub) -> None:
     c = sub.add_parser(
         "calibrate",
         help="measure a judge model on a labelled suite: balanced accuracy, regression recall, false "
-        "regressions, beside trivial baseline judges",
+        "regressions, beside trivial baseline judges and cheap learners; ends with a trust verdict",
     )
     model_args(c)
     c.add_argument(
