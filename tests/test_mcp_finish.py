@@ -179,3 +179,20 @@ def test_mutate_answers_at_once_and_mutate_status_follows_it(project, monkeypatc
     assert started["status"] == "started" and during["status"] == "running" and not during["finished"]
     assert done["result"]["killed"] == 1 and "score 1.00" in text
     assert again["status"] == "finished" and again["result"]["score"] == 1.0  # the same test: no call
+
+
+def test_with_wait_the_sdks_progress_callback_gets_every_case(project):  # noqa: F811
+    confirm(project)
+    seen: list[tuple[float, float | None]] = []
+
+    async def progress(done, total, message):
+        seen.append((done, total))
+
+    async def calls(client):
+        args = {**RUN, "runner_model": "scripted/rules"}
+        answered = await client.call_tool("run", {**args, "wait": True}, progress_callback=progress)
+        return answered.structured_content
+
+    done = session(project, calls)
+    assert "finished" in done["message"]
+    assert [d for d, _ in seen if d] == [float(n) for n in range(1, 8)] and seen[-1] == (7.0, 7.0)

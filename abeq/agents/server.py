@@ -17,7 +17,7 @@ import json
 import secrets
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from pydantic import Field
 
@@ -230,18 +230,45 @@ def build(bounds: Bounds, tools: Tools | None = None):
         ),
     )
 
-    async def run(a: dict, ctx: Any) -> R.Result:
+    async def run(a: dict, ctx: Any) -> R.RunStarted:
         notify = _notifier(ctx)
-        return await _thread(lambda: t.run(a, notify))
+        wait = bool(a.pop("wait", False))
+        started = cast(R.RunStarted, await _thread(lambda: t.run(a, notify)))
+        run_id = started.run_id
+        if wait and run_id is not None:
+            # the call stays open while the run goes on: the progress notifications reach a client
+            # that drops those coming after a call's answer (the SDK's progress_callback does)
+            bg = t.runs.get(run_id)
+            while bg is not None and bg.thread.is_alive():
+                await asyncio.sleep(0.2)
+            status = cast(R.RunStatus, await _thread(lambda: t.run_status(run_id)))
+            said = f"run {run_id} {status.status}: {status.done}/{status.total} cases judged"
+            started = started.model_copy(update={"message": said + "; read it with report"})
+        if notify is not None:
+            notify.closed()  # type: ignore[attr-defined]
+        return started
 
     _tool(
         server,
         "run",
         "Start a run of the original and the candidate over a confirmed transfer set; returns its run_id "
-        "at once (the run goes on in the background; progress comes as notifications). Read it with "
+        "at once (the run goes on in the background), or when it has ended with wait: true (progress "
+        "comes as notifications on the call's progress token while the call is open). Read it with "
         "run_status and report. A set no person confirmed does not run: the answer gives the command "
         "they use. Settings are named as `abeq run`'s options with '_' for '-'.",
-        [paths["original"], paths["candidate"], paths["transfer_set"], *settings.values()],
+        [
+            paths["original"],
+            paths["candidate"],
+            paths["transfer_set"],
+            *settings.values(),
+            _param(
+                "wait",
+                bool | None,
+                None,
+                "answer when the run has ended, not at once: the call stays open and its progress "
+                "notifications (one per case judged) arrive while it does",
+            ),
+        ],
         R.RunStarted,
         run,
         lambda r: "".join([r.message, *(f"\nwarning: {w}" for w in r.warnings)]),
@@ -429,30 +456,34 @@ def _report_summary(r: R.RunReportResult) -> str:
 
 
 def _notifier(ctx: Any) -> Callable[[int, dict], None] | None:
-    """Progress notifications from the run's thread, on the request's progress token when the client
-    gave one (the run outlives the call, so they go on after its answer)."""
+    """Progress notifications from the run's thread, one per case judged. While the call is open
+    they go through the SDK's own progress path (the client's progress_callback receives them, on
+    stdio, HTTP or in process); after its answer (the run outlives the call) they go on the call's
+    progress token when the client gave one (a client that forgets a token once answered drops
+    them: `run` with wait: true keeps the call open). `notify.closed()` marks the answer sent."""
     try:
         rc = ctx.request_context
         token = ((rc.params or {}).get("_meta") or {}).get("progressToken")
         session, loop = rc.session, asyncio.get_running_loop()
     except Exception:
         return None
-    if token is None:
-        return None
-    last = [-1]
+    last, open_ = [-1], [True]
 
     def notify(run_id: int, p: dict) -> None:
         if p.get("done") == last[0]:
             return  # one notification per case judged
         last[0] = p.get("done", 0)
-        coro = session.send_progress_notification(
-            token,
-            float(p.get("done", 0)),
-            float(p.get("total") or 0),
-            f"run {run_id}: {p.get('done')}/{p.get('total')} cases",
-        )
+        done, total = float(p.get("done", 0)), float(p.get("total") or 0)
+        said = f"run {run_id}: {p.get('done')}/{p.get('total')} cases"
+        if open_[0]:
+            coro = session.report_progress(done, total, said)
+        elif token is not None:
+            coro = session.send_progress_notification(token, done, total, said)
+        else:
+            return
         asyncio.run_coroutine_threadsafe(coro, loop)
 
+    notify.closed = lambda: open_.__setitem__(0, False)  # type: ignore[attr-defined]
     return notify
 
 
