@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -83,7 +84,26 @@ def register(sub) -> None:
 DESK = Path(__file__).resolve().parents[1] / "desk" / "app.py"
 
 
-def cmd_app(args) -> int:
+# in the server's environment once a launch was checked: by `abeq app` before it starts Streamlit, and by
+# the clone's app.py on its first run under `streamlit run` (serve_under_streamlit)
+LAUNCHED_ENV = "ABEQ_DESK_LAUNCHED"
+
+
+@dataclass
+class Launch:
+    """A desk launch, checked: the server's environment, the Host names it answers to, what to say."""
+
+    env: dict[str, str]
+    hosts: list[str]
+    link: str
+    said: list[str] = field(default_factory=list)  # on stdout, after the link
+    warning: str | None = None  # on stderr: a desk others can reach
+
+
+def prepare(args, environ: dict[str, str]) -> Launch:
+    """Every rule `abeq app` keeps before a desk serves anyone: loopback unless --allow-remote, a
+    launch token unless sign-in (or --no-token on loopback), the sign-in configuration checked, the
+    database's absolute path. `environ` is the environment the server starts from."""
     from ..results.store import postgres  # here, not at the top: `abeq --version` opens no store
     from ..results.store.store import db_path
 
@@ -95,7 +115,7 @@ def cmd_app(args) -> int:
             hint="Keep the default 127.0.0.1 (use an SSH tunnel to reach it), or pass --allow-remote "
             "to accept that risk; the desk then still asks for the launch token.",
         )
-    env = dict(os.environ)
+    env = dict(environ)
     sign_in = _sign_in(args, env)
     if remote and args.no_token and not sign_in:
         raise InputError(
@@ -103,22 +123,47 @@ def cmd_app(args) -> int:
             hint="Drop --no-token: open the link with the token that abeq app prints (or require "
             "sign-in: [auth] in .streamlit/secrets.toml, or --trusted-proxy).",
         )
-    # st.login's provider sends the browser back to the desk's root, which would drop the token from
-    # the URL: with [auth] configured, signing in is the lock instead
     from ..desk.policy import POLICY_ENV
 
     bounds = _policy(args, sign_in)
     env[POLICY_ENV] = bounds.to_env()
+    # st.login's provider sends the browser back to the desk's root, which would drop the token from
+    # the URL: with [auth] configured, signing in is the lock instead
     no_token = args.no_token or isinstance(sign_in, identity.SignIn)
     if no_token:
         env.pop(access.TOKEN_ENV, None)
     token = None if no_token else (env.get(access.TOKEN_ENV) or secrets.token_urlsafe(24))
     if token:
         env[access.TOKEN_ENV] = token  # in the environment, not argv: other users can read argv
+    env[LAUNCHED_ENV] = "1"
     # absolute, so the desk and its workers open the database this command was started beside; a
     # postgresql:// URL as it is
     where = db_path(args.db)
     env["ABEQ_DB"] = where if postgres.is_url(where) else str(Path(where).resolve())
+    extra_hosts = list(args.allowed_host)
+    if isinstance(sign_in, identity.SignIn):  # the address the provider sends the browser back to
+        extra_hosts.append(sign_in.host)
+    shown = "127.0.0.1" if args.address in ("0.0.0.0", "::") else args.address
+    shown = f"[{shown}]" if ":" in shown else shown
+    link = f"http://{shown}:{args.port}/" + (f"?{access.TOKEN_PARAM}={token}" if token else "")
+    said = []
+    if isinstance(sign_in, identity.SignIn):  # sign-in starts and ends at one origin (its state cookie)
+        link = sign_in.origin + "/"
+        said.append(f"Sign-in required (st.login, configured in {sign_in.path}).")
+    elif sign_in:
+        said.append(f"Sign-in required: the {sign_in.header} header, from {sign_in.shown()} only.")
+    said += _policy_said(bounds)
+    warning = None
+    if remote:
+        warning = (
+            f"WARNING: the desk listens on {args.address}, not only on this machine. Anyone with the "
+            "link above can run commands here as you."
+        )
+    return Launch(env, access.allowed_hosts(args.address, extra_hosts), link, said, warning)
+
+
+def cmd_app(args) -> int:
+    launch = prepare(args, dict(os.environ))
     cmd = [
         sys.executable,
         "-m",
@@ -134,37 +179,79 @@ def cmd_app(args) -> int:
         "--browser.gatherUsageStats",
         "false",
     ]
-    extra_hosts = list(args.allowed_host)
-    if isinstance(sign_in, identity.SignIn):  # the address the provider sends the browser back to
-        extra_hosts.append(sign_in.host)
-    for host in access.allowed_hosts(args.address, extra_hosts):
+    for host in launch.hosts:
         cmd += ["--server.allowedHosts", host]
-    shown = "127.0.0.1" if args.address in ("0.0.0.0", "::") else args.address
-    shown = f"[{shown}]" if ":" in shown else shown
-    link = f"http://{shown}:{args.port}/" + (f"?{access.TOKEN_PARAM}={token}" if token else "")
-    if isinstance(sign_in, identity.SignIn):  # sign-in starts and ends at one origin (its state cookie)
-        link = sign_in.origin + "/"
-    print(f"abeq review desk: open {link}", flush=True)
-    if isinstance(sign_in, identity.SignIn):
-        print(f"Sign-in required (st.login, configured in {sign_in.path}).", flush=True)
-    elif sign_in:
-        print(f"Sign-in required: the {sign_in.header} header, from {sign_in.shown()} only.", flush=True)
-    for line in _policy_said(bounds):
+    print(f"abeq review desk: open {launch.link}", flush=True)
+    for line in launch.said:
         print(line, flush=True)
-    if remote:
-        print(
-            f"WARNING: the desk listens on {args.address}, not only on this machine. Anyone with the "
-            "link above can run commands here as you.",
-            file=sys.stderr,
-        )
+    if launch.warning:
+        print(launch.warning, file=sys.stderr)
     # Become the Streamlit server rather than wait on it as a child: SIGTERM or SIGINT then reach
     # the server itself (which stops, marking the desk's runs interrupted), and no server is left
     # orphaned on the port when `abeq app` is stopped. The working directory stays the user's: paths
     # typed on the desk are read from where `abeq app` was started.
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(sys.executable, cmd, env)
+    os.execve(sys.executable, cmd, launch.env)
     return 0  # not reached
+
+
+def serve_under_streamlit() -> None:
+    """The clone's top-level app.py under `streamlit run app.py`: the rules `abeq app` keeps, applied
+    once to the server Streamlit started (its address, port and allowed hosts, as configured), then the
+    packaged desk. A server `abeq app` started was checked before it started; a server these rules
+    refuse shows the refusal and the command to run instead, and serves nothing."""
+    import runpy
+
+    import streamlit as st
+
+    if not os.environ.get(LAUNCHED_ENV):
+        try:
+            launch = _checked_here(st.get_option)
+        except InputError as e:
+            st.error(f"{e.render()}\n\nStart the desk with `abeq app` (the same desk; it says its options).")
+            st.stop()
+            return
+        os.environ.update(launch.env)  # the token, the database: what `abeq app` gives its server
+        print(f"abeq review desk: open {launch.link}", file=sys.stderr, flush=True)
+        for line in launch.said:
+            print(line, file=sys.stderr, flush=True)
+    runpy.run_path(str(DESK), run_name="__main__")
+
+
+def _checked_here(option) -> Launch:
+    """`prepare` for the server `streamlit run` started: its own address and port, no --allow-remote,
+    --no-token or sign-in options (they are `abeq app`'s), and Host names no wider than abeq's."""
+    import argparse
+
+    address, port = str(option("server.address") or ""), int(option("server.port"))
+    args = argparse.Namespace(
+        address=address or "0.0.0.0",  # unset: Streamlit listens on every interface
+        port=port,
+        allow_remote=False,
+        allowed_host=[],
+        no_token=False,
+        require_sign_in=False,
+        trusted_proxy=[],
+        identity_header=None,
+        db=None,
+        # no bounds: a desk of one's own, as `abeq app` gives it without --allow-* (desk.policy.OPEN)
+        allow_model=[],
+        allow_api_base=[],
+        allow_commands=False,
+        allow_trust_code=False,
+    )
+    launch = prepare(args, dict(os.environ))
+    hosts = list(option("server.allowedHosts") or [])
+    wider = [h for h in hosts if h not in launch.hosts] if hosts else ["any Host (no server.allowedHosts)"]
+    if wider:
+        raise InputError(
+            f"this server answers to {', '.join(wider)}: a page on another domain that resolves to this "
+            "machine could drive the desk (DNS rebinding)",
+            hint="Run it from the clone, where .streamlit/config.toml limits the Host names, or use "
+            "`abeq app`; --allowed-host NAME adds a name on purpose.",
+        )
+    return launch
 
 
 def _policy(args, sign_in) -> Policy:

@@ -43,7 +43,8 @@ def allowed_hosts(address: str, extra: list[str] | tuple[str, ...] = ()) -> list
 
 
 def expected_token(env: Mapping[str, str] | None = None) -> str | None:
-    """The token this server was launched with (None: started without one, e.g. `streamlit run`)."""
+    """The token this server was launched with (None: started without one: `abeq app --no-token`, or
+    `streamlit run` on the packaged abeq/desk/app.py itself; the clone's app.py makes one)."""
     token = (os.environ if env is None else env).get(TOKEN_ENV, "")
     return token or None
 
@@ -64,6 +65,7 @@ def admitted(params: MutableMapping, state: MutableMapping, env: Mapping[str, st
 
 
 REFUSED = (
-    "This desk was started by `abeq app`, which prints a link with a token for this launch. "
-    "Open that link (it ends in `?token=…`); a page or a person without it cannot use the desk."
+    "This desk was started by `abeq app` (or `streamlit run app.py` in a clone), which prints a link "
+    "with a token for this launch in its terminal. Open that link (it ends in `?token=…`); a page or "
+    "a person without it cannot use the desk."
 )

@@ -3,6 +3,8 @@ not imported). Its pages are in desk_pages/ beside it and only draw; the logic i
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from abeq.desk import access, identity, links, session
@@ -117,18 +119,21 @@ with st.sidebar:
     )
     st.caption("Database: " + md(db_shown()))
 
+# by absolute path: the clone's top-level app.py runs this file as its own (`streamlit run app.py`),
+# and Streamlit reads a relative page path from the main script's folder
+PAGES = Path(__file__).resolve().parent / "desk_pages"
 pages = [
-    st.Page("desk_pages/1_documents.py", title="Documents", icon=":material/description:", default=True),
+    st.Page(PAGES / "1_documents.py", title="Documents", icon=":material/description:", default=True),
     st.Page(
-        "desk_pages/2_transfer_set.py",
+        PAGES / "2_transfer_set.py",
         title="Transfer set",
         icon=":material/checklist:",
         url_path="transfer-set",
     ),
-    st.Page("desk_pages/3_run.py", title="Run", icon=":material/play_arrow:", url_path="run"),
-    st.Page("desk_pages/4_review.py", title="Review", icon=":material/rate_review:", url_path="review"),
-    st.Page("desk_pages/5_history.py", title="History", icon=":material/timeline:", url_path="history"),
-    st.Page("desk_pages/6_compare.py", title="Compare", icon=":material/compare:", url_path="compare"),
+    st.Page(PAGES / "3_run.py", title="Run", icon=":material/play_arrow:", url_path="run"),
+    st.Page(PAGES / "4_review.py", title="Review", icon=":material/rate_review:", url_path="review"),
+    st.Page(PAGES / "5_history.py", title="History", icon=":material/timeline:", url_path="history"),
+    st.Page(PAGES / "6_compare.py", title="Compare", icon=":material/compare:", url_path="compare"),
 ]
 pg = st.navigation(pages)
 current = session.current_review(store, ss)
