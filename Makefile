@@ -46,9 +46,10 @@ lint: install
 docs: install
 	$(VENV)/bin/mkdocs build --strict
 
-## the quick loop: no embedded model, no browser
+## the quick loop: no embedded model, no browser, none of the tests that start several abeq processes at
+## once (marked multiprocess: 100-310 s each on 2 loaded cores; `make test` runs them)
 test-fast: install
-	$(PYTEST) -m "not slow and not e2e"
+	$(PYTEST) -m "not slow and not e2e and not multiprocess"
 
 ## the review desk on the bundled example with the embedded model, on http://127.0.0.1:$(PORT)
 demo: install

@@ -407,6 +407,7 @@ def test_a_sharded_gate_reports_whole_from_the_share_that_lands_last(repo, tmp_p
     assert _summaries(last) == _summaries(whole)
 
 
+@pytest.mark.multiprocess
 def test_gate_shards_at_once_on_one_store_make_one_run_per_document(repo, tmp_path, store_db):
     """Two `abeq gate --shard k/2` processes at once on a shared store (sqlite file, PostgreSQL): one
     run per document, each case run once, and whoever lands last writes the whole result."""

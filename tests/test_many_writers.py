@@ -50,6 +50,7 @@ def _abeq(argv: list[str], latency: float = 0.02) -> subprocess.Popen:
     )
 
 
+@pytest.mark.multiprocess
 def test_two_runs_at_once_pay_for_each_teacher_transcript_once(store_db, tmp_path):
     """Two processes run one original over the same 50 cases at the same time (two candidates): the
     teacher is called 50 times in all, not 100; without claims each run calls it for every case."""
@@ -74,6 +75,7 @@ def test_two_runs_at_once_pay_for_each_teacher_transcript_once(store_db, tmp_pat
     assert store.sql.all("select * from claims") == []  # every claim ended
 
 
+@pytest.mark.multiprocess
 def test_a_writer_killed_mid_run_leaves_a_consistent_store_and_the_run_resumes(store_db, tmp_path):
     Store(store_db).close()
     ts = _big_set(tmp_path, 30)
@@ -149,6 +151,7 @@ def test_reviewers_saving_one_case_at_once_in_six_processes_lose_nothing(store_d
     assert all(s == f"conflict:{history[0]['reviewer']}" for s in said if s != "saved")
 
 
+@pytest.mark.multiprocess
 def test_a_run_split_in_four_shards_is_whole_when_the_last_share_lands(store_db, tmp_path):
     """Four `abeq run --shard k/4` processes at once on one store make one run (not four: each joins it
     in one exclusive transaction): each runs its share (no case twice), the shares that land first
@@ -231,6 +234,7 @@ def _desk_saves(db: str, run_id: int, reviewer: str, verdict: str, ready: str) -
     return {"reviewer": reviewer, "warned": warned, "exception": [str(e.value) for e in at.exception]}
 
 
+@pytest.mark.multiprocess
 def test_four_runs_and_two_desks_on_one_store_at_once(store_db, tmp_path):
     """Issue 40's claim, measured in separate processes: four `abeq run` processes (four distinct
     runs) and two desk sessions write to one store at once. Every run gets its own id; both desks'
