@@ -71,7 +71,7 @@ def test_default_test_asserts_come_first_on_every_test():
 def test_csv_expected_cells_are_read_as_promptfoo_reads_them():
     meta = pf("csv-metadata")
     assert checks(meta[0]) == [
-        ("contains", " algorithm"),  # promptfoo keeps the space after the colon
+        ("contains", "algorithm"),  # promptfoo trims the value after the colon
         ("llm-rubric", "Does this describe machine learning accurately?"),  # {{topic}} filled in
     ]
     assert meta[0]["assertions"][1]["options"]["template"] == "Does this describe {{topic}} accurately?"

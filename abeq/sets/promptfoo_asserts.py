@@ -68,8 +68,10 @@ def from_string(expected: str) -> dict:
     out: dict = {"type": (neg or "") + base}
     if base in _LIST_TYPES:
         out["value"] = [s.strip() for s in value.split(",")]
+    elif base in ("contains-json", "is-json"):
+        out["value"] = value  # promptfoo passes these on as written
     else:
-        out["value"] = value
+        out["value"] = value.strip()  # `icontains: X` checks for "X", as promptfoo trims it
     if base in _SCORED:
         out["threshold"] = float(threshold) if threshold else (0.8 if base == "similar" else 0.75)
     return out

@@ -95,7 +95,7 @@ def _test(row: dict[str, str], configs: list, where: str, n: int) -> dict:
     for (col, val), cfg in zip(row.items(), configs):
         if col.startswith("__expected"):
             if val.strip():
-                t["assert"].append(from_string(val))
+                t["assert"].append(from_string(val.strip()))  # promptfoo trims the cell first
         elif cfg is not None:
             index, key = cfg
             try:
