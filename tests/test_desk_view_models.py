@@ -378,3 +378,11 @@ def test_the_queue_goes_to_what_still_needs_this_reviewer_and_says_whose_a_case_
     assert vm.next_case(rows, {}, "ana", "b2") == "a2"  # wrapping round, past what is reviewed
     assert vm.whose(owner, "ana", "a2") == "yours (ana)" and vm.whose(owner, "ana", "b1") == "assigned to bo"
     assert vm.whose(owner, "ana", "x1") == "assigned to nobody" and vm.whose({}, "ana", "x1") == ""
+
+
+def test_a_run_made_on_a_one_run_confirmation_says_whose_it_was():
+    from abeq.desk.review_view import one_run_confirmation
+
+    said = one_run_confirmation({"set_confirmed_for_run": "Ana *B*"})
+    assert "accepted for this run only, by Ana \\*B\\*" in said and "not confirmed" in said
+    assert one_run_confirmation({"set_confirmed_for_run": None}) == ""

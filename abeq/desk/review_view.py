@@ -101,6 +101,20 @@ def summary(
             f"{rr.overridden} verdict(s) overridden by a reviewer; the summary, gate and exports use them "
             "(the judge's verdicts are kept and listed in the exports)."
         )
+    if said := one_run_confirmation(run):
+        st.caption(said)
+
+
+def one_run_confirmation(run: dict) -> str:
+    """Whose acceptance a run made with `abeq run --confirm` ran on (Markdown; '' for a run on a
+    confirmed set): the run's, not the set's."""
+    who = run.get("set_confirmed_for_run")
+    if not who:
+        return ""
+    return (
+        f"The cases were accepted for this run only, by {md(who)} (`abeq run --confirm`); the set itself "
+        "is not confirmed: Confirm it on **Transfer set** before the desk starts a run on it."
+    )
 
 
 def export_buttons(st, run_id: int, gate: str) -> None:
