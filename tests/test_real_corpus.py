@@ -55,6 +55,7 @@ PROMPTFOO_REFUSED = {
     "huggingface-dataset": "a Hugging Face dataset",
     "websockets-conversation": "red-team config",
     "azure-openai-vision": "an image or video",  # image vars: the runner takes text only
+    "config-separate-test-configs": "tests2.yaml does not exist",  # a plain path promptfoo refuses too
 }
 SKILL_CREATOR_CASES = {
     "0xdeafcafe__tslsp-cli__evals.json": 4,

@@ -61,6 +61,7 @@ class PromptfooReader:
         self.tests: list[Test] = []
         self.default: dict = {}
         self.remote: list[str] = []
+        self.empty_globs: list[str] = []  # tests globs that matched no file (promptfoo warns)
         self.prompts = Prompts()  # the config's prompts: what the runner gets follows them
 
     def read(self, text: str) -> Imported:
@@ -138,6 +139,13 @@ class PromptfooReader:
                 "this promptfoo config has no 'tests' (and no 'scenarios')",
                 path=self.path,
                 hint="Import the file that holds the tests, or add them under 'tests:'.",
+            )
+        if self.empty_globs:
+            return InputError(
+                f"no tests to import: no files match {', '.join(self.empty_globs)}",
+                path=self.path,
+                hint="Check the glob (file:// paths are relative to the config) or import the config "
+                "with its test files beside it.",
             )
         return InputError(
             "no tests to import",
@@ -262,6 +270,12 @@ class PromptfooReader:
             return []
         if any(ch in rel for ch in "*?["):
             found = [p for p in glob_paths(base, rel, self.path) if p.is_file()]
+            if not found and what == "tests":
+                # promptfoo warns for a tests glob with no matches and runs the rest (it throws only
+                # for a plain path that does not exist)
+                self.warnings.append(f"tests: no files match {ref} (nothing imported from it)")
+                self.empty_globs.append(ref)
+                return []
             if not found:
                 raise InputError(f"{what}: no files match {ref}", path=self.path)
         else:

@@ -1,0 +1,59 @@
+"""Issue 50: the fourth round of real files (tests/fixtures/real, see SOURCES.md). Each class is
+read as the tool that wrote the file reads it, or refused in one line that names the file's kind
+and the command to use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from abeq import sets
+from abeq.errors import InputError
+from abeq.sets.promptfoo_asserts import from_string
+
+REAL = Path(__file__).resolve().parent / "fixtures" / "real"
+PF = REAL / "promptfoo"
+
+
+# ---------------------------------------------------------------- 3. promptfoo trims `type: value`
+def test_csv_type_colon_value_is_trimmed_as_promptfoo_trims_it():
+    # the real file writes "contains: algorithm"; promptfoo checks for "algorithm", so a reply
+    # that ends a sentence with the word (or holds it alone) passes
+    imp = sets.read_source("promptfoo", PF / "config-csv-metadata" / "promptfooconfig.yaml")
+    assert [c["assertions"][0]["value"] for c in imp.cases] == ["algorithm", "quantum", "temperature"]
+
+
+def test_the_json_assertions_keep_their_value_as_written():
+    # promptfoo's buildAssertionFromRegexMatch returns contains-json/is-json values untrimmed
+    assert from_string("is-json: {}")["value"] == " {}"
+    assert from_string("icontains:  05-08-1993 ")["value"] == "05-08-1993"
+    assert from_string("contains-any: a , b")["value"] == ["a", "b"]
+
+
+# ---------------------------------------------------------------- 2. a tests glob that matches nothing
+def test_a_tests_glob_that_matches_nothing_is_a_warning_and_the_rest_is_imported(tmp_path):
+    # the real config mixes a plain path, a glob and inline tests; upstream the plain path
+    # (tests/tests2.yaml) does not exist, which promptfoo refuses too, so that one line is left out
+    # here; with no tests/ folder beside it, promptfoo warns for the glob and runs the inline tests
+    text = (PF / "config-separate-test-configs" / "promptfooconfig.yaml").read_text()
+    cfg = tmp_path / "promptfooconfig.yaml"
+    cfg.write_text(text.replace("  - file://tests/tests2.yaml\n", ""))
+    imp = sets.read_source("promptfoo", cfg)
+    assert len(imp.cases) == 3
+    assert any("witty tweets" in c["input"] for c in imp.cases)
+    assert any("file://tests/*" in w and "no files match" in w for w in imp.warnings)
+
+
+def test_a_plain_tests_path_that_does_not_exist_is_still_refused(tmp_path):
+    cfg = tmp_path / "promptfooconfig.yaml"
+    cfg.write_text((PF / "config-separate-test-configs" / "promptfooconfig.yaml").read_text())
+    with pytest.raises(InputError, match="tests2.yaml does not exist"):
+        sets.read_source("promptfoo", cfg)
+
+
+def test_when_only_an_empty_glob_gave_tests_the_refusal_names_it(tmp_path):
+    cfg = tmp_path / "promptfooconfig.yaml"
+    cfg.write_text("prompts: ['{{topic}}']\ntests: file://tests/*\n")
+    with pytest.raises(InputError, match=r"no tests to import: no files match file://tests/\*"):
+        sets.read_source("promptfoo", cfg)
