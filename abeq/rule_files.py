@@ -112,12 +112,17 @@ def scope_note(name: str, text: str) -> str | None:
             return f"{name} is loaded when {when} (trigger: {trig}); {every}"
         return None
     if "/.cursor/rules/" in f"/{n}" or n.endswith(".mdc"):
-        if fm.get("alwaysApply", "").lower() == "true" or not fm:
+        if fm.get("alwaysApply", "").lower() == "true":
             return None
         if fm.get("globs"):
             return f"{name} applies to files matching {fm['globs']} (globs, alwaysApply false); {every}"
-        return (
-            f"{name} is not always applied (alwaysApply false): Cursor attaches it when its description "
-            f"fits or when it is mentioned; {every}"
-        )
+        if fm.get("description"):
+            return (
+                f"{name} is not always applied (alwaysApply false): Cursor attaches it when its "
+                f"description fits or when it is mentioned; {every}"
+            )
+        # Cursor's rule type comes from alwaysApply, globs and description; with none of them
+        # (no front matter at all included) the rule is Manual
+        why = "has no front matter" if not fm else "sets none of alwaysApply, globs, description"
+        return f"{name} {why}: a manual rule, Cursor loads it only when it is mentioned (@rule); {every}"
     return None

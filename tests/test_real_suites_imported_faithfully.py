@@ -271,7 +271,8 @@ def test_copilot_path_instructions_are_an_instruction_file_scoped_by_apply_to():
 def test_a_cursor_rule_folder_and_claude_rules_are_instruction_files():
     rule = load_document(REAL / "instructions" / "filipstrand__mflux" / ".cursor" / "rules")
     assert rule.name == ".cursor/rules/RULE.md" and detect_variant(rule.name) == "instruction-file"
-    assert rule.notes == ()  # no front matter: always on
+    # no front matter: Cursor's Manual type (loaded when @-mentioned), noted, never silently "always"
+    assert len(rule.notes) == 1 and "manual rule" in rule.notes[0]
     claude = (
         REAL / "instructions" / "manuelturpin__ArtChiTech-framework" / ".claude" / "rules" / "0-behavior.md"
     )

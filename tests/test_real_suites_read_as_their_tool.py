@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from abeq import sets
+from abeq.documents import load_document
 from abeq.errors import InputError
 from abeq.sets.promptfoo_asserts import from_string
 
@@ -57,3 +58,25 @@ def test_when_only_an_empty_glob_gave_tests_the_refusal_names_it(tmp_path):
     cfg.write_text("prompts: ['{{topic}}']\ntests: file://tests/*\n")
     with pytest.raises(InputError, match=r"no tests to import: no files match file://tests/\*"):
         sets.read_source("promptfoo", cfg)
+
+
+# ---------------------------------------------------------------- 7. a Cursor rule with no front matter
+def test_a_cursor_mdc_without_front_matter_is_noted_as_manual():
+    # Cursor picks a rule's type from alwaysApply / globs / description; with none of them (here no
+    # front matter at all) the rule is Manual: loaded only when it is @-mentioned
+    path = REAL / "instructions" / "Michaelcode2__aws-lambda-backup-cleaner" / ".cursor" / "rules"
+    doc = load_document(path / "cursorrules.mdc")
+    assert doc.name == ".cursor/rules/cursorrules.mdc"
+    assert len(doc.notes) == 1
+    assert "only when it is mentioned" in doc.notes[0] and "manual" in doc.notes[0]
+    assert "every case" in doc.notes[0]  # and what that means for the runner
+
+
+def test_a_cursor_rule_with_only_a_description_is_agent_requested_not_manual(tmp_path):
+    real = REAL / "instructions" / "Michaelcode2__aws-lambda-backup-cleaner" / ".cursor" / "rules"
+    f = tmp_path / ".cursor" / "rules" / "cursorrules.mdc"
+    f.parent.mkdir(parents=True)
+    body = (real / "cursorrules.mdc").read_text()
+    f.write_text("---\ndescription: AWS Lambda backup cleaner\n---\n" + body)
+    (note,) = load_document(f).notes
+    assert "description fits" in note and "manual" not in note
