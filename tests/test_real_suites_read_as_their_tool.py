@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from abeq import sets
+from abeq.cli import main
 from abeq.documents import load_document
 from abeq.errors import InputError
 from abeq.sets.promptfoo_asserts import from_string
@@ -80,3 +81,45 @@ def test_a_cursor_rule_with_only_a_description_is_agent_requested_not_manual(tmp
     f.write_text("---\ndescription: AWS Lambda backup cleaner\n---\n" + body)
     (note,) = load_document(f).notes
     assert "description fits" in note and "manual" not in note
+
+
+# ---------------------------------------------------------------- another tool's file as --transfer-set
+@pytest.mark.parametrize(
+    "path,kind,command",
+    [
+        (
+            PF / "config-separate-test-configs" / "promptfooconfig.yaml",
+            "a promptfoo config",
+            "abeq import-set --from promptfoo promptfooconfig.yaml",
+        ),
+        (
+            REAL / "skill-creator" / "0xdeafcafe__tslsp-cli__evals.json",
+            "skill-creator evals",
+            "abeq import-set --from skill-creator 0xdeafcafe__tslsp-cli__evals.json",
+        ),
+        (
+            REAL / "datasets" / "deepeval" / "goldens.json",
+            "DeepEval goldens",
+            "abeq import-set --from dataset goldens.json",
+        ),
+        (
+            REAL / "skill-creator" / "longwind48__cachewipe__trigger-eval.json",
+            "a skill trigger eval",
+            "--trigger-queries",
+        ),
+    ],
+)
+def test_another_tools_file_given_as_the_transfer_set_is_named_with_the_command(
+    path, kind, command, capsys, tmp_path
+):
+    original = REAL / "skills" / "tslsp" / "SKILL.md"
+    db = tmp_path / "abeq.db"
+    argv = ["--original", str(original), "--transfer-set", str(path), "--db", str(db)]
+    assert main(["check-set", *argv]) == 2
+    err = capsys.readouterr().err
+    first = err.splitlines()[0]
+    assert str(path) in first and kind in first and "not an abeq transfer set" in first
+    assert command in err and "--out" in err
+    assert "missing the 'cases' list" not in err and "Field required" not in err
+    assert main(["run", *argv, "--candidate", str(original)]) == 2  # run reads the set the same way
+    assert kind in capsys.readouterr().err
