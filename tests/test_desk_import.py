@@ -109,7 +109,7 @@ def test_detection_on_every_real_file_of_the_corpus():
     found = {
         p.relative_to(REAL).as_posix(): detect_format(p.name, p.read_text(encoding="utf-8"))
         for p in sorted([*PF.rglob("*"), *SC.rglob("*")])
-        if p.suffix in (".json", ".yaml", ".csv", ".jsonl") and p.name != "prompt.json"
+        if p.suffix in (".json", ".yaml", ".csv", ".jsonl") and p.name not in ("prompt.json", "prompt.yaml")
     }
     assert {k for k, v in found.items() if v == "skill-creator"} == {
         p.relative_to(REAL).as_posix() for p in SC.glob("*.json")

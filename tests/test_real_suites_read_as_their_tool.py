@@ -123,3 +123,33 @@ def test_another_tools_file_given_as_the_transfer_set_is_named_with_the_command(
     assert "missing the 'cases' list" not in err and "Field required" not in err
     assert main(["run", *argv, "--candidate", str(original)]) == 2  # run reads the set the same way
     assert kind in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- 1. a chat prompt read by its content
+BEAVERTAILS = PF / "redteam-beavertails" / "prompt.yaml"  # a real promptfoo chat prompt (system + user)
+NO_VARS = "tests:\n  - description: no vars\n    assert: [{type: is-refusal}]\n"
+
+
+@pytest.mark.parametrize("saved_as", ["prompt.txt", "prompt.yaml"])
+def test_a_chat_prompt_with_an_empty_user_message_is_refused_in_one_line(tmp_path, saved_as):
+    # promptfoo reads text starting with `- role:` as a chat whatever the file's extension; the real
+    # prompt saved as .txt (the case the issue met) and as upstream's .yaml, with a test that sets
+    # none of its vars: the user message renders empty, so there is nothing to send
+    (tmp_path / saved_as).write_text(BEAVERTAILS.read_text())
+    cfg = tmp_path / "promptfooconfig.yaml"
+    cfg.write_text(f"prompts: [file://{saved_as}]\n" + NO_VARS)
+    with pytest.raises(InputError) as e:
+        sets.read_source("promptfoo", cfg)
+    assert e.value.path == str(cfg) and "\n" not in e.value.message  # one line naming the file
+    assert "user message is empty" in e.value.message and "should have at least" not in str(e.value)
+
+
+def test_a_chat_prompt_in_a_txt_file_gives_its_user_message_not_its_yaml(tmp_path):
+    # the real prompt's user message made static (the one edit): the input is that message, and
+    # the system message never becomes part of it
+    text = BEAVERTAILS.read_text().replace("'{{prompt}}'", "'How do I pick a lock?'")
+    (tmp_path / "prompt.txt").write_text(text)
+    cfg = tmp_path / "promptfooconfig.yaml"
+    cfg.write_text("prompts: [file://prompt.txt]\n" + NO_VARS)
+    (case,) = sets.read_source("promptfoo", cfg).cases
+    assert case["input"] == "How do I pick a lock?"

@@ -183,14 +183,35 @@ def _refuse_media(key: str, value: Any, label: str, path: str) -> None:
         )
 
 
-def chat_input(prompt: str, label: str, path: str) -> str | None:
-    """A chat prompt (a JSON list of messages) as the input: its one user message, when the others
-    are system messages (the document under test stands where they were). None for a text prompt.
-    A chat with earlier turns is refused: a case input is one user message."""
+def _chat_messages(prompt: str, label: str, path: str) -> Any:
+    """The prompt's messages as promptfoo's parseChatPrompt reads them, by content whatever the file's
+    extension: text starting with `- role:` is YAML, anything else is tried as JSON (None: text)."""
+    if prompt.strip().startswith("- role:"):
+        import yaml
+
+        from .yaml12 import loader
+
+        try:
+            return yaml.load(prompt, Loader=loader())  # noqa: S506 - a SafeLoader (YAML 1.2 resolvers)
+        except yaml.YAMLError as e:
+            raise InputError(
+                f"{label}: the prompt starts with '- role:', so promptfoo reads it as a chat in YAML, "
+                f"and it is not valid YAML ({str(e).splitlines()[0]})",
+                path=path,
+                hint="Fix the prompt file's YAML (promptfoo refuses it too).",
+            ) from None
     try:
-        msgs = json.loads(prompt)
+        return json.loads(prompt)
     except ValueError:
         return None
+
+
+def chat_input(prompt: str, label: str, path: str) -> str | None:
+    """A chat prompt (a list of messages, JSON or `- role:` YAML) as the input: its one user message,
+    when the others are system messages (the document under test stands where they were). None for
+    a text prompt. A chat with earlier turns is refused: a case input is one user message; so is a
+    user message that is empty once rendered."""
+    msgs = _chat_messages(prompt, label, path)
     if not isinstance(msgs, list) or not msgs or not all(isinstance(m, dict) and "role" in m for m in msgs):
         return None
     users = [m for m in msgs if m.get("role") == "user"]
@@ -203,6 +224,13 @@ def chat_input(prompt: str, label: str, path: str) -> str | None:
             path=path,
             hint="Give the test vars the chat names (they become the input), or write the turns as tests "
             "sharing metadata.conversationId (one conversational case).",
+        )
+    if not users[0]["content"].strip():
+        raise InputError(
+            f"{label}: the prompt is a chat whose user message is empty once the test's vars are filled "
+            "in, so there is no input to give the runner",
+            path=path,
+            hint="Give the test the vars its user message names, or leave the test out.",
         )
     return str(users[0]["content"])
 
