@@ -264,8 +264,8 @@ def test_an_agent_cannot_change_a_var_behind_the_mcp_run_tool(tmp_path, var_set)
 
     from mcp import Client
 
-    from abeq.agents.bounds import Bounds
     from abeq.agents.server import build
+    from abeq.execution.bounds import Bounds
 
     project = tmp_path / "project"
     project.mkdir()

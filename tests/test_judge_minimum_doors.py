@@ -86,8 +86,8 @@ def gate(tmp_path, capsys, require, monkeypatch):
 def mcp(tmp_path, capsys, require):
     from mcp import Client
 
-    from abeq.agents.bounds import Bounds
     from abeq.agents.server import build
+    from abeq.execution.bounds import Bounds
 
     project = tmp_path / "project"
     shutil.copytree(EXAMPLE, project)

@@ -9,9 +9,9 @@ import shutil
 import pytest
 from conftest import EXAMPLE
 
-from abeq.agents.bounds import Bounds
 from abeq.agents.server import build
 from abeq.cli import main
+from abeq.execution.bounds import Bounds
 
 TOOLS = {
     "check_set",

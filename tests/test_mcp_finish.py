@@ -9,9 +9,9 @@ import threading
 
 from test_mcp import RUN, call, confirm, finished, project, session  # noqa: F401
 
-from abeq.agents.bounds import Bounds
 from abeq.agents.server import build
 from abeq.agents.tools import Tools
+from abeq.execution.bounds import Bounds
 
 
 def test_the_report_carries_what_the_cli_report_does_and_says_it_in_words(project, scripted_model):  # noqa: F811

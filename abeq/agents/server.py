@@ -22,9 +22,9 @@ from typing import Annotated, Any, cast
 from pydantic import Field
 
 from ..errors import AbeqError
+from ..execution.bounds import Bounds
 from ..execution.options import BY_NAME
 from . import results as R
-from .bounds import Bounds
 from .tools import PATHS, Tools
 
 RUN_SETTINGS = tuple(n for n in BY_NAME if BY_NAME[n].cli and not BY_NAME[n].grants)

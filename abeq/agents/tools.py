@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import AbeqError, InputError
+from ..execution.bounds import Bounds
 from ..vocab import CANCELLED, CANCELLING, EQUIVALENT, FAILED, FINISHED, INTERRUPTED, JUDGED, RUNNING
-from .bounds import Bounds
 from .results import (
     CheckSet,
     CompareResult,
@@ -235,13 +235,13 @@ class Tools:
         )
 
     def report(self, run_id: int, gate: str = "compress") -> RunReportResult:
+        from ..execution.bounds import check_option
         from ..models.spec import ModelSpec
         from ..mutation.report import model_caveats
         from ..results.reports.agreement import aa_rates, judge_calibration
         from ..results.reports.report import build_report, gate_result
         from ..results.store.mutations import mutation_line
         from ..schemas import ReportFile
-        from .bounds import check_option
 
         check_option("gate", gate)
         store = self._store()
@@ -426,9 +426,9 @@ class Tools:
             store.close()
 
     def export(self, run_id: int, format: str = "markdown", gate: str = "compress") -> ExportResult:
+        from ..execution.bounds import check_option
         from ..results.reports.exports import render
         from ..results.reports.report import build_report
-        from .bounds import check_option
 
         check_option("gate", gate)
         if format not in EXPORT_FORMATS:

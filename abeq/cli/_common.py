@@ -43,7 +43,7 @@ def db_arg(p: argparse.ArgumentParser) -> None:
 
 def bounds_args(p: argparse.ArgumentParser, who: str = "a tool call", default: str = "") -> None:
     """The options that bound what `who` may use: `abeq mcp`'s tool calls, the desk's signed-in
-    reviewers (one meaning and spelling for both; abeq.agents.bounds checks them)."""
+    reviewers (one meaning and spelling for both; abeq.execution.bounds checks them)."""
     p.add_argument(
         "--allow-model",
         action="append",

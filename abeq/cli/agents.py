@@ -56,7 +56,7 @@ def register(sub) -> None:
 
 
 def _bounds(args):
-    from ..agents.bounds import Bounds
+    from ..execution.bounds import Bounds
 
     return Bounds.started_in(
         models=tuple(args.allow_model),

@@ -5,7 +5,7 @@ model costs money, and the set's code runs on the server: these are the operator
 desk of one's own (nobody signs in, no --allow-* option) the person at the browser is the operator
 and chooses all of them, as before. Once people sign in (st.login, or a trusted proxy's header) a
 signed-in reviewer is not the operator: a run may use only what `abeq app` was started with, the
-options `abeq mcp` takes with the same meaning (abeq.agents.bounds, which checks them) plus
+options `abeq mcp` takes with the same meaning (abeq.execution.bounds, which checks them) plus
 --allow-trust-code. Giving any of those options bounds a desk of one's own as well.
 
 The check is made where the desk starts work (worker.start, worker.resume, the mutation test, the
@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import cast
 
-from ..agents.bounds import Bounds
 from ..errors import InputError
+from ..execution.bounds import Bounds
 from ..execution.options import GRANTS
 from ..execution.settings import RunSettings
 from ..vocab import RunnerModeName

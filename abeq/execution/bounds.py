@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..execution.options import BY_NAME, out_of_bounds
+from .options import BY_NAME, out_of_bounds
 
 DEFAULT_MODEL = "local/smollm2"  # what a run uses when no model is named (the embedded model)
 # model strings a refusal can offer for a pattern the person allowed (a pattern is not a name)
