@@ -50,7 +50,7 @@ from .results.store.store import Store, open_store
 from .schemas import TransferSet
 from .sets.confirmation import confirm_for_run, set_hash
 from .sets.coverage_report import CoverageReport
-from .sets.parse import load as load_set
+from .sets.reading import load as load_set
 from .skill_folder import differences
 from .vocab import FINISHED
 
@@ -276,6 +276,7 @@ def resume_run(
     store: Store | str | None = None,
     *,
     trust_code: bool = False,
+    unsandboxed: bool = False,
     check_env: tuple[str, ...] = (),
     runner_cmd: str | None = None,
     runner_env: tuple[str, ...] | None = None,
@@ -284,10 +285,11 @@ def resume_run(
     """Prepare an unfinished run (cancelled, interrupted, failed) again with its own stored settings:
     the same run continues, and nothing it finished is repeated. Refused for a run that finished,
     one still running in some process, or one whose settings cannot be rebuilt; nothing is written
-    when it is. `trust_code`/`check_env` are given again, never read from the database (a database
-    handed over must not grant them). A command run's stored command runs only when the caller gives
-    it again (`runner_cmd`, with the same `runner_env` names) or `trust_stored_command` (the user read
-    it): a database is data someone may have handed over, and its command would run as you."""
+    when it is. `trust_code`/`unsandboxed`/`check_env` are given again, never read from the database
+    (a database handed over must not grant them). A command run's stored command runs only when the
+    caller gives it again (`runner_cmd`, with the same `runner_env` names) or `trust_stored_command`
+    (the user read it): a database is data someone may have handed over, and its command would run
+    as you."""
     db = store if isinstance(store, Store) else open_store(store)
     run = db.log.run(run_id)
     if run is None:
@@ -305,7 +307,12 @@ def resume_run(
         raise InputError(f"run {run_id} was stored before abeq kept a run's settings", hint=hint_new)
     if settings.get("api_base_stripped"):
         raise InputError(f"run {run_id}'s API base held credentials, which abeq never stores", hint=hint_new)
-    cfg = replace(RunConfig.from_settings(settings), trust_code=trust_code, check_env=tuple(check_env))
+    cfg = replace(
+        RunConfig.from_settings(settings),
+        trust_code=trust_code,
+        unsandboxed=unsandboxed,
+        check_env=tuple(check_env),
+    )
     refused = stored_command_refusal(run_id, cfg.mode, runner_cmd, runner_env, trust_stored_command)
     if refused:
         raise InputError(refused[0], path=db.path, hint=refused[1])

@@ -24,12 +24,15 @@ from abeq.sets.coverage_report import CoverageReport
 # (config_key, sha256 of the stored settings' JSON) of the bundled example's run (original and
 # candidate-lossy) as abeq made them before RunSettings: a changed key would make users pay for
 # the teacher's runs again, and stored settings that read differently would not resume
+# The keys moved once since, on purpose: the equivalence judge's prompt went to v3 (issue 47), and a
+# run's key names its prompts (the runner's, and so the teacher's cache, did not change); the stored
+# settings read as before.
 BEFORE = {
-    "default": ("4f1b3aebd8517d01b1907d13667ec117c6675ec751abdc533ea8b5053e990f64", "d726e76895de63c9"),
-    "scripted": ("f2fa65180431733fe6830d2c75b0c0418e8796abcbd18e7761df0a289622f662", "831d80d6b5a22756"),
-    "tools": ("3af56f57d4c1895621e26505d683ea9c180bc4e2c4600474f6b3d29811084e84", "b93a7889945cbe5a"),
-    "command": ("ff6b22173891cfe1192ba894e9a73728c94fff440f45f1c6e9800549313849b3", "f86353923b79f4fd"),
-    "hosted": ("82861f79a710af41e20cbf22761fa78968d28b41e5a4edde5c6441d15de71454", "37ace95f792cdf9e"),
+    "default": ("0bac75da87023b049ad6c393ceda2278d959b921f92f27152b224d46fd879ea9", "d726e76895de63c9"),
+    "scripted": ("b1bba55b3fa3ecce074b19d5118df63969cba5ee950917ef11bac9ad9f876078", "831d80d6b5a22756"),
+    "tools": ("8e614bb408a1ab580de864d436290ddbd643645a77b91dcad83a8c97f0bfb2d8", "b93a7889945cbe5a"),
+    "command": ("ad912db9363caba5e0d5af48512b18f5e4e199308a6dc3499de2a7dd0b2695d9", "f86353923b79f4fd"),
+    "hosted": ("fd9f245b85d6e742acc781bb69a6bac7ef6183116e3d615294899faf2d9e8a08", "37ace95f792cdf9e"),
 }
 SETTINGS = {
     "default": RunSettings(),

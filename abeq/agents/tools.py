@@ -17,7 +17,17 @@ from typing import Any
 
 from ..errors import AbeqError, InputError
 from ..execution.bounds import Bounds
-from ..vocab import CANCELLED, CANCELLING, EQUIVALENT, FAILED, FINISHED, INTERRUPTED, JUDGED, RUNNING
+from ..vocab import (
+    CANCELLED,
+    CANCELLING,
+    CASE_ERROR,
+    EQUIVALENT,
+    FAILED,
+    FINISHED,
+    INTERRUPTED,
+    JUDGED,
+    RUNNING,
+)
 from .results import (
     CheckSet,
     CompareResult,
@@ -212,7 +222,7 @@ class Tools:
         status = run["status"] if not alive or run["status"] != FINISHED else RUNNING
         error = bg.error if bg else None
         next_step = None
-        failed = [r for r in rows if r.status == "error"]
+        failed = [r for r in rows if r.status == CASE_ERROR]
         if status == FINISHED and rows and not done and failed:
             # every case errored: not a finished run with nothing lost, a failed one
             status, error = (
@@ -333,7 +343,7 @@ class Tools:
             stored = prep.stored()
             if stored is not None:
                 return MutationStarted(
-                    status="finished",
+                    status=FINISHED,
                     mutation_id=int(stored.report.get("id") or 0),
                     mutants=len(prep.mutants),
                     message="an identical mutation test already finished: its report, no call made",

@@ -12,7 +12,7 @@ from typing import Any
 from ..results.reports.history import per_round, round_reviews
 from ..results.store.store import Store
 from ..timestamps import local
-from ..vocab import EQUIVALENT
+from ..vocab import DIVERGED, EQUIVALENT, REGRESSED
 from . import links
 from .render import md
 
@@ -63,8 +63,8 @@ COLUMNS = [
     ("candidate", "candidate", "The candidate document"),
     ("started", "started", "When the run started, local time"),
     (EQUIVALENT, "equiv.", EQUIVALENT),
-    ("diverged", "div.", "candidate-diverged"),
-    ("regressed", "regr.", "candidate-regressed"),
+    ("diverged", "div.", DIVERGED),
+    ("regressed", "regr.", REGRESSED),
     ("errored", "err.", "errored: no verdict"),
     ("pass", "pass", "✓ the run passed its gate; ✗ it failed"),
 ]

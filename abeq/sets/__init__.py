@@ -25,11 +25,12 @@ if TYPE_CHECKING:
     from .formats import parse_located, parse_text
     from .imported import Imported, import_set, read_source
     from .importers import FORMATS
-    from .parse import MAX_SET_BYTES, dump, format_of, from_obj, load, load_text
+    from .parse import MAX_SET_BYTES, dump, format_of, from_obj
+    from .reading import load, load_text
 
 _EXPORTS = {
-    "load": "parse",
-    "load_text": "parse",
+    "load": "reading",
+    "load_text": "reading",
     "from_obj": "parse",
     "dump": "parse",
     "format_of": "parse",

@@ -133,35 +133,6 @@ def detect_format(name: str, text: str) -> str:
 _EVAL_KEYS = {"prompt", "expectations", "assertions", "expected_output"}
 
 
-def foreign_kind(name: str, text: str) -> tuple[str, str] | None:
-    """What another tool's file is and the `abeq import-set` command that reads it, for a file given
-    where an abeq set was expected (check-set, run); None when no importer takes it."""
-    from .datasets import dataset_kind
-    from .parse import format_of
-    from .skill_creator import trigger_items
-
-    importer = detect_format(name, text)
-    if importer not in BY_NAME:
-        return None
-    data = _peek(text, format_of(name))
-    base = Path(name).name
-    command = f"abeq import-set --from {importer} {base} --out set.json"
-    if importer == "skill-creator":
-        if trigger_items(data) is not None:
-            return "a skill trigger eval (queries with should_trigger)", command + " --trigger-queries"
-        return "skill-creator evals (evals.json: prompts with expectations)", command
-    if importer == "promptfoo":
-        config = isinstance(data, dict) and any(k in data for k in ("prompts", "providers", "targets"))
-        what = (
-            "a promptfoo config"
-            if config or base.lower().startswith("promptfooconfig")
-            else "promptfoo tests"
-        )
-        return what, command
-    kind = dataset_kind(data if isinstance(data, list) else [])
-    return (f"{kind.title} ({kind.columns})" if kind else "dataset rows with reference answers"), command
-
-
 def looks_like_evals(rows: object) -> bool:
     """Rows that are skill-creator evals (a `prompt` with its checks), not abeq cases (an `input`):
     skill-creator's own reader takes a bare list of evals as readily as {"evals": [...]}."""

@@ -124,23 +124,8 @@ def load_text(text: str, name: str) -> TransferSet:
 
 
 def _parse(text: str, name: str, base: Path | None) -> TransferSet:
-    try:
-        data, labels = parse_located(text, format_of(name), name, aliases=False)
-        ts = from_obj(data, name, labels)
-    except InputError:
-        # another tool's file (a promptfoo config, evals.json, goldens…) is named with the command
-        # that reads it, not left as "missing the 'cases' list" or a list of missing fields
-        from .imported import foreign_kind
-
-        if (foreign := foreign_kind(name, text)) is None:
-            raise
-        what, command = foreign
-        raise InputError(
-            f"this file holds {what}, not an abeq transfer set",
-            path=name,
-            hint=f"Import it first: `{command}`, then use set.json as the transfer set.",
-        ) from None
-    return resolve(ts, base, name)
+    data, labels = parse_located(text, format_of(name), name, aliases=False)
+    return resolve(from_obj(data, name, labels), base, name)
 
 
 def dump(ts: TransferSet) -> str:
