@@ -51,34 +51,13 @@ def subset(per_category: int | None):
     return suite.model_copy(update={"name": f"{suite.name} ({per_category} per category)", "pairs": keep})
 
 
-def _line_diff_judge(model, messages, schema):
-    """The line-diff rule (abeq.models.baseline.line_diff) answering as a judge over HTTP."""
-    from abeq.models.baseline import line_diff
-    from abeq.prompts import read_data_blocks
-
-    blocks = read_data_blocks(messages[-1]["content"])
-    if "original_run" not in blocks:
-        return None
-    runs = [json.loads(blocks[n]) for n in ("original_run", "candidate_run")]
-    verdict, why = line_diff(runs[0]["transcript"], runs[1]["transcript"])
-    return json.dumps(
-        {
-            "verdict": verdict,
-            "behaviour_delta": why,
-            "original_directness": 4,
-            "candidate_directness": 4,
-            "interpretation_notes": "line diff",
-        }
-    )
-
-
 def measure(judge: str, samples: int, per_category: int | None, db: str | None) -> dict:
     if judge == "loopback/line-diff":
         from abeq.models import scripted
         from abeq.models.spec import ModelSpec
-        from abeq.testing.loopback import LoopbackServer
+        from abeq.testing.loopback import LoopbackServer, line_diff_judge
 
-        scripted.model("linediff").handler = _line_diff_judge
+        scripted.model("linediff").handler = line_diff_judge
         with LoopbackServer() as srv:
             spec = ModelSpec(name="openai/linediff", api_base=srv.url)
             return {**_measure(spec, samples, per_category, db), "judge": judge}

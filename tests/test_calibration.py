@@ -13,7 +13,7 @@ from abeq.calibration.metrics import wilson
 from abeq.calibration.suite import BUILT_CATEGORIES, CATEGORY_LABELS, load_suite
 from abeq.cli import main
 from abeq.models import scripted
-from abeq.testing.loopback import LoopbackServer
+from abeq.testing.loopback import LoopbackServer, line_diff_judge
 from abeq.untrusted import md_escape
 from abeq.vocab import DIVERGED, EQUIVALENT, REGRESSED
 
@@ -404,31 +404,10 @@ def test_reviewed_cases_measure_another_candidate_judge(tmp_path, store, example
     assert r["judge_model"] == "openai/scripted" and r["accuracy"] == 0.25 and r["regression_recall"] == 0.0
 
 
-def _line_diff_judge(model, messages, schema):
-    """The issue's 20-line rule that reads no behaviour, answering as a judge over HTTP."""
-    from abeq.models.baseline import line_diff
-    from abeq.prompts import read_data_blocks
-
-    blocks = read_data_blocks(messages[-1]["content"])
-    if "original_run" not in blocks:
-        return None
-    runs = [json.loads(blocks[n]) for n in ("original_run", "candidate_run")]
-    verdict, why = line_diff(runs[0]["transcript"], runs[1]["transcript"])
-    return json.dumps(
-        {
-            "verdict": verdict,
-            "behaviour_delta": why,
-            "original_directness": 4,
-            "candidate_directness": 4,
-            "interpretation_notes": "line diff",
-        }
-    )
-
-
 def test_a_rule_that_reads_no_behaviour_is_not_trusted(tmp_path, capsys):
     """The line-diff rule served as an OpenAI-compatible judge scored 96% on the suite before this
     one; here it scores at most 65%, and `abeq calibrate` ends by saying it is not to be trusted."""
-    scripted.model("linediff").handler = _line_diff_judge
+    scripted.model("linediff").handler = line_diff_judge
     out = tmp_path / "cal.json"
     with LoopbackServer() as srv:
         args = [

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import functools
-import subprocess
 import threading
 import time
 import uuid
@@ -217,17 +216,9 @@ def default_reviewer() -> str:
     login name of this computer's account ('' when neither can be read)."""
     import getpass
 
-    try:
-        out = subprocess.run(
-            ["git", "config", "user.name"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            stdin=subprocess.DEVNULL,
-        )
-        name = out.stdout.strip() if out.returncode == 0 else ""
-    except (OSError, subprocess.SubprocessError):
-        name = ""
+    from ..sets.confirmation import git_user
+
+    name = git_user()
     if not name:
         try:
             name = getpass.getuser()

@@ -309,3 +309,26 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def line_diff_judge(model, messages, schema):
+    """A scripted judge's handler that answers with the line-diff rule (abeq.models.baseline.line_diff):
+    the cheap rule that reads no behaviour, served as an OpenAI-compatible judge through this server
+    (bench_calibration and the calibration test measure it like any judge). None for other calls."""
+    from ..models.baseline import line_diff
+    from ..prompts import read_data_blocks
+
+    blocks = read_data_blocks(messages[-1]["content"])
+    if "original_run" not in blocks:
+        return None
+    runs = [json.loads(blocks[n]) for n in ("original_run", "candidate_run")]
+    verdict, why = line_diff(runs[0]["transcript"], runs[1]["transcript"])
+    return json.dumps(
+        {
+            "verdict": verdict,
+            "behaviour_delta": why,
+            "original_directness": 4,
+            "candidate_directness": 4,
+            "interpretation_notes": "line diff",
+        }
+    )
