@@ -183,7 +183,6 @@ class Tools:
         )
 
     def _work(self, prepared, run_id: int, on_progress) -> None:
-        store = self._store()
         bg = self.runs[run_id]
 
         def progress(p: dict) -> None:
@@ -191,9 +190,15 @@ class Tools:
             if on_progress is not None:
                 on_progress(run_id, p)
 
+        self._in_background(bg, lambda store: prepared.run(on_progress=progress, store=store))
+
+    def _in_background(self, bg: Background, work: Callable[[Any], Any]) -> None:
+        """`work(store)` on a connection of this thread's own; its error kept on `bg` (the thread has
+        no caller: run_status and mutate_status say it)."""
+        store = self._store()
         try:
-            prepared.run(on_progress=progress, store=store)
-        except Exception as e:  # the thread has no caller: the error is kept for run_status
+            work(store)
+        except Exception as e:
             bg.error = e.render() if isinstance(e, AbeqError) else f"{type(e).__name__}: {e}"
         finally:
             store.close()
@@ -376,14 +381,7 @@ class Tools:
         )
 
     def _mutate(self, prep, mid: int) -> None:
-        store = self._store()
-        bg = self.mutations[mid]
-        try:
-            prep.run(store=store, mutation_id=mid)
-        except Exception as e:  # the thread has no caller: the error is kept for mutate_status
-            bg.error = e.render() if isinstance(e, AbeqError) else f"{type(e).__name__}: {e}"
-        finally:
-            store.close()
+        self._in_background(self.mutations[mid], lambda store: prep.run(store=store, mutation_id=mid))
 
     def mutate_status(self, mutation_id: int) -> MutationStatus:
         from ..mutation.report import MutationReport
