@@ -40,7 +40,10 @@ def load_text(text: str, name: str) -> TransferSet:
 
 
 def _foreign(name: str, text: str) -> InputError | None:
-    found = foreign_kind(name, text)
+    try:
+        found = foreign_kind(name, text)
+    except (RecursionError, ValueError, InputError):  # a file too deep or broken to say what it is
+        return None
     if found is None:
         return None
     what, command = found

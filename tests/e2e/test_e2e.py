@@ -39,13 +39,18 @@ def test_confirm_run_and_override_in_the_browser(page, tmp_path):
         screenshot(page, ARTIFACTS / "run.png")
 
         nav(page, "Review")
+        # the name first, as a person would: it sits in the sidebar, outside the Review form, and
+        # committing it reruns the page (a click on Save override during that rerun could be lost)
+        name = page.get_by_label("Reviewer")
+        name.fill("e2e")
+        name.press("Enter")
+        settle(page)
         verdict = page.get_by_label("Verdict")  # a combobox: type to filter, then pick the option
         verdict.click()
         verdict.fill("equivalent")
         verdict.press("ArrowDown")
         verdict.press("Enter")
         page.get_by_label("Reason (required to override").fill("Checked by hand: the ticket-id rule is kept.")
-        page.get_by_label("Reviewer").fill("e2e")
         page.get_by_role("button", name="Save override").click()
         page.get_by_text("Override saved").wait_for()
         page.get_by_text("verdict(s) overridden by a reviewer").wait_for()
