@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -282,7 +283,7 @@ def _bwrap_binds() -> list[str]:
     return out + ["--proc", "/proc", "--dev", "/dev"]
 
 
-def _limits() -> None:
+def _limits(nproc_cap: int, drop: bool) -> None:
     """In the child before it runs the script: limits on CPU, memory, file size and processes; as
     root outside bubblewrap, the switch to NOBODY; and death with abeq (a killed abeq leaves no
     script behind). Only system calls here: the parent may have other threads."""
@@ -296,9 +297,9 @@ def _limits() -> None:
         cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(res, (cap, cap))
     soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
-    cap = _NPROC_CAP if hard == resource.RLIM_INFINITY else min(_NPROC_CAP, hard)
+    cap = nproc_cap if hard == resource.RLIM_INFINITY else min(nproc_cap, hard)
     resource.setrlimit(resource.RLIMIT_NPROC, (cap, cap))
-    if _DROP:
+    if drop:
         os.setgroups([])
         os.setgid(NOBODY)
         os.setuid(NOBODY)
@@ -330,8 +331,12 @@ def _user_tasks(uid: int) -> int:
     return n
 
 
-_NPROC_CAP = 0  # set before each script: its user's tasks then, plus MORE_PROCESSES
-_DROP = False  # set before each script: the child switches to NOBODY itself (root, no bubblewrap)
+@functools.lru_cache(maxsize=2)
+def _nproc_cap(uid: int) -> int:
+    """RLIMIT_NPROC for scripts run as `uid`: its tasks when the first script starts, plus
+    MORE_PROCESSES (counted once: a walk of /proc per script is work for nothing)."""
+    return _user_tasks(uid) + MORE_PROCESSES
+
 
 # the first thing a script's interpreter does as root inside bubblewrap: become NOBODY (with the two
 # capabilities bubblewrap lends it, which go with the switch)
@@ -354,14 +359,14 @@ def run(
     file the importer read in; without it `code` is an inline function body. It runs in a folder of
     its own with a reduced environment and limits, inside bubblewrap (Sandbox); without one only when
     the person said --unsandboxed. Raises ScriptError."""
-    global _NPROC_CAP, _DROP
     sandbox = sandbox or Sandbox()
     bwrap = _bwrap() if sandbox.use_bwrap else ""
     if not bwrap and not sandbox.unsandboxed:
         why = no_sandbox() if sandbox.use_bwrap else "bubblewrap is off"
         raise ScriptError(f"was not run: {why}, and it runs only in a sandbox unless --unsandboxed is given")
-    _DROP = _as_root() and not bwrap
-    _NPROC_CAP = _user_tasks(NOBODY if _as_root() else os.getuid()) + MORE_PROCESSES
+    # as root outside bubblewrap the child switches to NOBODY itself (inside, the script does)
+    drop = _as_root() and not bwrap
+    limits = functools.partial(_limits, _nproc_cap(NOBODY if _as_root() else os.getuid()), drop)
     job: dict[str, Any] = {"code": code, "output": output, "context": context, "mark": _MARK, "file": ""}
     if script:
         source = str(script.get("source", ""))
@@ -382,15 +387,16 @@ def run(
             work, home, watch = os.path.join(tmp, "work"), os.path.join(tmp, "home"), tmp
             for d in (work, home):
                 os.mkdir(d)
-                if _DROP:
+                if drop:
                     os.chown(d, NOBODY, NOBODY)
-            if _DROP:
+            if drop:
                 os.chmod(tmp, 0o711)
         done = _communicate(
             argv,
             json.dumps(job, ensure_ascii=False),
             None if bwrap else work,
             script_env(sandbox, home),
+            limits,
             watch,
         )
     stdout, stderr = (redact(x) for x in done)
@@ -420,7 +426,12 @@ def _folder_bytes(folder: str) -> int:
 
 
 def _communicate(
-    argv: list[str], stdin: str, cwd: str | None, env: dict[str, str], watch: str = ""
+    argv: list[str],
+    stdin: str,
+    cwd: str | None,
+    env: dict[str, str],
+    limits: Callable[[], None],
+    watch: str = "",
 ) -> tuple[str, str]:
     """Run the script to its end or its time limit; on the limit, or past DISK_BYTES written into
     `watch` (outside bubblewrap, whose tmpfs holds the total itself), its whole process group is
@@ -437,7 +448,7 @@ def _communicate(
             cwd=cwd,
             env={**env, RUN_MARK: token},
             start_new_session=True,  # its own process group, killed whole at the end
-            preexec_fn=_limits,
+            preexec_fn=limits,  # _limits with this script's cap and uid (no state shared by threads)
         )
     except OSError as e:
         raise ScriptError(f"could not start {argv[0]}: {e}") from None
