@@ -133,6 +133,8 @@ class Tools:
         settings = self.bounds.settings(
             {k: v for k, v in args.items() if k not in PATHS}, "the run tool's arguments"
         )
+        doc = load_document(p["original"], "original")
+        ts = sets.load(p["transfer_set"])
         key = json.dumps(args, sort_keys=True, default=str)
         live = self.started.get(key)
         if live is not None and (bg := self.runs.get(live)) is not None and bg.thread.is_alive():
@@ -140,12 +142,10 @@ class Tools:
             return RunStarted(
                 status="started",
                 run_id=live,
-                cases=len(bg.progress.get("cases") or []) or int(bg.progress.get("total") or 0),
+                cases=len(ts.cases),
                 message=f"run {live} is already running with these arguments; read it with run_status "
                 "and report (no second run started)",
             )
-        doc = load_document(p["original"], "original")
-        ts = sets.load(p["transfer_set"])
         if sets.confirmation_problem(ts, doc.hash):
             check = self._check(doc, ts, args["original"], args["transfer_set"], settings.allow_thin)
             return RunStarted(
