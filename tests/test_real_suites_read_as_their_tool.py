@@ -153,3 +153,37 @@ def test_a_chat_prompt_in_a_txt_file_gives_its_user_message_not_its_yaml(tmp_pat
     cfg.write_text("prompts: [file://prompt.txt]\n" + NO_VARS)
     (case,) = sets.read_source("promptfoo", cfg).cases
     assert case["input"] == "How do I pick a lock?"
+
+
+# ---------------------------------------------------------------- 4. a reference column over a label
+DATASETS = REAL / "datasets"
+AGENT_EVALS = DATASETS / "ragas" / "agent_evals__test_dataset.csv"  # question, answer (a real Ragas set)
+
+
+def _with_label(tmp_path: Path, name: str) -> Path:
+    # the real rows with a grader's label beside each answer (the shape the issue met: question,
+    # answer, label "correct"); no public file of that shape with a licence was found
+    lines = AGENT_EVALS.read_bytes().decode().split("\r\n")
+    out = [lines[0] + ",label"] + [ln + ",correct" for ln in lines[1:] if ln]
+    f = tmp_path / name
+    f.write_bytes(("\r\n".join(out) + "\r\n").encode())
+    return f
+
+
+def test_an_answer_column_is_the_reference_and_the_label_goes_to_metadata(tmp_path):
+    imp = sets.read_source("dataset", _with_label(tmp_path, "qa.csv"))
+    first = imp.cases[0]
+    assert first["input"] == "15 - 3 / 4"
+    (check,) = first["assertions"]
+    assert check["value"] == "14.25" and check["options"]["reference_field"] == "answer"
+    assert first["metadata"] == {"label": "correct"}
+    # one line says which column became the reference and which went to metadata
+    said = [w for w in imp.warnings if "'answer'" in w and "'label'" in w]
+    assert len(said) == 1 and "reference" in said[0] and "metadata" in said[0]
+
+
+def test_the_real_question_answer_rows_import_with_the_answer_as_reference():
+    imp = sets.read_source("dataset", AGENT_EVALS)
+    assert len(imp.cases) == 7
+    assert [c["assertions"][0]["value"] for c in imp.cases][:2] == ["14.25", "20.0"]
+    assert all("metadata" not in c for c in imp.cases)

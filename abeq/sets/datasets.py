@@ -14,8 +14,10 @@ a reference answer is never input, it becomes a check the judge grades on both a
 - LangSmith exports (`inputs` + `outputs`, mappings): `inputs` (one value, or `name: value` lines);
   each `outputs` value is a factuality check.
 - Other rows with an input column (`input`, `question`, `query`, `text`, …) beside a reference column
-  (`expected_output`, `answer`, `label`, `grading_notes`, …): that column; the reference (`label`: the
-  label the output gives; `grading_notes`/`rubric`: a rubric; else factuality).
+  (`expected_output`, `answer`, `grading_notes`, …, and last `label`): that column; the reference
+  (`grading_notes`/`rubric`: a rubric; `label`, only when no other reference column is there: the
+  label the output gives; else factuality). The first warning names the column that became the
+  reference and any other such column that went to metadata.
 
 Every other field goes to the case's metadata, named in a warning: recorded outputs (`actual_output`,
 `response`), retrieved contexts, Inspect's `files`/`sandbox`/`setup` (which abeq does not provide).
@@ -44,12 +46,12 @@ REFERENCE_NAMES = (
     "ground_truth",
     "ideal",
     "target",
-    "label",
     "gold",
     "answer",
     "correct_answer",
     "grading_notes",
     "rubric",
+    "label",  # last: a grader's label ("correct") beside an answer is about the answer, not the reference
 )
 _RUBRIC_COLUMNS = ("grading_notes", "rubric")
 _ABEQ_KEYS = {"type", "expectations", "assertions", "exercises_sections", "status", "gate_responses"}
@@ -190,9 +192,16 @@ def read_dataset(path: str, text: str) -> Imported:
             case["type"] = ctype
         cases.append(case)
         labels.append(label)
+    keys = set().union(*rows)
+    passed_over = [c for c in REFERENCE_NAMES if c in keys and c not in (kind.input, kind.reference)]
     warnings = [
         f"read as {kind.title} ({kind.columns}): '{kind.input}' is the input, '{kind.reference}' a check "
-        "(never part of the input)"
+        "(the reference; never part of the input)"
+        + (
+            f"; {', '.join(repr(c) for c in passed_over)} went to metadata, not the reference"
+            if passed_over
+            else ""
+        )
     ]
     if "system_messages" in kept:
         warnings.append(
