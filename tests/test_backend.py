@@ -1,4 +1,4 @@
-"""The store's interfaces (abeq/results/store/backend.py): the sqlite store is its parts, each implementing
+"""The store's interfaces (abeq/results/store/backend.py): the store is its parts, each implementing
 one interface; callers reach the parts, never SQL; the engine runs against whatever ResultCache it
 is given."""
 
@@ -12,7 +12,7 @@ from abeq.results.store import backend
 from abeq.results.store.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
-# the store's backend: the only modules that may speak SQL (a second engine adds its own)
+# the store: the only modules that may speak SQL
 BACKEND = {
     f"abeq/results/store/{m}.py"
     for m in (
@@ -26,7 +26,7 @@ BACKEND = {
         "calibrations",
         "mutations",
         "assignments",
-        "postgres",  # the second backend (a team's PostgreSQL)
+        "postgres",  # the PostgreSQL connection (a team's store)
         "copy",  # `abeq db copy`: every table, from one backend to the other
         "merge",  # `abeq db merge`: shards' stores into one
     )
@@ -128,7 +128,7 @@ def test_the_sql_check_finds_each_way_of_issuing_sql(tmp_path):
     assert sorted({f.split(":")[0] for f in found}) == ["a.py", "b.py", "c.py", "d.py", "e.py"]
 
 
-def test_each_part_of_the_sqlite_store_implements_its_interface(store):
+def test_each_part_of_the_store_implements_its_interface(store):
     for name, protocol in PARTS.items():
         assert isinstance(getattr(store, name), protocol), name
     assert set(backend.Backend.__annotations__) == {"path", *PARTS}
@@ -143,8 +143,8 @@ def test_the_store_has_no_forwarding_methods():
     assert own == {"close"}
 
 
-def test_the_interfaces_name_every_public_method_of_the_sqlite_parts(store):
-    """What a second backend implements is all a caller can reach: no sqlite part offers a method
+def test_the_interfaces_name_every_public_method_of_the_sql_parts(store):
+    """What an interface lists is all a caller can reach: no part offers a method
     its interface does not list (mypy holds the signatures: the parts are typed by them)."""
     for name, protocol in PARTS.items():
         part = type(getattr(store, name))
@@ -224,3 +224,30 @@ def test_the_engine_caches_in_the_result_cache_it_is_given(store, example, scrip
     assert len(cache.puts) == 21  # the rerun is served by the spy
     assert store.log.call_stats(run_id)["cached"] == 21 and store.log.call_stats(run_id)["made"] == 0
     assert made == 21
+
+
+PART_MODULES = ("inputs", "runlog", "cached", "ledger", "calibrations", "mutations", "assignments")
+
+
+def test_the_parts_ask_their_connection_only_what_sql_connection_lists():
+    """The `Sql*` parts run unchanged over sqlite and PostgreSQL: what differs is the connection's to
+    offer, so a part reads nothing of it beyond the seam, and nothing that says which database it
+    is (runlog.py once branched on `sql.dialect`)."""
+    from abeq.results.store.connection import Connection, SqlConnection
+    from abeq.results.store.postgres import PgConnection
+
+    seam = {n for n in dir(SqlConnection) if not n.startswith("_")} | set(SqlConnection.__annotations__)
+    asked: dict[str, set[str]] = {}
+    for m in PART_MODULES:
+        tree = ast.parse((ROOT / "abeq/results/store" / f"{m}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and (
+                (isinstance(node.value, ast.Name) and node.value.id == "sql")
+                or (isinstance(node.value, ast.Attribute) and node.value.attr == "sql")
+            ):
+                asked.setdefault(node.attr, set()).add(m)
+    assert "one" in asked and "insert" in asked  # the walk finds what the parts ask
+    assert {a: ms for a, ms in asked.items() if a not in seam} == {}
+    assert not {a for a in seam if "dialect" in a or "sqlite" in a or "postgres" in a}
+    for conn in (Connection, PgConnection):  # each member a class offers (path and the error: set on open)
+        assert {n for n in seam if not hasattr(conn, n)} <= {"path", "IntegrityError"}, conn.__name__

@@ -1,6 +1,6 @@
-"""The store: its interfaces (backend.py), the sqlite and PostgreSQL backends and their parts (ledger,
-cache, inputs, run log, calibrations, mutations, reviews, assignments), migrations, and
-`abeq db copy`/`merge`.
+"""The store: its interfaces (backend.py), the parts that implement them in SQL (ledger, cache,
+inputs, run log, calibrations, mutations, assignments) over a sqlite or PostgreSQL connection,
+migrations, and `abeq db copy`/`merge`.
 `Store` and `open_store` are read here too, as the reference names them (abeq.results.store), and
 loaded on first use: importing a light part (rows, backend) must not load sqlite_utils, which loads
 pandas, numpy and pyarrow when they are installed — the gate's "nothing changed" path and

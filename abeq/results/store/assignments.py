@@ -11,7 +11,7 @@ from .connection import SqlConnection
 from .rows import AssignmentRow
 
 
-class SqliteAssignments:
+class SqlAssignments:
     """Case assignments over the store's one connection (on either backend)."""
 
     def __init__(self, sql: SqlConnection):

@@ -1,4 +1,4 @@
-"""The interfaces a store backend implements; sqlite (store.py) is the one abeq ships.
+"""The interfaces of a store's parts, and `Backend`, the store that has them all.
 
 A store is its parts, and callers reach each part by its name: `store.inputs` (documents, transfer
 sets, reviews), `store.log` (runs, their cases, calls and checks), `store.cache` (model results by
@@ -8,9 +8,17 @@ a Protocol below, and `Backend` says which parts a store has. The engine needs t
 a run goes on: a `ResultCache` and a `RunLog`.
 
 Every part returns and takes the typed rows of rows.py, a row written in the type it is read in.
-No module outside a backend issues SQL (tests/test_backend.py holds it), so a second backend
-(PostgreSQL, for a team sharing one store) is a module of its own whose classes implement these
-Protocols over its own connection, and `Store` is not a facade: it has no method of its own that
+
+What abeq ships is one implementation of each Protocol, the `Sql*` part classes (inputs.py,
+runlog.py, cached.py, ledger.py, calibrations.py, mutations.py, assignments.py), and two
+connections they run over: sqlite's (connection.Connection, a file) and PostgreSQL's
+(postgres.PgConnection, a team's server). The parts' SQL is written once, in the subset both
+speak; what differs between the two databases is the connection's to bridge (its parameters, an
+upsert, the id of a new row, a row's version, a lock other processes wait on), behind the methods
+and attributes connection.SqlConnection lists, so no part asks which database it is on. Another
+database is another connection of those methods; another kind of store (not SQL) would implement
+these Protocols with classes of its own. No module outside the store issues SQL
+(tests/test_backend.py holds it), and `Store` is not a facade: it has no method of its own that
 hands a call on to a part (the same test holds that too).
 """
 

@@ -12,7 +12,7 @@ from .liveness import holds_claim
 from .rows import GradingRow, JudgedVerdict, JudgementRow, RunnerResultRow
 
 
-class SqliteResultCache:
+class SqlResultCache:
     """Cached model results over the store's one connection: implements backend.ResultCache."""
 
     def __init__(self, sql: SqlConnection):

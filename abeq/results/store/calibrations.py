@@ -10,7 +10,7 @@ from .connection import SqlConnection
 from .rows import CalibrationRow
 
 
-class SqliteCalibrations:
+class SqlCalibrations:
     """Calibrations over the store's one connection: implements backend.Calibrations."""
 
     def __init__(self, sql: SqlConnection):

@@ -1,6 +1,16 @@
-"""The one sqlite connection a store's parts share: opened, migrated, and written one short
-transaction at a time (or a few writes that belong together in one: `batch`). A connection belongs
-to one thread (open one per thread); WAL lets readers and a writer work at once."""
+"""The connection a store's parts share, and sqlite's: opened, migrated, and written one short
+transaction at a time (or a few writes that belong together in one: `batch`).
+
+`SqlConnection` is the seam between the parts and a database. The parts (the `Sql*` classes) write
+their SQL once, with sqlite's `?` parameters, in what sqlite and PostgreSQL both speak; whatever
+depends on the dialect is the connection's: binding parameters, an upsert or an insert that leaves
+an existing row (`insert(replace=, ignore=)`), the id of the row inserted, a row's version
+(`row_version`), a lock that other processes' writers wait on (`exclusive`), ids that continue after
+copied rows (`ids_follow`), and whether a call is a round trip to a server (`remote`). sqlite's is
+`Connection` below; postgres.PgConnection is PostgreSQL's.
+
+A sqlite connection belongs to one thread (open one per thread); WAL lets readers and a writer work
+at once."""
 
 from __future__ import annotations
 
@@ -33,11 +43,15 @@ def _create_private(path: str) -> None:
 
 
 class SqlConnection(Protocol):
-    """What a store's parts ask of a connection: sqlite's Connection below or postgres.PgConnection."""
+    """What a store's parts ask of a connection: sqlite's Connection below or postgres.PgConnection.
+    A part asks nothing else, and never which database it is on."""
 
     path: str
-    dialect: str
     IntegrityError: type[Exception]
+    remote: bool
+    """A call is a round trip to a server (the engine makes the run log's off its event loop)."""
+    row_version: str
+    """An SQL expression, within a query over one table, that changes whenever a row is written."""
 
     def one(self, sql: str, params: Iterable = ()) -> dict[str, Any] | None: ...
 
@@ -71,8 +85,9 @@ class Connection:
     `tx`, `batch`, `exclusive`), never the sqlite module: postgres.py's PgConnection offers the same
     ones over a PostgreSQL server, so each part's SQL runs on both."""
 
-    dialect = "sqlite"
     IntegrityError: type[Exception] = sqlite3.IntegrityError
+    remote = False  # a file in this process
+    row_version = "rowid"  # an INSERT OR REPLACE writes a new row, with a new rowid
 
     def __init__(self, path: str, *, memory: bool = False, shared: bool | None = None):
         self.path = path

@@ -1,4 +1,4 @@
-"""The inputs part of the sqlite store: what a person brings to a run. Documents (a skill with its
+"""The inputs part of the store: what a person brings to a run. Documents (a skill with its
 folder's other files), transfer sets (with their confirmation and their cases' workspace files) and
 the named reviews that bind an original and a set; implements backend.Inputs."""
 
@@ -18,7 +18,7 @@ from .connection import SqlConnection
 from .rows import DocumentRow, ReviewRow, SetConfirmation
 
 
-class SqliteInputs:
+class SqlInputs:
     """Documents, transfer sets, workspaces and reviews over the store's one connection."""
 
     def __init__(self, sql: SqlConnection):

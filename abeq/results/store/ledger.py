@@ -1,4 +1,4 @@
-"""The ledger part of the sqlite store: what reviewers said about the judge's verdicts (overrides and
+"""The ledger part of the store: what reviewers said about the judge's verdicts (overrides and
 agreements, the latest per case in effect, the older ones kept as the audit trail), and the sums the
 judge-trust figures read; implements backend.Ledger."""
 
@@ -13,7 +13,7 @@ from .connection import SqlConnection
 from .rows import OverrideRow
 
 
-class SqliteLedger:
+class SqlLedger:
     """Reviewer actions and the trust sums over the store's one connection (writes hold its lock)."""
 
     def __init__(self, sql: SqlConnection):

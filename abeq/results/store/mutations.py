@@ -11,7 +11,7 @@ from ...vocab import AA_NOISY, FINISHED, RUNNING
 from .connection import SqlConnection
 
 
-class SqliteMutations:
+class SqlMutations:
     """Mutation tests in the `mutations` table (migration m009), and the mutants a model wrote for
     them in `written_mutants` (m012): implements backend.Mutations."""
 

@@ -1,12 +1,13 @@
 """PostgreSQL as a store, for a team sharing one: `--db postgresql://user:pass@host/db` (or $ABEQ_DB).
 
-PgConnection offers the methods the store's parts use on sqlite's Connection (`one`, `all`,
-`insert`, `update`, `execute`, `tx`, `batch`, `exclusive`), over a pool of psycopg 3 connections
-shared by every Store of the process opened on one URL, so the parts' SQL runs on both backends.
-It is written once, in the portable subset both speak; what differs is bridged here: `?` and `?N`
-parameters, sqlite's INSERT OR REPLACE / OR IGNORE (ON CONFLICT on the primary key), an aggregate
-`sum(boolean)` (sqlite sums comparisons as 0/1), and numeric sums read back as floats. Values are
-bound on the client (psycopg's ClientCursor) so a value compares as sqlite's loose types do.
+PgConnection is a connection.SqlConnection (`one`, `all`, `insert`, `update`, `execute`, `tx`,
+`batch`, `exclusive`, ...) over a pool of psycopg 3 connections shared by every Store of the process
+opened on one URL, so the same `Sql*` parts run over it as over a sqlite file. Their SQL is written
+once, in the portable subset both speak; what differs is bridged here: `?` and `?N` parameters,
+sqlite's INSERT OR REPLACE / OR IGNORE (ON CONFLICT on the primary key), an aggregate
+`sum(boolean)` (sqlite sums comparisons as 0/1), numeric sums read back as floats, a row's version
+(`xmin`), the exclusive lock (an advisory one). Values are bound on the client (psycopg's
+ClientCursor) so a value compares as sqlite's loose types do.
 
 The schema is migrations.py's one ordered list, applied here through `_Schema` (the three table
 operations the steps use), each step recorded in `_abeq_migrations`, under an advisory lock so two
@@ -269,7 +270,8 @@ class PgConnection:
     Each thread has its own transaction: `tx`, `batch` and `exclusive` hold one pooled connection
     for their writes; a read outside them takes any (autocommit)."""
 
-    dialect = "postgresql"
+    remote = True
+    row_version = "xmin::text::bigint"  # the transaction that last wrote the row (an update is in place)
 
     def __init__(self, url: str):
         import psycopg

@@ -1,4 +1,4 @@
-"""The run-log part of the sqlite store: the runs, their cases, the calls each run made (tokens,
+"""The run-log part of the store: the runs, their cases, the calls each run made (tokens,
 cost, cache hits), what the checks found on both arms of each case, and who runs a run now (owner,
 heartbeat, cancel flag); implements backend.RunLog. A run read back has the status a reader should
 see: 'interrupted' when the process that left it running is gone (liveness.py)."""
@@ -30,12 +30,12 @@ if TYPE_CHECKING:  # Python 3.10's typing lacks it; annotations are never evalua
     from typing_extensions import Unpack
 
 
-class SqliteRunLog:
+class SqlRunLog:
     """Runs, their cases, calls and checks over the store's one connection (writes hold its lock)."""
 
     def __init__(self, sql: SqlConnection):
         self.sql = sql
-        self.remote = sql.dialect != "sqlite"  # backend.RunLog.remote
+        self.remote = sql.remote  # backend.RunLog.remote
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -177,8 +177,7 @@ class SqliteRunLog:
         its checks): a case's status change moves a count, a re-judged case is a new row; a reviewer
         action, carried ones too; calls move costs. One indexed read instead of the report's seven
         (the desk's cache of reports)."""
-        # a re-judged case is a new row in sqlite (a new rowid); PostgreSQL updates it in place (a new xmin)
-        version = "rowid" if self.sql.dialect == "sqlite" else "xmin::text::bigint"
+        version = self.sql.row_version  # a re-judged case's row is written again
         # sums of CASE, not of comparisons: PostgreSQL's sum(boolean) is postgres.py's SQL-function
         # aggregate, ~1 µs a row (24 ms of a 10,000-case run's stamp; 2 ms this way)
         row = self.sql.one(

@@ -1,11 +1,13 @@
-"""The one sqlite file: documents, transfer sets, reviews, runs, cached model results, reviewer
-actions, calibrations, mutation tests and case assignments.
+"""The store: documents, transfer sets, reviews, runs, cached model results, reviewer actions,
+calibrations, mutation tests and case assignments, in a sqlite file or a team's PostgreSQL database.
 
 A Store is its parts (backend.py names each part's interface): `inputs` (inputs.py), `log`
-(runlog.py), `cache` (cached.py), `ledger` (ledger.py), `calibrations` and `mutations`, all over one
-connection (connection.py: opened, migrated, one short transaction per write or one `batch`).
-Callers reach a part by its name and issue no SQL; every statement abeq runs is in these modules.
-A connection belongs to one thread (open one per thread); WAL lets readers and a writer work at once.
+(runlog.py), `cache` (cached.py), `ledger` (ledger.py), `calibrations`, `mutations` and
+`assignments`, the same `Sql*` classes whichever the database, all over one connection that knows
+its dialect (connection.py's for a file: opened, migrated, one short transaction per write or one
+`batch`; postgres.py's for a postgresql:// URL). Callers reach a part by its name and issue no SQL;
+every statement abeq runs is in these modules. A sqlite connection belongs to one thread (open one
+per thread); WAL lets readers and a writer work at once.
 """
 
 from __future__ import annotations
@@ -22,14 +24,14 @@ import abeq.results.store.backend as backend
 import abeq.results.store.postgres as postgres
 
 from ...errors import InputError
-from .assignments import SqliteAssignments
-from .cached import SqliteResultCache
-from .calibrations import SqliteCalibrations
+from .assignments import SqlAssignments
+from .cached import SqlResultCache
+from .calibrations import SqlCalibrations
 from .connection import Connection, SqlConnection
-from .inputs import SqliteInputs
-from .ledger import SqliteLedger
-from .mutations import SqliteMutations
-from .runlog import SqliteRunLog
+from .inputs import SqlInputs
+from .ledger import SqlLedger
+from .mutations import SqlMutations
+from .runlog import SqlRunLog
 
 DEFAULT_DB = "abeq.db"
 
@@ -45,9 +47,9 @@ def db_shown(path: str | None = None) -> str:
 
 
 class Store:
-    """One sqlite file (or memory) and the parts over its one connection (`sql`); implements
-    backend.Backend. Each attribute is typed with its interface, so mypy holds every caller to what
-    a second backend would offer too."""
+    """A sqlite file (or memory) or a PostgreSQL database, and the parts over its one connection
+    (`sql`); implements backend.Backend. Each attribute is typed with its interface, so mypy holds
+    every caller to what the interface offers, not to what the `Sql*` class happens to have."""
 
     def __init__(self, path: str | None = None, *, memory: bool = False):
         memory = memory or path == ":memory:"  # sqlite's own name for a database in memory: no file
@@ -59,13 +61,13 @@ class Store:
         else:
             self.sql = Connection(where, memory=memory)
         self.path = self.sql.path  # what messages and pages show: a URL without its password
-        self.inputs: backend.Inputs = SqliteInputs(self.sql)
-        self.log: backend.RunLog = SqliteRunLog(self.sql)
-        self.cache: backend.ResultCache = SqliteResultCache(self.sql)
-        self.ledger: backend.Ledger = SqliteLedger(self.sql)
-        self.calibrations: backend.Calibrations = SqliteCalibrations(self.sql)
-        self.mutations: backend.Mutations = SqliteMutations(self.sql)  # `abeq mutate`'s tests
-        self.assignments: backend.Assignments = SqliteAssignments(self.sql)  # cases shared out
+        self.inputs: backend.Inputs = SqlInputs(self.sql)
+        self.log: backend.RunLog = SqlRunLog(self.sql)
+        self.cache: backend.ResultCache = SqlResultCache(self.sql)
+        self.ledger: backend.Ledger = SqlLedger(self.sql)
+        self.calibrations: backend.Calibrations = SqlCalibrations(self.sql)
+        self.mutations: backend.Mutations = SqlMutations(self.sql)  # `abeq mutate`'s tests
+        self.assignments: backend.Assignments = SqlAssignments(self.sql)  # cases shared out
 
     def close(self) -> None:
         self.sql.close()
