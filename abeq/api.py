@@ -28,6 +28,7 @@ from typing import Any
 from typing_extensions import Unpack  # typing's own from Python 3.11
 
 from .documents import Document, detect_variant, load_document
+from .documents.skill_folder import differences
 from .errors import AbeqError, InputError
 from .execution.config import RunConfig
 from .execution.engine import Engine, Stop
@@ -51,7 +52,6 @@ from .schemas import TransferSet
 from .sets.confirmation import confirm_for_run, set_hash
 from .sets.coverage_report import CoverageReport
 from .sets.reading import load as load_set
-from .skill_folder import differences
 from .vocab import FINISHED
 
 DocumentLike = Document | str | Path
@@ -62,13 +62,13 @@ __all__ = ["CLI_LABELS", "DESK_LABELS", "RunSettings", "prepare_run", "run", "re
 
 def document(doc: DocumentLike, what: str = "document", follow_imports: bool | None = None) -> Document:
     """A Document, read from a path when given one (every check of a user's file applies; an
-    instruction file's @imports are followed: see abeq.doc_imports)."""
+    instruction file's @imports are followed: see abeq.documents.doc_imports)."""
     return doc if isinstance(doc, Document) else load_document(doc, what, follow_imports=follow_imports)
 
 
 def git_name(ts: object) -> str:
     """git:COMMIT:PATH for an input named git:REV:PATH (the revision resolved), else ""."""
-    from .git_source import is_git, parse
+    from .documents.git_source import is_git, parse
 
     return parse(str(ts))[1].name if is_git(ts) else ""
 

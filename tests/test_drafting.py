@@ -8,7 +8,8 @@ import pytest
 
 from abeq import sets
 from abeq.cli import main
-from abeq.documents import sections, sha256
+from abeq.documents.document import sha256
+from abeq.documents.sections import sections
 from abeq.models import ModelSpec, scripted
 from abeq.prompts import read_data_blocks
 from abeq.schemas import CASE_TYPES, TransferSet

@@ -5,12 +5,11 @@ an import inside a function counts like one at the top of the file. The test rea
 
 | layer | folders and modules of abeq/ | what they hold |
 |---|---|---|
-| 0 | errors, vocab, timestamps, sections, schemas | words, errors, text and data shapes: no model, no store |
-| 0 | documents, doc_imports, rule_files, prompts, examples | the documents under test, prompts, examples |
-| 0 | skill_folder | a skill's folder: the files that travel with its SKILL.md |
-| 0 | git_source | documents and sets read at a git revision (`git:REV:PATH`) |
+| 0 | errors, vocab, timestamps, schemas | words, errors, data shapes: no model, no store |
+| 0 | prompts, examples | the prompts, the examples |
 | 0 | untrusted | untrusted text made inert for a CSV cell, Markdown, a terminal |
 | 0 | files | the files abeq reads and writes: bounded reads, regular files of the user's own |
+| 1 | documents | the documents under test: read, their sections, @imports, a skill's folder, `git:REV:PATH` |
 | 1 | models | the providers (the scripted test model is one), one call path |
 | 2 | sets | transfer sets: read, imported, drafted, confirmed |
 | 3 | results | the store and the report |
@@ -171,8 +170,8 @@ PUBLIC = {
     "RunSettings": "abeq.execution.settings:RunSettings",
     "mutate": "abeq.mutation.run:mutate",
     "prepare_mutation": "abeq.mutation.run:prepare_mutation",
-    "load_document": "abeq.documents:load_document",
-    "Document": "abeq.documents:Document",
+    "load_document": "abeq.documents.document:load_document",
+    "Document": "abeq.documents.document:Document",
     "load_set": "abeq.sets.parse:load",
     "import_set": "abeq.sets.imported:import_set",
     "check_set": "abeq.sets.coverage_report:coverage",

@@ -12,11 +12,11 @@ import pytest
 from abeq import sets
 from abeq.cli import main
 from abeq.documents import load_document, sha256
+from abeq.documents.sections import SectionIndex, outline, sections
 from abeq.errors import InputError
 from abeq.models import scripted
 from abeq.prompts import read_data_blocks
 from abeq.schemas import Case, TransferSet
-from abeq.sections import SectionIndex, outline, sections
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 MCP = REAL / "skills" / "mcp-builder" / "SKILL.md"

@@ -14,10 +14,10 @@ import pytest
 from abeq import sets
 from abeq.cli import main
 from abeq.documents import load_document
+from abeq.documents.sections import outline
 from abeq.errors import InputError
 from abeq.models import ModelSpec, scripted
 from abeq.schemas import Case, TransferSet
-from abeq.sections import outline
 from abeq.sets.drafting import draft
 from abeq.sets.imported import detect_format
 

@@ -13,7 +13,7 @@ import yaml
 
 from abeq import sets
 from abeq.cli import main
-from abeq.documents import sections as doc_sections
+from abeq.documents.sections import sections as doc_sections
 from abeq.errors import InputError, ThinSetError
 from abeq.schemas import Case, TransferSet
 
@@ -105,7 +105,7 @@ def test_a_title_used_under_two_parents_is_two_sections():
 
 
 def test_the_behaviour_named_for_a_section():
-    from abeq.documents import first_rule
+    from abeq.documents.sections import first_rule
 
     assert (
         first_rule("Readers skim.\n\n- Group every change. Then sort it.\n- Other") == "Group every change."

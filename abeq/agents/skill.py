@@ -30,7 +30,7 @@ def codex_home() -> Path:
 
 
 def project() -> Path:
-    from ..doc_imports import project_root
+    from ..documents.doc_imports import project_root
 
     return project_root(Path.cwd().resolve() / "_")
 

@@ -100,10 +100,10 @@ def cmd_gate(args) -> int:
     if not args.base:
         raise InputError("abeq gate needs --base REV", hint="e.g. abeq gate --base origin/main")
     check_outputs(args, GATE_OUTPUTS)
+    from ..documents.git_source import Repo
     from ..gate.changes import CHANGED, REMOVED, read_project, revisions, targets
     from ..gate.comment import headline
     from ..gate.run import removals
-    from ..git_source import Repo
 
     pr = _pull_request() if args.github else None
     if pr is not None and pr.fork:
@@ -380,9 +380,9 @@ def junit(result, store) -> str:
 
 
 def _init(args) -> int:
+    from ..documents.git_source import Repo
     from ..errors import InputError
     from ..gate.project import found_documents, template
-    from ..git_source import Repo
 
     repo = Repo.at()
     target = repo.root / args.config
@@ -408,9 +408,9 @@ def _check_sets(args) -> int:
     against its transfer set, in the working tree, with no model."""
     from .. import sets
     from ..documents import load_document
+    from ..documents.git_source import Repo
     from ..errors import AbeqError, InputError
     from ..gate.project import parse
-    from ..git_source import Repo
 
     repo = Repo.at()
     config = repo.root / args.config

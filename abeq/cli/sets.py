@@ -231,7 +231,7 @@ def print_read(doc, out=None) -> None:
 def files_read(doc_path: str, original, set_path: str, ts) -> list[str]:
     """The original (and each file it imports or its skill folder holds), the set, and every file of
     each case's workspace folder: absolute paths, in the order a run reads them."""
-    from ..doc_imports import project_root
+    from ..documents.doc_imports import project_root
     from ..sets import workspace
 
     doc = Path(doc_path).resolve()

@@ -4,9 +4,9 @@ mean, how an earlier candidate is listed, and the candidate's size against the o
 
 from __future__ import annotations
 
-from ..doc_imports import imported_files, unfollowed_imports
 from ..documents import compression_ratio, detect_variant, size_stats
-from ..skill_folder import differences
+from ..documents.doc_imports import imported_files, unfollowed_imports
+from ..documents.skill_folder import differences
 from .metric import Metric
 from .render import md
 

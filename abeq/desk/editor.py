@@ -262,8 +262,9 @@ def import_path(
     trigger_queries: bool = False,
 ) -> ImportResult:
     """The set in a file on this machine, its references (`file://`, a case's workspace) read
-    relative to it, as `abeq import-set` reads it; `git:REV:PATH` at a revision (abeq.git_source)."""
-    from ..git_source import checkout, is_git
+    relative to it, as `abeq import-set` reads it; `git:REV:PATH` at a revision
+    (abeq.documents.git_source)."""
+    from ..documents.git_source import checkout, is_git
 
     if is_git(path):
         with checkout(path, "set") as co:

@@ -3,7 +3,7 @@ desk holds its signed-in reviewers to the same bounds, given to `abeq app` (abeq
 
 A tool call is data an agent wrote (and an agent reads untrusted text), so it is held to what the
 start-up options allow: files under the project root (the rule a set's workspace folders follow:
-abeq.doc_imports.project_root), the models and API bases named with --allow-model and
+abeq.documents.doc_imports.project_root), the models and API bases named with --allow-model and
 --allow-api-base, a runner command only with --allow-commands. Settings arrive as the CLI's options
 (`judge_samples` for `--judge-samples`) and are checked with the CLI's own messages; a setting that
 grants the set's code the right to run is refused (RunSettings.load without `grants`).
@@ -51,7 +51,7 @@ class Bounds:
     def started_in(cls, folder: str | Path | None = None, **kw: Any) -> Bounds:
         """The bounds of a server started in `folder` (default: here): its project root is the
         nearest folder above holding a .git, else the folder itself."""
-        from ..doc_imports import project_root
+        from ..documents.doc_imports import project_root
 
         here = Path(folder or os.getcwd()).resolve()
         return cls(root=project_root(here / "_"), **kw)
@@ -60,12 +60,12 @@ class Bounds:
     def path(self, value: str, option: str) -> str:
         """A path a tool call names (relative to the root, or absolute), resolved; refused outside the
         root. `git:REV:PATH` (a file at a revision of the project's repository, PATH from its root)
-        is checked by abeq.git_source's own parser and passed on as it is: the loaders read it."""
+        is checked by abeq.documents.git_source's own parser and passed on as it is: the loaders read it."""
         if not isinstance(value, str) or not value.strip():
             raise InputError(f"argument {option}: give a path", hint="Name a file under " + str(self.root))
-        from ..git_source import Repo, is_git, parse
+        from ..documents.git_source import Repo, is_git, parse
 
-        if is_git(value):  # read at a revision of this project's repository (abeq.git_source)
+        if is_git(value):  # read at a revision of this project's repository (abeq.documents.git_source)
             repo, _ = parse(value, Repo.at(self.root))
             if repo.root.resolve() != self.root:
                 raise InputError(

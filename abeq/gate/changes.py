@@ -1,7 +1,7 @@
 """What a pull request changed among the configured documents: base (the merge base) against head.
 
 A document counts as changed when any file that travels with it changed: the file itself, an
-`@import`ed file, a file in a skill's folder (abeq.git_source.footprint). Renames are followed with
+`@import`ed file, a file in a skill's folder (abeq.documents.git_source.footprint). Renames are followed with
 git's own rename detection: a document (or a skill's folder) moved by the pull request is gated base
 path against head path, like any change, never reported as one removed and one new. Nothing here
 reads a model library: a pull request that changed no document costs a few `git ls-tree` and
@@ -13,8 +13,8 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 
+from ..documents.git_source import Repo, footprint
 from ..errors import InputError
-from ..git_source import Repo, footprint
 from .project import Entry, Project
 
 NEW, REMOVED, CHANGED, UNCHANGED = "new", "removed", "changed", "unchanged"

@@ -208,7 +208,7 @@ def parse(text: str, where: str) -> Project:
 # ------------------------------------------------------------------ abeq gate --init
 def found_documents(paths: list[str]) -> list[str]:
     """The documents worth gating among a repository's files: agent instruction files (CLAUDE.md,
-    AGENTS.md, … and the rule files of abeq.rule_files) and skills."""
+    AGENTS.md, … and the rule files of abeq.documents.rule_files) and skills."""
     from ..documents import detect_variant
 
     out = []

@@ -12,8 +12,8 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..documents.git_source import Repo
 from ..errors import AbeqError, InputError, NotConfirmedError
-from ..git_source import Repo
 from ..vocab import DIVERGED, EQUIVALENT, FINISHED, REGRESSED
 from .changes import CHANGED, REMOVED, Revisions, Target
 

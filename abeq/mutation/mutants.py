@@ -1,9 +1,9 @@
 """Mutants of a document, each made in code: one per section, that section deleted by its exact span.
 
-A section (abeq.sections) is a heading and its own text up to the next heading; the Preamble is the
+A section (abeq.documents.sections) is a heading and its own text up to the next heading; the Preamble is the
 text before the first heading; a document without headings has paragraphs for sections. Deleting
 one removes exactly those lines of the source (front matter is metadata, never a mutant). An
-instruction file's imported files are part of its text (abeq.doc_imports): their sections are
+instruction file's imported files are part of its text (abeq.documents.doc_imports): their sections are
 mutants too, each naming its file, and the markers between files are never deleted. A model can
 write subtler mutants besides (written.py); they are Mutants too, of kind "model".
 """
@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from ..documents import Document
-from ..sections import outline, strip_front_matter
+from ..documents.sections import outline, strip_front_matter
 
 SECTION_DELETION = "section-deletion"
 MODEL_REMOVAL = "model-removal"

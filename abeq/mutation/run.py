@@ -25,6 +25,7 @@ from typing_extensions import Unpack  # typing's own from Python 3.11
 
 from ..api import CLI_LABELS, DocumentLike, ModelLike, SetLike, document, model, transfer_set
 from ..documents import Document, detect_variant
+from ..documents.sections import SectionIndex
 from ..errors import InputError
 from ..execution.config import RunConfig
 from ..execution.engine import Engine, Stop
@@ -34,7 +35,6 @@ from ..execution.settings import RunSettings, RunSettingsArgs, settings_of
 from ..models.call import CallPolicy
 from ..results.store.store import Store, dumps, open_store
 from ..schemas import TransferSet
-from ..sections import SectionIndex
 from ..sets.confirmation import confirm_for_run, set_hash
 from ..timestamps import now
 from ..vocab import CANCELLED, CANCELLING, FINISHED

@@ -74,7 +74,7 @@ def recording_reads() -> Iterator[list[Path]]:
 
 def outside_project(config: str, reads: list[Path]) -> list[str]:
     """The files read that lie outside the config's project (the nearest .git folder, else its own)."""
-    from ..doc_imports import project_root
+    from ..documents.doc_imports import project_root
 
     root = project_root(Path(config).resolve())
     return sorted({str(p) for p in reads if not p.is_relative_to(root)})

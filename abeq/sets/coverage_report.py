@@ -1,15 +1,15 @@
 """Coverage: which sections of the original the cases exercise, the thin-set minimum, and the warnings.
 
-What counts as a section, and how the names cases give are matched to headings, is abeq.sections.
+What counts as a section, and how the names cases give are matched to headings, is abeq.documents.sections.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..documents.sections import Match, SectionIndex, first_rule, outline
 from ..errors import ThinSetError
 from ..schemas import Coverage, TransferSet
-from ..sections import Match, SectionIndex, first_rule, outline
 from ..vocab import CASE_TYPES
 
 MIN_CASES = 5

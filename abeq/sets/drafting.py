@@ -13,14 +13,14 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from ..documents import sections, sha256
+from ..documents.document import sha256
+from ..documents.sections import SectionIndex, normalize, sections
 from ..errors import ModelCallError
 from ..models.ask import Outcome, ask_validated
 from ..models.call import CallPolicy
 from ..models.spec import ModelSpec
 from ..prompts import load_prompt, messages
 from ..schemas import Case, DraftReply, GateResponse, TransferSet
-from ..sections import SectionIndex, normalize
 from ..vocab import CASE_TYPES
 from ._common import slugify, unique_id
 from .coverage_report import coverage

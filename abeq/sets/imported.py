@@ -47,9 +47,9 @@ def read_source(
     """Read cases from a file (or from `text`, named `path`, e.g. an upload) without resolving types.
     `trigger_queries`: a skill-creator trigger eval's should-trigger queries become the cases."""
     p = str(path)
-    from ..git_source import checkout, is_git
+    from ..documents.git_source import checkout, is_git
 
-    if is_git(p) and text is None:  # read at a revision, with the files it names (abeq.git_source)
+    if is_git(p) and text is None:  # read at a revision, with the files it names (abeq.documents.git_source)
         with checkout(p, "set") as co:
             got = read_source(fmt, co.local, trigger_queries=trigger_queries)
             got.path = p

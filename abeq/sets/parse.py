@@ -105,8 +105,8 @@ def format_of(path: str | Path) -> str:
 
 def load(path: str | Path) -> TransferSet:
     """Read a transfer set file (JSON, YAML, CSV or JSONL by its extension); `git:REV:PATH` reads it
-    at a revision, with its folder (abeq.git_source)."""
-    from ..git_source import checkout, is_git
+    at a revision, with its folder (abeq.documents.git_source)."""
+    from ..documents.git_source import checkout, is_git
 
     p = str(path)
     if is_git(p):

@@ -150,7 +150,7 @@ def inside_project(workspace: str, base: Path, case_id: str, set_path: str) -> P
     above the set holding a .git, else the set's own folder: the rule `@imports` follow); else an
     InputError, before anything in it is read. A set from someone else must not copy your files
     into the database and the runner's prompt (`../../secrets`, `/home/you/.ssh`, a symlink out)."""
-    from ..doc_imports import project_root
+    from ..documents.doc_imports import project_root
 
     base = base.resolve()
     root = project_root(base / Path(set_path).name)

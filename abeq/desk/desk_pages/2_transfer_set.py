@@ -10,7 +10,7 @@ from abeq.desk import policy as desk_policy
 from abeq.desk import transfer_set_panels as panels
 from abeq.desk import transfer_set_vm as vm
 from abeq.desk.render import error_md
-from abeq.documents import sections as doc_sections
+from abeq.documents.sections import sections as doc_sections
 from abeq.errors import AbeqError
 
 store = session.open_store()

@@ -10,16 +10,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import InputError
+from ..errors import InputError
+from ..vocab import Variant
 from .rule_files import is_rule_file, rule_name, scope_note
-from .sections import PREAMBLE as PREAMBLE  # where sections are found lives in abeq.sections;
-from .sections import first_rule as first_rule  # these names stay importable from here
-from .sections import paragraph_name as paragraph_name
-from .sections import section_texts as section_texts
-from .sections import sections as sections
-from .sections import strip_front_matter
+from .sections import strip_front_matter  # where sections are found: abeq.documents.sections
 from .skill_folder import is_skill_file, left_out, skill_files
-from .vocab import Variant
 
 if TYPE_CHECKING:  # imported when first needed (it is slow, and found through litellm's copy)
     import tiktoken
@@ -52,7 +47,7 @@ class Document:
     read: tuple[str, ...] = ()  # the files read to make `text`, when there was more than one
     notes: tuple[str, ...] = ()  # what was not read and why (imports, a skill's evals/); a rule's scope
     files: tuple[tuple[str, str], ...] = ()  # a skill's other files (path in its folder, text): skill_folder
-    # where it was read when that is not a file here: "git:COMMIT:PATH" (abeq.git_source); not hashed
+    # where it was read when that is not a file here: "git:COMMIT:PATH" (git_source.py); not hashed
     source: str = ""
 
     @functools.cached_property  # asked on every runner call: hashed once (the instance is frozen)
@@ -89,7 +84,7 @@ def read_text_file(
 
     Line endings are normalised (normalize_newlines). `document`: the file is a document under
     test, so front matter with nothing after it is refused too."""
-    from .files import read_limited
+    from ..files import read_limited
 
     p = Path(path)
     # the size is counted while reading: a FIFO, /dev/zero or a file still growing has no honest stat
@@ -143,9 +138,9 @@ def check_document_text(
 def load_document(
     path: str | Path, what: str = "document", *, follow_imports: bool | None = None
 ) -> Document:
-    """Read a document under test. `follow_imports`: expand its `@path` imports (abeq.doc_imports);
+    """Read a document under test. `follow_imports`: expand its `@path` imports (doc_imports.py);
     None follows them for agent instruction files (CLAUDE.md, AGENTS.md, …), by the file's name.
-    `git:REV:PATH` reads it at a revision, with everything that travels with it (abeq.git_source)."""
+    `git:REV:PATH` reads it at a revision, with everything that travels with it (git_source.py)."""
     from .git_source import checkout, is_git
 
     if is_git(path):
@@ -185,7 +180,7 @@ def load_document(
 
 def detect_variant(name: str) -> Variant:
     """Always-loaded agent instruction files (CLAUDE.md, AGENTS.md, … and the rule files of
-    abeq.rule_files) get the instruction-file runner; anything else is a skill."""
+    abeq.documents.rule_files) get the instruction-file runner; anything else is a skill."""
     n = name.replace("\\", "/").lower()
     base = n.rsplit("/", 1)[-1]
     if base in INSTRUCTION_FILE_NAMES or is_rule_file(n):

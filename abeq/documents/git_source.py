@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import InputError
+from ..errors import InputError
 
 PREFIX = "git:"
 MAX_FILE_BYTES = 5_000_000  # a transfer set's limit; a document's own (200 KB) is checked by its loader
@@ -212,7 +212,7 @@ def footprint(repo: Repo, commit: str, path: str, kind: str) -> dict[str, str]:
 
 
 def _skill_folder(repo: Repo, commit: str, skill_md: str) -> dict[str, str]:
-    """The files abeq.skill_folder.skill_files takes with a SKILL.md, as they are at this commit: its
+    """The files skill_folder.skill_files takes with a SKILL.md, as they are at this commit: its
     subfolders' files (not the root's evals/, nor caches), and the files beside it that it names."""
     from .skill_folder import EXCLUDED_DIRS, ROOT_EXCLUDED_DIRS
 
@@ -247,7 +247,7 @@ def _text(repo: Repo, commit: str, path: str) -> str:
 
 
 def _follow_imports(repo: Repo, commit: str, path: str, out: dict[str, str], depth: int) -> None:
-    """An instruction file's @imports at this commit, to the depth abeq.doc_imports reads."""
+    """An instruction file's @imports at this commit, to the depth abeq.documents.doc_imports reads."""
     from .doc_imports import MAX_DEPTH, references
 
     if depth > MAX_DEPTH:

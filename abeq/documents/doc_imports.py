@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import InputError
+from ..errors import InputError
 
 MAX_DEPTH = 5  # Claude Code follows imports five hops deep
 # @path, or a quoted path that may hold spaces (@'~/My Drive/x.md', @"docs/a b.md")

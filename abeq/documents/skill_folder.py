@@ -15,8 +15,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .errors import InputError
-from .files import LINK, SPECIAL, read_regular
+from ..errors import InputError
+from ..files import LINK, SPECIAL, read_regular
 
 MAX_FILE_BYTES = 500_000
 MAX_FOLDER_BYTES = 5_000_000
