@@ -537,7 +537,7 @@ def test_init_writes_model_lines_a_gate_can_run_with(tmp_path, monkeypatch):
     r.commit("a", {"AGENTS.md": "- x\n"})
     assert main(["gate", "--init"]) == 0
     project = parse((r.root / "abeq.toml").read_text(), "abeq.toml")
-    models = {k: project.entries[0].settings.get(k) for k in ("runner_model", "judge_model")}
+    models = {k: getattr(project.entries[0].settings, k) for k in ("runner_model", "judge_model")}
     assert all(m and not m.startswith("local/") for m in models.values()), models
 
 
@@ -557,3 +557,40 @@ def test_a_shallow_clone_says_fetch_depth(repo, tmp_path, capsys, monkeypatch):
     assert main(["gate", "--base", "origin/main", "--db", str(tmp_path / "g.db")]) == 2
     err = capsys.readouterr().err
     assert "fetch-depth: 0" in err and "shallow" in err
+
+
+def test_one_gated_document_checks_its_settings_once(repo, tmp_path, monkeypatch):
+    """abeq.toml's settings are checked once for a document, not once per key and again per step."""
+    from abeq.execution.settings import RunSettings
+
+    class Counting:  # every RunSettings built or validated goes through its validator
+        def __init__(self, real):
+            self.real, self.n = real, 0
+
+        def validate_python(self, *args, **kwargs):
+            self.n += 1
+            return self.real.validate_python(*args, **kwargs)
+
+        def __getattr__(self, name):
+            return getattr(self.real, name)
+
+    toml = TOML.replace('runner_model = "scripted/rules"', 'runner_model = "scripted/rules"\naa = false')
+    repo.git("checkout", "-q", "main")  # the gate reads the base's project file
+    repo.commit("settings", {"abeq.toml": toml + "judge_samples = 1\nconcurrency = 2\n"})
+    repo.git("checkout", "-q", "-B", "pr")
+    repo.commit("shorter skill", {"skills/release-notes/SKILL.md": (RN / "candidate-lossy.md").read_text()})
+    counting = Counting(RunSettings.__pydantic_validator__)
+    monkeypatch.setattr(RunSettings, "__pydantic_validator__", counting)
+    assert gate(tmp_path) == 1
+    assert counting.n == 2  # one for each [[document]] of abeq.toml, none again for the changed one's run
+
+
+def test_every_grant_the_gate_takes_reaches_the_documents_settings():
+    """`abeq gate --trust-code --unsandboxed --check-env NAME`: the person's grants, each honoured."""
+    from abeq.cli import build_parser
+    from abeq.cli.gate import settings_for
+    from abeq.gate.project import Entry
+
+    args = build_parser().parse_args(["gate", "--trust-code", "--unsandboxed", "--check-env", "TOKEN"])
+    got = settings_for(args)(Entry("CLAUDE.md", "cases.json").settings)
+    assert (got.trust_code, got.unsandboxed, got.check_env) == (True, True, ("TOKEN",))

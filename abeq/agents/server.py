@@ -296,7 +296,7 @@ def build(bounds: Bounds, tools: Tools | None = None):
     gate = _setting("gate")
 
     async def report(a: dict, ctx: Any) -> R.Result:
-        return await _thread(lambda: t.report(_run_id(a), a.get("gate") or "compress"))
+        return await _thread(lambda: t.report(_run_id(a), a.get("gate") or BY_NAME["gate"].default))
 
     _tool(
         server,
@@ -376,7 +376,7 @@ def build(bounds: Bounds, tools: Tools | None = None):
     )
 
     async def export(a: dict, ctx: Any) -> R.Result:
-        fmt, g = a.get("format") or "markdown", a.get("gate") or "compress"
+        fmt, g = a.get("format") or "markdown", a.get("gate") or BY_NAME["gate"].default
         return await _thread(lambda: t.export(_run_id(a), fmt, g))
 
     _tool(

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import AbeqError, InputError
 from ..execution.bounds import Bounds
+from ..execution.options import BY_NAME
 from ..vocab import (
     CANCELLED,
     CANCELLING,
@@ -49,6 +50,8 @@ RESUME = (
     "no call again"
 )
 EXPORT_FORMATS = ("report", "record", "markdown", "csv", "junit")
+
+DEFAULT_GATE = BY_NAME["gate"].default  # the gate profile a report applies unless told (the table's)
 
 
 @dataclass
@@ -249,7 +252,7 @@ class Tools:
             next_step=next_step,
         )
 
-    def report(self, run_id: int, gate: str = "compress") -> RunReportResult:
+    def report(self, run_id: int, gate: str = DEFAULT_GATE) -> RunReportResult:
         from ..execution.bounds import check_option
         from ..models.spec import ModelSpec
         from ..mutation.report import model_caveats
@@ -433,7 +436,7 @@ class Tools:
         finally:
             store.close()
 
-    def export(self, run_id: int, format: str = "markdown", gate: str = "compress") -> ExportResult:
+    def export(self, run_id: int, format: str = "markdown", gate: str = DEFAULT_GATE) -> ExportResult:
         from ..execution.bounds import check_option
         from ..results.reports.exports import render
         from ..results.reports.report import build_report

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ._common import EXIT_BAD_INPUT, EXIT_PASS, check_outputs, shard_arg, write_output
-from ._settings import CODE, add_settings
+from ._settings import CODE, add_settings, settings_given
+
+if TYPE_CHECKING:
+    from ..execution.settings import RunSettings
 
 GATE_OUTPUTS = ("--out", "--markdown", "--junit")
 
@@ -74,14 +77,12 @@ def register(sub) -> None:
 
 
 def settings_for(args):
-    """A document's settings (abeq.toml's, checked) -> its RunSettings, with what only the person
-    running the gate may give: --trust-code and --check-env."""
-    from ..execution.settings import RunSettings
+    """A document's settings (abeq.toml's, checked once when the file was read) -> its RunSettings,
+    with what only the person running the gate may give: --trust-code, --unsandboxed, --check-env."""
+    granted = settings_given(args, CODE)  # parsed by the table's own options: of the fields' types
 
-    def build(settings: dict[str, Any]):
-        return RunSettings.load(settings, "abeq.toml").with_args(
-            trust_code=args.trust_code, check_env=tuple(args.check_env)
-        )
+    def build(settings: RunSettings) -> RunSettings:
+        return settings.given(**granted)
 
     return build
 
@@ -370,7 +371,7 @@ def junit(result, store) -> str:
             continue
         if o.report is None:
             continue
-        xml = render(store, o.report, "junit", o.target.entry.settings.get("gate", "compress"))
+        xml = render(store, o.report, "junit", o.target.entry.settings.gate)
         got = ET.fromstring(xml)
         suites = [got] if got.tag == "testsuite" else list(got)
         for s in suites:
@@ -434,7 +435,7 @@ def _check_sets(args) -> int:
                 print(f"abeq: {e.render()}", file=sys.stderr)
                 code = EXIT_BAD_INPUT
                 continue
-            cov = sets.coverage(doc.text, ts, allow_thin=bool(entry.settings.get("allow_thin")))
+            cov = sets.coverage(doc.text, ts, allow_thin=entry.settings.allow_thin)
             uncovered = [s for s in cov.sections_identified if s not in cov.sections_covered]
             said = sets.confirmation_problem(ts, doc.hash) or "confirmed"
             print(f"{path}: {len(ts.cases)} cases, coverage {cov.coverage_pct:.0f}% · {said}")

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import sys
 
-from ..vocab import EQUIVALENT, GATES, VERDICTS
+from ..vocab import EQUIVALENT, VERDICTS
 from ._common import EXIT_PASS, OUTPUT_OPTIONS, check_outputs, db_arg, existing_store, write_output
+from ._settings import add_settings
 from .run import write_exports
 
 
@@ -50,7 +51,7 @@ def register(sub) -> None:
         "abeq.toml's `overrides =` (abeq gate honours them without a model call); no run id needed",
     )
     db_arg(ex)
-    ex.add_argument("--gate", choices=GATES, default="compress", help="the gate profile the exports apply")
+    add_settings(ex, ("gate",), help={"gate": "the gate profile the exports apply"})
     for flag, what in (
         ("--out", "the report (JSON; stdout when no other export is asked for)"),
         ("--record", "the full run record (JSON)"),

@@ -17,12 +17,12 @@ handed over must not grant them).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from typing_extensions import Self  # typing's own from Python 3.11
+from typing_extensions import Self, Unpack  # typing's own from Python 3.11
 
 from ..errors import InputError
 from ..models.spec import ModelSpec
@@ -80,10 +80,18 @@ class RunSettings(BaseModel):
     backoff_base: float = _field("backoff_base")
 
     @classmethod
-    def load(cls, data: Mapping[str, Any], where: str = "settings", *, grants: bool = False) -> Self:
-        """Settings from a mapping (a project file's table, a tool call's arguments); a key it does not
-        know, or a value of the wrong kind, is an InputError naming the key and `where`. (A subclass
-        that adds fields, such as a project file's document table with its paths, loads the same way.)
+    def load(
+        cls,
+        data: Mapping[str, Any],
+        where: str = "settings",
+        *,
+        grants: bool = False,
+        name: Callable[[str], str] = repr,
+    ) -> Self:
+        """Settings from a mapping (a project file's table, a tool call's arguments), checked once; a key
+        it does not know, or a value of the wrong kind, is an InputError naming the key (as `name` says
+        it: abeq.toml adds its line) and `where`. (A subclass that adds fields, such as a project file's
+        document table with its paths, loads the same way.)
 
         `trust_code` and `check_env` let the set's own code run: like a database handed over, data
         that someone else may have written does not grant them, so they are refused unless `grants`
@@ -91,7 +99,7 @@ class RunSettings(BaseModel):
         given = [k for k in GRANTS if k in data and not grants]
         if given:
             raise InputError(
-                f"{' and '.join(repr(k) for k in given)} cannot be set here: a file or a tool call does "
+                f"{' and '.join(name(k) for k in given)} cannot be set here: a file or a tool call does "
                 "not grant the set's code the right to run",
                 path=where,
                 hint="Give --trust-code (and --check-env) when you run abeq, or trust exactly this code "
@@ -104,7 +112,7 @@ class RunSettings(BaseModel):
             for err in e.errors(include_url=False):
                 key = ".".join(str(p) for p in err["loc"]) or "?"
                 why = "not a setting" if err["type"] == "extra_forbidden" else err["msg"]
-                said.append(f"'{key}': {why}")
+                said.append(f"{name(key)}: {why}")
             raise InputError(
                 "; ".join(said),
                 path=where,
@@ -116,6 +124,12 @@ class RunSettings(BaseModel):
         """These settings with some changed, checked like the rest."""
         # the caller's own keywords: a program may grant what its user asked for
         return self.load({**self.model_dump(exclude_unset=True), **kwargs}, grants=True) if kwargs else self
+
+    def given(self, **kwargs: Unpack[RunSettingsArgs]) -> Self:
+        """These settings with values a program made, of the fields' own types (a detected variant, a
+        review's name, grants parsed by the table's own options), not checked again: settings read
+        from a file or a call are checked once, by `load`. Typed by RunSettingsArgs (mypy checks it)."""
+        return self.model_copy(update=kwargs)
 
     def mode(self) -> RunnerMode:
         """The runner mode: chat unless one is named (command when a runner command is given)."""

@@ -27,9 +27,12 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+
+if TYPE_CHECKING:  # the settings model loads pydantic: only once a file is read
+    from ..execution.settings import RunSettings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -61,28 +64,32 @@ NOT_SETTINGS = {
 HINT = "docs/guides/gate.md lists what abeq.toml holds."
 
 
-def check_settings(table: dict[str, Any], line_of: Callable[[str], int]) -> dict[str, Any]:
-    """A table's settings checked by RunSettings one key at a time (so a problem names its key and
-    line), then together; the values as RunSettings reads them."""
+def check_settings(table: dict[str, Any], line_of: Callable[[str], int]) -> RunSettings:
+    """A document's settings (the defaults with its own on top) checked by RunSettings once; each
+    problem names its key and the line it stands on."""
     from ..execution.settings import RunSettings
 
-    for key, value in table.items():
-        try:
-            RunSettings.load({key: value}, "abeq.toml")
-        except InputError as e:
-            n = line_of(key)
-            raise InputError(f"line {n}: {e.message}" if n else e.message, hint=e.hint) from None
-    loaded = RunSettings.load(table, "abeq.toml")
-    return {k: getattr(loaded, k) for k in table}
+    def name(key: str) -> str:
+        n = line_of(key)
+        return f"line {n}: '{key}'" if n else repr(key)
+
+    return RunSettings.load(table, "abeq.toml", name=name)
+
+
+def _defaults() -> RunSettings:
+    from ..execution.settings import RunSettings
+
+    return RunSettings()
 
 
 @dataclass
 class Entry:
-    """One [[document]] table: a path or glob, its set, and its settings (defaults applied)."""
+    """One [[document]] table: a path or glob, its set, and its settings (the defaults with its own
+    on top, checked once; a setting the file leaves out has RunSettings' default, from the table)."""
 
     path: str
     transfer_set: str
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: RunSettings = field(default_factory=_defaults)
     line: int = 0
     require_coverage: bool = False
 
@@ -170,18 +177,12 @@ def parse(text: str, where: str) -> Project:
             "(`abeq gate --init` writes a start).",
         )
 
-    def settings(table: dict, name: str, index: int) -> dict[str, Any]:
+    def refuse_not_settings(table: dict, name: str, index: int) -> None:
         for key in table:
             if key in NOT_SETTINGS:
                 raise bad(f"'{key}' is not a setting here: {NOT_SETTINGS[key]}", name, index, key)
-        try:
-            return check_settings(table, lambda key: lines.get((name, index, key), 0))
-        except InputError as e:
-            e.path, e.hint = where, e.hint or HINT
-            e.args = (e.render(),)
-            raise
 
-    base = settings(defaults, "defaults", 0)
+    refuse_not_settings(defaults, "defaults", 0)
     entries = []
     for i, doc in enumerate(docs):
         if not isinstance(doc, dict):
@@ -196,12 +197,23 @@ def parse(text: str, where: str) -> Project:
                 )
             if doc[key].startswith(("/", "../")) or "/../" in doc[key]:
                 raise bad(f"'{key}' must stay inside the repository: {doc[key]}", "document", i, key)
-        own = settings({k: v for k, v in doc.items() if k not in (*DOC_KEYS, *CHECK_KEYS)}, "document", i)
+        own = {k: v for k, v in doc.items() if k not in (*DOC_KEYS, *CHECK_KEYS)}
+        refuse_not_settings(own, "document", i)
+
+        def line_of(key: str, i: int = i, own: dict = own) -> int:  # where the value that counts stands
+            return lines.get(("document", i, key), 0) if key in own else lines.get(("defaults", 0, key), 0)
+
+        try:
+            settings = check_settings({**defaults, **own}, line_of)
+        except InputError as e:
+            e.path, e.hint = where, e.hint or HINT
+            e.args = (e.render(),)
+            raise
         line = lines.get(("document", i, ""), 0)
         strict = doc.get("require_coverage", False)
         if not isinstance(strict, bool):
             raise bad("'require_coverage' is true or false", "document", i, "require_coverage")
-        entries.append(Entry(doc["path"].strip(), doc["transfer_set"].strip(), {**base, **own}, line, strict))
+        entries.append(Entry(doc["path"].strip(), doc["transfer_set"].strip(), settings, line, strict))
     return Project(entries, overrides.strip() if overrides else None, where)
 
 

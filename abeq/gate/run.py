@@ -53,7 +53,6 @@ class GateResult:
     revisions: Revisions
     targets: list[Target]
     outcomes: list[Outcome]
-    gate: str = "compress"
 
     @property
     def exit_code(self) -> int:
@@ -88,7 +87,7 @@ class GateResult:
                     run_id=o.run_id,
                     exit_code=o.exit,
                     passed=o.passed,
-                    gate=gate_result(o.report, o.target.entry.settings.get("gate", "compress")),
+                    gate=gate_result(o.report, o.target.entry.settings.gate),
                     report=o.report.report,
                     errors=o.report.errors,
                 )
@@ -175,8 +174,8 @@ def prepare(
                 "transfer_set in abeq.toml.",
             )
         orig = document(f"git:{revs.base}:{t.original_path}", "original")
-        variant = t.entry.settings.get("variant") or detect_variant(orig.name)
-        settings = settings_for(t.entry.settings)  # a RunSettings
+        variant = t.entry.settings.variant or detect_variant(orig.name)
+        settings = settings_for(t.entry.settings)  # with the grants of the person running the gate
         t.not_judged = unseen(t, settings.config(variant).mode.kind, variant)
         if t.not_judged:  # no call: a verdict on what the runner never saw would be a guess
             planned.append(Planned(t, None, orig, orig, []))
@@ -197,7 +196,7 @@ def prepare(
             require_runnable(orig.text, ts, settings.allow_thin, set_name)
             done = {d["case_id"] for d in decided}
             ts = ts.model_copy(update={"cases": [c for c in ts.cases if c.id not in done]})
-            settings = settings.with_args(allow_thin=True)
+            settings = settings.given(allow_thin=True)
         p = None
         if ts.cases:
             review = review_for(store, t.path, orig.hash, set_hash(ts))
@@ -208,7 +207,7 @@ def prepare(
                     ts,
                     store=store,
                     confirm=True,
-                    settings=settings.with_args(variant=variant, review=review),
+                    settings=settings.given(variant=variant, review=review),
                     shard=shard,
                 )
             except AbeqError as e:
@@ -364,7 +363,7 @@ def outcome(pl: Planned, rr) -> Outcome:
     t, p = pl.target, pl.prepared
     if t.not_judged:  # exit 2: the gate could not judge this change as abeq.toml configures it
         return Outcome(t, exit=2, passed=False)
-    gate = t.entry.settings.get("gate", "compress")
+    gate = t.entry.settings.gate
     lost = any(d["verdict"] == REGRESSED for d in pl.decided)
     code, passed, calls = 1 if lost else 0, not lost, {}
     if p is not None and rr is not None:
