@@ -4,6 +4,8 @@ and the command to use."""
 
 from __future__ import annotations
 
+import csv
+import io
 from pathlib import Path
 
 import pytest
@@ -187,3 +189,87 @@ def test_the_real_question_answer_rows_import_with_the_answer_as_reference():
     assert len(imp.cases) == 7
     assert [c["assertions"][0]["value"] for c in imp.cases][:2] == ["14.25", "20.0"]
     assert all("metadata" not in c for c in imp.cases)
+
+
+# ---------------------------------------------------------------- 5. an evaluation's results file
+RESULTS = DATASETS / "ragas-results" / "Diaure__PulsEvent-LLM-RAG__ragas_results.csv"  # Ragas 0.2 names
+SCORES = "faithfulness, answer_relevancy, context_precision, context_recall"
+
+
+def _without_reference(tmp_path: Path, ragas01: bool) -> Path:
+    # the real results with their reference column taken out: the replies and their scores alone,
+    # the shape the issue met (question, context, answer, score columns); with ragas01, under the
+    # column names Ragas 0.1 wrote (question, contexts, answer), where `answer` is the reply scored
+    names = {"user_input": "question", "retrieved_contexts": "contexts", "response": "answer"}
+    rows = list(csv.DictReader(io.StringIO(RESULTS.read_text(encoding="utf-8"))))
+    out = io.StringIO()
+    fields = [names.get(k, k) if ragas01 else k for k in rows[0] if k != "reference"]
+    w = csv.writer(out)
+    w.writerow(fields)
+    for r in rows:
+        w.writerow([v for k, v in r.items() if k != "reference"])
+    f = tmp_path / "ragas_results.csv"
+    f.write_text(out.getvalue(), encoding="utf-8")
+    return f
+
+
+def test_a_results_file_with_a_reference_keeps_the_scored_reply_as_a_recording_never_a_check():
+    rows = list(csv.DictReader(io.StringIO(RESULTS.read_text(encoding="utf-8"))))
+    imp = sets.read_source("detect", RESULTS)
+    assert len(imp.cases) == len(rows) == 6
+    for case, row in zip(imp.cases, rows):
+        assert case["input"] == row["user_input"]
+        assert [a["options"]["reference_field"] for a in case["assertions"]] == ["reference"]
+        assert case["assertions"][0]["value"] == row["reference"]
+        assert case["metadata"]["response"] == row["response"]  # the recording, kept beside
+    said = [w for w in imp.warnings if "results" in w]
+    assert len(said) == 1 and SCORES in said[0] and "'response' is the reply that was scored" in said[0]
+
+
+@pytest.mark.parametrize("ragas01", [True, False], ids=["ragas-0.1-names", "ragas-0.2-names"])
+def test_a_results_file_with_no_reference_is_refused_naming_what_it_is(tmp_path, ragas01, capsys):
+    f = _without_reference(tmp_path, ragas01)
+    reply = "answer" if ragas01 else "response"
+    for how in ("detect", "dataset"):
+        with pytest.raises(InputError) as e:
+            sets.read_source(how, f)
+        msg = e.value.message
+        assert e.value.path == str(f) and "\n" not in msg
+        assert f"results (score columns: {SCORES})" in msg and "not a dataset" in msg
+        assert f"'{reply}' is the reply that was scored" in msg
+        assert "abeq import-set --from dataset" in (e.value.hint or "")
+    with pytest.raises(InputError, match="not a dataset"):  # never read as promptfoo vars either
+        sets.read_source("promptfoo", f)
+    assert main(["import-set", str(f), "--out", str(tmp_path / "set.json"), "--default-type", "happy"]) == 2
+    first = capsys.readouterr().err.splitlines()[0]
+    assert str(f) in first and "results" in first
+    assert not (tmp_path / "set.json").exists()
+
+
+# ---------------------------------------------------------------- judge rows and prompts alone
+AZURE = DATASETS / "azure-ai-evaluation"
+
+
+@pytest.mark.parametrize(
+    "name,said",
+    [
+        ("questions_answers_basic.jsonl", "judge rows (query, response), not a dataset"),
+        ("questions.jsonl", "prompts only (query), not a dataset"),
+    ],
+)
+def test_judge_rows_and_prompts_alone_are_named_in_one_line(name, said, tmp_path, capsys):
+    path = AZURE / name
+    out = tmp_path / "set.json"
+    assert main(["import-set", str(path), "--out", str(out), "--default-type", "happy"]) == 2
+    err = capsys.readouterr().err
+    first = err.splitlines()[0]
+    assert str(path) in first and said in first
+    assert "Field required" not in err and "Extra inputs" not in err
+    with pytest.raises(InputError) as e:
+        sets.read_source("dataset", path)
+    assert said in e.value.message
+    original = REAL / "skills" / "tslsp" / "SKILL.md"
+    argv = ["--original", str(original), "--transfer-set", str(path), "--db", str(tmp_path / "a.db")]
+    assert main(["check-set", *argv]) == 2  # given where an abeq set is expected: the same line
+    err = capsys.readouterr().err
+    assert said in err.splitlines()[0] and "Field required" not in err

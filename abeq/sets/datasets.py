@@ -29,7 +29,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import InputError
@@ -57,6 +57,54 @@ _RUBRIC_COLUMNS = ("grading_notes", "rubric")
 _ABEQ_KEYS = {"type", "expectations", "assertions", "exercises_sections", "status", "gate_responses"}
 
 
+# a model's recorded reply: beside score columns it is what was graded, never a reference answer
+RESPONSE_COLUMNS = (
+    "response",
+    "answer",
+    "output",
+    "actual_output",
+    "prediction",
+    "generated_answer",
+    "model_answer",
+    "completion",
+    "generation",
+)
+# the metrics RAG and LLM evaluators (Ragas, Galileo, TruLens, Azure AI, DeepEval…) write per row
+_SCORE_NAMES = {
+    "faithfulness",
+    "answer_relevancy",
+    "answer_relevance",
+    "response_relevancy",
+    "context_precision",
+    "context_recall",
+    "context_relevancy",
+    "context_relevance",
+    "context_entity_recall",
+    "context_adherence",
+    "context_utilization",
+    "groundedness",
+    "ground_truth_adherence",
+    "answer_correctness",
+    "answer_similarity",
+    "semantic_similarity",
+    "factual_correctness",
+    "noise_sensitivity",
+    "instruction_adherence",
+    "completeness",
+    "correctness",
+    "relevance",
+    "coherence",
+    "fluency",
+    "harmfulness",
+    "toxicity",
+    "hallucination",
+    "chunk_attribution",
+    "chunk_utilization",
+    "score",
+    "passed",
+}
+
+
 @dataclass(frozen=True)
 class Kind:
     """Which tool's rows these are, in words for messages."""
@@ -66,18 +114,98 @@ class Kind:
     columns: str  # the fields that told it
     reference: str  # the field holding the reference answer
     input: str  # the field holding the input
+    scores: tuple[str, ...] = ()  # an evaluation's results: its score columns
+    response: str = ""  # and the reply they scored (kept in metadata, never a check)
 
 
-def dataset_kind(rows: Any) -> Kind | None:
-    """The tool a list of rows (dicts) comes from, by its fields; None for promptfoo tests, abeq cases,
-    skill-creator evals or rows that hold no reference answer."""
+def score_columns(keys: Any) -> list[str]:
+    """The columns of `keys` (in order) that hold an evaluator's per-row scores."""
+    out = []
+    for k in keys:
+        low = str(k).lower()
+        if (
+            low in _SCORE_NAMES
+            or low.endswith("_score")
+            or low.startswith(("score_", "gpt_", "outputs."))
+            or low.split(".")[-1] in _SCORE_NAMES
+        ):
+            out.append(str(k))
+    return out
+
+
+def _plain_rows(rows: Any) -> list[str] | None:
+    """The fields of rows that are another tool's (in first-seen order), or None for what is not rows
+    or is promptfoo's, skill-creator's or abeq's own."""
     if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows[:50]):
         return None
-    keys = set().union(*rows[:50])
+    ordered = list(dict.fromkeys(k for r in rows[:50] for k in r))
+    keys = set(ordered)
     if any(str(k).startswith("__") for k in keys) or keys & {"vars", "assert", "should_trigger"}:
         return None
     if {"id", "input"} <= keys and keys & _ABEQ_KEYS:
         return None  # abeq's own cases
+    return ordered
+
+
+def dataset_kind(rows: Any) -> Kind | None:
+    """The tool a list of rows (dicts) comes from, by its fields; None for promptfoo tests, abeq cases,
+    skill-creator evals or rows that hold no reference answer. Rows with score columns beside a
+    recorded reply are an evaluation's results: the reply is never taken for the reference."""
+    ordered = _plain_rows(rows)
+    if ordered is None:
+        return None
+    scores = tuple(score_columns(ordered))
+    response = next((c for c in RESPONSE_COLUMNS if c in ordered), "") if scores else ""
+    kind = _kind_of(set(ordered), rows, {response} if response else set())
+    if kind is None or not response:
+        return kind
+    if kind.reference not in ordered:
+        return None  # results with no reference answer: see not_a_dataset
+    return replace(kind, scores=scores, response=response)
+
+
+def not_a_dataset(rows: Any) -> tuple[str, str, str] | None:
+    """(what, message, hint) for rows that look like another tool's but hold no reference answer: an
+    evaluation's results ("results"), judge rows — a question beside a reply to grade ("judge") — or
+    prompts alone ("prompts"); None for anything else (a dataset among them)."""
+    ordered = _plain_rows(rows)
+    if ordered is None or dataset_kind(rows) is not None:
+        return None
+    keys = set(ordered)
+    inp = next((c for c in (*_INPUT_COLUMNS, "inputs") if c in keys), None)
+    scores = score_columns(ordered)
+    response = next((c for c in RESPONSE_COLUMNS if c in keys), "")
+    fields = ", ".join(ordered[:8]) + (", …" if len(ordered) > 8 else "")
+    if scores and response:
+        shown = ", ".join(scores[:6]) + (", …" if len(scores) > 6 else "")
+        return (
+            "results",
+            f"this is an evaluation's results (score columns: {shown}), not a dataset: '{response}' is the "
+            "reply that was scored, not a reference answer, and no reference column is there",
+            "Import the dataset the evaluation was made from (its questions with their reference answers, "
+            "e.g. question + ground_truth): `abeq import-set --from dataset DATASET --out set.json`.",
+        )
+    if inp and response:
+        return (
+            "judge",
+            f"these are judge rows ({fields}), not a dataset: '{response}' is a reply to be graded beside "
+            f"its '{inp}', not a reference answer",
+            "Import the dataset the replies were made for (questions with reference answers), or keep "
+            f"only the '{inp}' texts as abeq cases with an id and a type each "
+            "(docs/guides/transfer-sets.md).",
+        )
+    if inp and "id" not in keys and not keys & _ABEQ_KEYS:
+        return (
+            "prompts",
+            f"these rows hold prompts only ({fields}), not a dataset: there is no reference answer beside "
+            f"'{inp}', and no id or type to make them abeq cases",
+            "Give each row an id and a type (abeq's own format: docs/guides/transfer-sets.md), or add a "
+            "reference column (e.g. expected_output) and import with `abeq import-set --from dataset`.",
+        )
+    return None
+
+
+def _kind_of(keys: set, rows: list, exclude: set) -> Kind | None:
     if "input" in keys and "ideal" in keys:
         return Kind("openai-evals", "OpenAI evals samples", "input, ideal", "ideal", "input")
     langsmith = isinstance(rows[0].get("inputs"), dict) and keys & {"outputs", "reference_outputs"}
@@ -93,7 +221,7 @@ def dataset_kind(rows: Any) -> Kind | None:
         cols = "input, target, choices" if "choices" in keys else "input, target"
         return Kind("inspect", "an Inspect AI dataset", cols, "target", "input")
     inp = next((c for c in _INPUT_COLUMNS if c in keys), None)
-    ref = next((c for c in REFERENCE_NAMES if c in keys and c != inp), None)
+    ref = next((c for c in REFERENCE_NAMES if c in keys and c != inp and c not in exclude), None)
     if inp and ref and not (inp == "prompt" and keys & {"expectations", "assertions", "expected_output"}):
         return Kind("columns", "rows with a reference column", f"{inp}, {ref}", ref, inp)
     return None
@@ -131,8 +259,11 @@ def detect(data: Any, fmt: str) -> bool:
         if "cases" in data:
             return False
         lists = [v for v in data.values() if isinstance(v, list) and v and isinstance(v[0], dict)]
-        return len(lists) == 1 and dataset_kind(lists[0]) is not None
-    return dataset_kind(data) is not None
+        data = lists[0] if len(lists) == 1 else None
+    # results and judge rows are this reader's to refuse by name (read as promptfoo vars or abeq's
+    # columns, the recorded replies would reach the input or the refusal would be a column list)
+    told = not_a_dataset(data)
+    return dataset_kind(data) is not None or (told is not None and told[0] in ("results", "judge"))
 
 
 def read(path: str, text: str, *, trigger_queries: bool = False) -> Imported:
@@ -144,6 +275,9 @@ def read_dataset(path: str, text: str) -> Imported:
     """The rows of another tool's dataset as cases (see the module's table)."""
     rows = rows_of(path, text)
     kind = dataset_kind(rows)
+    told = not_a_dataset(rows) if kind is None else None
+    if told is not None:
+        raise InputError(told[1], path=path, hint=told[2])
     if kind is None:
         raise InputError(
             "these rows are not a dataset abeq recognises: it looks for an input field beside a reference "
@@ -203,6 +337,12 @@ def read_dataset(path: str, text: str) -> Imported:
             else ""
         )
     ]
+    if kind.scores:
+        warnings.append(
+            f"these rows are an evaluation's results (score columns: {', '.join(kind.scores)}): "
+            f"'{kind.response}' is the reply that was scored, kept in metadata as a recorded output and "
+            "never a check; the scores are kept in metadata too"
+        )
     if "system_messages" in kept:
         warnings.append(
             f"{kept.pop('system_messages')} input(s) are chats with a system message: the user message is "

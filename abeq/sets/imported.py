@@ -96,6 +96,11 @@ def _read_abeq(fmt: str, path: str, text: str) -> Imported:
             hint=f"Import them with `abeq import-set --from dataset {Path(path).name} --out cases.json` "
             f"('{kind.input}' becomes the input, '{kind.reference}' a check).",
         )
+    from .datasets import not_a_dataset
+
+    told = not_a_dataset(data["cases"])  # results, judge rows, prompts alone: say so, not field by field
+    if told is not None:
+        raise InputError(told[1], path=path, hint=told[2])
     if looks_like_evals(data["cases"]):
         raise InputError(
             "these entries have a 'prompt' (and expectations or assertions) but no 'input': they read as "

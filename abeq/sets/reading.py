@@ -10,7 +10,7 @@ from pathlib import Path
 from ..documents import read_text_file
 from ..errors import InputError
 from ..schemas import TransferSet
-from .datasets import dataset_kind
+from .datasets import dataset_kind, not_a_dataset
 from .imported import _peek, detect_format
 from .importers import BY_NAME
 from .parse import MAX_SET_BYTES, format_of
@@ -41,9 +41,12 @@ def load_text(text: str, name: str) -> TransferSet:
 
 def _foreign(name: str, text: str) -> InputError | None:
     try:
-        found = foreign_kind(name, text)
+        told = not_a_dataset(_rows_peeked(name, text))
+        found = None if told else foreign_kind(name, text)
     except (RecursionError, ValueError, InputError):  # a file too deep or broken to say what it is
         return None
+    if told is not None:  # results, judge rows, prompts alone: no importer makes a set of them as they are
+        return InputError(told[1], path=name, hint=told[2])
     if found is None:
         return None
     what, command = found
@@ -52,6 +55,14 @@ def _foreign(name: str, text: str) -> InputError | None:
         path=name,
         hint=f"Import it first: `{command}`, then use set.json as the transfer set.",
     )
+
+
+def _rows_peeked(name: str, text: str) -> object:
+    data = _peek(text, format_of(name))
+    if isinstance(data, dict):  # {"examples": [...]}
+        lists = [v for v in data.values() if isinstance(v, list) and v and isinstance(v[0], dict)]
+        data = lists[0] if len(lists) == 1 and "cases" not in data else None
+    return data
 
 
 def foreign_kind(name: str, text: str) -> tuple[str, str] | None:
