@@ -254,8 +254,8 @@ def example_methods() -> dict:
     from abeq import sets
     from abeq.documents import load_document
     from abeq.models import ModelSpec
+    from abeq.models.scripted.rules import judge_rules, run_rules
     from abeq.schemas import RunnerReply
-    from abeq.testing.scripted_rules import judge_rules, run_rules
 
     ex = ROOT / "abeq" / "examples" / "release-notes"
     original = load_document(ex / "SKILL.md")

@@ -109,7 +109,7 @@ def _own_scripted_models():
 
 @pytest.fixture
 def scripted_model():
-    """This test's `scripted/rules` (abeq/models/scripted.py). Replies per purpose of call, whatever
+    """This test's `scripted/rules` (abeq/models/scripted/). Replies per purpose of call, whatever
     else is asked meanwhile: `scripted_model.judge.enqueue(reply, ...)` for the next judge calls,
     `.runner.always(reply)`, `.grader.handle(fn)` (None falls through to the rules); `.judge.calls`
     are the judge's calls so far (also runner, grader, drafter, comparator, mutator); `.history`

@@ -15,12 +15,12 @@ from abeq.execution.checks.grading import blind_order
 from abeq.execution.engine import Engine
 from abeq.execution.estimate import estimate
 from abeq.models import scripted
+from abeq.models.scripted import rules as scripted_rules
 from abeq.results.reports.agreement import check_witness
 from abeq.results.reports.exports import markdown, to_csv, to_junit
 from abeq.results.reports.report import build_report, exit_code
 from abeq.schemas import Report
 from abeq.sets import dump, load
-from abeq.testing import scripted_rules
 
 # the teacher's wording of a rule the faithful candidate keeps in other words: the judge (rightly)
 # calls the runs equivalent, and this check, which the teacher passes, fails on the candidate

@@ -46,11 +46,23 @@ def _module_name(path: Path) -> str:
 def _imports(path: Path) -> set[str]:
     """Every abeq module this file imports, at module level or inside a function (lazy imports
     count: they run too), with the packages whose __init__ the import executes. A package's own
-    __init__ is not counted for its submodules: it runs first, whatever they import."""
+    __init__ is not counted for its submodules: it runs first, whatever they import. A module loaded
+    by name counts too: a dotted name given to import_module, or kept in a module-level constant (the
+    default a loader reads; issue 48: the scripted provider loaded abeq.testing's rules so)."""
     name = _module_name(path)
     is_pkg = path.name == "__init__.py"
     out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    loaded = [n.value for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))]
+    loaded += [
+        n.args[0]
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and n.args
+        and getattr(n.func, "attr", getattr(n.func, "id", "")) == "import_module"
+    ]
+    by_name = [v.value for v in loaded if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+    for node in ast.walk(tree):
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
@@ -61,12 +73,14 @@ def _imports(path: Path) -> set[str]:
             else:
                 mod = node.module or ""
             targets = [mod] + [f"{mod}.{a.name}" for a in node.names]
+        elif node is tree:  # the first node walked: the modules it loads by name
+            targets = by_name
         ancestors = {".".join(name.split(".")[:i]) for i in range(1, len(name.split(".")))}
         for t in targets:
             if t == "abeq" or t.startswith("abeq."):
                 parts = t.split(".")
                 out.update(p for i in range(2, len(parts)) if (p := ".".join(parts[:i])) not in ancestors)
-                out.add(t)
+                out.update({t} - ancestors)  # `from . import x`: the package itself ran first
     known = {_module_name(p) for p in PKG.rglob("*.py")}
     return {m for m in out if m in known and m != name}
 
@@ -257,12 +271,13 @@ def test_no_package_binds_a_name_of_its_own_submodules():
 
 
 def test_test_servers_live_in_abeq_testing_and_the_scripted_model_with_the_providers():
-    """The scripted model is a provider (its instances and their state); the rules that read abeq's
-    own prompts are test helpers, and the provider names no prompt and no data block."""
+    """The scripted model is a provider (its instances and their state) with the rules that read
+    abeq's own prompts beside it, in the library; its instances name no prompt and no data block."""
     assert not (PKG / "loopback.py").exists()
-    assert (PKG / "testing" / "loopback.py").is_file() and (PKG / "models" / "scripted.py").is_file()
-    assert (PKG / "testing" / "scripted_rules.py").is_file()
-    provider = (PKG / "models" / "scripted.py").read_text(encoding="utf-8")
+    scripted = PKG / "models" / "scripted"
+    assert (PKG / "testing" / "loopback.py").is_file() and (scripted / "provider.py").is_file()
+    assert (scripted / "rules.py").is_file() and not list((PKG / "testing").glob("scripted_*.py"))
+    provider = (scripted / "provider.py").read_text(encoding="utf-8")
     blocks = {"case_input", "original_run", "run_a", "original_document", "output_a", "document_to_mutate"}
     assert not {b for b in blocks if b in provider}
     tree = ast.parse(provider)

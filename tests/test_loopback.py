@@ -9,9 +9,9 @@ import aiohttp
 import pytest
 
 from abeq.models import scripted
+from abeq.models.scripted import rules as scripted_rules
 from abeq.prompts import load_prompt, messages
 from abeq.schemas import JudgeReply
-from abeq.testing import scripted_rules
 from abeq.testing.loopback import LoopbackServer
 
 HELLO = {"model": "scripted", "messages": [{"role": "user", "content": "hello"}]}

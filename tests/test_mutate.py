@@ -11,10 +11,10 @@ from abeq import sets
 from abeq.cli import main
 from abeq.documents import Document, load_document
 from abeq.models import scripted
+from abeq.models.scripted import rules as scripted_rules
 from abeq.mutation.mutants import section_mutants, section_spans
 from abeq.mutation.run import prepare_mutation
 from abeq.schemas import Assertion, Case, TransferSet
-from abeq.testing import scripted_rules
 from abeq.vocab import REGRESSED
 
 DOC = """---

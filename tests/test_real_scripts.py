@@ -14,9 +14,9 @@ from abeq import sets
 from abeq.cli import main
 from abeq.execution.checks.checks import case_checks, run_check
 from abeq.models import scripted
+from abeq.models.scripted import rules as scripted_rules
 from abeq.prompts import read_data_blocks
 from abeq.schemas import Case, RunnerReply, TransferSet
-from abeq.testing import scripted_rules
 
 PF = Path(__file__).resolve().parent / "fixtures" / "real" / "promptfoo"
 TYPES = ["happy", "edge", "adversarial", "composition"]

@@ -2,7 +2,11 @@
 whatever runner calls come first; each purpose keeps its own calls; the rules answer the rest."""
 
 import json
+import subprocess
+import sys
 import types
+
+from conftest import ROOT
 
 from abeq.models import scripted
 from abeq.prompts import data_block
@@ -57,3 +61,31 @@ def test_the_rules_are_the_instances_own(scripted_model):
     mine = scripted.install("echo", rules=echo)
     assert ask(mine, *RUNNER).startswith("<") and scripted.model("echo") is mine
     assert json.loads(ask(scripted_model, *RUNNER))["transcript"]  # abeq's rules, by default
+
+
+def test_the_scripted_provider_answers_abeqs_prompts_without_the_test_helpers():
+    """The rules that read abeq's prompts are the library's (the scripted provider's own): a fresh
+    process that asks `scripted/rules` as a runner and a judge loads no module of abeq.testing
+    (issue 48: the provider loaded abeq.testing.scripted_rules by name, a cycle no import showed)."""
+    probe = (
+        "import json, sys\n"
+        "from abeq.models import scripted\n"
+        "from abeq.prompts import data_block\n"
+        "def ask(*blocks):\n"
+        "    user = '\\n\\n'.join(data_block(n, t) for n, t in blocks)\n"
+        "    reply = scripted.model('rules').respond('rules', [{'role': 'user', 'content': user}], None)\n"
+        "    return reply['content']\n"
+        f"runner = json.loads(ask(*{RUNNER!r}))\n"
+        f"judge = json.loads(ask(*{JUDGE!r}))\n"
+        "print(json.dumps([runner['self_report']['steps_followed_skipped'], 'verdict' in judge,\n"
+        "                  sorted(m for m in sys.modules if m.startswith('abeq.testing'))]))\n"
+    )
+    got = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert got.returncode == 0, got.stderr
+    assert json.loads(got.stdout) == ["followed: write a summary", True, []]

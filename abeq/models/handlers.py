@@ -114,11 +114,12 @@ def _optional_params(a, kw):
 def make_scripted_handler(base):
     """The litellm handler of `scripted/…`: replies come from abeq.models.scripted's instance of
     that name (its queued replies, a test's own handler, or its rules)."""
-    from .scripted import SEED, respond_message
+    from .scripted import respond_message
+    from .scripted.samples import SEED
 
     def reply(model, messages, model_response, optional_params):
         opts = optional_params
-        token = SEED.set(opts.get("seed") or 0)  # the runner's sample (testing/scripted_samples.py)
+        token = SEED.set(opts.get("seed") or 0)  # the runner's sample (scripted/samples.py)
         try:
             msg = respond_message(
                 model, messages, schema_from_optional_params(opts), opts.get("tools"), opts.get("tool_choice")

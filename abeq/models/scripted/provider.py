@@ -9,9 +9,9 @@ each test starts with new ones (tests/conftest.py), and `install(name, rules)` p
 other rules.
 
 What it answers when nothing is queued comes from its rules: by default those that read abeq's own
-prompts (`abeq.testing.scripted_rules`, with the test helpers, loaded when a scripted model first
-needs them, as a plugin is). A provider knows no prompt; the rules do, and they also say which
-purpose a call serves. Its answers mean nothing about real models.
+prompts (rules.py beside this module, loaded when a scripted model first needs them). This module
+knows no prompt; the rules do, and they also say which purpose a call serves. Its answers mean
+nothing about real models.
 """
 
 from __future__ import annotations
@@ -20,18 +20,12 @@ import importlib
 import threading
 from collections import deque
 from collections.abc import Callable
-from contextvars import ContextVar
 from types import ModuleType
 from typing import Any
 
 Reply = str | dict
 Handler = Callable[[str, list, dict | None], Reply | None]
-# the rules that read abeq's prompts live with the test helpers; named here, loaded on first use
-DEFAULT_RULES = "abeq.testing.scripted_rules"
 PURPOSE_NAMES = ("runner", "judge", "grader", "drafter", "comparator", "mutator")
-# the seed of the call being answered (litellm hands it to the handler, which sets it; 0 when the
-# call gives none): the rules may read it, as a runner's sample does (testing/scripted_samples.py)
-SEED: ContextVar[int] = ContextVar("scripted_seed", default=0)
 
 
 class Purpose:
@@ -70,9 +64,9 @@ class ScriptedModel:
     """One scripted model and everything it was told and asked. `rules` is a module with
     `read(messages, tools)` (the prompt as read: its `purpose` is a purpose's name or None) and
     `reply(prompt, messages, schema, tools, tool_choice)` (an assistant message); by default
-    abeq's own."""
+    abeq's own (rules.py), or a module named by its dotted name."""
 
-    def __init__(self, name: str = "rules", rules: str | ModuleType = DEFAULT_RULES) -> None:
+    def __init__(self, name: str = "rules", rules: str | ModuleType | None = None) -> None:
         self.name = name
         self.history: list[dict] = []
         self.queue: deque[Reply] = deque()
@@ -89,7 +83,11 @@ class ScriptedModel:
 
     @property
     def rules(self) -> Any:
-        if isinstance(self._rules, str):
+        if self._rules is None:  # abeq's own, loaded on the first call (they read abeq's prompts)
+            from . import rules
+
+            self._rules = rules
+        elif isinstance(self._rules, str):
             self._rules = importlib.import_module(self._rules)
         return self._rules
 
@@ -140,7 +138,7 @@ def model(name: str) -> ScriptedModel:
         return _MODELS[name]
 
 
-def install(name: str = "rules", rules: str | ModuleType = DEFAULT_RULES) -> ScriptedModel:
+def install(name: str = "rules", rules: str | ModuleType | None = None) -> ScriptedModel:
     """A new scripted model answering `scripted/<name>` from now on (with other rules, say)."""
     fresh = ScriptedModel(name, rules)
     with _TABLE_LOCK:

@@ -3,15 +3,17 @@ runner of seed s only when s mod N < K, so over the seeds 0..N-1 (the samples of
 each its own seed) it is kept in exactly K of N runs. A test writes a candidate that keeps a rule
 some of the time as a document, and the real pipeline runs it.
 
-The seed is the call's own (litellm hands it to the scripted handler, which sets
-`abeq.models.scripted.SEED` for the reply it makes); a call that gives none is seed 0."""
+The seed is the call's own (litellm hands it to the scripted handler, which sets `SEED` for the
+reply it makes); a call that gives none is seed 0."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from contextvars import ContextVar
 
-from ..models.scripted import SEED
+# the seed of the call being answered (abeq.models.handlers sets it; 0 when the call gives none)
+SEED: ContextVar[int] = ContextVar("scripted_seed", default=0)
 
 _KEPT = re.compile(r"\s*\{kept (\d+)/(\d+)\}\s*$")
 

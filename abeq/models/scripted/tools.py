@@ -4,7 +4,7 @@ It knows the document only by reading it through a tool, like a real agent. Turn
 lists the files and reads the placed document; reads the files the case input names; writes each
 file that a step it follows tells it to write (reading the file first when it exists); asks to run
 each command a step names in backticks; then replies with the six-field self-report that the
-scripted runner gives for the document it read (see scripted_rules.run_rules). Stateless: everything it
+scripted runner gives for the document it read (see rules.run_rules). Stateless: everything it
 has done is in the messages. A test double: it means nothing about real models.
 """
 
@@ -62,7 +62,7 @@ def _call(n: int, name: str, args: dict) -> dict:
 
 def agent_turn(messages: list[dict], blocks: dict, tool_choice, run_rules) -> dict:
     """The next assistant message: tool calls, or the final self-report (JSON text). `run_rules` is
-    the scripted runner's (scripted_rules.run_rules), applied to the document as read."""
+    the scripted runner's (rules.run_rules), applied to the document as read."""
     calls, results = _calls_and_results(messages)
     done = {
         (name, args.get("path") or args.get("command")): results.get(cid, "") for cid, name, args in calls

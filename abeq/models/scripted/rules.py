@@ -4,8 +4,8 @@ unanswered "ask the user" gate); as a judge it matches the two runs' steps by th
 so a candidate that drops a rule really is caught as regressed by the real pipeline; as the check
 grader it passes a natural-language check on a run when every content word of the check occurs in
 the part of the run it reads; it drafts, compares and writes mutants alike. They are also what
-tells which purpose a call serves (`read`). They live with the test helpers because they know
-every prompt abeq sends: a new prompt changes them, never the provider. A test double: its
+tells which purpose a call serves (`read`). They live beside the provider, not in it, because they
+know every prompt abeq sends: a new prompt changes them, never the provider. A test double: its
 judgements mean nothing about real models.
 """
 
@@ -15,9 +15,9 @@ import json
 import re
 from dataclasses import dataclass
 
-from ..prompts import read_data_blocks
-from ..vocab import DIVERGED, EQUIVALENT, REGRESSED, STOPPED
-from .scripted_samples import kept_steps
+from ...prompts import read_data_blocks
+from ...vocab import DIVERGED, EQUIVALENT, REGRESSED, STOPPED
+from .samples import kept_steps
 
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*\S)")
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
@@ -69,7 +69,7 @@ def reply(prompt: Prompt, messages: list[dict], schema: dict | None, tools: list
     """The assistant message the rules give: {"content": text}, or tool calls in tools mode."""
     blocks = prompt.blocks
     if tools and "document_path" in blocks:
-        from .scripted_tools import agent_turn
+        from .tools import agent_turn
 
         return agent_turn(messages, blocks, tool_choice, run_rules)
     if "document" in blocks and "case_input" in blocks:
@@ -84,7 +84,7 @@ def reply(prompt: Prompt, messages: list[dict], schema: dict | None, tools: list
     if "output_a" in blocks:
         return {"content": json.dumps(compare_rules(blocks))}
     if "document_to_mutate" in blocks:
-        from .scripted_mutants import mutate_rules
+        from .mutants import mutate_rules
 
         return {"content": json.dumps(mutate_rules(blocks))}
     return {"content": json.dumps({"error": "scripted model: unrecognised prompt"})}
