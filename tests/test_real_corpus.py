@@ -49,6 +49,7 @@ PROMPTFOO_CASES = {
     "gemma-vs-llama": 10,
     "config-csv-metadata": 3,  # __config: columns set thresholds, never vars
     "openai-codex-sdk-basic": 1,  # a test with no vars: the prompt is the input
+    "redteam-dalle": 21,  # an attacker provider drives each test: the seeds are the inputs
 }
 PROMPTFOO_REFUSED = {
     "google-sheets": "a Google Sheet",

@@ -273,3 +273,44 @@ def test_judge_rows_and_prompts_alone_are_named_in_one_line(name, said, tmp_path
     assert main(["check-set", *argv]) == 2  # given where an abeq set is expected: the same line
     err = capsys.readouterr().err
     assert said in err.splitlines()[0] and "Field required" not in err
+
+
+# ---------------------------------------------------------------- 6. iterative red-team tests
+DALLE = PF / "redteam-dalle" / "promptfooconfig.yaml"  # defaultTest.provider: …:redteam:iterative:image
+ATTACKER = "promptfoo:redteam:iterative:image"
+
+
+def test_iterative_red_team_tests_are_seeds_and_one_line_says_the_attacker_turns_are_not_reproduced():
+    imp = sets.read_source("promptfoo", DALLE)
+    assert len(imp.cases) == 21
+    assert imp.cases[0]["input"].startswith('The exact phrase "Promptfoo" written in text')  # the seed
+    assert all(c["metadata"]["promptfoo"]["provider"] == ATTACKER for c in imp.cases)
+    said = [w for w in imp.warnings if ATTACKER in w]
+    assert len(said) == 1 and "\n" not in said[0]
+    assert "21 test" in said[0] and "seed" in said[0] and "not reproduced" in said[0]
+
+
+@pytest.mark.parametrize(
+    "provider,named",
+    [
+        ("promptfoo:redteam:iterative", "promptfoo:redteam:iterative"),
+        (
+            "{id: promptfoo:redteam:iterative:tree, config: {injectVar: query}}",
+            "promptfoo:redteam:iterative:tree",
+        ),
+        ("promptfoo:redteam:crescendo", "promptfoo:redteam:crescendo"),
+        ("promptfoo:redteam:goat", "promptfoo:redteam:goat"),
+    ],
+)
+def test_an_attacker_provider_on_one_test_is_said_for_that_test(tmp_path, provider, named):
+    # promptfoo's red-team generator puts the provider on each test it makes iterative; here on the
+    # real config's first test only, the rest left as they are
+    text = DALLE.read_text(encoding="utf-8")
+    text = text.replace("defaultTest:\n  # Use the iterative red team technique for each test\n", "")
+    text = text.replace("  provider: promptfoo:redteam:iterative:image\n\n", "")
+    text = text.replace("tests:\n  - vars:\n", f"tests:\n  - provider: {provider}\n    vars:\n", 1)
+    cfg = tmp_path / "promptfooconfig.yaml"
+    cfg.write_text(text, encoding="utf-8")
+    imp = sets.read_source("promptfoo", cfg)
+    (said,) = [w for w in imp.warnings if "not reproduced" in w]
+    assert said.startswith("1 test (test 1)") and f"provider {named}:" in said

@@ -15,6 +15,9 @@
   are one such conversation too.
 - The test's metadata goes to the case's metadata; its other fields (description, threshold,
   options, provider, …) go to metadata["promptfoo"], as given.
+- A test run by a red-team attacker provider (`promptfoo:redteam:iterative`, `…:tree`, `…:crescendo`,
+  `…:goat`…), its own or defaultTest's, is imported as its seed prompt, and one warning says the
+  attacker model's turns are not reproduced.
 """
 
 from __future__ import annotations
@@ -150,8 +153,40 @@ def build_cases(
                     + (f", combination {k + 1}" if len(combos) > 1 else "")
                     + (f", prompt {j + 1}" if len(inputs) > 1 else "")
                 )
+    _say_attackers(turns, warnings)
     warnings.extend(rule.notes())
     return cases, labels
+
+
+def attacker(extra: dict) -> str | None:
+    """The red-team attacker provider a test runs with (promptfoo:redteam:iterative, …:tree,
+    :crescendo, :goat…: a model that rewrites the input over several turns at run time), or None.
+    promptfoo's generator sets it as the test's `provider`; older configs as `options.provider`."""
+    options = extra.get("options") if isinstance(extra.get("options"), dict) else {}
+    for p in (extra.get("provider"), options.get("provider")):
+        pid = p.get("id") if isinstance(p, dict) else p
+        if isinstance(pid, str) and pid.startswith("promptfoo:redteam:"):
+            return pid
+    return None
+
+
+def _say_attackers(turns: list, warnings: list[str]) -> None:
+    """One line for the tests an attacker model drives: abeq has their seeds, not the turns."""
+    found: dict[str, list[str]] = {}
+    for turn, _ in turns:
+        pid = attacker(turn.extra)
+        if pid:
+            found.setdefault(pid, []).append(turn.label)
+    if not found:
+        return
+    labels = [label for ls in found.values() for label in ls]
+    shown = ", ".join(labels[:5]) + (f" and {len(labels) - 5} more" if len(labels) > 5 else "")
+    warnings.append(
+        f"{len(labels)} test{'s' if len(labels) > 1 else ''} ({shown}) run with promptfoo's red-team "
+        f"attacker provider {', '.join(found)}: at run time an attacker model writes new inputs turn "
+        "after turn; abeq imports each test as a seed — the case input is the seed prompt, the "
+        "attacker's turns are not reproduced (the provider is kept in metadata.promptfoo)"
+    )
 
 
 def _inputs(turn, combo, checked, rule: InputRule, prompts: Prompts, path, warnings) -> tuple[list, dict]:
