@@ -85,9 +85,14 @@ def _imports(path: Path) -> set[str]:
     return {m for m in out if m in known and m != name}
 
 
-def test_no_import_cycle_inside_abeq():
-    graph = {_module_name(p): _imports(p) for p in PKG.rglob("*.py")}
-    index, low, stack, on, cycles, counter = {}, {}, [], set(), [], [0]
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module: each an import cycle."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    cycles: list[list[str]] = []
+    counter = [0]
 
     def strongconnect(v):  # Tarjan's strongly connected components
         index[v] = low[v] = counter[0]
@@ -114,7 +119,28 @@ def test_no_import_cycle_inside_abeq():
     for v in graph:
         if v not in index:
             strongconnect(v)
-    assert cycles == []
+    return cycles
+
+
+def test_no_import_cycle_inside_abeq():
+    assert _cycles({_module_name(p): _imports(p) for p in PKG.rglob("*.py")}) == []
+
+
+def test_no_import_cycle_between_the_scripts_of_a_bench_folder():
+    """A bench folder's scripts import each other by bare name (the folder is on sys.path): no loop,
+    or running one as a script loads a second copy of it under its module name (issue 48:
+    bench/calibration's author.py and scenarios.py imported each other)."""
+    for folder in {p.parent for p in (ROOT / "bench").rglob("*.py")}:
+        names = {p.stem for p in folder.glob("*.py")}
+        graph = {}
+        for path in folder.glob("*.py"):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+            imported |= {
+                n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and not n.level
+            }
+            graph[path.stem] = {m.split(".")[0] for m in imported} & names - {path.stem}
+        assert _cycles(graph) == [], folder
 
 
 def _layers() -> dict[str, int]:

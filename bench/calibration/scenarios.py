@@ -3,7 +3,7 @@
 own words, each based on a real public document (SOURCES records where it is). author.py derives
 the labelled pairs from them."""
 
-from author import Scenario, Step
+from shapes import Scenario, Step
 
 from abeq.vocab import EQUIVALENT, REGRESSED
 
