@@ -37,7 +37,7 @@ def test_an_unconfirmed_set_is_estimated_in_calls_and_refused(example):
     state: dict = {}
     run_vm.restore_settings(state)
     state["variant"] = "skill"
-    settings = run_vm.run_settings(state, ts, "example")
+    settings = run_vm.desk_settings(state, ts, "example")
     lines = run_vm.estimate_lines(None, doc_row(example["original"]), doc_row(example["lossy"]), ts, settings)
     assert lines == [
         "At most 21 model calls (14 runner, 7 judge); the original's cached transcripts are reused, so "
@@ -61,7 +61,7 @@ def test_the_settings_outlive_the_page_and_make_the_run_settings(example):
     state.update(runner_mode="command", runner_cmd="agent -p", runner_cmd_version="v1", concurrency=2.0)
     state["variant"] = "skill"
     run_vm.keep_settings(state)
-    settings = run_vm.run_settings(state, example["ts"], "example")
+    settings = run_vm.desk_settings(state, example["ts"], "example")
     mode = settings.mode()
     assert (mode.kind, mode.command, mode.command_version) == ("command", "agent -p", "v1")
     assert settings.concurrency == 2 and settings.review == "example" and settings.judge_samples == 1
@@ -69,7 +69,58 @@ def test_the_settings_outlive_the_page_and_make_the_run_settings(example):
     run_vm.restore_settings(fresh)
     assert fresh["runner_cmd"] == "agent -p" and fresh["concurrency"] == 2.0
     state["runner_mode"] = "chat"  # a command typed, then another mode picked: the command is not used
-    assert run_vm.run_settings(state, example["ts"], "example").mode().command == ""
+    assert run_vm.desk_settings(state, example["ts"], "example").mode().command == ""
+
+
+def test_the_mutation_test_keys_its_calls_as_a_run_of_the_same_form(example, store):
+    """The Transfer set page's mutation test takes the Run page's settings whole: its calls are keyed
+    as the run's (the command's version included), so each finds the other's cached transcripts."""
+    from abeq.desk import mutation_vm
+
+    state: dict = {}
+    run_vm.restore_settings(state)
+    state.update(runner_model="scripted/rules", judge_model="scripted/rules", judge_samples=2, aa=True)
+    state.update(runner_mode="command", runner_cmd="cat", runner_cmd_version="cat 9.4", variant="skill")
+    run_vm.keep_settings(state)
+    run = run_vm.desk_settings(state, example["ts"], "example").config("skill")
+    left = {k: v for k, v in state.items() if k.startswith("keep:")}  # on Transfer set: no Run widgets
+    original = store.inputs.document(store.inputs.put_document("SKILL.md", example["original"].text))
+    mutation = mutation_vm.prepare(store, original, example["ts"], left).cfg
+    assert mutation.key_parts() == run.key_parts()
+    assert mutation.mode.command_version == "cat 9.4"
+
+
+def test_the_desks_defaults_are_the_option_tables(example):
+    from abeq.execution.options import BY_NAME
+
+    state: dict = {}
+    run_vm.restore_settings(state)
+    assert state["concurrency"] == BY_NAME["concurrency"].default
+    assert run_vm.desk_settings({}, example["ts"]).concurrency == BY_NAME["concurrency"].default
+
+
+def test_every_setting_is_read_from_the_desk_or_left_at_the_tables_default(example):
+    """A new row in the options table is a decision here: a control of the Run page, a value the page
+    knows otherwise (the set, the review), or the table's default."""
+    from abeq.execution.options import BY_NAME, OPTIONS
+    from abeq.execution.settings import RunSettings
+
+    controls, given, defaulted = set(run_vm.CONTROLS), set(run_vm.GIVEN), set(run_vm.DEFAULTED)
+    assert not (controls & given or controls & defaulted or given & defaulted)
+    assert controls | given | defaulted == {o.name for o in OPTIONS} == set(RunSettings.model_fields)
+    state: dict = {}
+    run_vm.restore_settings(state)
+    plain = run_vm.desk_settings(state, example["ts"], "example")
+    assert all(getattr(plain, n) == BY_NAME[n].default for n in defaulted)
+    changed = {  # a value other than the default, for each control
+        "runner_model": "scripted/rules", "judge_model": "scripted/other", "api_base": "http://127.0.0.1:9",
+        "variant": "skill", "concurrency": 3, "judge_samples": 3, "runner_samples": 2, "aa": True,
+        "fail_fast": True, "min_judge_recall": 0.8, "require_judge_recall": True, "runner_mode": "command",
+        "runner_cmd": "cat", "runner_cmd_version": "cat 9", "trust_code": True,
+    }  # fmt: skip
+    assert set(changed) == controls
+    got = run_vm.desk_settings({**state, **changed}, example["ts"], "example")
+    assert {n: getattr(got, n) for n in controls} == changed
 
 
 def progress(**kw) -> Progress:

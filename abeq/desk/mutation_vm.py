@@ -12,22 +12,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..api import DESK_LABELS
-from ..documents import detect_variant
 from ..execution.engine import Stop
-from ..execution.settings import RunSettings
 from ..mutation.estimate import describe_mutation_estimate
 from ..mutation.mutants import section_spans
 from ..mutation.render import caveat as caveat  # the panel says when a test double made the calls
 from ..mutation.render import kind
 from ..mutation.render import written_lines as written_lines  # the panel says what the model wrote
 from ..mutation.report import BLIND, KILLED, READINGS, SURVIVED, UNMAPPED, UNNOTICED
-from ..mutation.run import PreparedMutation, prepare_mutation
+from ..mutation.run import NOT_IN_A_MUTATION, PreparedMutation, prepare_mutation
 from ..results.store.store import Store
 from ..schemas import TransferSet
 from ..sets.confirmation import set_hash
 from ..vocab import CANCELLED
 from . import policy
-from .run_vm import STICKY, stored_document
+from .run_vm import desk_settings, stored_document
 from .session import SIGNED_IN_KEY
 
 # state -> (background, edge): green keep, red blind, amber claimed but unnoticed, grey otherwise
@@ -59,27 +57,10 @@ _jobs: dict[str, Job] = {}
 _lock = threading.Lock()
 
 
-def setting(state: Mapping, name: str):
-    """A Run page setting: the widget's value, else the one kept from its last visit, else the default."""
-    return state.get(name, state.get(f"keep:{name}", STICKY[name]))
-
-
 def prepare(store: Store, original: dict, ts: TransferSet, state: Mapping) -> PreparedMutation:
-    """The mutation test of this set with the Run page's models (an AbeqError says why not)."""
+    """The mutation test of this set with the Run page's settings (an AbeqError says why not)."""
     doc = stored_document(store, original)  # a skill with its folder: each mutant carries it
-    kind = setting(state, "runner_mode")
-    settings = RunSettings(
-        runner_model=setting(state, "runner_model"),
-        judge_model=setting(state, "judge_model"),
-        api_base=setting(state, "api_base") or None,
-        variant=detect_variant(doc.name),
-        concurrency=int(setting(state, "concurrency")),
-        judge_samples=int(setting(state, "judge_samples")),
-        aa=bool(setting(state, "aa")),
-        allow_thin=ts.thin_accepted,
-        runner_mode=kind,
-        runner_cmd=setting(state, "runner_cmd") if kind == "command" else None,
-    )
+    settings = desk_settings(state, ts, leave=NOT_IN_A_MUTATION)
     policy.current(state.get(SIGNED_IN_KEY)).check(settings)  # what the desk's operator allowed
     return prepare_mutation(doc, ts, store=store, settings=settings, labels=DESK_LABELS)
 

@@ -15,6 +15,7 @@ from ..documents import Document, detect_variant
 from ..execution.checks.checks import model_checks
 from ..execution.checks.code_trust import CodeItem
 from ..execution.estimate import describe_estimate, estimate_calls
+from ..execution.options import BY_NAME, OPTIONS
 from ..execution.preflight import Preflight, preflight, samples_warnings
 from ..execution.settings import RunSettings
 from ..models import DEFAULT_MODEL
@@ -35,22 +36,66 @@ CANCEL_HELP = (
     "No new model call starts; HTTP calls in flight are dropped; a reply the embedded model is generating "
     "is finished, then discarded. What finished is kept: Resume continues the run."
 )
-# Streamlit drops a widget's state when its page is left; these settings outlive that (per session).
-STICKY = {
-    "runner_model": DEFAULT_MODEL,
-    "judge_model": DEFAULT_MODEL,
-    "api_base": "",
-    "concurrency": 4,
-    "judge_samples": 1,
-    "runner_samples": 1,
-    "aa": False,
-    "runner_mode": "chat",
-    "runner_cmd": "",
-    "runner_cmd_version": "",
-    "fail_fast": False,
-    "min_judge_recall": 0.0,  # 0: no minimum (as the CLI without --min-judge-recall)
-    "require_judge_recall": False,
+
+
+@dataclass(frozen=True)
+class Control:
+    """A setting the Run page has a widget for, under the setting's own name in session state. For a
+    setting whose default (in the options table) is None: `shown`, what the widget starts at, and
+    `blank`, the widget's value that reads back as None. `mode`: read only in this runner mode (a
+    command typed, then another mode picked, is not used). `sticky`: kept when the page is left."""
+
+    shown: Any = None
+    blank: Any = ""
+    mode: str = ""
+    sticky: bool = True
+
+
+# Every setting of the options table (abeq.execution.options) is one of three things on the desk, and
+# a test holds the three to the table, so a new setting is a decision here:
+CONTROLS: dict[str, Control] = {  # a control of the Run page
+    "runner_model": Control(DEFAULT_MODEL),
+    "judge_model": Control(DEFAULT_MODEL),  # blank: the runner model, as the CLI's default
+    "api_base": Control(""),
+    "variant": Control(sticky=False),  # preselected from the original's file name (variant_index)
+    "concurrency": Control(),
+    "judge_samples": Control(),
+    "runner_samples": Control(),
+    "aa": Control(),
+    "fail_fast": Control(),
+    "min_judge_recall": Control(0.0, 0.0),  # 0: no minimum (as the CLI without --min-judge-recall)
+    "require_judge_recall": Control(),
+    "runner_mode": Control("chat"),
+    "runner_cmd": Control("", mode="command"),
+    "runner_cmd_version": Control(mode="command"),
+    "trust_code": Control(sticky=False),  # a grant: ticked for each run (TRUST_KEY)
 }
+GIVEN = ("allow_thin", "review")  # what the page knows otherwise: the set's thin acceptance, the review
+DEFAULTED = (  # no control: a run from the desk takes the table's default (the CLI and abeq.toml set them)
+    "judge_api_base",
+    "timeout",
+    "max_retries",
+    "max_tokens",
+    "fresh",
+    "gate",  # a gate profile applies to a report, not to a run: the Review page chooses it
+    "runner_timeout",
+    "runner_max_steps",
+    "runner_max_tokens",
+    "runner_env",
+    "unsandboxed",  # the command line's grants alone: a desk offers neither (policy.check)
+    "check_env",
+    "backoff_base",
+)
+
+
+def _start(name: str) -> Any:
+    """What a control starts at: the table's default (as the widget shows a None one)."""
+    default = BY_NAME[name].default
+    return CONTROLS[name].shown if default is None else default
+
+
+# Streamlit drops a widget's state when its page is left; these settings outlive that (per session).
+STICKY = {name: _start(name) for name, c in CONTROLS.items() if c.sticky}
 MIN_RECALL_LABEL = "Minimum judge recall"
 THIN = (
     "This set is thin (fewer than 5 cases, or a case type missing), so a run would be refused. On "
@@ -111,28 +156,30 @@ def variant_index(original_name: str) -> int:
     return list(VARIANTS).index(detect_variant(original_name))
 
 
-def run_settings(state: Mapping, ts: TransferSet, review_name: str) -> RunSettings:
-    """The run the form's choices describe (read from the widgets' session-state keys)."""
-    command = state["runner_mode"] == "command"  # a command typed, then another mode picked: not used
-    return RunSettings(
-        runner_model=state["runner_model"],
-        judge_model=state["judge_model"],
-        api_base=state["api_base"] or None,
-        variant=state["variant"],
-        concurrency=int(state["concurrency"]),
-        judge_samples=int(state["judge_samples"]),
-        runner_samples=int(state.get("runner_samples") or 1),
-        aa=bool(state["aa"]),
-        allow_thin=ts.thin_accepted,
-        review=review_name,
-        runner_mode=state["runner_mode"],
-        runner_cmd=state["runner_cmd"] if command else None,
-        runner_cmd_version=state["runner_cmd_version"] if command else "",
-        fail_fast=bool(state["fail_fast"]),
-        trust_code=bool(state.get(TRUST_KEY)),
-        min_judge_recall=float(state.get("min_judge_recall") or 0) or None,  # 0: no minimum
-        require_judge_recall=bool(state.get("require_judge_recall")),
-    )
+def desk_value(state: Mapping, name: str) -> Any:
+    """A control's value: the widget's, else the one kept from the Run page's last visit, else its start."""
+    return state.get(name, state.get(f"keep:{name}", _start(name)))
+
+
+def desk_settings(
+    state: Mapping, ts: TransferSet, review: str | None = None, leave: tuple[str, ...] = ()
+) -> RunSettings:
+    """The run the desk's choices describe, made from the options table: each setting with a control
+    read from session state (`desk_value`), the set's thin acceptance and the review given, every
+    other setting (and those in `leave`) at the table's default. The Run page's run and the Transfer
+    set page's mutation test (no review; `leave`: what a mutation test takes no part of) both come
+    from here, so their calls are keyed alike."""
+    mode = desk_value(state, "runner_mode")
+    chosen: dict[str, Any] = {"allow_thin": ts.thin_accepted, "review": review}
+    for o in OPTIONS:
+        c = CONTROLS.get(o.name)
+        if c is None or o.name in leave or (c.mode and mode != c.mode):
+            continue
+        value = desk_value(state, o.name)
+        if o.default is None and (value is None or value == c.blank):
+            continue
+        chosen[o.name] = o.kind(value) if o.kind in (int, float, bool) else value
+    return RunSettings(**{k: v for k, v in chosen.items() if k not in leave})
 
 
 TRUST_KEY = "trust_code"  # the Run page's box: run the set's code in this run

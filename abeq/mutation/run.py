@@ -43,6 +43,10 @@ from .mutants import Mutant, section_mutants
 from .report import MutationReport, build_mutation_report
 from .written import write_mutants
 
+# a person's run's settings that a mutation test refuses: a review is a person's rounds, and a mutant
+# stops at its first kill unless all_cases
+NOT_IN_A_MUTATION = ("review", "fail_fast")
+
 
 def claimed_by(original: Document, ts: TransferSet) -> dict[str, list[str]]:
     """Section name -> ids of the cases whose exercises_sections name it (matched as coverage does)."""
@@ -203,7 +207,7 @@ def prepare_mutation(
     after every check has passed; `max_mutants` limits the section mutants; `sections` keeps only the
     mutants of these sections (names as in a case's exercises_sections)."""
     s = settings_of(settings, kwargs)
-    given = [k for k in ("review", "fail_fast") if getattr(s, k)]
+    given = [k for k in NOT_IN_A_MUTATION if getattr(s, k)]
     if given:
         raise InputError(
             f"a mutation test takes no {' or '.join(given)}",

@@ -38,7 +38,7 @@ settings_form(original["name"], policy)
 run_vm.keep_settings(st.session_state)
 if session.tiny_model_chosen(st.session_state):  # once, and only while the tiny model is chosen
     note.info(session.EMBEDDED_NOTE, icon=":material/info:")
-settings = run_vm.run_settings(st.session_state, ts, review["name"])
+settings = run_vm.desk_settings(st.session_state, ts, review["name"])
 # the same estimate the CLI prints: the cache is consulted for the teacher's transcripts
 for line in run_vm.estimate_lines(store, original, candidate, ts, settings):
     st.caption(line)
