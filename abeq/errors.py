@@ -37,7 +37,7 @@ class ThinSetError(InputError):
 
 class ReviewConflict(InputError):
     """Another reviewer's action took effect on a case after this reviewer read it; nothing was
-    written (abeq.results.store.reviewing words the message: who did what, when)."""
+    written (abeq.results.review.reviewing words the message: who did what, when)."""
 
     def __init__(
         self,

@@ -13,8 +13,8 @@ import pytest
 from abeq.errors import InputError
 from abeq.results.reports.agreement import per_reviewer
 from abeq.results.reports.report import case_rows
-from abeq.results.store.assigning import assign, assigned_to, unassign
-from abeq.results.store.reviewing import record
+from abeq.results.review.assigning import assign, assigned_to, unassign
+from abeq.results.review.reviewing import record
 from abeq.testing.synthetic import synthetic_run
 
 
@@ -118,6 +118,7 @@ def test_the_cli_deals_lists_and_takes_back(store_db, capsys):
 
 
 def test_assignments_travel_with_db_copy_and_merge(tmp_path, pg_db):
+    from abeq.results.reports.record import end_run, run_text
     from abeq.results.store.copy import copy_store
     from abeq.results.store.merge import merge_into
     from abeq.results.store.store import Store
@@ -125,18 +126,18 @@ def test_assignments_travel_with_db_copy_and_merge(tmp_path, pg_db):
     src = Store(str(tmp_path / "src.db"))
     run = synthetic_run(src, 8, review="r", error_every=4)
     plan = assign(src, run, "ana,bo", deal=True)
-    copy_store(src, Store(pg_db))
+    copy_store(src, Store(pg_db), reads_as=run_text)
     assert _assigned(Store(pg_db), run) == plan
     merged = Store(str(tmp_path / "merged.db"))
     synthetic_run(merged, 8, review="r", error_every=4)  # the same run (its settings key), unassigned
     assign(merged, run, "carl", ["case-0000"])
-    merge_into(merged, src)
+    merge_into(merged, src, finish=end_run)
     assert _assigned(merged, run) == {**plan, "case-0000": "carl"}  # the destination's stands
 
 
 def test_on_the_desk_only_the_dealer_or_the_assignee_takes_back_(store, run):
     """Failed before (issue 46): the desk's one click took back every assignment, for anyone."""
-    from abeq.results.store.assigning import takeable
+    from abeq.results.review.assigning import takeable
 
     assign(store, run, "ana, bo", deal=True, by="lead")
     assert takeable(store, run, "carl") == [] and takeable(store, run, " ") == []

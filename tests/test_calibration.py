@@ -240,7 +240,7 @@ def test_a_suite_from_reviews_holds_exactly_the_reviewed_cases(tmp_path, store, 
     from abeq.calibration.reviews import suite_from_reviews
     from abeq.execution.engine import Engine
     from abeq.results.reports.report import build_report
-    from abeq.results.store.reviewing import record
+    from abeq.results.review.reviewing import record
 
     run_id = Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg()).run()
     rows = build_report(store, run_id).rows
@@ -385,7 +385,7 @@ def test_a_suite_folder_of_ones_own_is_read_and_a_bad_line_is_named(tmp_path, ca
 def test_reviewed_cases_measure_another_candidate_judge(tmp_path, store, example, scripted_cfg):
     from abeq.execution.engine import Engine
     from abeq.results.reports.report import build_report
-    from abeq.results.store.reviewing import record
+    from abeq.results.review.reviewing import record
 
     run_id = Engine(store, example["original"], example["lossy"], example["ts"], scripted_cfg()).run()
     rows = build_report(store, run_id).rows

@@ -14,8 +14,8 @@ from streamlit.testing.v1 import AppTest
 from test_desk_queue import desk, metrics
 
 from abeq.results.reports.agreement import cohen_kappa
-from abeq.results.store.assigning import assign
-from abeq.results.store.reviewing import record
+from abeq.results.review.assigning import assign
+from abeq.results.review.reviewing import record
 from abeq.results.store.store import Store
 from abeq.testing.synthetic import synthetic_run
 from abeq.vocab import EQUIVALENT, FINISHED

@@ -9,7 +9,7 @@ from conftest import DESK_APP
 from streamlit.testing.v1 import AppTest
 
 from abeq.desk import session, worker
-from abeq.results.store.reviewing import record
+from abeq.results.review.reviewing import record
 from abeq.results.store.store import Store
 from abeq.testing.synthetic import synthetic_run
 

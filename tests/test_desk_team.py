@@ -10,7 +10,7 @@ import pytest
 from test_desk_queue import act_as, desk, override
 
 from abeq.desk import session
-from abeq.results.store.assigning import assign
+from abeq.results.review.assigning import assign
 from abeq.results.store.store import Store
 from abeq.testing.synthetic import synthetic_run
 

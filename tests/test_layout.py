@@ -1,7 +1,10 @@
 """The shape of the library: the tree reads as the pipeline, with no import cycle and no giant module.
 
 Layers: a folder (or top-level module) of abeq/ imports only its own layer and the layers below it;
-an import inside a function counts like one at the top of the file. The test reads this table.
+an import inside a function counts like one at the top of the file. A folder that holds folders of
+separate jobs may be split further (`results/store`, layer 3.1): each of its folders is then a layer
+of its own, between its parent's and the next (3.1 is below 3.2, and both below 4), so the folders
+inside it depend one way too. The test reads this table.
 
 | layer | folders and modules of abeq/ | what they hold |
 |---|---|---|
@@ -12,7 +15,10 @@ an import inside a function counts like one at the top of the file. The test rea
 | 1 | documents | the documents under test: read, their sections, @imports, a skill's folder, `git:REV:PATH` |
 | 1 | models | the providers (the scripted test model is one), one call path |
 | 2 | sets | transfer sets: read, imported, drafted, confirmed |
-| 3 | results | the store and the report |
+| 3 | results | what runs leave behind: the store, and what is read from it |
+| 3.1 | results/store | the store: interfaces, `Sql*` parts over a sqlite or PostgreSQL connection, copy |
+| 3.2 | results/reports | what a reader gets from the store: report, run record, exports, agreement, diff |
+| 3.3 | results/review | what reviewers do with a report: agree or override, cases shared out |
 | 4 | execution, comparator | a run (runner, judge, engine, preflight); the blind comparator |
 | 5 | api, calibration, mutation | the public entry point; the judge measured on a suite; `abeq mutate` |
 | 6 | desk | the desk's logic (its router app.py, and its pages in desk/desk_pages/, lay it out) |
@@ -27,6 +33,7 @@ import re
 import types
 from pathlib import Path
 
+import pytest
 import tomllib
 
 import abeq
@@ -38,18 +45,18 @@ HARD_MAX_LINES = 600  # past this it holds more than one job: the test fails
 MAX_PAGE_LINES = 120
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def _module_name(path: Path, pkg: Path = PKG) -> str:
+    parts = ["abeq", *path.relative_to(pkg).with_suffix("").parts]
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path) -> set[str]:
+def _imports(path: Path, pkg: Path = PKG) -> set[str]:
     """Every abeq module this file imports, at module level or inside a function (lazy imports
     count: they run too), with the packages whose __init__ the import executes. A package's own
     __init__ is not counted for its submodules: it runs first, whatever they import. A module loaded
     by name counts too: a dotted name given to import_module, or kept in a module-level constant (the
     default a loader reads; issue 48: the scripted provider loaded abeq.testing's rules so)."""
-    name = _module_name(path)
+    name = _module_name(path, pkg)
     is_pkg = path.name == "__init__.py"
     out: set[str] = set()
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -81,7 +88,7 @@ def _imports(path: Path) -> set[str]:
                 parts = t.split(".")
                 out.update(p for i in range(2, len(parts)) if (p := ".".join(parts[:i])) not in ancestors)
                 out.update({t} - ancestors)  # `from . import x`: the package itself ran first
-    known = {_module_name(p) for p in PKG.rglob("*.py")}
+    known = {_module_name(p, pkg) for p in pkg.rglob("*.py")}
     return {m for m in out if m in known and m != name}
 
 
@@ -143,27 +150,87 @@ def test_no_import_cycle_between_the_scripts_of_a_bench_folder():
         assert _cycles(graph) == [], folder
 
 
-def _layers() -> dict[str, int]:
-    """Each folder or top-level module of abeq/ with its layer, read from the table above."""
-    rows = re.findall(r"^\| (\d+) \| ([^|]+) \|", __doc__, re.M)
-    return {unit.strip(" `"): int(n) for n, units in rows for unit in units.split(",")}
+def _layers(doc: str | None = None) -> dict[str, tuple[int, ...]]:
+    """Each folder or top-level module of abeq/ (and each folder of a split one, `results.store`) with
+    its layer as numbers to compare (3.1 is (3, 1): above 3, below 3.2 and 4), read from the table."""
+    rows = re.findall(r"^\| (\d+(?:\.\d+)?) \| ([^|]+) \|", doc or __doc__ or "", re.M)
+    return {
+        unit.strip(" `").replace("/", "."): tuple(int(d) for d in n.split("."))
+        for n, units in rows
+        for unit in units.split(",")
+    }
+
+
+def _unit(module: str, layers: dict[str, tuple[int, ...]]) -> str | None:
+    """The row of the table a module of abeq/ (or an import's target) belongs to: the longest one
+    its dotted name starts with; None for abeq itself."""
+    parts = module.split(".")[1:]
+    return next((u for i in range(len(parts), 0, -1) if (u := ".".join(parts[:i])) in layers), None)
+
+
+def _units_of_the_tree(pkg: Path, layers: dict[str, tuple[int, ...]]) -> set[str]:
+    """The rows the tree needs: each module or folder of abeq/, and each folder inside a split one."""
+    split = {u.split(".")[0] for u in layers if "." in u}
+    out = set()
+    for p in pkg.rglob("*.py"):
+        rel = p.relative_to(pkg).with_suffix("").parts
+        if len(rel) == 1:
+            out.add(rel[0])
+        else:
+            out.add(f"{rel[0]}.{rel[1]}" if rel[0] in split and len(rel) > 2 else rel[0])
+    return out - {"__init__"}
+
+
+def upward_imports(pkg: Path, doc: str | None = None) -> list[str]:
+    """Every import of a module of `pkg` that points up the layer table (`doc`'s, else this file's)."""
+    layers = _layers(doc)
+    assert _units_of_the_tree(pkg, layers) == set(layers)  # a new folder or module takes its place
+    upward = []
+    for path in pkg.rglob("*.py"):
+        name = _module_name(path, pkg)
+        unit = _unit(name, layers)
+        if unit is None:
+            continue  # abeq/__init__.py imports its public names by string, when first used
+        for target in _imports(path, pkg):
+            to = _unit(target, layers)  # None: the package itself, empty
+            if to is not None and layers[to] > layers[unit]:
+                upward.append(f"{name} -> {target} ({unit} {layers[unit]} < {to} {layers[to]})")
+    return sorted(upward)
 
 
 def test_every_import_points_down_the_layer_table():
-    layers = _layers()
-    units = {p.stem if p.parent == PKG else p.relative_to(PKG).parts[0] for p in PKG.rglob("*.py")}
-    assert units - {"__init__"} == set(layers)  # a new folder or module takes its place in the table
-    upward = []
-    for path in PKG.rglob("*.py"):
-        name = _module_name(path)
-        unit = name.split(".")[1] if "." in name else None
-        if unit is None:
-            continue  # abeq/__init__.py imports its public names by string, when first used
-        for target in _imports(path):
-            to = target.split(".")[1] if "." in target else None  # None: the package itself, empty
-            if to is not None and layers[to] > layers[unit]:
-                upward.append(f"{name} -> {target} ({unit} {layers[unit]} < {to} {layers[to]})")
-    assert upward == []
+    assert upward_imports(PKG) == []
+
+
+def test_the_layer_check_sees_folders_inside_a_split_folder(tmp_path):
+    """A folder split into layers (results/ into store, reports) depends one way: the store importing
+    the report is upward though both are results/ (the check once saw only abeq/'s own folders)."""
+    doc = (
+        "| 0 | errors | e |\n| 3 | results | r |\n| 3.1 | results/store | s |\n| 3.2 | results/reports | r |"
+    )
+    files = {
+        "__init__.py": "",
+        "errors.py": "",
+        "results/__init__.py": "",
+        "results/store/__init__.py": "",
+        "results/store/runlog.py": "from ...errors import E\n",
+        "results/reports/__init__.py": "",
+        "results/reports/report.py": "from ..store.runlog import R\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    assert upward_imports(tmp_path, doc) == []
+    (tmp_path / "results/store/merge.py").write_text("from ..reports.report import build\n")
+    assert upward_imports(tmp_path, doc) == [
+        "abeq.results.store.merge -> abeq.results.reports (results.store (3, 1) < results.reports (3, 2))",
+        "abeq.results.store.merge -> abeq.results.reports.report "
+        "(results.store (3, 1) < results.reports (3, 2))",
+    ]
+    (tmp_path / "results/extra").mkdir()
+    (tmp_path / "results/extra/__init__.py").write_text("")
+    with pytest.raises(AssertionError):  # a folder inside a split one takes its place in the table too
+        upward_imports(tmp_path, doc)
 
 
 def test_no_library_module_imports_the_test_helpers():

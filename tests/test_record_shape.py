@@ -14,7 +14,7 @@ from abeq.execution.runners.modes import RunnerMode
 from abeq.models import scripted
 from abeq.results.reports.exports import render
 from abeq.results.reports.report import build_report
-from abeq.results.store.reviewing import record
+from abeq.results.review.reviewing import record
 from abeq.schemas import ComparatorReply, Comparison, ComparisonResult, RunRecord
 
 FIXTURES = ROOT / "tests" / "fixtures" / "record"

@@ -15,7 +15,7 @@ from test_runner_samples import run as sampled_run
 from abeq.execution.engine import Engine
 from abeq.results.reports.exports import render
 from abeq.results.reports.report import build_report
-from abeq.results.store.reviewing import record
+from abeq.results.review.reviewing import record
 from abeq.schemas import ReportFile
 
 

@@ -13,7 +13,7 @@ from abeq.errors import InputError, ReviewConflict
 from abeq.results.reports import exports
 from abeq.results.reports.agreement import judge_agreement
 from abeq.results.reports.report import build_report
-from abeq.results.store.reviewing import in_effect, record
+from abeq.results.review.reviewing import in_effect, record
 from abeq.testing.synthetic import synthetic_run
 from abeq.timestamps import ago, local
 

@@ -29,13 +29,14 @@ def register(sub) -> None:
 
 
 def cmd_copy(args) -> int:
+    from ..results.reports.record import run_text
     from ..results.store.copy import copy_store
     from ..results.store.store import existing_store, open_store
 
     src = existing_store(args.src)
     dst = open_store(args.dst)
     try:
-        done = copy_store(src, dst)
+        done = copy_store(src, dst, reads_as=run_text)
     finally:
         src.close()
         dst.close()
@@ -46,6 +47,7 @@ def cmd_copy(args) -> int:
 
 
 def cmd_merge(args) -> int:
+    from ..results.reports.record import end_run
     from ..results.store.merge import Merged, merge_into
     from ..results.store.store import existing_store, open_store
 
@@ -55,7 +57,7 @@ def cmd_merge(args) -> int:
         for path in args.src:
             src = existing_store(path)
             try:
-                merge_into(dst, src, done)
+                merge_into(dst, src, done, finish=end_run)
             finally:
                 src.close()
         runs = sorted(set(done.runs.values()))

@@ -308,7 +308,7 @@ def _login() -> str:
 
 def _review_action(args, action: str, verdict: str | None) -> int:
     from ..results.reports.report import build_report
-    from ..results.store.reviewing import describe, in_effect, record
+    from ..results.review.reviewing import describe, in_effect, record
 
     store = existing_store(args.db)
     before = in_effect(store, args.run_id, args.case_id) if store.log.run(args.run_id) else None
@@ -339,7 +339,7 @@ def cmd_assign(args) -> int:
     from ..errors import InputError
     from ..results.reports.agreement import kappa_text, per_reviewer
     from ..results.reports.report import case_rows
-    from ..results.store.assigning import assign, unassign
+    from ..results.review.assigning import assign, unassign
 
     if args.to is not None and args.clear:
         raise InputError("--to and --clear together", hint="Assign with --to, or take back with --clear.")

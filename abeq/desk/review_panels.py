@@ -9,7 +9,7 @@ import streamlit as st
 from ..errors import AbeqError
 from ..results.reports.diff import side_by_side_html
 from ..results.reports.report import CaseRow
-from ..results.store.assigning import assign, takeable, unassign
+from ..results.review.assigning import assign, takeable, unassign
 from ..results.store.store import Store
 from ..schemas import Case
 from ..vocab import GATES

@@ -1,7 +1,7 @@
 """The Review page's parts: the run's summary and trust figures, the exports, one case's evidence,
 and the reviewer's actions (Agree, Override, the concurrent-edit question, the audit trail).
 
-Drawing only: every decision is the library's (abeq.results.store.reviewing records actions,
+Drawing only: every decision is the library's (abeq.results.review.reviewing records actions,
 abeq.results.reports.exports renders the files). `st` is the streamlit module, passed in so this module
 imports without it.
 """
@@ -16,7 +16,7 @@ from ..errors import AbeqError, ReviewConflict
 from ..results.reports import agreement, exports
 from ..results.reports.agreement import aa_rates, check_witness, judge_agreement, judge_calibration
 from ..results.reports.report import CaseRow, RunReport, build_report
-from ..results.store.reviewing import describe, record
+from ..results.review.reviewing import describe, record
 from ..results.store.store import Store, db_path
 from ..timestamps import ago, local
 from ..vocab import AGREE, OVERRIDE, VERDICTS

@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from ..results.reports.agreement import MIN_KAPPA_N, kappa_text, per_reviewer
 from ..results.reports.report import CaseRow, RunReport, actions, machine_rows, report_of, with_actions
-from ..results.store.assigning import assigned_to
+from ..results.review.assigning import assigned_to
 from ..results.store.liveness import ACTIVE
 from ..results.store.rows import RunRow
 from ..results.store.store import Store

@@ -20,13 +20,12 @@ from ..errors import InputError, ModelCallError
 from ..models.call import CallPolicy, Cancelled
 from ..models.http import close_sessions, open_session, redact
 from ..models.ratelimit import PRIORITY, Limiter
-from ..results.reports.report import build_report
+from ..results.reports.record import end_run
 from ..results.store import backend, rows
 from ..results.store.liveness import ACTIVE, HEARTBEAT_SECONDS, live_status, owner_id
 from ..results.store.store import Store, dumps
 from ..schemas import Case, TransferSet
 from ..sets.confirmation import one_run, set_hash
-from ..timestamps import now
 from ..vocab import REGRESSED
 from .calls import Calls
 from .checks.checks import evaluate, model_checks, runs_scripts, stored_rows
@@ -393,14 +392,7 @@ class Engine:
         c = self.store.log.case_counts(self.run_id)
         if c["done"] == c["total"]:
             status = vocab.FINISHED
-        rep = build_report(self.store, self.run_id)
-        self.store.log.update_run(
-            self.run_id,
-            status=status,
-            finished_at=now(),
-            summary=dumps(rep.report["summary"]),
-            stats=dumps(self.store.log.call_stats(self.run_id)),
-        )
+        end_run(self.store, self.run_id, status)
         self._emit()
 
     def run(self) -> int:

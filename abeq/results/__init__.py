@@ -1,3 +1,5 @@
-"""What runs leave behind: the store (store/: its interfaces, the sqlite and PostgreSQL backends and
-their parts, migrations, copy and merge) and what a reader gets from it (reports/: the report and
-run record, exports, a review's history, judge-trust figures, and the word diff a reviewer reads)."""
+"""What runs leave behind, in three folders that depend one way (tests/test_layout.py holds it):
+the store (store/: its interfaces, the `Sql*` parts over a sqlite or PostgreSQL connection,
+migrations, copy and merge); what a reader gets from it (reports/: the report and run record,
+exports, a review's history, judge-trust figures, the word diff), which reads the store; and what
+reviewers do with a report (review/: agree or override, cases shared out), which reads both."""

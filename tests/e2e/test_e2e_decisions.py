@@ -17,7 +17,7 @@ import sys
 import pytest
 from playwright.sync_api import expect
 
-from abeq.results.store.reviewing import record
+from abeq.results.review.reviewing import record
 from abeq.results.store.store import Store
 from abeq.testing.synthetic import EXAMPLE, synthetic_run
 from abeq.vocab import AGREE

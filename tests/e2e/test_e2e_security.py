@@ -12,7 +12,7 @@ from abeq import sets
 from abeq.documents import Document, load_document
 from abeq.execution.engine import Engine, RunConfig
 from abeq.models import ModelSpec
-from abeq.results.store.reviewing import record
+from abeq.results.review.reviewing import record
 from abeq.results.store.store import Store
 
 from .helpers import desk, nav

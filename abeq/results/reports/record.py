@@ -1,5 +1,6 @@
 """The run record (abeq.schemas.RunRecord): the report unchanged, plus the run and each
-case in detail."""
+case in detail; a run's end written with its report's summary (`end_run`), and a run as a reader
+gets it, as one text (`run_text`, what `abeq db copy` compares on both ends)."""
 
 from __future__ import annotations
 
@@ -22,12 +23,14 @@ from ...schemas.record import (
     RunRecord,
     StoppedEarly,
 )
+from ...timestamps import now
+from ...vocab import FINISHED, RunStatus
 from ..store.rows import OverrideRow
-from ..store.store import Store
+from ..store.store import Store, dumps
 from .agreement import aa_rates, judge_calibration
 from .check_rows import check_summary
 from .observed import case_observed
-from .report import CaseRow, RunReport, gate_result, known_cost
+from .report import CaseRow, RunReport, build_report, gate_result, known_cost
 
 A = TypeVar("A", RecordOverride, RecordReview)
 
@@ -126,3 +129,24 @@ def record_case(store: Store, r: CaseRow) -> RecordCase:
         observed=case_observed(store, r) or None,
         runner_samples=RecordSamples.model_validate(r.sampling) if r.sampling else None,
     )
+
+
+def end_run(store: Store, run_id: int, status: RunStatus = FINISHED) -> None:
+    """Write how a run ended: its status, the time, its report's summary and its call sums (what the
+    history reads without building the report). The engine ends a run so, and `abeq db merge` a run
+    its shards made whole."""
+    rep = build_report(store, run_id)
+    store.log.update_run(
+        run_id,
+        status=status,
+        finished_at=now(),
+        summary=dumps(rep.report["summary"]),
+        stats=dumps(store.log.call_stats(run_id)),
+    )
+
+
+def run_text(store: Store, run_id: int) -> str:
+    """A run as a reader gets it: its report (with the errors) and its run record, as one canonical
+    JSON text, so two stores hold the same run when the texts are equal (`abeq db copy` checks)."""
+    rr = build_report(store, run_id)
+    return json.dumps([rr.with_errors(), run_record(store, rr)], indent=1, ensure_ascii=False, sort_keys=True)

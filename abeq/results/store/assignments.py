@@ -1,5 +1,6 @@
 """The assignments part of the store: which reviewer each case of a run is assigned to (work shared
-out among a team); implements backend.Assignments. What to assign to whom is decided in assigning.py."""
+out among a team); implements backend.Assignments. What to assign to whom is decided in
+results/review/assigning.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""`abeq db copy SRC DST`: a whole store moved from one backend to the other (a sqlite file into a
-team's PostgreSQL, or back), then verified: every run's report and run record rebuilt from the copy
-is byte for byte the one rebuilt from the source.
+"""`abeq db copy SRC DST`: a whole store moved from one database to the other (a sqlite file into a
+team's PostgreSQL, or back), then verified: every run as a reader gets it from the copy is byte for
+byte the one from the source. What a reader gets is the caller's to say (`reads_as`:
+results.reports.record.run_text, the run's report and run record): the store does not build reports.
 
 Both ends are opened (and so migrated) by this abeq, so they hold the same tables and columns; rows
 keep their ids, so runs are named alike on both. The destination must hold no documents or runs yet:
@@ -9,7 +10,6 @@ a copy never merges into a store in use (that would renumber what others refer t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -57,9 +57,15 @@ def _tables(src: Store) -> list[str]:
     return [t for t in ORDER if t in own]
 
 
-def copy_store(src: Store, dst: Store, progress: Callable[[str, int], None] | None = None) -> Copied:
+def copy_store(
+    src: Store,
+    dst: Store,
+    progress: Callable[[str, int], None] | None = None,
+    *,
+    reads_as: Callable[[Store, int], str],
+) -> Copied:
     """Every row of `src` into the empty store `dst`, in one transaction kept only when every run
-    verifies (InputError otherwise, nothing written)."""
+    reads the same from both (`reads_as(store, run_id)`; InputError otherwise, nothing written)."""
     used = [(dst.sql.one(f"select count(*) n from {t}") or {}).get("n") for t in ("documents", "runs")]
     if any(used):
         raise InputError(
@@ -86,7 +92,7 @@ def copy_store(src: Store, dst: Store, progress: Callable[[str, int], None] | No
             out.rows[table] = n
             if progress:
                 progress(table, n)
-        verify(src, dst, out)  # inside the transaction: a copy that differs is not kept
+        verify(src, dst, out, reads_as)  # inside the transaction: a copy that differs is not kept
         if out.mismatched:
             raise InputError(
                 f"the copy's reports differ from the source's for runs {out.mismatched}: nothing was copied",
@@ -96,18 +102,10 @@ def copy_store(src: Store, dst: Store, progress: Callable[[str, int], None] | No
     return out
 
 
-def _rebuilt(store: Store, run_id: int) -> str:
-    from ..reports.record import run_record
-    from ..reports.report import build_report
-
-    rr = build_report(store, run_id)
-    return json.dumps([rr.with_errors(), run_record(store, rr)], indent=1, ensure_ascii=False, sort_keys=True)
-
-
-def verify(src: Store, dst: Store, out: Copied) -> None:
-    """Every run's report and record rebuilt from each store; runs that differ are listed."""
+def verify(src: Store, dst: Store, out: Copied, reads_as: Callable[[Store, int], str]) -> None:
+    """Every run as a reader gets it from each store; runs that differ are listed."""
     for run in src.log.runs():
-        if _rebuilt(src, run["id"]) == _rebuilt(dst, run["id"]):
+        if reads_as(src, run["id"]) == reads_as(dst, run["id"]):
             out.runs_verified += 1
         else:
             out.mismatched.append(run["id"])

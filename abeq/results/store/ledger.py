@@ -48,7 +48,7 @@ class SqlLedger:
         check_seen: bool = False,
         seen_id: int | None = None,
     ) -> int:
-        """Record a reviewer's action on a case (abeq.results.store.reviewing.record checks it first); the
+        """Record a reviewer's action on a case (abeq.results.review.reviewing.record checks it first); the
         latest one per case is in effect, older ones stay as the audit trail.
 
         The row keeps what it replaced (the action in effect, and the verdict then in effect). With

@@ -7,16 +7,17 @@ the run with the same config key in the destination (the shards of one run share
 each case takes the source's row when the destination has it pending or not run, with the case's
 checks; the source run's calls and reviewer actions come along, renumbered, and its case assignments
 (where the destination has none for the case). A run whose cases are all
-done is finished, its summary and call sums rebuilt from the merged rows.
+done is finished by the `finish` the caller passes (results.reports.record.end_run: its summary and
+call sums rebuilt from the merged rows), in the same transaction: the store does not build reports.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ...timestamps import now
-from ...vocab import FINISHED, NOT_RUN_STATUS, PENDING
-from .store import Store, dumps
+from ...vocab import NOT_RUN_STATUS, PENDING
+from .store import Store
 
 SHARED = (
     "documents",
@@ -41,8 +42,11 @@ def _insert_new(dst: Store, table: str, row: dict) -> int | None:
     return dst.sql.insert(table, {k: v for k, v in row.items() if k != "id"})
 
 
-def merge_into(dst: Store, src: Store, out: Merged | None = None) -> Merged:
-    """Everything of `src` into `dst`, in one transaction."""
+def merge_into(
+    dst: Store, src: Store, out: Merged | None = None, *, finish: Callable[[Store, int], None]
+) -> Merged:
+    """Everything of `src` into `dst`, in one transaction; `finish(dst, run_id)` ends each run whose
+    every case is now done (results.reports.record.end_run)."""
     out = out or Merged()
     runs_here: dict[int, int] = {}
     with dst.sql.batch():
@@ -89,22 +93,13 @@ def merge_into(dst: Store, src: Store, out: Merged | None = None) -> Merged:
                 # an assignment the destination has for the case stands
                 dst.sql.insert("assignments", {**assigned, "run_id": to}, ignore=True)
         for to in sorted(set(runs_here.values())):
-            _finish_if_whole(dst, to, out)
+            _finish_if_whole(dst, to, out, finish)
     return out
 
 
-def _finish_if_whole(dst: Store, run_id: int, out: Merged) -> None:
-    from ..reports.report import build_report
-
+def _finish_if_whole(dst: Store, run_id: int, out: Merged, finish: Callable[[Store, int], None]) -> None:
     c = dst.log.case_counts(run_id)
     if c["total"] and c["done"] == c["total"]:
-        rep = build_report(dst, run_id)
-        dst.log.update_run(
-            run_id,
-            status=FINISHED,
-            finished_at=now(),
-            summary=dumps(rep.report["summary"]),
-            stats=dumps(dst.log.call_stats(run_id)),
-        )
+        finish(dst, run_id)
         if run_id not in out.finished:
             out.finished.append(run_id)

@@ -18,8 +18,8 @@ from ...errors import InputError, ReviewConflict
 from ...timestamps import ago
 from ...vocab import AGREE, CASE_ERROR, JUDGED, OVERRIDE, REVIEW_ACTIONS, VERDICTS, is_verdict
 from ..reports.report import case_rows
-from .rows import OverrideRow
-from .store import Store
+from ..store.rows import OverrideRow
+from ..store.store import Store
 
 CURRENT = "current"  # seen=CURRENT: the caller reads the case as it saves (the CLI): no conflict
 

@@ -10,8 +10,8 @@ from collections import Counter
 
 from ...errors import InputError
 from ...vocab import CASE_ERROR, NOT_RUN_STATUS
-from .rows import RunCaseRow
-from .store import Store
+from ..store.rows import RunCaseRow
+from ..store.store import Store
 
 MAX_NAME = 100  # as the desk's reviewer field
 
