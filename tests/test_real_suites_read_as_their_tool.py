@@ -314,3 +314,36 @@ def test_an_attacker_provider_on_one_test_is_said_for_that_test(tmp_path, provid
     imp = sets.read_source("promptfoo", cfg)
     (said,) = [w for w in imp.warnings if "not reproduced" in w]
     assert said.startswith("1 test (test 1)") and f"provider {named}:" in said
+
+
+# ---------------------------------------------------------------- file:// vars that are not there
+SEPARATE = PF / "config-separate-test-configs"
+
+
+def _separate(tmp_path: Path, prompt: str | None) -> Path:
+    # the real config without its missing plain path; upstream's vars/ and system_prompt.txt are
+    # left out, so every file:// var is missing. `prompt`: its prompts line replaced by one inline
+    # prompt (the first of upstream's prompts.txt), which names topic and content_type only
+    text = (SEPARATE / "promptfooconfig.yaml").read_text(encoding="utf-8")
+    text = text.replace("  - file://tests/tests2.yaml\n", "")
+    if prompt is not None:
+        text = text.replace("  - file://prompt*.txt\n", f"  - '{prompt}'\n")
+    cfg = tmp_path / "promptfooconfig.yaml"
+    cfg.write_text(text, encoding="utf-8")
+    return cfg
+
+
+def test_missing_var_files_that_are_not_in_the_input_say_nothing_and_the_rest_say_one_line(tmp_path):
+    first = (SEPARATE / "prompts.txt").read_text(encoding="utf-8").split("\n---\n")[0]
+    imp = sets.read_source("promptfoo", _separate(tmp_path, first))
+    assert not any("system_prompt.txt" in w for w in imp.warnings)  # never sent: nothing to say
+    said = [w for w in imp.warnings if "reference as text" in w]
+    assert len(said) == 1 and said[0].startswith("2 var files in the input could not be read")
+    assert "'topic' is file://vars/var_topic.yaml, which does not exist" in said[0]
+    assert all("system_message" not in c["input"] for c in imp.cases)
+
+
+def test_with_no_prompt_readable_the_missing_var_files_are_one_line(tmp_path):
+    imp = sets.read_source("promptfoo", _separate(tmp_path, None))
+    said = [w for w in imp.warnings if "reference as text" in w]
+    assert len(said) == 1 and said[0].startswith("5 var files in the input could not be read")

@@ -73,6 +73,7 @@ class _Turn:
     config: dict = field(default_factory=dict)  # where the asserts' $refs resolve
     stores: str = ""  # options.storeOutputAs: the name a later turn reads this turn's reply by
     chain: bool = False  # a turn of a storeOutputAs chain
+    unread: dict = field(default_factory=dict)  # var -> the file:// reference abeq could not read, and why
 
 
 def build_cases(
@@ -115,10 +116,14 @@ def build_cases(
     cases: list[dict] = []
     labels: list[str] = []
     taken: set[str] = set()
+    unread_sent: dict[tuple[str, str], str] = {}  # (test, var) -> what: var files that reach an input
     for kind, item in order:
         if kind == "conversation":
             turns_ = groups[item]
             case = _conversation(item, turns_, taken, len(cases), rule, path, checked)
+            out = (case.get("metadata") or {}).get("promptfoo", {}).get("vars_not_in_prompt") or {}
+            for t in turns_:
+                unread_sent.update({(t.label, k): w for k, w in t.unread.items() if k not in out})
             cases.append(case)
             labels.append(f"{turns_[0].label} … (conversation '{item}', {len(turns_)} turns)")
             if len(turns_) > 1 and not turns_[0].chain:
@@ -133,6 +138,10 @@ def build_cases(
             warnings.append(f"{turn.label}: list-valued vars make {len(combos)} combinations; each is a case")
         for k, combo in enumerate(combos):
             inputs, kept_out = _inputs(turn, combo, checked, rule, prompts, path, warnings)
+            if _PROMPT not in combo:
+                unread_sent.update(
+                    {(turn.label, k): w for k, w in turn.unread.items() if k in combo and k not in kept_out}
+                )
             asserts = [dict(a) for a in turn.assertions]
             if len(combos) > 1:  # {{var}} in an assert is filled per combination
                 asserts = _assertions_for(turn, combo, path, warnings)
@@ -154,6 +163,14 @@ def build_cases(
                     + (f", prompt {j + 1}" if len(inputs) > 1 else "")
                 )
     _say_attackers(turns, warnings)
+    if unread_sent:  # one line: a missing vars/ folder would otherwise say it once per var per test
+        said = [f"{label}: '{k}' is {w}" for (label, k), w in unread_sent.items()]
+        warnings.append(
+            f"{len(said)} var file{'s' if len(said) > 1 else ''} in the input could not be read; the "
+            "input keeps the reference as text: "
+            + "; ".join(said[:4])
+            + (f"; and {len(said) - 4} more" if len(said) > 4 else "")
+        )
     warnings.extend(rule.notes())
     return cases, labels
 
@@ -233,6 +250,7 @@ def _turn(t: Test, default, dvars, dmeta, dextra, path, warnings, prompts) -> tu
             hint="Write the test's description as one line of text.",
         )
     merged = {**dvars, **tvars}
+    unread: dict[str, str] = {}
     if not merged and not prompts.texts:
         raise InputError(
             f"{label}: has no vars, and the config has no prompt written out, so there is no input to give "
@@ -248,7 +266,7 @@ def _turn(t: Test, default, dvars, dmeta, dextra, path, warnings, prompts) -> tu
     if isinstance(dextra.get("options"), dict) and isinstance(test.get("options"), dict):
         extra["options"] = {**dextra["options"], **test["options"]}
     if merged:
-        combos = _combinations(merged, label, path, warnings)
+        combos = _combinations(merged, label, path, warnings, unread)
     else:  # promptfoo sends the prompt itself, its {{vars}} rendered empty: that is what the runner gets
         combos = [{_PROMPT: ""}]
         warnings.append(
@@ -257,6 +275,7 @@ def _turn(t: Test, default, dvars, dmeta, dextra, path, warnings, prompts) -> tu
         )
     raw = [*_as_list(default.get("assert")), *_as_list(test.get("assert"))]
     turn = _Turn(label, merged, [], meta, extra, _declared_type(meta, path, label), raw, t.config)
+    turn.unread = unread
     turn.assertions = _convert(turn, combos[0], path, warnings)
     return turn, combos
 
@@ -337,13 +356,14 @@ def _conversation(
     return _case(cid, "\n\n".join(parts), asserts, meta, extra, turns[0].ctype)
 
 
-def _combinations(merged: dict, label: str, path: str, warnings: list[str]) -> list[dict]:
-    """promptfoo runs every combination of list-of-text vars; file:// values are read here."""
+def _combinations(merged: dict, label: str, path: str, warnings: list[str], unread: dict) -> list[dict]:
+    """promptfoo runs every combination of list-of-text vars; file:// values are read here (`unread`
+    gets those that cannot be: whether that matters depends on the var reaching the input)."""
     keys, choices = [], []
     base = Path(path).resolve().parent
     for k, v in merged.items():
         if isinstance(v, str) and v.startswith("file://"):
-            options = _var_files(v, base, label, k, warnings)
+            options = _var_files(v, base, label, k, unread)
         elif isinstance(v, list) and v and isinstance(v[0], str):
             options = v
         else:
@@ -356,7 +376,7 @@ def _combinations(merged: dict, label: str, path: str, warnings: list[str]) -> l
     return combos
 
 
-def _var_files(ref: str, base: Path, label: str, key: str, warnings: list[str]) -> list[str]:
+def _var_files(ref: str, base: Path, label: str, key: str, unread: dict) -> list[str]:
     """A file:// var: the text of each file it names; the reference itself, as written, for a file
     abeq cannot pass as text (code promptfoo would run, a missing file). Never an absolute path."""
     rel = ref.removeprefix("file://")
@@ -377,9 +397,7 @@ def _var_files(ref: str, base: Path, label: str, key: str, warnings: list[str]) 
             why = "is code promptfoo runs to make the value; abeq does not run it"
         else:
             why = "is not a text file abeq can pass to the runner"
-        warnings.append(
-            f"{label}: var '{key}' is {written}, which {why}; the input keeps the reference as text"
-        )
+        unread[key] = f"{written}, which {why}"
         out.append(written)
     return out or [ref]
 
