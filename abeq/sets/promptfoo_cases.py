@@ -122,8 +122,8 @@ def build_cases(
             turns_ = groups[item]
             case = _conversation(item, turns_, taken, len(cases), rule, path, checked)
             out = (case.get("metadata") or {}).get("promptfoo", {}).get("vars_not_in_prompt") or {}
-            for t in turns_:
-                unread_sent.update({(t.label, k): w for k, w in t.unread.items() if k not in out})
+            for turn_ in turns_:
+                unread_sent.update({(turn_.label, k): w for k, w in turn_.unread.items() if k not in out})
             cases.append(case)
             labels.append(f"{turns_[0].label} … (conversation '{item}', {len(turns_)} turns)")
             if len(turns_) > 1 and not turns_[0].chain:
@@ -179,8 +179,8 @@ def attacker(extra: dict) -> str | None:
     """The red-team attacker provider a test runs with (promptfoo:redteam:iterative, …:tree,
     :crescendo, :goat…: a model that rewrites the input over several turns at run time), or None.
     promptfoo's generator sets it as the test's `provider`; older configs as `options.provider`."""
-    options = extra.get("options") if isinstance(extra.get("options"), dict) else {}
-    for p in (extra.get("provider"), options.get("provider")):
+    options = extra.get("options")
+    for p in (extra.get("provider"), options.get("provider") if isinstance(options, dict) else None):
         pid = p.get("id") if isinstance(p, dict) else p
         if isinstance(pid, str) and pid.startswith("promptfoo:redteam:"):
             return pid
