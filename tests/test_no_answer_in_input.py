@@ -13,6 +13,10 @@ What only a check reads is worked out here from the source, not from the importe
 A check-only value found in an input is allowed only when the source sends the same text itself
 (Inspect's `Say 'Hello, World'` holds its target `Hello, World`). Values under four characters are
 too short to tell apart from ordinary words.
+
+A suite that is refused must be one REFUSED lists, refused in one line naming the file and what it
+is, with a next step — never a generic refusal (issue 50). Detection (no --from) reads each suite as
+its own reader does.
 """
 
 from __future__ import annotations
@@ -129,20 +133,68 @@ def _suites() -> list[tuple[str, Path]]:
 
 READERS = {"promptfoo": _promptfoo, "dataset": _dataset, "skill-creator": _skill_creator}
 
+# every suite of the corpus that is refused, and what its one line says it is (issue 50): a refusal
+# not listed here, or one that reads like a field list, fails the walk
+REFUSED = {
+    "real/promptfoo/azure-openai-vision/promptfooconfig.yaml": "is an image or video",
+    "real/promptfoo/config-separate-test-configs/promptfooconfig.yaml": "tests2.yaml does not exist",
+    "real/promptfoo/google-sheets/promptfooconfig.yaml": "the tests come from a Google Sheet",
+    "real/promptfoo/huggingface-dataset/promptfooconfig.yaml": "the tests come from a Hugging Face dataset",
+    "real/promptfoo/websockets-conversation/promptfooconfig.yaml": "this is a promptfoo red-team config",
+    "real/datasets/azure-ai-evaluation/questions.jsonl": "hold prompts only (query), not a dataset",
+    "real/datasets/azure-ai-evaluation/questions_answers_basic.jsonl": "are judge rows (query, response)",
+}
+GENERIC = (
+    "not a dataset abeq recognises",
+    "Field required",
+    "Extra inputs are not permitted",
+    "'cases' list",
+    "unknown column",
+)
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(FIXTURES).as_posix()
+
+
+def _refused_by_name(e: InputError, path: Path) -> None:
+    """A refusal names the file, says in one line what it is (as REFUSED lists), and gives a next step."""
+    rel = _rel(path)
+    assert rel in REFUSED, f"{rel} refused unexpectedly: {e}"
+    assert e.path == str(path) and REFUSED[rel] in e.message and "\n" not in e.message
+    assert e.hint and not any(g in str(e) for g in GENERIC)
+
 
 @pytest.mark.parametrize("kind,path", _suites(), ids=lambda x: str(x).split("fixtures/")[-1])
 def test_no_case_input_holds_a_value_only_a_check_reads(kind, path):
     try:
         cases, only, may = READERS[kind](path)
     except InputError as e:  # a refused suite gives the runner nothing: it is refused by name
-        assert e.hint or "abeq" in str(e)
-        pytest.skip(f"refused: {str(e)[:80]}")
+        _refused_by_name(e, path)
+        return
+    assert _rel(path) not in REFUSED, "imported, though the walk lists it as refused"
     assert cases
     assert _leaks(cases, only, may) == []
+
+
+@pytest.mark.parametrize("kind,path", _suites(), ids=lambda x: str(x).split("fixtures/")[-1])
+def test_detection_reads_each_suite_as_its_own_reader_does(kind, path):
+    # what `abeq import-set FILE` does with no --from: the same inputs, or the same refusal
+    trigger = kind == "skill-creator"
+    try:
+        want = [c["input"] for c in sets.read_source(kind, path, trigger_queries=trigger).cases]
+    except InputError as e:
+        with pytest.raises(InputError) as got:
+            sets.read_source("detect", path, trigger_queries=trigger)
+        assert got.value.message == e.message
+        _refused_by_name(got.value, path)
+        return
+    assert [c["input"] for c in sets.read_source("detect", path, trigger_queries=trigger).cases] == want
 
 
 def test_the_walk_covers_the_corpus():
     kinds = [k for k, _ in _suites()]
     assert (
-        kinds.count("promptfoo") >= 25 and kinds.count("dataset") >= 9 and kinds.count("skill-creator") >= 8
+        kinds.count("promptfoo") >= 27 and kinds.count("dataset") >= 13 and kinds.count("skill-creator") >= 8
     )
+    assert set(REFUSED) <= {_rel(p) for _, p in _suites()}
