@@ -4,7 +4,7 @@ calibrations, mutation tests and case assignments, in a sqlite file or a team's 
 A Store is its parts (backend.py names each part's interface): `inputs` (inputs.py), `log`
 (runlog.py), `cache` (cached.py), `ledger` (ledger.py), `calibrations`, `mutations` and
 `assignments`, the same `Sql*` classes whichever the database, all over one connection that knows
-its dialect (connection.py's for a file: opened, migrated, one short transaction per write or one
+its database (connection.py's for a file: opened, migrated, one short transaction per write or one
 `batch`; postgres.py's for a postgresql:// URL). Callers reach a part by its name and issue no SQL;
 every statement abeq runs is in these modules. A sqlite connection belongs to one thread (open one
 per thread); WAL lets readers and a writer work at once.
