@@ -68,6 +68,7 @@ RUNNER_MODES: tuple[RunnerModeName, ...] = get_args(RunnerModeName)
 # directive-clarity also needs a measured directness gain
 Gate = Literal["compress", "directive-clarity"]
 GATES: tuple[Gate, ...] = get_args(Gate)
+COMPRESS, DIRECTIVE_CLARITY = GATES  # the options table's default gate is COMPRESS
 
 # the blind comparator's rubric (docs/reference/rules.md, "comparison.json")
 CONTENT_CRITERIA: tuple[str, ...] = ("completeness", "accuracy", "usefulness", "clarity", "depth")

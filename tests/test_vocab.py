@@ -133,3 +133,19 @@ def test_the_status_check_finds_each_way_of_spelling_a_status(tmp_path):
 
 def test_no_module_outside_vocab_spells_a_run_or_case_status():
     assert spelled_statuses(_library(ROOT), ROOT) == []
+
+
+def test_no_module_outside_vocab_spells_a_gate_profile():
+    """A gate profile is a word of vocab (COMPRESS, DIRECTIVE_CLARITY): the options table's default
+    and each comparison use it, so no module keeps a default or a test of its own spelling."""
+    from abeq.vocab import GATES
+
+    root = ROOT / "abeq"
+    hits = []
+    for path in sorted(root.rglob("*.py")):
+        if path == root / "vocab.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in GATES:
+                hits.append(f"{path.relative_to(root.parent)}:{node.lineno}: {node.value}")
+    assert hits == []

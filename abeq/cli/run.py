@@ -6,7 +6,7 @@ import json
 import sys
 from contextlib import contextmanager
 
-from ..vocab import FINISHED, INTERRUPTED
+from ..vocab import DIRECTIVE_CLARITY, FINISHED, INTERRUPTED
 from ._common import (
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
@@ -273,7 +273,7 @@ def print_outcome(store, rr, gate: str) -> None:
     )
     if st["cache_read_tokens"] or st["cache_write_tokens"]:
         print(f"provider prompt cache: {cache_line(st)}", file=sys.stderr)
-    if gate == "directive-clarity":
+    if gate == DIRECTIVE_CLARITY:
         print(
             f"directness: original {g['mean_original_directness']} → candidate "
             f"{g['mean_candidate_directness']}; "

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..vocab import GATES, RUNNER_MODES, VARIANTS
+from ..vocab import COMPRESS, GATES, RUNNER_MODES, VARIANTS
 from .runners.limits import RUNNER_MAX_STEPS, RUNNER_MAX_TOKENS, RUNNER_TIMEOUT, SAMPLE_TEMPERATURE
 
 RUNNER_GROUP = "runner mode"
@@ -152,7 +152,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "gate",
         str,
-        "compress",
+        COMPRESS,
         "compress: no regression; directive-clarity: no regression and a measured directness gain",
         choices=GATES,
     ),

@@ -17,7 +17,15 @@ from ... import vocab
 from ...documents import compression_ratio, size_stats
 from ...sets.coverage_report import coverage
 from ...untrusted import csv_report_cell, md_escape
-from ...vocab import CHECK_FAILED_BOTH, CHECK_SKIPPED, DIVERGED, NOT_RUN_STAGE, REGRESSED
+from ...vocab import (
+    CHECK_FAILED_BOTH,
+    CHECK_SKIPPED,
+    COMPRESS,
+    DIRECTIVE_CLARITY,
+    DIVERGED,
+    NOT_RUN_STAGE,
+    REGRESSED,
+)
 from ..store.mutations import mutation_line
 from ..store.store import Store
 from .agreement import trust_lines
@@ -35,7 +43,7 @@ FORMATS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def render(store: Store, rr: RunReport, fmt: str, gate: str = "compress") -> str:
+def render(store: Store, rr: RunReport, fmt: str, gate: str = COMPRESS) -> str:
     """One export of a run, as text: `fmt` is a key of FORMATS."""
     if fmt == "out":
         return json.dumps(rr.with_errors(), indent=2, ensure_ascii=False)
@@ -71,7 +79,7 @@ def _md_cell(text) -> str:
     return md_escape(text, one_line=True)
 
 
-def markdown(store: Store, rr: RunReport, gate: str = "compress") -> str:
+def markdown(store: Store, rr: RunReport, gate: str = COMPRESS) -> str:
     o, c, ts = _docs(store, rr)
     so, sc = size_stats(o["content"]), size_stats(c["content"])
     g = gate_result(rr, gate)
@@ -97,7 +105,7 @@ def markdown(store: Store, rr: RunReport, gate: str = "compress") -> str:
     ]
     if rr.overridden:
         lines += [f"Overrides applied: {rr.overridden} case(s) carry a reviewer's verdict.", ""]
-    if gate == "directive-clarity":
+    if gate == DIRECTIVE_CLARITY:
         lines += [
             f"Mean directness: original {g['mean_original_directness']}, candidate "
             f"{g['mean_candidate_directness']}.",
@@ -292,10 +300,7 @@ def gate_reason(rr: RunReport, g: dict) -> str:
         )
         if n
     ]
-    if (
-        g["gate"] == "directive-clarity"
-        and not g["mean_candidate_directness"] > g["mean_original_directness"]
-    ):
+    if g["gate"] == DIRECTIVE_CLARITY and not g["mean_candidate_directness"] > g["mean_original_directness"]:
         parts.append(
             f"mean directness did not rise: original {g['mean_original_directness']} → candidate "
             f"{g['mean_candidate_directness']}"
@@ -336,7 +341,7 @@ def _check_properties(tc: ET.Element, r) -> None:
 _XML_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-def to_junit(rr: RunReport, gate: str = "compress") -> str:
+def to_junit(rr: RunReport, gate: str = COMPRESS) -> str:
     """One testcase per case: regressed cases fail, errored cases are errors, cases not run are
     skipped; overrides applied. A case's checks are properties of its testcase (a lost check makes
     the case regressed), so `tests` is the number of cases.
@@ -345,7 +350,7 @@ def to_junit(rr: RunReport, gate: str = "compress") -> str:
     own, so a CI reading only the XML sees the same PASS/FAIL as the exit code.
     """
     g = gate_result(rr, gate)
-    gate_case = gate != "compress"  # compress passes exactly when no case fails or errors
+    gate_case = gate != COMPRESS  # compress passes exactly when no case fails or errors
     gate_failed = gate_case and not g["pass"]
     suite = ET.Element(
         "testsuite",

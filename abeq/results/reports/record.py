@@ -24,7 +24,7 @@ from ...schemas.record import (
     StoppedEarly,
 )
 from ...timestamps import now
-from ...vocab import FINISHED, RunStatus
+from ...vocab import COMPRESS, FINISHED, RunStatus
 from ..store.rows import OverrideRow
 from ..store.store import Store, dumps
 from .agreement import aa_rates, judge_calibration
@@ -35,7 +35,7 @@ from .report import CaseRow, RunReport, build_report, gate_result, known_cost
 A = TypeVar("A", RecordOverride, RecordReview)
 
 
-def run_record(store: Store, rr: RunReport, gate: str = "compress") -> dict:
+def run_record(store: Store, rr: RunReport, gate: str = COMPRESS) -> dict:
     """The full record (abeq.schemas.RunRecord): the report unchanged, plus the run and
     per-case detail, validated as it is built."""
     run = rr.run

@@ -12,6 +12,8 @@ from ...vocab import (
     AA_NOISY,
     AGREE,
     CANCELLING,
+    COMPRESS,
+    DIRECTIVE_CLARITY,
     DIVERGED,
     EQUIVALENT,
     JUDGED,
@@ -365,7 +367,7 @@ def report_of(run: RunRow, rows: list[CaseRow]) -> RunReport:
     )
 
 
-def exit_code(rr: RunReport, gate: str = "compress") -> int:
+def exit_code(rr: RunReport, gate: str = COMPRESS) -> int:
     """0 pass; 1 a case regressed (or the gate's extra condition failed); 3 incomplete. A run that
     --fail-fast stopped has a regression: 1, unless a case it started errored."""
     if rr.failed or (rr.not_run and not rr.stopped_early()):  # a cancelled run is incomplete
@@ -373,13 +375,13 @@ def exit_code(rr: RunReport, gate: str = "compress") -> int:
     return 0 if gate_result(rr, gate)["pass"] else 1
 
 
-def gate_result(rr: RunReport, gate: str = "compress") -> dict:
+def gate_result(rr: RunReport, gate: str = COMPRESS) -> dict:
     """The gate profiles over the effective verdicts (docs/reference/rules.md, "Gate profiles")."""
     s = rr.report["summary"]
     judged = [r for r in rr.rows if r.status == JUDGED]
     out = {"gate": gate, "pass": s["pass"], "regressions": s["regressions"], "errors": len(rr.failed)}
     out["not_run"] = len(rr.not_run)  # --fail-fast: cases never started (not errors)
-    if gate == "directive-clarity":
+    if gate == DIRECTIVE_CLARITY:
         # original and candidate directness, set on every judged case
         d = {r.case_id: (r.original_directness or 0, r.candidate_directness or 0) for r in judged}
         if judged:
