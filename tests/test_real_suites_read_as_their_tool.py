@@ -347,3 +347,16 @@ def test_with_no_prompt_readable_the_missing_var_files_are_one_line(tmp_path):
     imp = sets.read_source("promptfoo", _separate(tmp_path, None))
     said = [w for w in imp.warnings if "reference as text" in w]
     assert len(said) == 1 and said[0].startswith("5 var files in the input could not be read")
+
+
+def test_skill_creator_evals_without_ids_are_still_named_as_evals_not_prompts_alone(tmp_path):
+    # the real evals (prompt, expected_output) with their ids taken out: skill-creator's shape,
+    # which abeq's own reader names (prompts alone is for rows with nothing beside the prompt)
+    import json
+
+    real = json.loads((REAL / "skill-creator" / "1xmint__orchestrate__evals.json").read_text())
+    evals = [{k: v for k, v in e.items() if k != "id"} for e in real["evals"]]
+    f = tmp_path / "evals.json"
+    f.write_text(json.dumps(evals))
+    with pytest.raises(InputError, match="read as skill-creator evals"):
+        sets.read_source("json", f)

@@ -172,6 +172,8 @@ def not_a_dataset(rows: Any) -> tuple[str, str, str] | None:
     if ordered is None or dataset_kind(rows) is not None:
         return None
     keys = set(ordered)
+    if "prompt" in keys and keys & {"expectations", "assertions", "expected_output"}:
+        return None  # skill-creator evals: their own reader, and abeq's, name them
     inp = next((c for c in (*_INPUT_COLUMNS, "inputs") if c in keys), None)
     scores = score_columns(ordered)
     response = next((c for c in RESPONSE_COLUMNS if c in keys), "")
