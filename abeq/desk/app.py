@@ -13,6 +13,8 @@ from abeq.errors import InputError
 from abeq.models.registry import PROVIDERS
 from abeq.results.store.store import db_shown
 
+session.settle_heap_once()
+
 # a file shipped with abeq, served by the desk itself: a ":material/…:" icon here makes every page
 # fetch the favicon from fonts.gstatic.com (issue 27)
 # a 240 px sidebar (Streamlit's is 300): at 1024 px the pages keep room for their tables and figures

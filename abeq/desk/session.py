@@ -23,6 +23,7 @@ from ..documents import (
 from ..errors import InputError
 from ..execution.preflight import review_refusal
 from ..models import DEFAULT_MODEL
+from ..models.bootstrap import settle_heap
 from ..models.registry import PROVIDERS
 from ..results.store.liveness import ACTIVE, live_status
 from ..results.store.rows import DocumentRow, ReviewRow
@@ -253,6 +254,18 @@ def name_typed(state: MutableMapping) -> None:
 
 # Every desk session open now, per database: its name, so two desks acting under the machine's
 # default name (two browsers of one person, or two people on one token link) are told.
+_HEAP_SETTLED = threading.Event()
+
+
+def settle_heap_once() -> None:
+    """Once per desk process, after its first script has imported Streamlit, pandas and abeq: out of
+    the way of the full collection Streamlit makes after every script and fragment run (litellm's
+    objects are moved when a run first imports it; abeq.models.bootstrap.settle_heap says why)."""
+    if not _HEAP_SETTLED.is_set():
+        _HEAP_SETTLED.set()
+        settle_heap()
+
+
 _DESKS: dict[str, tuple[str, str, str, float]] = {}  # token -> (database, streamlit session, name, seen)
 _DESKS_LOCK = threading.Lock()
 DESK_SEEN_S = 900  # a desk not heard from for this long is gone (without a live Streamlit runtime)
