@@ -212,6 +212,9 @@ class SpyCache:
     def release(self, key, run_id):
         self.inner.release(key, run_id)
 
+    def end_claims(self, run_id, owner):
+        self.inner.end_claims(run_id, owner)
+
 
 def test_the_engine_caches_in_the_result_cache_it_is_given(store, example, scripted_cfg):
     cache = SpyCache(store.cache)

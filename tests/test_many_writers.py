@@ -16,6 +16,7 @@ import pytest
 from conftest import EXAMPLE, ROOT, run_argv
 
 from abeq.results.store.store import Store
+from abeq.testing.synthetic import synthetic_run
 
 CASES = 50
 CASES_EACH = 7  # four runs and two desks at once: each run's set (the fewest cases a run accepts)
@@ -299,3 +300,25 @@ def test_four_runs_and_two_desks_on_one_store_at_once(store_db, tmp_path):
     asked = f"{first['reviewer']} overrode this just now to {first['verdict']}: replace?"
     assert asked in warned["warned"][0]
     assert store.sql.all("select * from claims") == []
+
+
+def test_a_run_ends_the_claims_its_dead_processes_left(store_db):
+    """A process killed between claiming a key and releasing it (say, just after finding that another
+    run had stored the key's result) leaves a claim nobody takes over: the run's end removes it, its
+    own and any other dead process's of this host, and leaves a live process's and another host's.
+    (test_four_runs_and_two_desks_on_one_store_at_once found one left behind, once, on PostgreSQL.)"""
+    from abeq.results.store.liveness import owner_id
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    host = owner_id().rpartition(":")[0]
+    store = Store(store_db)
+    run_id = synthetic_run(store, 1, review="claims", error_every=0)
+    other = synthetic_run(store, 1, review="others", error_every=0)
+    held = {"mine": owner_id(), "dead": f"{host}:{gone.pid}", "elsewhere": "elsewhere:1"}
+    for key, owner in held.items():
+        assert store.cache.claim(key, run_id, owner)
+    assert store.cache.claim("other-run-dead", other, f"{host}:{gone.pid}")
+    store.cache.end_claims(run_id, owner_id())
+    left = {(r["key"], r["run_id"]) for r in store.sql.all("select key, run_id from claims")}
+    assert left == {("elsewhere", run_id), ("other-run-dead", other)}

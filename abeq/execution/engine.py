@@ -392,6 +392,7 @@ class Engine:
         c = self.store.log.case_counts(self.run_id)
         if c["done"] == c["total"]:
             status = vocab.FINISHED
+        self.cache.end_claims(self.run_id, owner_id())
         end_run(self.store, self.run_id, status)
         self._emit()
 

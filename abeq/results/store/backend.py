@@ -127,6 +127,10 @@ class ResultCache(Protocol):
         """The run's claim on `key` is over (its result is stored, or its call failed)."""
         ...
 
+    def end_claims(self, run_id: int, owner: str) -> None:
+        """The run has ended: its claims held by `owner` or by a dead process of this host go."""
+        ...
+
 
 @runtime_checkable
 class RunLog(Protocol):

@@ -8,7 +8,7 @@ from typing import cast
 
 from ...timestamps import now
 from .connection import SqlConnection
-from .liveness import holds_claim
+from .liveness import holds_claim, owner_alive
 from .rows import GradingRow, JudgedVerdict, JudgementRow, RunnerResultRow
 
 
@@ -92,3 +92,14 @@ class SqlResultCache:
 
     def release(self, key: str, run_id: int) -> None:
         self.sql.execute("delete from claims where key = ? and run_id = ?", [key, run_id])
+
+    def end_claims(self, run_id: int, owner: str) -> None:
+        """A run's claims at its end: its own, and those of its processes that died (a process killed
+        between claiming a key and releasing it leaves a claim that nobody takes over once another run
+        has stored that key's result). A claim of another host's process is left to its heartbeat."""
+        for row in self.sql.all("select key, owner from claims where run_id = ?", [run_id]):
+            if row["owner"] == owner or owner_alive(row["owner"]) is False:
+                self.sql.execute(
+                    "delete from claims where key = ? and run_id = ? and owner = ?",
+                    [row["key"], run_id, row["owner"]],
+                )
