@@ -12,6 +12,7 @@ inside it depend one way too. The test reads this table.
 | 0 | prompts, examples | the prompts, the examples |
 | 0 | untrusted | untrusted text made inert for a CSV cell, Markdown, a terminal |
 | 0 | files | the files abeq reads and writes: bounded reads, regular files of the user's own |
+| 0 | lazy | a package's public names, each loaded from its module on first use |
 | 1 | documents | the documents under test: read, their sections, @imports, a skill's folder, `git:REV:PATH` |
 | 1 | models | the providers (the scripted test model is one), one call path |
 | 2 | sets | transfer sets: read, imported, drafted, confirmed |

@@ -6,8 +6,9 @@ call path (asyncio, the HTTP client, the schemas), which a command that calls no
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import exports
 
 if TYPE_CHECKING:
     from .ask import Outcome, ask_validated
@@ -48,9 +49,4 @@ __all__ = [
     "default_max_tokens",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = exports(__name__, _EXPORTS)

@@ -7,8 +7,9 @@ parser or the schemas (tests/test_startup.py)."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import exports
 
 if TYPE_CHECKING:
     from .confirmation import UNCONFIRMED, confirm, confirmation_problem, edit, set_hash
@@ -83,9 +84,4 @@ __all__ = [
     "export_text",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = exports(__name__, _EXPORTS)
