@@ -360,3 +360,23 @@ def test_skill_creator_evals_without_ids_are_still_named_as_evals_not_prompts_al
     f.write_text(json.dumps(evals))
     with pytest.raises(InputError, match="read as skill-creator evals"):
         sets.read_source("json", f)
+
+
+def test_answers_a_grader_marked_wrong_never_become_references(tmp_path, capsys):
+    """Beside a grader's label that marks some answers wrong, the answers are replies that were graded,
+    not reference answers: the file is refused in one line, by the reader and by detection (before:
+    'incorrect' answers became the reference of their cases)."""
+    lines = AGENT_EVALS.read_bytes().decode().split("\r\n")
+    rows = [ln for ln in lines[1:] if ln]
+    graded = [lines[0] + ",label"] + [
+        ln + ("," + ("incorrect" if i % 3 == 0 else "correct")) for i, ln in enumerate(rows)
+    ]
+    f = tmp_path / "graded.csv"
+    f.write_bytes(("\r\n".join(graded) + "\r\n").encode())
+    for how in ("dataset", None):
+        with pytest.raises(InputError) as e:
+            sets.read_source(how, f) if how else sets.import_set("detect", f)
+        line, hint = str(e.value).split("\n", 1)
+        assert line.startswith(str(f)) and "graded answers" in line
+        assert "'label' column marks 3 of 7 'answer' values wrong ('incorrect')" in line
+        assert "import-set" in hint

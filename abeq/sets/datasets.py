@@ -147,6 +147,33 @@ def _plain_rows(rows: Any) -> list[str] | None:
     return ordered
 
 
+# a grader's column beside the answers, and the words in it that say an answer is wrong: an answer a
+# grader marked wrong is a reply that was graded, never a reference answer
+_GRADE_COLUMNS = ("label", "grade", "verdict", "is_correct", "correct")
+_WRONG = {
+    "incorrect", "wrong", "false", "no", "0", "fail", "failed", "bad", "partial", "partially correct",
+    "hallucinated", "hallucination", "unfaithful", "unsupported", "not correct", "not_correct",
+}  # fmt: skip
+
+
+# what not_a_dataset names that the dataset reader refuses itself, whatever else would take the rows
+# (read as promptfoo vars or abeq's columns, the recorded or graded replies would reach the input, or
+# the refusal would be a column list)
+REFUSED_BY_NAME = ("results", "judge", "graded")
+
+
+def graded_answers(ordered: list, rows: list, reference: str) -> tuple[str, int, list[str]] | None:
+    """(column, how many marked wrong, the words) when a grader's column beside the reference
+    column marks some of its values wrong; None otherwise."""
+    for col in _GRADE_COLUMNS:
+        if col in ordered and col != reference:
+            said = [str(r.get(col, "")).strip().lower() for r in rows if isinstance(r, dict)]
+            wrong = [v for v in said if v in _WRONG]
+            if wrong:
+                return col, len(wrong), sorted(set(wrong))
+    return None
+
+
 def dataset_kind(rows: Any) -> Kind | None:
     """The tool a list of rows (dicts) comes from, by its fields; None for promptfoo tests, abeq cases,
     skill-creator evals or rows that hold no reference answer. Rows with score columns beside a
@@ -157,6 +184,8 @@ def dataset_kind(rows: Any) -> Kind | None:
     scores = tuple(score_columns(ordered))
     response = next((c for c in RESPONSE_COLUMNS if c in ordered), "") if scores else ""
     kind = _kind_of(set(ordered), rows, {response} if response else set())
+    if kind is not None and graded_answers(ordered, rows, kind.reference):
+        return None  # graded answers: see not_a_dataset
     if kind is None or not response:
         return kind
     if kind.reference not in ordered:
@@ -178,6 +207,18 @@ def not_a_dataset(rows: Any) -> tuple[str, str, str] | None:
     scores = score_columns(ordered)
     response = next((c for c in RESPONSE_COLUMNS if c in keys), "")
     fields = ", ".join(ordered[:8]) + (", …" if len(ordered) > 8 else "")
+    base = _kind_of(keys, rows, set())
+    graded = graded_answers(ordered, rows, base.reference) if base else None
+    if base and graded:
+        col, wrong, words = graded
+        return (
+            "graded",
+            f"these are graded answers ({fields}), not a dataset: the '{col}' column marks {wrong} of "
+            f"{len(rows)} '{base.reference}' values wrong ({', '.join(repr(w) for w in words[:4])}), and an "
+            "answer marked wrong is no reference answer",
+            f"Keep the rows whose '{col}' says the answer is right, drop the '{col}' column, and import "
+            "again: `abeq import-set --from dataset FILE --out set.json`.",
+        )
     if scores and response:
         shown = ", ".join(scores[:6]) + (", …" if len(scores) > 6 else "")
         return (
@@ -262,10 +303,8 @@ def detect(data: Any, fmt: str) -> bool:
             return False
         lists = [v for v in data.values() if isinstance(v, list) and v and isinstance(v[0], dict)]
         data = lists[0] if len(lists) == 1 else None
-    # results and judge rows are this reader's to refuse by name (read as promptfoo vars or abeq's
-    # columns, the recorded replies would reach the input or the refusal would be a column list)
     told = not_a_dataset(data)
-    return dataset_kind(data) is not None or (told is not None and told[0] in ("results", "judge"))
+    return dataset_kind(data) is not None or (told is not None and told[0] in REFUSED_BY_NAME)
 
 
 def read(path: str, text: str, *, trigger_queries: bool = False) -> Imported:

@@ -40,14 +40,14 @@ def detect(data: Any, fmt: str) -> bool:
     """A promptfoo config (its own keys) or tests (`vars`/`assert` rows; a CSV of vars and asserts,
     which has no `id` and `input` columns), never another tool's rows, which promptfoo would read as
     vars: their reference answers would become the input (the dataset reader makes them checks)."""
-    from .datasets import dataset_kind, not_a_dataset
+    from .datasets import REFUSED_BY_NAME, dataset_kind, not_a_dataset
 
     if isinstance(data, dict):
         return "cases" not in data and any(k in data for k in _SIGNS)
     if not isinstance(data, list) or not data or not all(isinstance(r, dict) for r in data):
         return False
     told = not_a_dataset(data)
-    if dataset_kind(data) is not None or (told is not None and told[0] in ("results", "judge")):
+    if dataset_kind(data) is not None or (told is not None and told[0] in REFUSED_BY_NAME):
         return False
     keys = set().union(*data)
     return "vars" in keys or "assert" in keys or (fmt == "csv" and not {"id", "input"} <= keys)
@@ -333,7 +333,7 @@ def _csv_header_rows(text: str) -> list[dict]:
 def _not_promptfoo(data: Any, path: str) -> None:
     """A file of another tool's rows given to the promptfoo reader is refused, naming the tool and the
     way in, rather than read as vars (its reference answers would become the input)."""
-    from .datasets import dataset_kind, not_a_dataset
+    from .datasets import REFUSED_BY_NAME, dataset_kind, not_a_dataset
     from .skill_creator import trigger_items
 
     rows = data if isinstance(data, list) else []
@@ -347,7 +347,7 @@ def _not_promptfoo(data: Any, path: str) -> None:
             hint="Import it with `abeq import-set --from skill-creator FILE --trigger-queries`.",
         )
     told = not_a_dataset(rows)
-    if told is not None and told[0] in ("results", "judge"):  # read as vars, the replies would be input
+    if told is not None and told[0] in REFUSED_BY_NAME:  # read as vars, the replies would be input
         raise InputError(told[1], path=path, hint=told[2])
     kind = dataset_kind(rows)
     if kind is not None:
