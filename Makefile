@@ -15,8 +15,10 @@ PORT ?= 8501
 # takes the usable cores less one (abeq.models.local.threads), so on 2 cores each worker's model runs
 # on one core — the main job's browser test on one, the other embedded-model tests on the other
 # (that worker lowers its priority: the main job is the long pole; tests/conftest.py).
-# (Measured on a fresh clone: the rest 6 m 26 s, then the embedded-model tests on one worker 8 m 59 s.
-# Beside the three busy workers instead, the main job's browser run had not finished after 9 minutes.)
+# (Measured on a fresh clone by `bash .ci/run`, 2026-12-06: the rest 12 m 40 s on three workers, then the
+# embedded-model tests 7 m 02 s on two, the main job's browser test 391 s of it; 22 m 39 s with install
+# and lint. Over the 15-minute budget: see the closing notes. Beside the three busy workers instead,
+# the main job's browser run had not finished after 9 minutes.)
 TEST_WORKERS ?= 3
 PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
