@@ -26,22 +26,6 @@ if TYPE_CHECKING:
         size_stats,
     )
 
-_EXPORTS = {
-    name: "document"
-    for name in (
-        "Document",
-        "load_document",
-        "read_text_file",
-        "check_document_text",
-        "normalize_newlines",
-        "detect_variant",
-        "document_hash",
-        "sha256",
-        "estimate_tokens",
-        "size_stats",
-        "compression_ratio",
-    )
-}
 __all__ = [
     "Document",
     "load_document",
@@ -56,4 +40,4 @@ __all__ = [
     "compression_ratio",
 ]
 
-__getattr__ = exports(__name__, _EXPORTS)
+__getattr__ = exports(__name__, dict.fromkeys(__all__, "document"))  # all from the loader
