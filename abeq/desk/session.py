@@ -252,8 +252,6 @@ def name_typed(state: MutableMapping) -> None:
     state[REVIEWER_KEY] = str(state.get("ov_reviewer") or "").strip()[:100]
 
 
-# Every desk session open now, per database: its name, so two desks acting under the machine's
-# default name (two browsers of one person, or two people on one token link) are told.
 _HEAP_SETTLED = threading.Event()
 
 
@@ -266,6 +264,8 @@ def settle_heap_once() -> None:
         settle_heap()
 
 
+# Every desk session open now, per database: its name, so two desks acting under the machine's
+# default name (two browsers of one person, or two people on one token link) are told.
 _DESKS: dict[str, tuple[str, str, str, float]] = {}  # token -> (database, streamlit session, name, seen)
 _DESKS_LOCK = threading.Lock()
 DESK_SEEN_S = 900  # a desk not heard from for this long is gone (without a live Streamlit runtime)

@@ -295,16 +295,27 @@ def rows_of(path: str, text: str) -> list[dict]:
     return data
 
 
+def bare_rows(data: Any) -> Any:
+    """Rows as another tool writes them: a list as it is, or the one list of rows under a key
+    (`{"examples": [...]}`); None for abeq's own `{"cases": ...}` or a mapping without one such list."""
+    if not isinstance(data, dict):
+        return data
+    lists = [v for v in data.values() if isinstance(v, list) and v and isinstance(v[0], dict)]
+    return lists[0] if len(lists) == 1 and "cases" not in data else None
+
+
+def claims(rows: Any) -> bool:
+    """Rows the dataset reader takes: a dataset, or rows it refuses by name (REFUSED_BY_NAME)."""
+    if dataset_kind(rows) is not None:
+        return True
+    told = not_a_dataset(rows)
+    return told is not None and told[0] in REFUSED_BY_NAME
+
+
 def detect(data: Any, fmt: str) -> bool:
     """Another tool's rows (an input beside a reference answer), bare or under one key
     (`{"examples": [...]}`)."""
-    if isinstance(data, dict):
-        if "cases" in data:
-            return False
-        lists = [v for v in data.values() if isinstance(v, list) and v and isinstance(v[0], dict)]
-        data = lists[0] if len(lists) == 1 else None
-    told = not_a_dataset(data)
-    return dataset_kind(data) is not None or (told is not None and told[0] in REFUSED_BY_NAME)
+    return claims(bare_rows(data))
 
 
 def read(path: str, text: str, *, trigger_queries: bool = False) -> Imported:

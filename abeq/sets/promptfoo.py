@@ -40,14 +40,13 @@ def detect(data: Any, fmt: str) -> bool:
     """A promptfoo config (its own keys) or tests (`vars`/`assert` rows; a CSV of vars and asserts,
     which has no `id` and `input` columns), never another tool's rows, which promptfoo would read as
     vars: their reference answers would become the input (the dataset reader makes them checks)."""
-    from .datasets import REFUSED_BY_NAME, dataset_kind, not_a_dataset
+    from .datasets import claims
 
     if isinstance(data, dict):
         return "cases" not in data and any(k in data for k in _SIGNS)
     if not isinstance(data, list) or not data or not all(isinstance(r, dict) for r in data):
         return False
-    told = not_a_dataset(data)
-    if dataset_kind(data) is not None or (told is not None and told[0] in REFUSED_BY_NAME):
+    if claims(data):  # the dataset reader's to read, or to refuse by name
         return False
     keys = set().union(*data)
     return "vars" in keys or "assert" in keys or (fmt == "csv" and not {"id", "input"} <= keys)

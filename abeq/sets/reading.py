@@ -10,7 +10,7 @@ from pathlib import Path
 from ..documents import read_text_file
 from ..errors import InputError
 from ..schemas import TransferSet
-from .datasets import dataset_kind, not_a_dataset
+from .datasets import bare_rows, dataset_kind, not_a_dataset
 from .imported import _peek, detect_format
 from .importers import BY_NAME
 from .parse import MAX_SET_BYTES, format_of
@@ -58,11 +58,7 @@ def _foreign(name: str, text: str) -> InputError | None:
 
 
 def _rows_peeked(name: str, text: str) -> object:
-    data = _peek(text, format_of(name))
-    if isinstance(data, dict):  # {"examples": [...]}
-        lists = [v for v in data.values() if isinstance(v, list) and v and isinstance(v[0], dict)]
-        data = lists[0] if len(lists) == 1 and "cases" not in data else None
-    return data
+    return bare_rows(_peek(text, format_of(name)))
 
 
 def foreign_kind(name: str, text: str) -> tuple[str, str] | None:
