@@ -8,7 +8,7 @@ import subprocess
 import pytest
 from installed import ROOT, source_files
 
-# one test process builds and installs the wheel for all of them (`make test` runs three)
+# one test process builds and installs the wheel for all of them and the desk-from-the-wheel browser test
 pytestmark = pytest.mark.xdist_group("wheel")
 
 # what the test run itself writes into a checkout, never part of abeq

@@ -1,7 +1,10 @@
-"""The desk in a real Chromium: one browser for the whole package (helpers.py has the rest).
+"""The desk in a real Chromium: one browser per test process for the whole package (helpers.py has
+the rest).
 
-Every test in this package is marked `e2e` and runs in one xdist group ("browser"), so one worker
-starts Chromium once. Without Playwright the package is skipped, so `pytest -m "not e2e"` collects.
+Every test in this package is marked `e2e`. They are not one xdist group: most of a browser test's
+time is waiting on a desk that draws, so kept on one worker they would be the fast part's long pole
+(~13 minutes of tests); spread over the workers, each starts Chromium once. Without Playwright the
+package is skipped, so `pytest -m "not e2e"` collects.
 """
 
 from __future__ import annotations
@@ -36,8 +39,8 @@ def pytest_collection_modifyitems(items):
             # the browser test on the embedded model (the main job) gets a worker of its own in the
             # embedded-model part of `make test`, beside the other embedded-model tests' worker: each
             # process's llama.cpp runs on one core (see the Makefile)
-            slow = item.get_closest_marker("slow")
-            item.add_marker(pytest.mark.xdist_group("embedded-browser" if slow else "browser"))
+            if item.get_closest_marker("slow"):
+                item.add_marker(pytest.mark.xdist_group("embedded-browser"))
 
 
 # Our own fixture rather than pytest-playwright's session-scoped one: that keeps the sync API's

@@ -7,9 +7,14 @@ import re
 import subprocess
 import time
 
+import pytest
+
 from abeq.testing.process import free_port, stop, wait_healthy
 
 from .helpers import nav
+
+# on the worker that builds and installs the wheel for tests/test_wheel.py (once per test process)
+pytestmark = pytest.mark.xdist_group("wheel")
 
 PAGES = ["Documents", "Transfer set", "Run", "Review", "History", "Compare"]
 
