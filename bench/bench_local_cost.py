@@ -1,0 +1,211 @@
+"""Embedded model: where its CPU goes on the bundled example, and what other weights or thread
+settings would save. The slow part of `make test` is bound by this CPU (the main job's browser test
+spends ~300 s of it on the example's 21 calls), so this is the bench to read before changing either.
+
+1. Records the model calls of a run of the example (`--cases` cases, teacher, candidate and judge
+   each) on `local/smollm2`, through the engine as a user's run makes them.
+2. Replays them in order in the recording process with llama.cpp's own timers and a profile of the
+   llama thread: prompt evaluation, token generation (decode) and sampling (llama.cpp applies the
+   JSON grammar to the whole vocabulary for every token).
+3. Replays them again, each setting in a fresh process (a model loads its settings once): as shipped;
+   prompt batches on `threads()` threads instead of llama-cpp-python's default (every core); and the
+   shipped Q4_1 weights requantized here, with llama.cpp's `llama_model_quantize`, to Q8_0, Q4_0 and
+   F16, with the extra buffer types (weight repacking) on where the CPU has no AMX.
+
+Reports CPU seconds (what bounds a busy machine) and wall seconds per setting, and how many of the
+replies are the recorded ones word for word (greedy decoding: other weights give other replies).
+Compare settings within one run; the machine's other load moves them all.
+
+Run: .venv/bin/python bench/bench_local_cost.py [--cases 2]
+Writes bench/results/local_cost.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import ctypes
+import json
+import os
+import pickle
+import pstats
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+OUT = ROOT / "bench" / "results" / "local_cost.json"
+
+
+def record(cases: int, calls_file: Path, db: str) -> dict:
+    """Run the example's first `cases` cases on the embedded model, keeping every call."""
+    from abeq import sets
+    from abeq.documents import load_document
+    from abeq.execution.engine import Engine, RunConfig
+    from abeq.models import ModelSpec, local
+    from abeq.results.store import Store
+
+    example = ROOT / "abeq" / "examples" / "release-notes"
+    calls = []
+    real = local._generate
+
+    def keep(model, messages, optional_params):
+        out = real(model, messages, optional_params)
+        calls.append((model, messages, dict(optional_params), out))
+        return out
+
+    local._generate = keep
+    original = load_document(example / "SKILL.md")
+    ts = sets.load(example / "transfer-set.json")
+    ts = sets.confirm(ts.model_copy(update={"cases": ts.cases[:cases]}), original.hash)
+    spec = ModelSpec(name="local/smollm2")
+    local.preload("smollm2")
+    t, c = time.perf_counter(), time.process_time()
+    Engine(
+        Store(db),
+        original,
+        load_document(example / "candidate-faithful.md"),
+        ts,
+        RunConfig(runner=spec, judge=spec, allow_thin=True),
+    ).run()
+    run = {
+        "calls": len(calls),
+        "wall_s": round(time.perf_counter() - t, 1),
+        "cpu_s": round(time.process_time() - c, 1),
+    }
+    local._generate = real
+    calls_file.write_bytes(pickle.dumps(calls))
+    return run
+
+
+def where_it_goes(calls_file: Path) -> dict:
+    """Replay with llama.cpp's timers and a profile of the llama thread."""
+    from abeq.models import local
+    from abeq.models.local_contexts import PERF
+
+    calls = pickle.loads(calls_file.read_bytes())
+    local.close_all()
+    for k in PERF:
+        PERF[k] = 0
+    local.preload("smollm2")
+    prof = cProfile.Profile()
+    local.on_llama_thread(prof.enable)
+    c = time.process_time()
+    for model, messages, params, _ in calls:
+        local.on_llama_thread(local._generate, model, messages, params)  # where a run makes them
+    local.on_llama_thread(prof.disable)
+    cpu = time.process_time() - c
+    by_name = {
+        f"{Path(f).name}:{name}": tt for (f, _, name), (_, _, tt, _, _) in pstats.Stats(prof).stats.items()
+    }
+    return {
+        "cpu_s": round(cpu, 1),
+        "prompt_tokens_evaluated": PERF["prompt_tokens_evaluated"],
+        "prompt_eval_wall_s": round(PERF["prompt_eval_ms"] / 1000, 1),
+        "generated_tokens": PERF["generated_tokens"],
+        "generation_wall_s": round(PERF["generation_ms"] / 1000, 1),
+        "decode_s": round(by_name.get("_internals.py:decode", 0.0), 1),
+        "sample_s": round(by_name.get("_internals.py:sample", 0.0), 1),
+    }
+
+
+def quantize(dest: Path) -> dict[str, Path]:
+    """The shipped Q4_1 weights requantized to other types (llama.cpp allows it when asked)."""
+    import llama_cpp
+
+    from abeq.models.local import smollm2_path
+
+    out = {}
+    for name, ftype in (
+        ("q8_0", llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0),
+        ("q4_0", llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_0),
+        ("f16", llama_cpp.LLAMA_FTYPE_MOSTLY_F16),
+    ):
+        p = llama_cpp.llama_model_quantize_default_params()
+        p.ftype, p.allow_requantize, p.nthread = ftype, True, 1
+        path = dest / f"smollm2-{name}.gguf"
+        if (
+            llama_cpp.llama_model_quantize(str(smollm2_path()).encode(), str(path).encode(), ctypes.byref(p))
+            != 0
+        ):
+            raise SystemExit(f"llama_model_quantize to {name} failed")
+        out[name] = path
+    return out
+
+
+def replay(calls_file: Path, weights: str, batch_threads: str) -> dict:
+    """One setting, in this (fresh) process: replay every call, CPU and wall, replies kept."""
+    from abeq.models import local
+
+    load = local.load_llama
+
+    def with_setting(llama, path, **kw):
+        if batch_threads:
+            kw["n_threads_batch"] = local.threads()
+        return load(llama, weights or path, **kw)
+
+    local.load_llama = with_setting
+    calls = pickle.loads(calls_file.read_bytes())
+    local.preload("smollm2")
+    c, t, same = time.process_time(), time.perf_counter(), 0
+    for model, messages, params, recorded in calls:
+        same += local.on_llama_thread(local._generate, model, messages, params)[0] == recorded[0]
+    return {
+        "cpu_s": round(time.process_time() - c, 1),
+        "wall_s": round(time.perf_counter() - t, 1),
+        "same_replies": same,
+        "calls": len(calls),
+    }
+
+
+def no_amx() -> bool:
+    try:
+        return "amx" not in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cases", type=int, default=2)
+    ap.add_argument("--replay", nargs=3, metavar=("CALLS", "WEIGHTS", "BATCH"), help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.replay:
+        print(json.dumps(replay(Path(a.replay[0]), a.replay[1], a.replay[2])))
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        calls_file = Path(tmp) / "calls.pkl"
+        run = record(a.cases, calls_file, str(Path(tmp) / "abeq.db"))
+        print("recorded", run, flush=True)
+        split = where_it_goes(calls_file)
+        print("where it goes", split, flush=True)
+        settings = [("as shipped (Q4_1)", "", "", {})]
+        settings.append(("prompt batches on threads()", "", "1", {}))
+        repack = {"ABEQ_LOCAL_EXTRA_BUFTS": "1"} if no_amx() else {}
+        for name, path in quantize(Path(tmp)).items():
+            settings.append(
+                (f"{name} requantized" + (" + repacking" if repack else ""), str(path), "", repack)
+            )
+        rows = []
+        for label, weights, batch, env in settings:
+            out = subprocess.run(
+                [sys.executable, __file__, "--replay", str(calls_file), weights, batch],
+                env={**os.environ, **env},
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            row = {"setting": label, **json.loads(out.stdout.strip().splitlines()[-1])}
+            rows.append(row)
+            print(row, flush=True)
+    OUT.parent.mkdir(exist_ok=True)
+    OUT.write_text(json.dumps({"run": run, "where_it_goes": split, "settings": rows}, indent=2) + "\n")
+    print(f"wrote {OUT.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
