@@ -43,12 +43,13 @@ OUT = ROOT / "bench" / "results" / "local_cost.json"
 def record(cases: int, calls_file: Path, db: str) -> dict:
     """Run the example's first `cases` cases on the embedded model, keeping every call."""
     from abeq import sets
-    from abeq.documents import load_document
     from abeq.execution.engine import Engine, RunConfig
     from abeq.models import ModelSpec, local
+    from abeq.models.bootstrap import litellm
     from abeq.results.store import Store
+    from abeq.testing.synthetic import EXAMPLE, documents
 
-    example = ROOT / "abeq" / "examples" / "release-notes"
+    litellm()  # its import is start-up, not the run
     calls = []
     real = local._generate
 
@@ -58,19 +59,13 @@ def record(cases: int, calls_file: Path, db: str) -> dict:
         return out
 
     local._generate = keep
-    original = load_document(example / "SKILL.md")
-    ts = sets.load(example / "transfer-set.json")
+    original, faithful, _ = documents()
+    ts = sets.load(EXAMPLE / "transfer-set.json")
     ts = sets.confirm(ts.model_copy(update={"cases": ts.cases[:cases]}), original.hash)
     spec = ModelSpec(name="local/smollm2")
     local.preload("smollm2")
     t, c = time.perf_counter(), time.process_time()
-    Engine(
-        Store(db),
-        original,
-        load_document(example / "candidate-faithful.md"),
-        ts,
-        RunConfig(runner=spec, judge=spec, allow_thin=True),
-    ).run()
+    Engine(Store(db), original, faithful, ts, RunConfig(runner=spec, judge=spec, allow_thin=True)).run()
     run = {
         "calls": len(calls),
         "wall_s": round(time.perf_counter() - t, 1),

@@ -62,32 +62,18 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.xdist_group("embedded"))
 
 
-class _GroupsHold:
-    """On an xdist worker under `--dist loadgroup`, every test with an `xdist_group` mark must carry
-    its group in its node id (xdist's channel to the scheduler). Under pytest 9.2, xdist 3.8's suffix
-    no longer takes (pytest-xdist#1386): the groups were silently ignored and every test went where
-    load sent it. Each grouped test now fails instead, saying why."""
-
-    lost = False
-
-    @pytest.hookimpl(trylast=True)  # after xdist's own
-    def pytest_collection_modifyitems(self, config, items):
-        if getattr(config.option, "loadgroup", False):
-            self.lost = any(
-                i.get_closest_marker("xdist_group") and "@" not in i.nodeid.rsplit("]", 1)[-1] for i in items
-            )
-
-    def pytest_runtest_setup(self, item):
-        if self.lost and item.get_closest_marker("xdist_group"):
-            pytest.fail(
-                "--dist loadgroup lost this test's xdist group: this pytest and pytest-xdist do not "
-                "group (pytest-xdist#1386); install the versions pyproject.toml pins",
-                pytrace=False,
-            )
-
-
-def pytest_configure(config):
-    config.pluginmanager.register(_GroupsHold(), "abeq-groups-hold")
+def pytest_runtest_setup(item):
+    """On an xdist worker under `--dist loadgroup`, a test with an `xdist_group` mark carries its group
+    in its node id (xdist's channel to the scheduler). Under pytest 9.2, xdist 3.8's suffix no longer
+    takes (pytest-xdist#1386): the groups were silently ignored and every test went where load sent
+    it. Such a test now fails instead, saying why."""
+    lost = "@" not in item.nodeid.rsplit("]", 1)[-1]
+    if getattr(item.config.option, "loadgroup", False) and item.get_closest_marker("xdist_group") and lost:
+        pytest.fail(
+            "--dist loadgroup lost this test's xdist group: this pytest and pytest-xdist do not "
+            "group (pytest-xdist#1386); install the versions pyproject.toml pins",
+            pytrace=False,
+        )
 
 
 _NICED: list[bool] = []
