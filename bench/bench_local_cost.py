@@ -5,12 +5,14 @@ spends ~300 s of it on the example's 21 calls), so this is the bench to read bef
 1. Records the model calls of a run of the example (`--cases` cases, teacher, candidate and judge
    each) on `local/smollm2`, through the engine as a user's run makes them.
 2. Replays them in order in the recording process with llama.cpp's own timers and a profile of the
-   llama thread: prompt evaluation, token generation (decode) and sampling (llama.cpp applies the
-   JSON grammar to the whole vocabulary for every token).
+   llama thread: prompt evaluation, token generation (decode) and sampling (abeq checks the JSON
+   grammar against the best tokens first, abeq/models/local_sampling.py; llama-cpp-python's own
+   sampler checks it against the whole vocabulary for every token).
 3. Replays them again, each setting in a fresh process (a model loads its settings once): as shipped;
-   prompt batches on `threads()` threads instead of llama-cpp-python's default (every core); and the
-   shipped Q4_1 weights requantized here, with llama.cpp's `llama_model_quantize`, to Q8_0, Q4_0 and
-   F16, with the extra buffer types (weight repacking) on where the CPU has no AMX.
+   with llama-cpp-python's own sampler (ABEQ_LOCAL_GRAMMAR_FIRST=0); prompt batches on `threads()`
+   threads instead of llama-cpp-python's default (every core); and the shipped Q4_1 weights
+   requantized here, with llama.cpp's `llama_model_quantize`, to Q8_0 (with and without the extra
+   buffer types, i.e. weight repacking), Q4_0 and F16 (repacking on where the CPU has no AMX).
 
 Reports CPU seconds (what bounds a busy machine) and wall seconds per setting, and how many of the
 replies are the recorded ones word for word (greedy decoding: other weights give other replies).
@@ -93,9 +95,11 @@ def where_it_goes(calls_file: Path) -> dict:
         local.on_llama_thread(local._generate, model, messages, params)  # where a run makes them
     local.on_llama_thread(prof.disable)
     cpu = time.process_time() - c
+    stats = pstats.Stats(prof).stats.items()
     by_name = {
-        f"{Path(f).name}:{name}": tt for (f, _, name), (_, _, tt, _, _) in pstats.Stats(prof).stats.items()
-    }
+        f"{Path(f).name}:{name}": tt for (f, _, name), (_, _, tt, _, _) in stats
+    }  # ctypes calls count here
+    cumulative = {f"{Path(f).name}:{name}": ct for (f, _, name), (_, _, _, ct, _) in stats}
     return {
         "cpu_s": round(cpu, 1),
         "prompt_tokens_evaluated": PERF["prompt_tokens_evaluated"],
@@ -103,7 +107,10 @@ def where_it_goes(calls_file: Path) -> dict:
         "generated_tokens": PERF["generated_tokens"],
         "generation_wall_s": round(PERF["generation_ms"] / 1000, 1),
         "decode_s": round(by_name.get("_internals.py:decode", 0.0), 1),
-        "sample_s": round(by_name.get("_internals.py:sample", 0.0), 1),
+        # llama-cpp-python's sampler, or abeq's (local_sampling.py: the grammar on the best tokens first)
+        "sample_s": round(
+            by_name.get("_internals.py:sample", 0.0) + cumulative.get("local_sampling.py:sample", 0.0), 1
+        ),
     }
 
 
@@ -148,11 +155,36 @@ def replay(calls_file: Path, weights: str, batch_threads: str) -> dict:
     c, t, same = time.process_time(), time.perf_counter(), 0
     for model, messages, params, recorded in calls:
         same += local.on_llama_thread(local._generate, model, messages, params)[0] == recorded[0]
+    from abeq.models.local_sampling import COUNTS
+
+    fixed = local.on_llama_thread(same_work, local.get_llama("smollm2"))
     return {
+        **fixed,
         "cpu_s": round(time.process_time() - c, 1),
         "wall_s": round(time.perf_counter() - t, 1),
         "same_replies": same,
         "calls": len(calls),
+        "tokens_sampled_grammar_first": COUNTS["tokens"],
+        "of_which_whole_vocabulary": COUNTS["refused"],
+    }
+
+
+def same_work(llm, prompt_tokens: int = 1000, single: int = 100) -> dict:
+    """The same work for any weights (the replays above generate as many tokens as their replies
+    take): the first tokens of the example's SKILL.md as one prompt, then single tokens one by one."""
+    from abeq.testing.synthetic import documents
+
+    tokens = llm.tokenize(documents()[0].text.encode())[:prompt_tokens]
+    llm.reset()
+    c = time.process_time()
+    llm.eval(tokens)
+    prompt_cpu = time.process_time() - c
+    c = time.process_time()
+    for t in tokens[:single]:
+        llm.eval([t])
+    return {
+        f"prompt_{len(tokens)}_tokens_cpu_s": round(prompt_cpu, 2),
+        "cpu_ms_per_single_token": round((time.process_time() - c) * 1000 / single, 1),
     }
 
 
@@ -177,10 +209,20 @@ def main() -> int:
         print("recorded", run, flush=True)
         split = where_it_goes(calls_file)
         print("where it goes", split, flush=True)
-        settings = [("as shipped (Q4_1)", "", "", {})]
+        settings = [("as shipped (Q4_1, grammar checked on the best tokens first)", "", "", {})]
+        settings.append(
+            (
+                "llama-cpp-python's sampler (grammar on the whole vocabulary)",
+                "",
+                "",
+                {"ABEQ_LOCAL_GRAMMAR_FIRST": "0"},
+            )
+        )
         settings.append(("prompt batches on threads()", "", "1", {}))
         repack = {"ABEQ_LOCAL_EXTRA_BUFTS": "1"} if no_amx() else {}
         for name, path in quantize(Path(tmp)).items():
+            if name == "q8_0":
+                settings.append((f"{name} requantized, no repacking", str(path), "", {}))
             settings.append(
                 (f"{name} requantized" + (" + repacking" if repack else ""), str(path), "", repack)
             )

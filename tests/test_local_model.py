@@ -110,3 +110,56 @@ def test_calls_for_one_document_reuse_its_prefix_even_when_other_calls_come_betw
     )
     assert PERF["prompt_tokens_evaluated"] - evaluated < 2 * a.prompt_tokens  # not three full prompts
     assert local.LOAD_COUNT["n"] <= max(1, loads) and b.cost == 0.0  # the weights were loaded once
+
+
+def test_grammar_first_sampling_gives_llama_cpp_pythons_replies_token_for_token():
+    """abeq checks the JSON grammar against the best tokens before the whole vocabulary
+    (local_sampling.py). At temperature 0 its replies must be exactly those of llama-cpp-python's own
+    chain (penalties, grammar over every token, greedy), on the judge's and the runner's real
+    schemas; it must actually take the shortcut; and any other temperature keeps the library's chain."""
+    from llama_cpp import Llama
+    from llama_cpp import _internals as internals
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    from abeq.models.local_sampling import COUNTS, GrammarFirst, grammar_first_llama
+    from abeq.models.schema import response_format
+    from abeq.schemas.core import JudgeReply, RunnerReply
+
+    def load(cls):
+        return local.load_llama(
+            cls, local.smollm2_path(), n_ctx=2048, n_threads=local.threads(), verbose=False, seed=0
+        )
+
+    asks = [
+        (
+            JudgeReply,
+            "Teacher: listed the files, edited main.py, ran the tests. Candidate: edited main.py. Judge.",
+        ),
+        (RunnerReply, "Follow the skill: write the commit message for a change that renames a function."),
+    ]
+
+    def replies(llm):
+        out = []
+        for model_cls, text in asks:
+            schema = response_format(model_cls, portable=False)["json_schema"]["schema"]
+            r = llm.create_chat_completion(
+                messages=[{"role": "user", "content": text}],
+                temperature=0.0,
+                max_tokens=160,
+                repeat_penalty=local.REPEAT_PENALTY,
+                response_format={"type": "json_object", "schema": local.bounded_schema(schema)},
+            )
+            out.append(r["choices"][0]["message"]["content"])
+        return out
+
+    theirs = replies(load(Llama))
+    fast = load(grammar_first_llama(Llama))
+    before = dict(COUNTS)
+    ours = replies(fast)
+    assert ours == theirs
+    sampled, whole = COUNTS["tokens"] - before["tokens"], COUNTS["refused"] - before["refused"]
+    assert sampled > 100 and whole < sampled / 2, (sampled, whole)
+    grammar = LlamaGrammar.from_string('root ::= "a"', verbose=False)
+    assert isinstance(fast._init_sampler(temp=0.0, grammar=grammar), GrammarFirst)
+    assert isinstance(fast._init_sampler(temp=0.7, grammar=grammar), internals.LlamaSampler)
+    assert isinstance(fast._init_sampler(temp=0.0, grammar=None), internals.LlamaSampler)

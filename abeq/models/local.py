@@ -12,11 +12,13 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from ..errors import ModelCallError
 from .caching import plain, prefix_of
 from .handlers import fill_response, schema_from_optional_params
 from .local_contexts import PERF, Contexts, measured
+from .local_sampling import grammar_first_llama
 
 # ggml's OpenMP threads spin at each of the hundreds of barriers a token takes before they sleep.
 # When anything else wants the cores (a browser, the desk's server, a second process) a spinning
@@ -139,9 +141,12 @@ def _contexts(model: str) -> Contexts:
                 from llama_cpp import Llama
             except ImportError:
                 raise ModelCallError("llama-cpp-python is not installed: pip install 'abeq[local]'") from None
+            cls: Any = Llama
+            if os.environ.get("ABEQ_LOCAL_GRAMMAR_FIRST", "1") != "0":
+                cls = grammar_first_llama(Llama)  # the same replies, less sampling (local_sampling.py)
             path = resolve_path(model)
             llm = load_llama(
-                Llama,
+                cls,
                 path,
                 n_ctx=int(os.environ.get("ABEQ_LOCAL_CTX", "8192")),
                 n_threads=threads(),
