@@ -8,11 +8,13 @@ spends ~300 s of it on the example's 21 calls), so this is the bench to read bef
    llama thread: prompt evaluation, token generation (decode) and sampling (abeq checks the JSON
    grammar against the best tokens first, abeq/models/local_sampling.py; llama-cpp-python's own
    sampler checks it against the whole vocabulary for every token).
-3. Replays them again, each setting in a fresh process (a model loads its settings once): as shipped;
-   with llama-cpp-python's own sampler (ABEQ_LOCAL_GRAMMAR_FIRST=0); prompt batches on `threads()`
-   threads instead of llama-cpp-python's default (every core); and the shipped Q4_1 weights
-   requantized here, with llama.cpp's `llama_model_quantize`, to Q8_0 (with and without the extra
-   buffer types, i.e. weight repacking), Q4_0 and F16 (repacking on where the CPU has no AMX).
+3. Replays them again, each setting in a fresh process (a model loads its settings once): abeq's
+   default (the shipped Q4_1 weights converted to Q8_0, local_weights.py); with llama-cpp-python's own
+   sampler (ABEQ_LOCAL_GRAMMAR_FIRST=0); the shipped Q4_1 as it is (ABEQ_LOCAL_REQUANTIZE=0), with
+   either sampler; prompt batches on `threads()` threads instead of llama-cpp-python's default (every
+   core); and, where the CPU has no AMX, the shipped weights requantized here with llama.cpp's
+   `llama_model_quantize` to Q8_0, Q4_0 and F16 with the extra buffer types (weight repacking) on.
+   Each replay also does the same fixed work (`same_work`), since other weights give other replies.
 
 Reports CPU seconds (what bounds a busy machine) and wall seconds per setting, and how many of the
 replies are the recorded ones word for word (greedy decoding: other weights give other replies).
@@ -209,23 +211,28 @@ def main() -> int:
         print("recorded", run, flush=True)
         split = where_it_goes(calls_file)
         print("where it goes", split, flush=True)
-        settings = [("as shipped (Q4_1, grammar checked on the best tokens first)", "", "", {})]
-        settings.append(
+        shipped, sampler = {"ABEQ_LOCAL_REQUANTIZE": "0"}, {"ABEQ_LOCAL_GRAMMAR_FIRST": "0"}
+        settings = [
             (
-                "llama-cpp-python's sampler (grammar on the whole vocabulary)",
+                "abeq's default: Q8_0 converted from the shipped Q4_1, grammar on the best tokens first",
                 "",
                 "",
-                {"ABEQ_LOCAL_GRAMMAR_FIRST": "0"},
-            )
-        )
-        settings.append(("prompt batches on threads()", "", "1", {}))
+                {},
+            ),
+            ("Q8_0, llama-cpp-python's sampler (grammar on the whole vocabulary)", "", "", sampler),
+            ("the shipped Q4_1 (ABEQ_LOCAL_REQUANTIZE=0)", "", "", shipped),
+            (
+                "the shipped Q4_1 and llama-cpp-python's sampler (abeq before both)",
+                "",
+                "",
+                {**shipped, **sampler},
+            ),
+            ("prompt batches on threads()", "", "1", {}),
+        ]
         repack = {"ABEQ_LOCAL_EXTRA_BUFTS": "1"} if no_amx() else {}
-        for name, path in quantize(Path(tmp)).items():
-            if name == "q8_0":
-                settings.append((f"{name} requantized, no repacking", str(path), "", {}))
-            settings.append(
-                (f"{name} requantized" + (" + repacking" if repack else ""), str(path), "", repack)
-            )
+        if repack:
+            for name, path in quantize(Path(tmp)).items():
+                settings.append((f"{name} requantized + repacking", str(path), "", repack))
         rows = []
         for label, weights, batch, env in settings:
             out = subprocess.run(

