@@ -113,10 +113,11 @@ def test_calls_for_one_document_reuse_its_prefix_even_when_other_calls_come_betw
 
 
 def test_grammar_first_sampling_gives_llama_cpp_pythons_replies_token_for_token():
-    """abeq checks the JSON grammar against the best tokens before the whole vocabulary
-    (local_sampling.py). At temperature 0 its replies must be exactly those of llama-cpp-python's own
-    chain (penalties, grammar over every token, greedy), on the judge's and the runner's real
-    schemas; it must actually take the shortcut; and any other temperature keeps the library's chain."""
+    """abeq asks the JSON grammar about the best tokens before the whole vocabulary
+    (local_sampling.py). Its replies must be exactly those of llama-cpp-python's own chain (penalties,
+    grammar over every token, then greedy, or top-k … and a seeded draw), on the judge's and the
+    runner's real schemas, greedy and at temperature 0.7 with seeds (as judge samples run); it must
+    actually take the shortcut; and what it does not cover keeps the library's chain."""
     from llama_cpp import Llama
     from llama_cpp import _internals as internals
     from llama_cpp.llama_grammar import LlamaGrammar
@@ -133,19 +134,39 @@ def test_grammar_first_sampling_gives_llama_cpp_pythons_replies_token_for_token(
     asks = [
         (
             JudgeReply,
-            "Teacher: listed the files, edited main.py, ran the tests. Candidate: edited main.py. Judge.",
+            0.0,
+            None,
+            "Teacher: listed the files, edited main.py, ran the tests. Candidate: edited main.py.",
         ),
-        (RunnerReply, "Follow the skill: write the commit message for a change that renames a function."),
+        (
+            RunnerReply,
+            0.0,
+            None,
+            "Follow the skill: write the commit message for a change that renames a function.",
+        ),
+        (
+            JudgeReply,
+            0.7,
+            11,
+            "Teacher: wrote the tests first, then the code. Candidate: wrote the code only.",
+        ),
+        (
+            JudgeReply,
+            0.7,
+            12,
+            "Teacher: wrote the tests first, then the code. Candidate: wrote the code only.",
+        ),
     ]
 
     def replies(llm):
         out = []
-        for model_cls, text in asks:
+        for model_cls, temperature, seed, text in asks:
             schema = response_format(model_cls, portable=False)["json_schema"]["schema"]
             r = llm.create_chat_completion(
                 messages=[{"role": "user", "content": text}],
-                temperature=0.0,
-                max_tokens=160,
+                temperature=temperature,
+                seed=seed,
+                max_tokens=120,
                 repeat_penalty=local.REPEAT_PENALTY,
                 response_format={"type": "json_object", "schema": local.bounded_schema(schema)},
             )
@@ -157,9 +178,12 @@ def test_grammar_first_sampling_gives_llama_cpp_pythons_replies_token_for_token(
     before = dict(COUNTS)
     ours = replies(fast)
     assert ours == theirs
+    assert ours[2] != ours[3]  # the seeds were honoured: two samples, two replies
     sampled, whole = COUNTS["tokens"] - before["tokens"], COUNTS["refused"] - before["refused"]
-    assert sampled > 100 and whole < sampled / 2, (sampled, whole)
+    assert sampled > 200 and whole < sampled / 2, (sampled, whole)
     grammar = LlamaGrammar.from_string('root ::= "a"', verbose=False)
     assert isinstance(fast._init_sampler(temp=0.0, grammar=grammar), GrammarFirst)
-    assert isinstance(fast._init_sampler(temp=0.7, grammar=grammar), internals.LlamaSampler)
+    assert isinstance(fast._init_sampler(temp=0.7, top_k=40, grammar=grammar), GrammarFirst)
+    assert isinstance(fast._init_sampler(temp=0.7, top_k=0, grammar=grammar), internals.LlamaSampler)
+    assert isinstance(fast._init_sampler(temp=0.7, mirostat_mode=2, grammar=grammar), internals.LlamaSampler)
     assert isinstance(fast._init_sampler(temp=0.0, grammar=None), internals.LlamaSampler)
