@@ -123,12 +123,13 @@ def test_grammar_first_sampling_gives_llama_cpp_pythons_replies_token_for_token(
     from llama_cpp.llama_grammar import LlamaGrammar
 
     from abeq.models.local_sampling import COUNTS, GrammarFirst, grammar_first_llama
+    from abeq.models.local_weights import smollm2_weights
     from abeq.models.schema import response_format
     from abeq.schemas.core import JudgeReply, RunnerReply
 
-    def load(cls):
+    def load(cls):  # the weights abeq runs
         return local.load_llama(
-            cls, local.smollm2_path(), n_ctx=2048, n_threads=local.threads(), verbose=False, seed=0
+            cls, smollm2_weights()[0], n_ctx=1024, n_threads=local.threads(), verbose=False, seed=0
         )
 
     asks = [
@@ -166,7 +167,7 @@ def test_grammar_first_sampling_gives_llama_cpp_pythons_replies_token_for_token(
                 messages=[{"role": "user", "content": text}],
                 temperature=temperature,
                 seed=seed,
-                max_tokens=120,
+                max_tokens=80,
                 repeat_penalty=local.REPEAT_PENALTY,
                 response_format={"type": "json_object", "schema": local.bounded_schema(schema)},
             )
@@ -180,7 +181,7 @@ def test_grammar_first_sampling_gives_llama_cpp_pythons_replies_token_for_token(
     assert ours == theirs
     assert ours[2] != ours[3]  # the seeds were honoured: two samples, two replies
     sampled, whole = COUNTS["tokens"] - before["tokens"], COUNTS["refused"] - before["refused"]
-    assert sampled > 200 and whole < sampled / 2, (sampled, whole)
+    assert sampled > 150 and whole < sampled / 2, (sampled, whole)
     grammar = LlamaGrammar.from_string('root ::= "a"', verbose=False)
     assert isinstance(fast._init_sampler(temp=0.0, grammar=grammar), GrammarFirst)
     assert isinstance(fast._init_sampler(temp=0.7, top_k=40, grammar=grammar), GrammarFirst)
