@@ -16,13 +16,14 @@ PORT ?= 8501
 # each part, where one worker is done before the other), runs the first part, then the
 # embedded-model tests on two workers of their own: llama.cpp takes the usable cores less
 # one (abeq.models.local.threads), so on 2 cores each worker's model runs on one core — the main
-# job's browser test on one, the other embedded-model tests on the other (that worker lowers its
-# priority: tests/conftest.py). Measured 2026-12-06: 277 s so; 292 s with the tests ungrouped (the
-# main job's worker then ran nothing else, and the main job took 264 s instead of 230).
-# (Measured here, 2026-12-06, each part alone on an idle machine: the first part 11 m 26 s on three
-# workers, 22.1 core-minutes of the machine's 22.7; the embedded-model part 5 m 58 s to 6 m 25 s,
-# 11.4-11.7 core-minutes; lint 64 s on one core. Both parts are bound by total CPU, so the budget of 15
-# minutes needs less work, not another split: see the closing notes.)
+# job's browser test on one, followed by the tests named in tests/conftest.py's BESIDE_THE_MAIN_JOB,
+# the other embedded-model tests on the other (that worker lowers its priority: tests/conftest.py).
+# Ungrouped, the main job's worker ran nothing else and the part took 292 s against 277 s.
+# (Measured here, 2026-12-06 evening, in `bash .ci/run` on a fresh clone: the first part 11 m 04 s
+# and 11 m 41 s in two runs, ~21.5 core-minutes; the embedded-model part 5 m 01 s, and alone 4 m 37 s
+# to 5 m 11 s for 7.9-8.7 core-minutes (11.4-11.7 before the model's Q8_0 weights and grammar-first
+# sampling); lint 64 s on one core, which at nice 19 ended inside the first part. Both parts are bound
+# by total CPU, so the budget of 15 minutes needs less test work, not another split: see the notes.)
 TEST_WORKERS ?= 3
 PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
