@@ -73,3 +73,15 @@ def test_requantize_0_keeps_the_shipped_file(cache, monkeypatch):
     monkeypatch.setenv("ABEQ_LOCAL_REQUANTIZE", "0")
     assert local_weights.smollm2_weights() == (local_weights.smollm2_path(), "smollm2-135m-q4_1")
     assert not cache.exists()
+
+
+def test_with_no_home_folder_the_shipped_file_runs(cache, monkeypatch):
+    from pathlib import Path
+
+    def nowhere():
+        raise RuntimeError("Could not determine home directory.")
+
+    for var in ("ABEQ_CACHE_DIR", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(nowhere))
+    assert local_weights.smollm2_weights() == (local_weights.smollm2_path(), "smollm2-135m-q4_1")

@@ -84,7 +84,7 @@ def smollm2_weights() -> tuple[Path, str]:
                 try:
                     dest = converted_path(shipped)
                     chosen = (dest if dest.is_file() else convert(shipped, dest), CONVERTED_ID)
-                except (OSError, ImportError) as e:
+                except (OSError, ImportError, RuntimeError) as e:  # RuntimeError: no home folder
                     log.warning("the embedded model runs its shipped Q4_1 weights (slower): %s", e)
             _chosen["smollm2"] = chosen
         return _chosen["smollm2"]
