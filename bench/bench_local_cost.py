@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import ctypes
 import json
 import os
 import pickle
@@ -117,27 +116,13 @@ def where_it_goes(calls_file: Path) -> dict:
 
 
 def quantize(dest: Path) -> dict[str, Path]:
-    """The shipped Q4_1 weights requantized to other types (llama.cpp allows it when asked)."""
-    import llama_cpp
+    """The shipped Q4_1 weights requantized to other types, as abeq converts them (local_weights.py)."""
+    from abeq.models.local_weights import convert, smollm2_path
 
-    from abeq.models.local import smollm2_path
-
-    out = {}
-    for name, ftype in (
-        ("q8_0", llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0),
-        ("q4_0", llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_0),
-        ("f16", llama_cpp.LLAMA_FTYPE_MOSTLY_F16),
-    ):
-        p = llama_cpp.llama_model_quantize_default_params()
-        p.ftype, p.allow_requantize, p.nthread = ftype, True, 1
-        path = dest / f"smollm2-{name}.gguf"
-        if (
-            llama_cpp.llama_model_quantize(str(smollm2_path()).encode(), str(path).encode(), ctypes.byref(p))
-            != 0
-        ):
-            raise SystemExit(f"llama_model_quantize to {name} failed")
-        out[name] = path
-    return out
+    return {
+        name.lower(): convert(smollm2_path(), dest / f"smollm2-{name.lower()}.gguf", name)
+        for name in ("Q8_0", "Q4_0", "F16")
+    }
 
 
 def replay(calls_file: Path, weights: str, batch_threads: str) -> dict:

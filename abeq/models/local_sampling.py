@@ -146,8 +146,8 @@ def grammar_first_llama(Llama: Any) -> Any:
                 and kw.get("mirostat_mode", 0) == 0
                 and (temp == 0.0 or (temp > 0.0 and 0 < kw.get("top_k", 40) < TOP[-1]))
             )
-            if not simple or getattr(self, "grammar_first", True) is False:
+            if not simple:
                 return super()._init_sampler(*args, **kw)
-            return GrammarFirst(self, kw["grammar"], {"temp": temp, "top_k": kw.get("top_k", 40), **kw})
+            return GrammarFirst(self, kw["grammar"], {**kw, "temp": temp, "top_k": kw.get("top_k", 40)})
 
     return GrammarFirstLlama

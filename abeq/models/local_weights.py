@@ -29,7 +29,7 @@ SHIPPED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SHIPPED_ID, CONVERTED_ID = "smollm2-135m-q4_1", "smollm2-135m-q8_0"
 
 _lock = threading.Lock()
-_chosen: dict[str, tuple[Path, str]] = {}  # per process: the file and identity, decided once
+_chosen: tuple[Path, str] | None = None  # per process: the file and identity, decided once
 log = logging.getLogger("abeq.local")
 
 
@@ -56,18 +56,20 @@ def converted_path(shipped: Path) -> Path:
     return cache_dir() / "models" / f"SmolLM2-135M-Instruct.Q8_0-from-Q4_1-{shipped.stat().st_size}.gguf"
 
 
-def convert(shipped: Path, dest: Path) -> Path:
-    """shipped requantized to Q8_0 at dest (written beside it, then renamed into place)."""
+def convert(shipped: Path, dest: Path, ftype: str = "Q8_0") -> Path:
+    """shipped requantized to `ftype` (llama.cpp's LLAMA_FTYPE_MOSTLY_<ftype>) at dest, written beside
+    it, then renamed into place."""
     import llama_cpp
 
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(f".{dest.name}.{os.getpid()}-{threading.get_ident()}.part")
     params = llama_cpp.llama_model_quantize_default_params()
-    params.ftype, params.allow_requantize, params.nthread = llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0, True, 1
+    params.ftype = getattr(llama_cpp, f"LLAMA_FTYPE_MOSTLY_{ftype}")
+    params.allow_requantize, params.nthread = True, 1
     try:
         done = llama_cpp.llama_model_quantize(str(shipped).encode(), str(part).encode(), ctypes.byref(params))
         if done != 0:
-            raise OSError(f"llama.cpp could not convert {shipped} to Q8_0")
+            raise OSError(f"llama.cpp could not convert {shipped} to {ftype}")
         os.replace(part, dest)
     finally:
         part.unlink(missing_ok=True)
@@ -76,8 +78,9 @@ def convert(shipped: Path, dest: Path) -> Path:
 
 def smollm2_weights() -> tuple[Path, str]:
     """(the file to load, the name of its weights in cache keys), decided once per process."""
+    global _chosen
     with _lock:
-        if "smollm2" not in _chosen:
+        if _chosen is None:
             shipped = smollm2_path()
             chosen = (shipped, SHIPPED_ID)
             if os.environ.get("ABEQ_LOCAL_REQUANTIZE", "1") != "0":
@@ -86,11 +89,12 @@ def smollm2_weights() -> tuple[Path, str]:
                     chosen = (dest if dest.is_file() else convert(shipped, dest), CONVERTED_ID)
                 except (OSError, ImportError, RuntimeError) as e:  # RuntimeError: no home folder
                     log.warning("the embedded model runs its shipped Q4_1 weights (slower): %s", e)
-            _chosen["smollm2"] = chosen
-        return _chosen["smollm2"]
+            _chosen = chosen
+        return _chosen
 
 
 def forget() -> None:
     """Decide again on the next call (tests that change the environment)."""
+    global _chosen
     with _lock:
-        _chosen.clear()
+        _chosen = None
