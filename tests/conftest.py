@@ -61,13 +61,14 @@ BESIDE_THE_MAIN_JOB = ("test_the_embedded_model_grades_every_check_through_the_r
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (tests/e2e's own hook runs first)
 def pytest_collection_modifyitems(items):
-    """Every `slow` test outside the browser package runs in one xdist group, so one worker loads
-    the embedded model once for them; the main job's browser test is a group of its own, with the
-    few tests of BESIDE_THE_MAIN_JOB after it."""
+    """The embedded-model part of `make test` on its two workers (each process's llama.cpp runs on
+    one core, see the Makefile): the main job's browser test (the one `slow` test tests/e2e marks
+    `e2e`) with the tests of BESIDE_THE_MAIN_JOB after it on one, every other `slow` test on the
+    other, so that worker loads the embedded model once for them."""
     for item in items:
         if not item.get_closest_marker("slow") or item.get_closest_marker("xdist_group"):
             continue
-        main_job = item.name in BESIDE_THE_MAIN_JOB
+        main_job = item.get_closest_marker("e2e") or item.name in BESIDE_THE_MAIN_JOB
         item.add_marker(pytest.mark.xdist_group("embedded-browser" if main_job else "embedded"))
 
 

@@ -35,12 +35,7 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if HERE in Path(item.fspath).resolve().parents:
             item.add_marker(pytest.mark.e2e)
-            item.add_marker(NO_BROWSER)
-            # the browser test on the embedded model (the main job) gets a worker of its own in the
-            # embedded-model part of `make test`, beside the other embedded-model tests' worker: each
-            # process's llama.cpp runs on one core (see the Makefile)
-            if item.get_closest_marker("slow"):
-                item.add_marker(pytest.mark.xdist_group("embedded-browser"))
+            item.add_marker(NO_BROWSER)  # the main job's browser test is grouped in tests/conftest.py
 
 
 # Our own fixture rather than pytest-playwright's session-scoped one: that keeps the sync API's
