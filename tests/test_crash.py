@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 
+import zygote
 from conftest import EXAMPLE, ROOT
 
 from abeq.cli import main
@@ -66,7 +67,7 @@ def test_a_closed_pipe_is_not_a_crash(tmp_path):
         "--transfer-set",
         str(EXAMPLE / "transfer-set.json"),
     ]
-    proc = subprocess.Popen(
+    proc = zygote.popen(
         [sys.executable, "-m", "abeq", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
     )
     proc.stdout.close()

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+import zygote
 from conftest import ROOT
 
 from abeq.cli import main
@@ -100,7 +101,7 @@ def test_kill_minus_9_then_the_same_command_resumes_without_repeating_finished_c
             "--out",
             str(tmp_path / "r.json"),
         ]
-        proc = subprocess.Popen(cmd, cwd=str(ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = zygote.popen(cmd, cwd=str(ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 60
         while time.time() < deadline and proc.poll() is None:
             if db.exists() and _count(db, "select count(*) from calls where cached = 0 and ok = 1") >= 30:
@@ -113,7 +114,7 @@ def test_kill_minus_9_then_the_same_command_resumes_without_repeating_finished_c
         assert 30 <= len(finished) < 3 * n
         srv.reset()
         assert (
-            subprocess.run(cmd, cwd=str(ROOT), capture_output=True, timeout=120).returncode == 1
+            zygote.run(cmd, cwd=str(ROOT), capture_output=True, timeout=120).returncode == 1
         )  # lossy regresses
         assert srv.stats()["requests"] == 3 * n - len(finished)
     with sqlite3.connect(db) as c:
@@ -260,7 +261,7 @@ def test_two_runs_on_one_database_at_once_both_complete_and_nothing_is_lost(tmp_
     ts, db = write_set(tmp_path / "set.json", n), tmp_path / "abeq.db"
     with LoopbackProcess(latency=0.02) as srv:
         procs = {
-            c: subprocess.Popen(
+            c: zygote.popen(
                 [
                     sys.executable,
                     "-m",

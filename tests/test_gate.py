@@ -5,6 +5,7 @@ import re
 import sys
 
 import pytest
+import zygote
 from conftest import ROOT
 from gitrepo import GitRepo
 
@@ -421,7 +422,7 @@ def test_gate_shards_at_once_on_one_store_make_one_run_per_document(repo, tmp_pa
     env = {**os.environ, "PYTHONPATH": str(ROOT), "ABEQ_SCRIPTED_LATENCY": "0.02"}
     outs = [tmp_path / f"shard{k}.json" for k in (1, 2)]
     procs = [
-        subprocess.Popen(
+        zygote.popen(
             [sys.executable, "-m", "abeq", "gate", "--base", "main", "--db", store_db, "--quiet"]
             + ["--shard", f"{k}/2", "--out", str(o)],
             cwd=repo.root,

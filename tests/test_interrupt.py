@@ -11,6 +11,7 @@ import sys
 import time
 
 import pytest
+import zygote
 from conftest import ROOT
 
 from abeq.testing.process import LoopbackProcess
@@ -39,7 +40,7 @@ def test_a_signal_stops_the_calls_exits_130_and_the_run_resumes(tmp_path, sig, r
             "abeq",
             *cli_args(ts, db, srv.url, "candidate-faithful.md", "--concurrency", "1", "--allow-thin"),
         ]
-        proc = subprocess.Popen(cmd, cwd=str(ROOT), stderr=subprocess.PIPE, text=True)
+        proc = zygote.popen(cmd, cwd=str(ROOT), stderr=subprocess.PIPE, text=True)
         deadline = time.time() + 90
         while _ok_calls(db) < 4 and time.time() < deadline:  # case 1 judged, case 2's teacher run done
             time.sleep(0.05)
@@ -64,7 +65,7 @@ def test_a_signal_stops_the_calls_exits_130_and_the_run_resumes(tmp_path, sig, r
         srv.reset()
         if resume == "abeq resume":  # by its id, with the settings stored with it
             cmd = [sys.executable, "-m", "abeq", "resume", "1", "--db", str(db), "--quiet"]
-        done = subprocess.run(cmd, cwd=str(ROOT), capture_output=True, text=True, timeout=120)
+        done = zygote.run(cmd, cwd=str(ROOT), capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert srv.stats()["requests"] == 3 * n - kept  # nothing finished is asked again
     with sqlite3.connect(db) as c:

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+import zygote
 from conftest import EXAMPLE, ROOT, run_argv
 
 from abeq.results.store.store import Store
@@ -42,7 +43,7 @@ def _big_set(tmp_path, n: int = CASES) -> str:
 
 def _abeq(argv: list[str], latency: float = 0.02) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "ABEQ_SCRIPTED_LATENCY": str(latency)}
-    return subprocess.Popen(
+    return zygote.popen(
         [sys.executable, "-m", "abeq", *argv],
         env=env,
         stdout=subprocess.PIPE,

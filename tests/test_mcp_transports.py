@@ -10,6 +10,7 @@ import time
 import urllib.error
 import urllib.request
 
+import zygote
 from conftest import ROOT
 from test_mcp import project  # noqa: F401  (the fixture)
 
@@ -57,7 +58,7 @@ def test_over_http_only_the_token_gets_in(project):  # noqa: F811
     from mcp import Client
 
     port, token = free_port(), "t0ken-for-this-test"
-    proc = subprocess.Popen(
+    proc = zygote.popen(
         [sys.executable, "-m", "abeq", "mcp", "--http", str(port), "--allow-model", "scripted/*"],
         cwd=project,
         env=env(ABEQ_MCP_TOKEN=token),
@@ -109,7 +110,7 @@ def test_a_run_sends_progress_notifications_after_its_answer(project):  # noqa: 
     from test_mcp import confirm
 
     confirm(project)
-    proc = subprocess.Popen(
+    proc = zygote.popen(
         [sys.executable, "-m", "abeq", "mcp", "--allow-model", "scripted/*"],
         cwd=project, env=env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         text=True,

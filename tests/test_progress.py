@@ -10,6 +10,7 @@ import subprocess
 import sys
 import termios
 
+import zygote
 from conftest import ROOT, run_argv
 
 from abeq.cli._progress import LOG_GAP, Bar, describe, is_terminal
@@ -28,11 +29,11 @@ def abeq_stderr(argv, tmp_path, terminal: bool, **env) -> bytes:
     env = {**{k: v for k, v in os.environ.items() if k != "CI"}, "PYTHONPATH": str(ROOT), **env}
     cmd = [sys.executable, "-m", "abeq", *argv]
     if not terminal:
-        done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, timeout=300)
+        done = zygote.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, timeout=300)
         return done.stderr
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, COLS, 0, 0))
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=follower, env=env, cwd=tmp_path)
+    proc = zygote.popen(cmd, stdout=subprocess.DEVNULL, stderr=follower, env=env, cwd=tmp_path)
     os.close(follower)
     out = b""
     while True:

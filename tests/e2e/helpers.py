@@ -8,6 +8,8 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
+import zygote
+
 from abeq.testing.process import free_port, stop, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +50,7 @@ def desk(db: Path, env: dict[str, str] | None = None):
         "LITELLM_OFFLINE_MODE": "true",
     }
     log = open(db.with_suffix(".log"), "w")
-    proc = subprocess.Popen(
+    proc = zygote.popen(
         [
             sys.executable,
             "-m",

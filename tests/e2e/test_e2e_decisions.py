@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-import subprocess
 import sys
 
 import pytest
+import zygote
 from playwright.sync_api import expect
 
 from abeq.results.review.reviewing import record
@@ -48,7 +48,7 @@ def served(tmp_path_factory):
     docs += ["--transfer-set", EXAMPLE / "transfer-set.json", "--db", db, "--review", "once"]
     flags = ["--runner-model", "scripted/rules", "--confirm", "--quiet", "--out", tmp / "r.json"]
     argv = [sys.executable, "-m", "abeq", "run", *map(str, docs + flags)]
-    cli = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, **git})
+    cli = zygote.popen(argv, cwd=ROOT, env={**os.environ, **git})
     try:
         with desk(db, env=git) as url:
             assert cli.wait(timeout=300) == 1  # ran: the lossy candidate regresses
