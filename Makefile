@@ -19,11 +19,15 @@ PORT ?= 8501
 # job's browser test on one, followed by the tests named in tests/conftest.py's BESIDE_THE_MAIN_JOB,
 # the other embedded-model tests on the other (that worker lowers its priority: tests/conftest.py).
 # Ungrouped, the main job's worker ran nothing else and the part took 292 s against 277 s.
-# (Measured here, 2026-12-06 evening, in `bash .ci/run` on a fresh clone: the first part 11 m 04 s
-# and 11 m 41 s in two runs, ~21.5 core-minutes; the embedded-model part 5 m 01 s, and alone 4 m 37 s
-# to 5 m 11 s for 7.9-8.7 core-minutes (11.4-11.7 before the model's Q8_0 weights and grammar-first
-# sampling); lint 64 s on one core, which at nice 19 ended inside the first part. Both parts are bound
-# by total CPU, so the budget of 15 minutes needs less test work, not another split: see the notes.)
+# The tests' own `python -m abeq` and desk processes are forked from one that imported litellm, the
+# store and Streamlit once (tests/zygote.py): an `abeq run` of the example then costs ~1 s of CPU, not
+# ~7 (bench/bench_test_processes.py), and the first part took 1,082 busy core-seconds against 1,374
+# (9 m 57 s against 11 m 48 s, one run each, 2026-12-06). In the embedded-model part a prompt's batches
+# run on one thread (ABEQ_LOCAL_BATCH_THREADS=1): two model processes share the 2 cores there, and
+# ggml's threads spin while they wait for a core (616 busy core-seconds in 5 m 14 s against 636 in
+# 5 m 27 s, one run each). One session for both parts was tried: 15 m 52 s and 1,821 core-seconds
+# against ~15 m and ~1,700 for the two parts, because a desk under load redraws a run's progress
+# more times before the run ends. Both parts are bound by total CPU: see the notes.
 TEST_WORKERS ?= 3
 PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
@@ -43,7 +47,8 @@ test: install
 	@mkdir -p build
 	@nice -n 19 $(MAKE) --no-print-directory lint > build/lint.log 2>&1 & lint=$$!; \
 	$(PYTEST) -m "not slow" --durations=15; fast=$$?; slow=1; \
-	if [ $$fast -eq 0 ]; then $(PY) -m pytest -m slow -n 2 --dist loadgroup --durations=0; slow=$$?; fi; \
+	if [ $$fast -eq 0 ]; then ABEQ_LOCAL_BATCH_THREADS=1 $(PY) -m pytest -m slow -n 2 --dist loadgroup \
+	  --durations=0; slow=$$?; fi; \
 	wait $$lint; linted=$$?; echo "--- make lint (at the lowest priority, beside the tests):"; \
 	cat build/lint.log; test $$linted -eq 0 -a $$fast -eq 0 -a $$slow -eq 0
 
@@ -58,7 +63,7 @@ docs: install
 	$(VENV)/bin/mkdocs build --strict
 
 ## the quick loop: no embedded model, no browser, none of the tests that start several abeq processes at
-## once (marked multiprocess: 100-310 s each on 2 loaded cores; `make test` runs them)
+## once (marked multiprocess: 3-17 s each on an idle machine, up to a minute under `make test`)
 test-fast: install
 	$(PYTEST) -m "not slow and not e2e and not multiprocess"
 

@@ -26,3 +26,15 @@ def test_a_bad_value_is_a_clear_error(monkeypatch, bad):
     monkeypatch.setenv("ABEQ_LOCAL_THREADS", bad)
     with pytest.raises(ModelCallError, match="ABEQ_LOCAL_THREADS"):
         local.threads()
+
+
+def test_a_prompts_batches_take_every_core_unless_asked(monkeypatch):
+    """llama-cpp-python's own default (every core) unless ABEQ_LOCAL_BATCH_THREADS names a number;
+    a bad one is the same clear error."""
+    monkeypatch.delenv("ABEQ_LOCAL_BATCH_THREADS", raising=False)
+    assert local.batch_threads() == {}
+    monkeypatch.setenv("ABEQ_LOCAL_BATCH_THREADS", "1")
+    assert local.batch_threads() == {"n_threads_batch": 1}
+    monkeypatch.setenv("ABEQ_LOCAL_BATCH_THREADS", "0")
+    with pytest.raises(ModelCallError, match="ABEQ_LOCAL_BATCH_THREADS"):
+        local.batch_threads()

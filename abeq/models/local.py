@@ -111,22 +111,37 @@ def load_llama(Llama, path, **kw):
             llama_module.llama_cpp.llama_model_default_params = defaults
 
 
+def _asked_threads(name: str) -> int | None:
+    asked = os.environ.get(name, "").strip()
+    if not asked:
+        return None
+    if not (asked.isascii() and asked.isdigit() and 1 <= int(asked) <= 256):
+        raise ModelCallError(f"{name}={asked!r}: give a whole number of threads, 1 or more")
+    return int(asked)
+
+
 def threads() -> int:
     """llama.cpp's threads: one core fewer than this process may use (at least 1, at most 4), or
     ABEQ_LOCAL_THREADS. ggml's threads meet at a barrier after every operation and spin there; when
     a thread loses its core (to the desk's server, the browser drawing its progress, another test
     worker) every other one waits for it. On 2 cores under load one thread generated the same 99
     tokens 2-8x faster than two (bench/bench_local_threads.py); the spare core serves the rest."""
-    asked = os.environ.get("ABEQ_LOCAL_THREADS", "").strip()
+    asked = _asked_threads("ABEQ_LOCAL_THREADS")
     if asked:
-        if not (asked.isascii() and asked.isdigit() and 1 <= int(asked) <= 256):
-            raise ModelCallError(f"ABEQ_LOCAL_THREADS={asked!r}: give a whole number of threads, 1 or more")
-        return int(asked)
+        return asked
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
     return max(1, min(4, cores - 1))
+
+
+def batch_threads() -> dict[str, int]:
+    """llama.cpp's threads for a prompt's batches: every core (llama-cpp-python's default, the
+    fastest on a machine with nothing else to do: bench/bench_local_cost.py), or
+    ABEQ_LOCAL_BATCH_THREADS where several model processes share the cores (the test suite's)."""
+    asked = _asked_threads("ABEQ_LOCAL_BATCH_THREADS")
+    return {"n_threads_batch": asked} if asked else {}
 
 
 def get_llama(model: str):
@@ -150,6 +165,7 @@ def _contexts(model: str) -> Contexts:
                 path,
                 n_ctx=int(os.environ.get("ABEQ_LOCAL_CTX", "8192")),
                 n_threads=threads(),
+                **batch_threads(),
                 verbose=False,
                 seed=0,
             )
