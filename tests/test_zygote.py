@@ -134,3 +134,33 @@ def test_a_process_with_its_own_interpreter_settings_is_exec_d(tmp_path):
         _, err = p.communicate(timeout=60)
         assert p.returncode == 0 and ("probe resource warning" in err) is shown, err
         assert (p._conn is None) is shown  # exec'd when it must be, forked otherwise
+
+
+def test_no_abeq_module_reads_the_environment_when_it_is_imported():
+    """The zygote imports abeq under its own environment and its children inherit those modules, so a
+    setting read at import would be the zygote's, not the child's. Every read is made when a command
+    runs (inside a function): none at a module's or a class's top level."""
+    import ast
+
+    def reads_env(node: ast.AST) -> bool:
+        for sub in ast.walk(node):
+            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if isinstance(sub, ast.Attribute) and sub.attr in ("environ", "getenv", "environb"):
+                return True
+        return False
+
+    def top_level(body):
+        for stmt in body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if isinstance(stmt, ast.ClassDef):
+                yield from top_level(stmt.body)
+            else:
+                yield stmt
+
+    found = []
+    for path in sorted((HERE.parent / "abeq").rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        found += [f"{path.relative_to(HERE.parent)}:{s.lineno}" for s in top_level(tree.body) if reads_env(s)]
+    assert found == []

@@ -13,8 +13,8 @@ atexit run, streams flushed; an uncaught KeyboardInterrupt ends it by SIGINT).
 
 What is not the same as a process started with exec, and why the tests that use this do not rely on it:
 - Modules imported in the zygote were imported under the zygote's environment. abeq reads its
-  settings when a command runs, not at import; the one exception (`ABEQ_LOCAL_STRING_LIMIT`, read by
-  `abeq.models.local` at import) is in a module the zygote does not load.
+  settings when a command runs, never at import (`ABEQ_LOCAL_STRING_LIMIT` was the one module-level
+  read; it is read at call time now).
 - Start-up itself (what `abeq --version` or a gate with nothing to gate imports, and how long it takes)
   is never measured through here: tests/test_startup.py and bench/bench_startup.py exec Python.
 - The process's parent is the zygote, which reports its exit status to the `Popen`: `wait`, `poll`,
@@ -34,6 +34,7 @@ import json
 import os
 import runpy
 import selectors
+import shutil
 import signal
 import socket
 import struct
@@ -285,6 +286,8 @@ def serve(path: str) -> None:
     while True:
         for key, _ in sel.select():
             if key.data == "worker" and not os.read(0, 4096):
+                listener.close()
+                shutil.rmtree(os.path.dirname(path), ignore_errors=True)
                 return
             if key.data == "accept":
                 conn, _ = listener.accept()

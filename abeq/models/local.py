@@ -20,15 +20,7 @@ from .caching import plain, prefix_of
 from .handlers import fill_response, schema_from_optional_params
 from .local_contexts import PERF, Contexts, measured
 from .local_sampling import grammar_first_llama
-from .local_weights import smollm2_path, smollm2_weights
-
-# ggml's OpenMP threads spin at each of the hundreds of barriers a token takes before they sleep.
-# When anything else wants the cores (a browser, the desk's server, a second process) a spinning
-# thread holds a core its partner needs, and a 3-call sample went from ~10 s to 35-76 s of wall
-# time (2x-3x the CPU) on this 2-core machine, while the same sample with passive waiting took
-# 10-23 s at ~11 s of CPU. libgomp reads this once, when llama.cpp's library is loaded, so it is
-# set before llama_cpp is imported; a user's own setting wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+from .local_weights import passive_waits, smollm2_path, smollm2_weights
 
 _models: dict[str, Contexts] = {}  # per model: its contexts, one per prompt prefix (local_contexts.py)
 _load_lock = threading.Lock()
@@ -153,6 +145,7 @@ def _contexts(model: str) -> Contexts:
     with _load_lock:
         if model not in _models:
             try:
+                passive_waits()
                 from llama_cpp import Llama
             except ImportError:
                 raise ModelCallError("llama-cpp-python is not installed: pip install 'abeq[local]'") from None
@@ -178,13 +171,20 @@ def _contexts(model: str) -> Contexts:
 # closes. Bounding every string and list in the grammar makes each reply finish and parse.
 # Bump the version when these change: it is part of every cache key for local models.
 PROVIDER_VERSION = "local-v3"
-STRING_LIMIT = int(os.environ.get("ABEQ_LOCAL_STRING_LIMIT", "120"))
 LIST_LIMIT = 2
 REPEAT_PENALTY = 1.15
 
 
-def bounded_schema(schema, limit: int = STRING_LIMIT):
+def string_limit() -> int:
+    """The longest string a reply's grammar allows: 120 characters, or ABEQ_LOCAL_STRING_LIMIT, read
+    when a call is made (not when the module is imported)."""
+    return int(os.environ.get("ABEQ_LOCAL_STRING_LIMIT", "120"))
+
+
+def bounded_schema(schema, limit: int | None = None):
     """A copy of a JSON schema with maxLength on every string and maxItems on every list."""
+    if limit is None:
+        limit = string_limit()
     if isinstance(schema, list):
         return [bounded_schema(x, limit) for x in schema]
     if not isinstance(schema, dict):

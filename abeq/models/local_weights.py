@@ -56,9 +56,22 @@ def converted_path(shipped: Path) -> Path:
     return cache_dir() / "models" / f"SmolLM2-135M-Instruct.Q8_0-from-Q4_1-{shipped.stat().st_size}.gguf"
 
 
+def passive_waits() -> None:
+    """Call before llama_cpp is first imported. ggml's OpenMP threads spin at each of the hundreds of
+    barriers a token takes before they sleep. When anything else wants the cores (a browser, the
+    desk's server, a second process) a spinning thread holds a core its partner needs, and a 3-call
+    sample went from ~10 s to 35-76 s of wall time (2x-3x the CPU) on this 2-core machine, while the
+    same sample with passive waiting took 10-23 s at ~11 s of CPU. libgomp reads OMP_WAIT_POLICY once,
+    when llama.cpp's library is loaded; a user's own setting wins. Set when the model is about to
+    load, not when abeq is imported: a process forked after the import (the tests' zygote) loads
+    llama.cpp under its own environment."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 def convert(shipped: Path, dest: Path, ftype: str = "Q8_0") -> Path:
     """shipped requantized to `ftype` (llama.cpp's LLAMA_FTYPE_MOSTLY_<ftype>) at dest, written beside
     it, then renamed into place."""
+    passive_waits()
     import llama_cpp
 
     dest.parent.mkdir(parents=True, exist_ok=True)
