@@ -35,14 +35,28 @@ PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 install: $(STAMP)
 
+# pip is told not to byte-compile what it installs: that is ~30 s of one core for ~14,000 files, most
+# of them never imported (test suites of numpy, pandas and scipy, litellm's proxy). Two processes then
+# import what abeq's commands, the desk and the tests load, writing its bytecode (~12 s, on both
+# cores); anything else is compiled the first time it is imported.
+WARM := PYTHONDONTWRITEBYTECODE= $(PY) -c
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade "pip==25.3"
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install -q -e ".[local,test]"
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install -q --no-compile -e ".[local,test]"
+	@$(WARM) "from abeq.models.bootstrap import litellm; litellm(); import abeq.cli.app, abeq.results.store.store, \
+	  abeq.results.store.postgres, abeq.agents.server, abeq.models.local, llama_cpp, pytest, xdist" & one=$$!; \
+	$(WARM) "import streamlit.web.cli, streamlit.testing.v1, pandas, pyarrow, sqlite_utils, playwright.sync_api, \
+	  mkdocs.commands.build, psycopg"; two=$$?; wait $$one && test $$two -eq 0
 	touch $(STAMP)
 
 ## lint and format check, and every test: unit, integration over loopback HTTP, the browser, then the
 ## real embedded model
+# The tests write bytecode even where the environment says not to (PYTHONDONTWRITEBYTECODE, set on
+# some CI machines): otherwise every process they start compiles abeq again, and each test session's
+# workers rewrite and compile every test module again (~5 s of CPU each)
+test: export PYTHONDONTWRITEBYTECODE =
 test: install
 	@mkdir -p build
 	@nice -n 19 $(MAKE) --no-print-directory lint > build/lint.log 2>&1 & lint=$$!; \
