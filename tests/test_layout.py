@@ -29,6 +29,7 @@ inside it depend one way too. The test reads this table.
 """
 
 import ast
+import functools
 import importlib
 import re
 import types
@@ -51,46 +52,57 @@ def _module_name(path: Path, pkg: Path = PKG) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path, pkg: Path = PKG) -> set[str]:
+def _known(pkg: Path) -> set[str]:
+    """Every module of the tree at `pkg`."""
+    return {_module_name(p, pkg) for p in pkg.rglob("*.py")}
+
+
+def _imports(path: Path, pkg: Path = PKG, known: set[str] | None = None) -> set[str]:
     """Every abeq module this file imports, at module level or inside a function (lazy imports
     count: they run too), with the packages whose __init__ the import executes. A package's own
     __init__ is not counted for its submodules: it runs first, whatever they import. A module loaded
     by name counts too: a dotted name given to import_module, or kept in a module-level constant (the
-    default a loader reads; issue 48: the scripted provider loaded abeq.testing's rules so)."""
+    default a loader reads; issue 48: the scripted provider loaded abeq.testing's rules so).
+    `known`: the tree's modules (_known), when the caller reads many files of one tree."""
+    st = path.stat()
+    out = _named_imports(path, pkg, st.st_mtime_ns, st.st_size)
+    known = _known(pkg) if known is None else known
+    return {m for m in out if m in known and m != _module_name(path, pkg)}
+
+
+@functools.cache  # several tests read every module: each file is parsed once per version
+def _named_imports(path: Path, pkg: Path, mtime_ns: int, size: int) -> frozenset[str]:
     name = _module_name(path, pkg)
     is_pkg = path.name == "__init__.py"
-    out: set[str] = set()
+    ancestors = {".".join(name.split(".")[:i]) for i in range(1, len(name.split(".")))}
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    loaded = [n.value for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))]
-    loaded += [
-        n.args[0]
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Call)
-        and n.args
-        and getattr(n.func, "attr", getattr(n.func, "id", "")) == "import_module"
-    ]
-    by_name = [v.value for v in loaded if isinstance(v, ast.Constant) and isinstance(v.value, str)]
-    for node in ast.walk(tree):
-        targets: list[str] = []
+    loaded: list = [n.value for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))]
+    targets: list[str] = []
+    for node in ast.walk(tree):  # one walk: a tree of every module is ~500,000 nodes
         if isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
+            targets += [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = name.split(".")[: len(name.split(".")) - node.level + (1 if is_pkg else 0)]
                 mod = ".".join(base + ([node.module] if node.module else []))
             else:
                 mod = node.module or ""
-            targets = [mod] + [f"{mod}.{a.name}" for a in node.names]
-        elif node is tree:  # the first node walked: the modules it loads by name
-            targets = by_name
-        ancestors = {".".join(name.split(".")[:i]) for i in range(1, len(name.split(".")))}
-        for t in targets:
-            if t == "abeq" or t.startswith("abeq."):
-                parts = t.split(".")
-                out.update(p for i in range(2, len(parts)) if (p := ".".join(parts[:i])) not in ancestors)
-                out.update({t} - ancestors)  # `from . import x`: the package itself ran first
-    known = {_module_name(p, pkg) for p in pkg.rglob("*.py")}
-    return {m for m in out if m in known and m != name}
+            targets += [mod] + [f"{mod}.{a.name}" for a in node.names]
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
+        ):
+            loaded.append(node.args[0])
+    # the modules it loads by name
+    targets += [v.value for v in loaded if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+    out: set[str] = set()
+    for t in targets:
+        if t == "abeq" or t.startswith("abeq."):
+            parts = t.split(".")
+            out.update(p for i in range(2, len(parts)) if (p := ".".join(parts[:i])) not in ancestors)
+            out.update({t} - ancestors)  # `from . import x`: the package itself ran first
+    return frozenset(out)
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -131,7 +143,8 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_cycle_inside_abeq():
-    assert _cycles({_module_name(p): _imports(p) for p in PKG.rglob("*.py")}) == []
+    known = _known(PKG)
+    assert _cycles({_module_name(p): _imports(p, known=known) for p in PKG.rglob("*.py")}) == []
 
 
 def test_no_import_cycle_between_the_scripts_of_a_bench_folder():
@@ -186,13 +199,13 @@ def upward_imports(pkg: Path, doc: str | None = None) -> list[str]:
     """Every import of a module of `pkg` that points up the layer table (`doc`'s, else this file's)."""
     layers = _layers(doc)
     assert _units_of_the_tree(pkg, layers) == set(layers)  # a new folder or module takes its place
-    upward = []
+    upward, known = [], _known(pkg)
     for path in pkg.rglob("*.py"):
         name = _module_name(path, pkg)
         unit = _unit(name, layers)
         if unit is None:
             continue  # abeq/__init__.py imports its public names by string, when first used
-        for target in _imports(path, pkg):
+        for target in _imports(path, pkg, known):
             to = _unit(target, layers)  # None: the package itself, empty
             if to is not None and layers[to] > layers[unit]:
                 upward.append(f"{name} -> {target} ({unit} {layers[unit]} < {to} {layers[to]})")
@@ -235,11 +248,12 @@ def test_the_layer_check_sees_folders_inside_a_split_folder(tmp_path):
 
 
 def test_no_library_module_imports_the_test_helpers():
+    known = _known(PKG)
     users = {
         _module_name(p)
         for p in PKG.rglob("*.py")
         if "testing" not in p.relative_to(PKG).parts[:1]
-        and any(t == "abeq.testing" or t.startswith("abeq.testing.") for t in _imports(p))
+        and any(t == "abeq.testing" or t.startswith("abeq.testing.") for t in _imports(p, known=known))
     }
     assert users == set()
 
