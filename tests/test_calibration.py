@@ -201,6 +201,8 @@ def test_a_judge_that_always_says_one_verdict(tmp_path, verdict, samples):
         assert {p["category"] for p in r["pairs"]} == {p.category for p in SUITE.pairs}
         assert r["swapped"]["consistent"] == 0  # one verdict cannot be right both ways round
         assert r["confusion"][REGRESSED][verdict] == sum(p.label == REGRESSED for p in SUITE.pairs)
+        if samples == 1:
+            return  # what the cache gives back is the same for every judge: read once, with three samples
         # the second run reads every judgement from the cache: no request reaches the server
         before = srv.stats["requests"]
         assert main(args) == 0
