@@ -114,6 +114,17 @@ def test_a_writer_killed_mid_run_leaves_a_consistent_store_and_the_run_resumes(s
     assert store.sql.all("select * from claims") == []
 
 
+def _processes():
+    """Fresh processes for the reviewers: forked from one server process that imported this module
+    (and with it the store) once, not each started from nothing as "spawn" does (~1.7 s of CPU each);
+    never forked from this multi-threaded test process."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([__name__])
+    return ctx
+
+
 def _save_at_once(db: str, run_id: int, reviewer: str, go_at: float) -> str:
     """One reviewer's process: saves an override of a case it read with no action in effect."""
     from abeq.errors import ReviewConflict
@@ -140,13 +151,12 @@ def _save_at_once(db: str, run_id: int, reviewer: str, go_at: float) -> str:
 def test_reviewers_saving_one_case_at_once_in_six_processes_lose_nothing(store_db):
     """Six processes (two desks and four CLIs' worth) save over the same case at the same moment,
     each having seen no action: exactly one is saved, the five others are told whose is in effect."""
-    import multiprocessing
 
     from abeq.testing.synthetic import synthetic_run
 
     run_id = synthetic_run(Store(store_db), 4, review="r", error_every=0)
     go_at = time.time() + 3
-    with multiprocessing.get_context("spawn").Pool(6) as pool:
+    with _processes().Pool(6) as pool:
         said = pool.starmap(_save_at_once, [(store_db, run_id, f"rev{i}", go_at) for i in range(6)])
     history = Store(store_db).ledger.override_history(run_id, "case-0002")
     assert said.count("saved") == 1 and len(history) == 1
@@ -243,7 +253,6 @@ def test_four_runs_and_two_desks_on_one_store_at_once(store_db, tmp_path):
     runs) and two desk sessions write to one store at once. Every run gets its own id; both desks'
     overrides of the same case are kept, the second told of the first and replacing it knowingly;
     the run killed with SIGKILL mid-way resumes to the end under its own id."""
-    import multiprocessing
 
     from abeq.testing.synthetic import synthetic_run
 
@@ -257,7 +266,7 @@ def test_four_runs_and_two_desks_on_one_store_at_once(store_db, tmp_path):
         argv.append(
             run_argv(db=store_db, transfer_set=ts, candidate=str(path), review=f"r{i}", concurrency=1)
         )
-    ctx = multiprocessing.get_context("spawn")
+    ctx = _processes()
     ready = tmp_path / "desks-ready"
     ready.mkdir()
     with ctx.Pool(2) as pool:
