@@ -54,9 +54,13 @@ def run_args(tmp_path):
 
 
 # The main job's browser test took 230-264 s in three runs on 2 cores and the other embedded-model
-# tests 269-302 s on their worker: this one (17-23 s) runs after the main job, on its worker, so the
-# two workers end closer together.
-BESIDE_THE_MAIN_JOB = ("test_the_embedded_model_grades_every_check_through_the_real_path",)
+# tests 269-302 s on their worker: these (17-23 s and 6-7 s, the worker's first litellm import) run
+# after the main job, on its worker, so the two workers end closer together. (CI of 4dc19b5: the main
+# job 254 s with its tab closed during the run, the other worker's tests 310 s.)
+BESIDE_THE_MAIN_JOB = (
+    "test_the_embedded_model_grades_every_check_through_the_real_path",
+    "test_unknown_local_model_is_a_clear_error",
+)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (tests/e2e's own hook runs first)

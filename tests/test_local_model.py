@@ -167,7 +167,7 @@ def test_grammar_first_sampling_gives_llama_cpp_pythons_replies_token_for_token(
                 messages=[{"role": "user", "content": text}],
                 temperature=temperature,
                 seed=seed,
-                max_tokens=80,
+                max_tokens=48,  # both chains stop at the same token; the comparison needs no more
                 repeat_penalty=local.REPEAT_PENALTY,
                 response_format={"type": "json_object", "schema": local.bounded_schema(schema)},
             )
@@ -181,7 +181,7 @@ def test_grammar_first_sampling_gives_llama_cpp_pythons_replies_token_for_token(
     assert ours == theirs
     assert ours[2] != ours[3]  # the seeds were honoured: two samples, two replies
     sampled, whole = COUNTS["tokens"] - before["tokens"], COUNTS["refused"] - before["refused"]
-    assert sampled > 150 and whole < sampled / 2, (sampled, whole)
+    assert sampled > 100 and whole < sampled / 2, (sampled, whole)
     grammar = LlamaGrammar.from_string('root ::= "a"', verbose=False)
     assert isinstance(fast._init_sampler(temp=0.0, grammar=grammar), GrammarFirst)
     assert isinstance(fast._init_sampler(temp=0.7, top_k=40, grammar=grammar), GrammarFirst)
