@@ -112,6 +112,17 @@ def nav(page, title: str) -> None:
     settle(page)
 
 
+def open_box(page, title: str, shows) -> None:
+    """Open an expander whose opening reruns the page (`on_change="rerun"`: its controls are drawn only
+    when it is open), and wait until that rerun has drawn `shows`, one of them, and ended. `settle`
+    alone is not enough here: until the desk starts the rerun the page still reads idle, so on a
+    loaded machine it can return before the rerun has begun, and what is typed or clicked next lands
+    in the middle of it."""
+    page.get_by_text(title).click()
+    shows.wait_for()
+    settle(page)
+
+
 def screenshot(page, path: Path) -> None:
     """The whole page: Streamlit scrolls inside its main pane, so grow the viewport to fit it first."""
     page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")

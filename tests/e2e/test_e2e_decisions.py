@@ -22,7 +22,7 @@ from abeq.results.store.store import Store
 from abeq.testing.synthetic import EXAMPLE, synthetic_run
 from abeq.vocab import AGREE
 
-from .helpers import ROOT, desk, nav, new_context, settle
+from .helpers import ROOT, desk, nav, new_context, open_box, settle
 from .test_e2e_queue import reviewer, wait_case
 
 CONFIRMER = "Rita Confirmer"  # the desk's `git config user.name` (the highest-precedence git config)
@@ -95,8 +95,7 @@ def test_a_key_submits_only_what_the_focused_control_means(browser, served):
     assert actions(db, run) == [("case-0005", "override", "equivalent", "only reordered: nothing lost", "kb")]
     # Enter in the names of the Reviewers box deals nothing: only its button does
     settle(page)
-    page.get_by_text("Reviewers: 0 of 6 cases assigned").click()
-    settle(page)
+    open_box(page, "Reviewers: 0 of 6 cases assigned", page.get_by_label("Reviewers", exact=True))
     page.get_by_label("Reviewers", exact=True).fill("ana, bo")
     page.get_by_label("Reviewers", exact=True).press("Enter")
     page.wait_for_timeout(1000)
@@ -162,8 +161,11 @@ def test_take_back_asks_names_how_many_and_is_only_theirs(browser, served):
     page.goto(f"{url}/review?review=takeback&run={run}&reviewer=ana")
     wait_case(page, "case-0002")
     settle(page)
-    page.get_by_text("Reviewers: 6 of 6 cases assigned").click()
-    settle(page)  # opening the box reruns the page (on_change="rerun"): a click during it is lost
+    open_box(
+        page,
+        "Reviewers: 6 of 6 cases assigned",
+        page.get_by_role("button", name="Take back 3 assignment(s)…"),
+    )
     page.get_by_role("button", name="Take back 3 assignment(s)…").click()
     expect(page.get_by_text(re.compile(r"^Take back 3 assignment\(s\) of run"))).to_be_visible()
     page.get_by_role("button", name="Cancel", exact=True).click()

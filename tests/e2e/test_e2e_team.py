@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from abeq.results.store.store import Store
 from abeq.testing.synthetic import synthetic_run
 
-from .helpers import desk, new_context, settle
+from .helpers import desk, new_context, open_box, settle
 from .test_e2e_queue import wait_case
 
 
@@ -26,8 +26,7 @@ def test_dealing_the_run_puts_each_reviewers_own_cases_first(browser, tmp_path):
         page.goto(f"{url}/review?review=team&run={run}&reviewer=bo")
         wait_case(page, "case-0002")  # the usual queue: regressed first
         settle(page)
-        page.get_by_text("Reviewers: 0 of 6 cases assigned").click()
-        settle(page)
+        open_box(page, "Reviewers: 0 of 6 cases assigned", page.get_by_label("Reviewers", exact=True))
         page.get_by_label("Reviewers", exact=True).fill("ana, bo")
         page.get_by_role("button", name=re.compile("Deal out evenly")).click()
         expect(page.get_by_text("Assigned 6 case(s): ana 3, bo 3.")).to_be_visible()
