@@ -93,9 +93,10 @@ demo: install
 bench: install
 	$(PY) bench/run_all.py
 
-## Debian's Chromium for the end-to-end tests (needs root)
+## Debian's Chromium and its headless build for the end-to-end tests (needs root)
 browser:
-	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+	command -v chromium >/dev/null && command -v chromium-headless-shell >/dev/null \
+	  || (apt-get update && apt-get install -y chromium chromium-headless-shell)
 
 clean:
 	rm -rf $(VENV) build site *.egg-info .pytest_cache

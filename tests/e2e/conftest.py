@@ -18,15 +18,15 @@ pytest.importorskip("playwright")
 
 from playwright.sync_api import expect  # noqa: E402
 
-from .helpers import CHROMIUM, CHROMIUM_ARGS, new_context  # noqa: E402
+from .helpers import CHROMIUM, CHROMIUM_ARGS, FULL_CHROMIUM, new_context  # noqa: E402
 
 expect.set_options(timeout=20_000)  # not 5 s: see helpers.WAIT_MS
 
 HERE = Path(__file__).resolve().parent
 # Locally a missing browser skips; in CI (.ci/run installs it) a missing browser must fail.
 NO_BROWSER = pytest.mark.skipif(
-    not Path(CHROMIUM).exists() and not os.environ.get("CI"),
-    reason=f"{CHROMIUM} not installed (apt-get install -y chromium)",
+    not (Path(CHROMIUM).exists() and Path(FULL_CHROMIUM).exists()) and not os.environ.get("CI"),
+    reason=f"{CHROMIUM} or {FULL_CHROMIUM} missing (apt-get install -y chromium chromium-headless-shell)",
 )
 
 
@@ -43,13 +43,26 @@ def pytest_collection_modifyitems(items):
 # calls asyncio.run() then fails. Scoped to this package (whose tests xdist keeps together on one
 # worker), the loop is gone when the package ends.
 @pytest.fixture(scope="package")
-def browser():
+def package_playwright():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+        yield pw
+
+
+@pytest.fixture(scope="package")
+def browser(package_playwright):
+    b = package_playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    yield b
+    b.close()
+
+
+@pytest.fixture
+def full_browser(package_playwright):
+    """The full Chromium a user has (in headless mode), for the test that stands for the main job."""
+    b = package_playwright.chromium.launch(executable_path=FULL_CHROMIUM, args=CHROMIUM_ARGS)
+    yield b
+    b.close()
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from abeq.results.store.store import Store
 from abeq.testing.synthetic import synthetic_run
 from abeq.vocab import CANCELLING, RUNNING
 
-from .helpers import ARTIFACTS, desk, nav, screenshot, settle
+from .helpers import ARTIFACTS, desk, nav, new_context, screenshot, settle
 
 XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
 
@@ -115,9 +115,12 @@ def test_several_browser_sessions_on_one_database(context, tmp_path):
 
 
 @pytest.mark.slow
-def test_the_main_job_the_bundled_example_on_the_embedded_model(context, page, tmp_path):
-    """What `make demo` gives a new user: the example, the default (embedded) model, a real run."""
+def test_the_main_job_the_bundled_example_on_the_embedded_model(full_browser, tmp_path):
+    """What `make demo` gives a new user: the example, the default (embedded) model, a real run, in
+    the full Chromium."""
     db = tmp_path / "desk.db"
+    context = new_context(full_browser)
+    page = context.new_page()
     with desk(db) as url:
         page.goto(url)
         page.get_by_role("heading", name="Documents", exact=True).wait_for(timeout=30_000)
