@@ -17,6 +17,7 @@ import time
 from contextlib import contextmanager
 
 import pytest
+import zygote
 from conftest import DESK_APP
 
 from abeq.desk import access, links
@@ -68,7 +69,7 @@ def test_the_desk_shows_nothing_without_the_token(db, monkeypatch):
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
+    return zygote.run(
         [sys.executable, "-m", "abeq", "app", *args], capture_output=True, text=True, timeout=60
     )
 
@@ -87,7 +88,7 @@ def abeq_app(tmp_path, *args: str):
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
     env.pop(access.TOKEN_ENV, None)
     with open(out, "w") as sink:
-        proc = subprocess.Popen(
+        proc = zygote.popen(
             [sys.executable, "-m", "abeq", "app", "--port", str(port), "--db", str(tmp_path / "a.db"), *args],
             cwd=tmp_path,
             env=env,

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -94,6 +95,17 @@ def test_each_forked_child_is_a_process_of_its_own(tmp_path):
     pids = {s["pid"] for s in seen}
     assert len(pids) == 2 and os.getpid() not in pids and zygote._the_zygote().proc.pid not in pids
     assert seen[0]["random"] != seen[1]["random"]  # reseeded in each child
+
+
+def test_a_forked_child_that_execs_python_m_streamlit_goes_on_in_place(tmp_path):
+    """`abeq app` becomes its Streamlit server by exec'ing `python -m streamlit run …`; forked, that is run
+    in the same process (no fresh interpreter) and must look as the exec does: the same output and exit
+    status, and the atexit handler given before the exec never runs."""
+    execd, forked = _both("exec", tmp_path)
+    assert forked.returncode == execd.returncode == 0, (forked.stderr, execd.stderr)
+    assert _said(forked) == _said(execd)
+    assert _said(forked)[1] == [f"Streamlit, version {version('streamlit')}"]
+    assert forked.stderr == execd.stderr == ""  # "atexit ran" only where the probe was not replaced
 
 
 def test_only_python_m_abeq_or_streamlit_is_forked():

@@ -24,6 +24,13 @@ What is not the same as a process started with exec, and why the tests that use 
 
 A command that is not `python -m abeq`/`python -m streamlit` (or that names another interpreter, as
 the wheel's tests do) is started with exec as before. `ABEQ_TEST_FORK=0` turns the zygote off.
+
+A forked child that exec's `python -m abeq|streamlit` itself (`abeq app` becomes its Streamlit server
+so) goes on in the same process instead, with the arguments and environment it gave (~4 s of CPU
+each for a fresh interpreter otherwise): the same pid, streams and working folder, as after an exec;
+what it gave atexit before is dropped, as an exec drops it. What an exec would also end and this does
+not: threads it started (`abeq app` starts none before it exec's), file descriptors it left open, and
+the modules it imported stay imported.
 """
 
 from __future__ import annotations
@@ -268,6 +275,7 @@ def serve(path: str) -> None:
     """Preload, then fork a child for each request on the socket at `path`, and tell each requester
     its child's pid and, when it ends, its wait status; end when stdin (the test worker) closes."""
     _preload()
+    _ZYGOTE_ENV.update(os.environ)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path + ".part")
     listener.listen(64)
@@ -383,6 +391,48 @@ def _excepthook(e: BaseException) -> None:
     sys.excepthook(type(e), e.with_traceback(tb), tb)
 
 
+class _Exec(BaseException):
+    """A forked child's `os.execve` of `python -m abeq|streamlit`, run in the same process instead
+    (`_child`): a BaseException, so that no `except Exception` on the way up takes it."""
+
+    def __init__(self, module: str, argv: list[str], env: dict[str, str]) -> None:
+        super().__init__(module)
+        self.module, self.argv, self.env = module, argv, env
+
+
+_ZYGOTE_ENV: dict[str, str] = {}  # the zygote's own environment (serve): what its imports saw
+_EXECVE = os.execve
+
+
+def _execve_in_place(path, args, env) -> None:
+    """os.execve in a forked child. `abeq app` becomes its Streamlit server by exec'ing
+    `python -m streamlit run …`: that would start a fresh interpreter (~4 s of CPU importing what the
+    zygote already has), so it is run in this process instead, with the environment and arguments
+    given. Anything else (another program, other interpreter settings) is exec'd."""
+    argv = [os.fsdecode(a) for a in args]
+    environ = {os.fsdecode(k): os.fsdecode(v) for k, v in env.items()}
+    same = _interpreter_settings(environ) == _interpreter_settings(_ZYGOTE_ENV)
+    if os.fsdecode(path) == sys.executable and forks(argv) and same:
+        for s in (sys.stdout, sys.stderr):
+            s.flush()
+        raise _Exec(argv[2], argv[3:], environ)
+    _EXECVE(path, args, env)
+
+
+def _enter(module: str, argv: list[str], env: dict[str, str]) -> None:
+    """The process as `python -m <module> <argv>` starts with `env`."""
+    os.environ.clear()
+    os.environ.update(env)
+    # sys.path as `python -m` makes it: the working folder, then PYTHONPATH, then the rest
+    base = [p for p in sys.path if p and p != str(HERE) and p != os.getcwd()]
+    extra = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    sys.path[:] = [os.getcwd(), *[p for p in extra if p not in base], *base]
+    _stdio(env)
+    sys.argv = ["-m", *argv]
+    sys.orig_argv = [sys.executable, "-m", module, *argv]
+    sys.modules["__main__"] = types.ModuleType("__main__")  # a fresh one, as the interpreter's
+
+
 def _child(request: dict, fds: list[int]) -> None:
     for target, fd in enumerate(fds):
         os.dup2(fd, target, inheritable=True)
@@ -396,34 +446,37 @@ def _child(request: dict, fds: list[int]) -> None:
     if request["umask"] is not None and request["umask"] >= 0:
         os.umask(request["umask"])
     os.chdir(request["cwd"])
-    env = request["env"]
-    os.environ.clear()
-    os.environ.update(env)
-    # sys.path as `python -m` makes it: the working folder, then PYTHONPATH, then the rest
-    base = [p for p in sys.path if p and p != str(HERE)]
-    extra = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    sys.path[:] = [os.getcwd(), *[p for p in extra if p not in base], *base]
-    _stdio(env)
-    sys.argv = ["-m", *request["argv"]]
-    sys.orig_argv = [sys.executable, "-m", request["module"], *request["argv"]]
-    sys.modules["__main__"] = types.ModuleType("__main__")  # a fresh one, as the interpreter's
+    os.execve = _execve_in_place
+    registered: list = []  # what this process gives atexit (an exec drops it; the zygote's stays)
+    register = atexit.register
+    atexit.register = lambda f, *a, **k: (registered.append(f), register(f, *a, **k))[1]
+    module, argv, env = request["module"], request["argv"], request["env"]
     code: int | str = 0
-    try:
-        runpy._run_module_as_main(request["module"], alter_argv=True)  # what `python -m` calls
-    except SystemExit as e:
-        if e.code is None:
-            code = 0
-        elif isinstance(e.code, int):
-            code = e.code
-        else:
-            print(e.code, file=sys.stderr)
+    while True:
+        _enter(module, argv, env)
+        try:
+            runpy._run_module_as_main(module, alter_argv=True)  # what `python -m` calls
+        except _Exec as e:
+            for f in registered:
+                atexit.unregister(f)
+            registered.clear()
+            module, argv, env = e.module, e.argv, e.env
+            continue
+        except SystemExit as e:
+            if e.code is None:
+                code = 0
+            elif isinstance(e.code, int):
+                code = e.code
+            else:
+                print(e.code, file=sys.stderr)
+                code = 1
+        except KeyboardInterrupt as e:
+            _excepthook(e)
+            code = "SIGINT"
+        except BaseException as e:
+            _excepthook(e)
             code = 1
-    except KeyboardInterrupt as e:
-        _excepthook(e)
-        code = "SIGINT"
-    except BaseException as e:
-        _excepthook(e)
-        code = 1
+        break
     # the interpreter's exit: join the threads, run atexit, flush the streams
     try:
         threading._shutdown()  # type: ignore[attr-defined]

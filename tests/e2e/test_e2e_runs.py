@@ -13,6 +13,8 @@ import subprocess
 import sys
 import time
 
+import zygote
+
 from abeq.testing.process import LoopbackProcess, free_port, wait_healthy
 
 from .helpers import ARTIFACTS, desk, nav, screenshot, settle
@@ -91,7 +93,7 @@ def test_abeq_app_stopped_by_sigterm_stops_its_server_and_interrupts_its_run(pag
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
     out = tmp_path / "app.out"
     with open(out, "w") as sink:
-        app = subprocess.Popen(
+        app = zygote.popen(
             [sys.executable, "-m", "abeq", "app", "--port", str(port), "--db", str(db)],
             cwd=tmp_path,
             env=env,

@@ -24,6 +24,7 @@ from typing import NoReturn
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
+import zygote
 from playwright.sync_api import expect
 
 from abeq.results.store.store import Store
@@ -114,7 +115,7 @@ def abeq_app(cwd: Path, db: Path, *flags: str):
         secrets.write_text(secrets.read_text().replace("{PORT}", str(port)))
     log_path = cwd / "desk.log"
     log = open(log_path, "w")
-    proc = subprocess.Popen(
+    proc = zygote.popen(
         [sys.executable, "-m", "abeq", "app", "--port", str(port), "--db", str(db), *flags],
         cwd=cwd,
         env=env,
