@@ -216,7 +216,8 @@ def calibrate(
     store's reviewed cases (of one `review` when named), labelled with the reviewers' verdicts; the
     judge then defaults to the one those runs used. `baselines`: also measure (and store) the
     trivial judges of abeq.models.baseline on the same suite, the floor the judge's figures are read
-    against (in process, no model: a second or so)."""
+    against (in process, no model; ~4 s of CPU for the three on the built-in suite, once per process:
+    a later calibration on the same suite and judge prompt reuses them)."""
     from .reviews import current_judge, suite_from_reviews
 
     db = store if isinstance(store, Store) else open_store(store)
@@ -244,7 +245,7 @@ def calibrate(
         for name in BASELINE_JUDGES:
             if name == spec.name:
                 continue
-            base = asyncio.run(measure(s, ModelSpec.for_purpose(name, "run"), db, concurrency=8, swap=swap))
+            base = _baseline(name, s, db, swap)
             _store(db, s, base)
             cal.baselines.append(
                 {
@@ -254,6 +255,22 @@ def calibrate(
                 }
             )
     return cal
+
+
+# A baseline's calibration on a suite, once per process: the trivial judges answer from the pair alone,
+# so the same suite, judge prompt and swap give the same figures (a desk or a test process calibrates
+# several judges; the three cost ~4.4 s of CPU through the judge path on the built-in suite, against
+# ~1.5 s for calibrating the scripted judge itself, 2026-12-07)
+_BASELINES: dict[tuple[str, str, str, bool], Calibration] = {}
+
+
+def _baseline(name: str, s: Suite, db: Store, swap: bool) -> Calibration:
+    key = (name, suite_hash(s), judge_prompt().ref, swap)
+    if key not in _BASELINES:
+        _BASELINES[key] = asyncio.run(
+            measure(s, ModelSpec.for_purpose(name, "run"), db, concurrency=8, swap=swap)
+        )
+    return _BASELINES[key]
 
 
 BASELINE_FIGURES = (
