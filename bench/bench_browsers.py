@@ -24,7 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from e2e.helpers import CHROMIUM, CHROMIUM_ARGS, FULL_CHROMIUM, desk, nav, settle  # noqa: E402
+from e2e.helpers import CHROMIUM, CHROMIUM_ARGS, FULL_CHROMIUM, desk, nav, new_context, settle  # noqa: E402
+
+from abeq.testing.process import process_cpu  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 PAGES = ("Transfer set", "Run", "Review", "Documents")
@@ -39,20 +41,17 @@ def browser_cpu(binary: str) -> float:
         try:
             # a helper process rewrites its command line as one string: "<file> --type=renderer …"
             exe = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0].split(b" ", 1)[0]
-            if Path(exe.decode(errors="replace")).name.encode() != name:
-                continue
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, IndexError, ValueError):
+        except OSError:
             continue
+        if Path(exe.decode(errors="replace")).name.encode() == name:
+            total += process_cpu(int(pid)) or 0.0  # None: it ended in between
     return total
 
 
 def visit(browser, url: str):
     """The visit, in a fresh context; the context is returned open (a closed page's renderer is gone
     from /proc, and its CPU with it)."""
-    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
-    ctx.set_default_timeout(60_000)
+    ctx = new_context(browser)
     page = ctx.new_page()
     page.goto(url)
     page.get_by_role("heading", name="Documents", exact=True).wait_for()
